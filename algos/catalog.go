@@ -1,0 +1,122 @@
+package algos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// Call holds the arguments of one rank's call of a collective.
+type Call struct {
+	// Send is the input of collectives that have a separate one
+	// (allgather's block, alltoall's send buffer); nil for in-place ones.
+	Send device.Buffer
+	// Buf is the in-place buffer, or the output where Send is separate.
+	Buf   device.Buffer
+	DType device.DType
+	Op    device.Op
+	// Root is the root rank of rooted collectives.
+	Root int
+	// Params are the algorithm's numeric parameters by name (for example
+	// "segment" in bytes); a missing one takes its default.
+	Params map[string]int
+}
+
+// Param returns parameter name of c, or def if it is not set.
+func (c Call) Param(name string, def int) int {
+	if v, ok := c.Params[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Algorithm is one way to perform a collective.
+type Algorithm struct {
+	Name string
+	// Summary is one line for listings.
+	Summary string
+	// Params names the parameters the algorithm reads from Call.Params,
+	// with their defaults.
+	Params map[string]int
+	// PowerOfTwo is set for algorithms that need a world size that is a
+	// power of two.
+	PowerOfTwo bool
+	Run        func(ctx context.Context, l Link, c Call) error
+}
+
+// Collective describes an operation and the algorithms that perform it.
+type Collective struct {
+	Name string
+	// BusFactor converts algorithm bandwidth to bus bandwidth at world
+	// size p, as nccl-tests does.
+	BusFactor func(p int) float64
+	// Layout returns the per-rank send and receive buffer sizes, in
+	// elements, for a collective over count elements as nccl-tests counts
+	// them, after rounding count down so that it divides as the
+	// collective needs. send is 0 for in-place collectives.
+	Layout     func(count, p int) (send, recv, used int)
+	Reduces    bool
+	Rooted     bool
+	Algorithms []*Algorithm
+}
+
+// Algorithm returns the algorithm called name.
+func (c *Collective) Algorithm(name string) (*Algorithm, error) {
+	for _, a := range c.Algorithms {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	names := make([]string, len(c.Algorithms))
+	for i, a := range c.Algorithms {
+		names[i] = a.Name
+	}
+	return nil, fmt.Errorf("unknown %s algorithm %q (want one of %s)", c.Name, name, strings.Join(names, ", "))
+}
+
+var catalogue = map[string]*Collective{}
+
+// Register adds a collective to the catalogue. It panics if the name is
+// taken; it is called from init functions.
+func Register(c *Collective) {
+	if _, dup := catalogue[c.Name]; dup {
+		panic("algos: collective " + c.Name + " registered twice")
+	}
+	catalogue[c.Name] = c
+}
+
+// Lookup returns the collective called name.
+func Lookup(name string) (*Collective, error) {
+	if c, ok := catalogue[name]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("unknown collective %q (want one of %s)", name, strings.Join(CollectiveNames(), ", "))
+}
+
+// CollectiveNames lists the catalogue's collectives in alphabetical order.
+func CollectiveNames() []string {
+	names := make([]string, 0, len(catalogue))
+	for n := range catalogue {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func init() {
+	Register(&Collective{
+		Name:      "allreduce",
+		BusFactor: func(p int) float64 { return 2 * float64(p-1) / float64(p) },
+		Layout:    func(count, _ int) (int, int, int) { return 0, count, count },
+		Reduces:   true,
+		Algorithms: []*Algorithm{
+			{Name: "ring", Summary: "reduce-scatter then allgather around a ring; bandwidth-optimal",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return RingAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+		},
+	})
+}

@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// simLink is the simulator's implementation of algos.Link for one rank.
+type simLink struct {
+	r *rank
+}
+
+func (l *simLink) Rank() int { return l.r.id }
+func (l *simLink) Size() int { return len(l.r.e.ranks) }
+
+func (l *simLink) Now() time.Duration { return l.r.e.now.Duration() }
+
+func (l *simLink) Alloc(n int) device.Buffer {
+	if l.r.e.hostData {
+		return make(device.Host, n)
+	}
+	return device.Phantom(n)
+}
+
+func (l *simLink) checkPeer(peer int) error {
+	if peer < 0 || peer >= len(l.r.e.ranks) {
+		return fmt.Errorf("sim: rank %d: peer %d outside world of %d ranks", l.r.id, peer, len(l.r.e.ranks))
+	}
+	return nil
+}
+
+func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
+	r, e := l.r, l.r.e
+	req := &request{owner: r, send: true, peer: dst, tag: tag, buf: buf}
+	if err := l.checkPeer(dst); err != nil {
+		req.complete(err)
+		return req
+	}
+	m := &Message{Src: r.id, Dst: dst, Tag: tag, Bytes: buf.Len(), ID: e.messages, Posted: e.now, send: req}
+	e.messages++
+	if h, ok := device.HostBytes(buf); ok && e.hostData {
+		// The sender may reuse its buffer once the send completes, which
+		// can be before the receive is posted; so the message keeps its
+		// own copy, as an eager protocol does.
+		m.payload = append([]byte(nil), h...)
+	}
+	if dst == r.id {
+		if e.obs != nil {
+			e.obs.MessageStarted(m, e.now)
+		}
+		e.Deliver(m)
+		return req
+	}
+	e.net.Post(m)
+	return req
+}
+
+func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
+	r := l.r
+	req := &request{owner: r, peer: src, tag: tag, buf: buf}
+	if err := l.checkPeer(src); err != nil {
+		req.complete(err)
+		return req
+	}
+	key := matchKey{src: src, tag: tag}
+	if q := r.unexpected[key]; q != nil && q.len() > 0 {
+		r.fill(req, q.pop())
+		return req
+	}
+	q := r.posted[key]
+	if q == nil {
+		q = &fifo[*request]{}
+		r.posted[key] = q
+	}
+	q.push(req)
+	return req
+}
+
+func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
+	r := l.r
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	pending := 0
+	for _, x := range reqs {
+		q, ok := x.(*request)
+		if !ok || q.owner != r {
+			return fmt.Errorf("sim: rank %d: Wait on a request (%T) this link did not return", r.id, x)
+		}
+		if !q.done {
+			pending++
+		}
+	}
+	if pending > 0 && !firstError(reqs) {
+		r.waiting = r.waiting[:0]
+		for _, x := range reqs {
+			q := x.(*request)
+			if !q.done {
+				q.waited = true
+				r.waiting = append(r.waiting, q)
+			}
+		}
+		r.pending, r.failed = pending, false
+		start := r.e.now
+		ok := r.block()
+		if ok && r.e.obs != nil {
+			r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
+		}
+		for _, q := range r.waiting {
+			q.waited = false
+		}
+		r.waiting = r.waiting[:0]
+		if !ok {
+			return errAborted
+		}
+	}
+	for _, x := range reqs {
+		if q := x.(*request); q.done && q.err != nil {
+			return q.err
+		}
+	}
+	return nil
+}
+
+// firstError reports whether any of reqs has already failed.
+func firstError(reqs []algos.Request) bool {
+	for _, x := range reqs {
+		if q := x.(*request); q.done && q.err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *simLink) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) error {
+	if err := device.Reduce(dst, src, dt, op); err != nil {
+		return err
+	}
+	return l.compute(l.r.e.net.ReduceTime(l.r.id, src.Len()), SpanReduce, src.Len())
+}
+
+func (l *simLink) Copy(dst, src device.Buffer) error {
+	return device.Copy(dst, src)
+}
+
+// compute holds the rank busy for d of virtual time.
+func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
+	if d <= 0 {
+		return nil
+	}
+	r, e := l.r, l.r.e
+	start := e.now
+	e.At(start+d, r)
+	r.resumeScheduled = true
+	if !r.block() {
+		return errAborted
+	}
+	if e.obs != nil {
+		e.obs.Span(r.id, kind, bytes, start, e.now)
+	}
+	return nil
+}

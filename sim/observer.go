@@ -1,0 +1,34 @@
+package sim
+
+// SpanKind says what a rank was doing during a span of time.
+type SpanKind uint8
+
+// Kinds of span.
+const (
+	// SpanWait is time blocked in Link.Wait.
+	SpanWait SpanKind = iota
+	// SpanReduce is time spent in Link.Reduce.
+	SpanReduce
+)
+
+func (k SpanKind) String() string {
+	switch k {
+	case SpanWait:
+		return "wait"
+	case SpanReduce:
+		return "reduce"
+	}
+	return "span"
+}
+
+// Observer is told what happens during a run, in the order it happens
+// in virtual time. It is how timelines and accounting see a run without the
+// engine knowing about either.
+type Observer interface {
+	// MessageStarted: m began to move at time at.
+	MessageStarted(m *Message, at Time)
+	// MessageDelivered: m arrived at its destination at time at.
+	MessageDelivered(m *Message, at Time)
+	// Span: rank spent [start, end) doing kind over bytes.
+	Span(rank int, kind SpanKind, bytes int, start, end Time)
+}
