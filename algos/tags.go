@@ -1,0 +1,61 @@
+package algos
+
+import (
+	"context"
+	"time"
+
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// Tags are 64 bits, split so that messages of different communicators and
+// of different operations on one communicator never match each other:
+//
+//	bits 63..40  communicator (0 for the world; Split gives each sub-communicator its own)
+//	bits 39..16  operation sequence number on the communicator (wraps)
+//	bits 15..0   the algorithm's own tag (phase or step)
+//
+// Algorithms use only the low 16 bits; whoever calls them (Comm) scopes
+// the link so the high bits are set.
+const (
+	AlgoTagBits = 16
+	OpSeqBits   = 24
+	CommBits    = 64 - AlgoTagBits - OpSeqBits
+
+	algoTagMask Tag = 1<<AlgoTagBits - 1
+	opSeqMask   Tag = 1<<OpSeqBits - 1
+)
+
+// ScopeTag returns the tag an algorithm's tag t becomes on communicator
+// comm in operation seq.
+func ScopeTag(comm, seq uint64, t Tag) Tag {
+	return Tag(comm)<<(AlgoTagBits+OpSeqBits) | (Tag(seq)&opSeqMask)<<AlgoTagBits | t&algoTagMask
+}
+
+// Scoped returns a Link whose tags are rewritten with ScopeTag(comm, seq,
+// tag), so that an algorithm run through it cannot match messages of any
+// other operation or communicator.
+func Scoped(l Link, comm, seq uint64) Link {
+	return &scopedLink{Link: l, base: ScopeTag(comm, seq, 0)}
+}
+
+type scopedLink struct {
+	Link
+	base Tag
+}
+
+func (s *scopedLink) Isend(dst int, tag Tag, buf device.Buffer) Request {
+	return s.Link.Isend(dst, s.base|tag&algoTagMask, buf)
+}
+
+func (s *scopedLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
+	return s.Link.Irecv(src, s.base|tag&algoTagMask, buf)
+}
+
+var _ Link = (*scopedLink)(nil)
+
+// Now and Wait pass through unchanged; they are listed to show nothing
+// else is rewritten.
+func (s *scopedLink) Now() time.Duration { return s.Link.Now() }
+func (s *scopedLink) Wait(ctx context.Context, reqs ...Request) error {
+	return s.Link.Wait(ctx, reqs...)
+}
