@@ -1,11 +1,6 @@
 package algos
 
-import (
-	"context"
-	"time"
-
-	"github.com/nexar-go/nexar-go/device"
-)
+import "github.com/nexar-go/nexar-go/device"
 
 // Tags are 64 bits, split so that messages of different communicators and
 // of different operations on one communicator never match each other:
@@ -52,10 +47,3 @@ func (s *scopedLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
 }
 
 var _ Link = (*scopedLink)(nil)
-
-// Now and Wait pass through unchanged; they are listed to show nothing
-// else is rewritten.
-func (s *scopedLink) Now() time.Duration { return s.Link.Now() }
-func (s *scopedLink) Wait(ctx context.Context, reqs ...Request) error {
-	return s.Link.Wait(ctx, reqs...)
-}
