@@ -81,3 +81,12 @@ func checkBuffer(buf device.Buffer, dt device.DType) error {
 	}
 	return nil
 }
+
+// Spawner is implemented by links that can run an operation concurrently
+// with the rest of the rank's program, which is how non-blocking
+// collectives overlap with computation. Spawn starts fn at once; the
+// returned request completes, with fn's error, when fn returns, and is
+// waited on with Link.Wait like any other. fn may use the same Link.
+type Spawner interface {
+	Spawn(fn func(ctx context.Context) error) Request
+}

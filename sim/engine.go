@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
-	"runtime/debug"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/device"
 )
 
 // Config describes one simulated run.
@@ -53,6 +50,8 @@ type Engine struct {
 	obs      Observer
 	messages int64
 	events   int64
+	// current is the process whose coroutine is running, if any.
+	current *proc
 }
 
 // Now is the current virtual time.
@@ -105,11 +104,13 @@ func Run(cfg Config, body Body) (*Result, error) {
 	}
 	e.net = cfg.Model.NewNetwork(e)
 	for _, r := range e.ranks {
-		r.start(body)
+		r.spawn(func(ctx context.Context) error { return body(ctx, &simLink{r: r}) }, nil)
 	}
 	defer func() {
 		for _, r := range e.ranks {
-			r.stop()
+			for _, p := range r.procs {
+				p.stop()
+			}
 		}
 	}()
 	e.loop()
@@ -118,13 +119,14 @@ func Run(cfg Config, body Body) (*Result, error) {
 	var blocked []BlockedRank
 	var failed RankErrors
 	for i, r := range e.ranks {
-		res.Finish[i] = r.finish
-		res.End = max(res.End, r.finish)
+		finish, finished, err := r.outcome()
+		res.Finish[i] = finish
+		res.End = max(res.End, finish)
 		switch {
-		case !r.finished:
+		case !finished:
 			blocked = append(blocked, r.blockedReport())
-		case r.err != nil:
-			failed = append(failed, RankError{Rank: i, Err: r.err})
+		case err != nil:
+			failed = append(failed, RankError{Rank: i, Err: err})
 		}
 	}
 	if len(blocked) > 0 {
@@ -155,133 +157,3 @@ func (e *Engine) loop() {
 		}
 	}
 }
-
-// rank is one simulated process: the body runs as a coroutine that the
-// engine resumes when what it waits for has happened, so exactly one rank
-// runs at a time and the run is deterministic.
-type rank struct {
-	e  *Engine
-	id int
-
-	next   func() (struct{}, bool)
-	cancel func()
-	yield  func(struct{}) bool
-
-	finished bool
-	finish   Time
-	err      error
-	aborted  bool
-
-	// resumeScheduled is true while a resume event for this rank is queued.
-	resumeScheduled bool
-	// waiting holds the requests of the Wait this rank is blocked in.
-	waiting []*request
-	pending int
-	failed  bool
-
-	posted     map[matchKey]*fifo[*request]
-	unexpected map[matchKey]*fifo[*Message]
-}
-
-func newRank(e *Engine, id int) *rank {
-	return &rank{e: e, id: id, posted: map[matchKey]*fifo[*request]{}, unexpected: map[matchKey]*fifo[*Message]{}}
-}
-
-func (r *rank) start(body Body) {
-	link := &simLink{r: r}
-	seq := func(yield func(struct{}) bool) {
-		r.yield = yield
-		defer func() {
-			if p := recover(); p != nil {
-				r.err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
-			}
-			r.finished, r.finish = true, r.e.now
-		}()
-		r.err = body(context.Background(), link)
-	}
-	r.next, r.cancel = iter.Pull(seq)
-	r.scheduleResume()
-}
-
-// stop ends the coroutine of a rank that never finished (after a deadlock).
-func (r *rank) stop() {
-	r.aborted = true
-	r.cancel()
-}
-
-// Fire resumes the rank's body until it blocks again or returns.
-func (r *rank) Fire() {
-	r.resumeScheduled = false
-	r.next()
-}
-
-func (r *rank) scheduleResume() {
-	if !r.resumeScheduled {
-		r.resumeScheduled = true
-		r.e.At(r.e.now, r)
-	}
-}
-
-// block suspends the body until the engine resumes it. It returns false if
-// the run is being torn down and the body must return.
-func (r *rank) block() bool {
-	if r.aborted || !r.yield(struct{}{}) {
-		r.aborted = true
-		return false
-	}
-	return true
-}
-
-// requestDone is called when a request this rank waits on completes.
-func (r *rank) requestDone(q *request) {
-	r.pending--
-	if q.err != nil {
-		r.failed = true
-	}
-	if r.pending == 0 || r.failed {
-		r.scheduleResume()
-	}
-}
-
-// arrive matches a delivered message with the oldest receive posted for
-// it, or keeps it until one is.
-func (r *rank) arrive(m *Message) {
-	key := matchKey{src: m.Src, tag: m.Tag}
-	if q := r.posted[key]; q != nil && q.len() > 0 {
-		r.fill(q.pop(), m)
-		return
-	}
-	q := r.unexpected[key]
-	if q == nil {
-		q = &fifo[*Message]{}
-		r.unexpected[key] = q
-	}
-	q.push(m)
-}
-
-// fill completes receive req with message m.
-func (r *rank) fill(req *request, m *Message) {
-	if m.Bytes > req.buf.Len() {
-		req.complete(fmt.Errorf("sim: rank %d: message of %d bytes from rank %d (tag %d) is longer than its receive buffer of %d bytes",
-			r.id, m.Bytes, m.Src, m.Tag, req.buf.Len()))
-		return
-	}
-	if h, ok := device.HostBytes(req.buf); ok && m.payload != nil {
-		copy(h, m.payload)
-	}
-	req.complete(nil)
-}
-
-func (r *rank) blockedReport() BlockedRank {
-	b := BlockedRank{Rank: r.id}
-	for _, q := range r.waiting {
-		if !q.done {
-			b.Waits = append(b.Waits, Wait{Send: q.send, Peer: q.peer, Tag: q.tag, Bytes: q.buf.Len()})
-		}
-	}
-	return b
-}
-
-var errAborted = errors.New("sim: run aborted")
-
-var _ algos.Link = (*simLink)(nil)

@@ -249,3 +249,49 @@ func TestRunIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestSpawnRunsConcurrently(t *testing.T) {
+	// Rank 0 spawns a receive-and-reduce from rank 1 while its body does
+	// the same from rank 2. Both processes block at once; the messages
+	// share rank 0's ingress port and the reductions its compute.
+	res := run(t, 3, func(ctx context.Context, l algos.Link) error {
+		sp, ok := l.(algos.Spawner)
+		if !ok {
+			return errors.New("sim link does not implement algos.Spawner")
+		}
+		switch l.Rank() {
+		case 0:
+			h := sp.Spawn(func(ctx context.Context) error {
+				if err := algos.Recv(ctx, l, 1, 0, l.Alloc(1000)); err != nil {
+					return err
+				}
+				return l.Reduce(l.Alloc(1000), l.Alloc(1000), device.U8, device.Sum) // 2 us
+			})
+			if err := algos.Recv(ctx, l, 2, 0, l.Alloc(1000)); err != nil {
+				return err
+			}
+			if err := l.Reduce(l.Alloc(1000), l.Alloc(1000), device.U8, device.Sum); err != nil {
+				return err
+			}
+			return l.Wait(ctx, h)
+		default:
+			return algos.Send(ctx, l, 0, 0, l.Alloc(1000))
+		}
+	})
+	// Rank 1's message: [0, 2 us); rank 2's: [2, 4 us). The spawned
+	// process reduces [2, 4 us); the body's reduction waits for the
+	// rank's compute: [4, 6 us).
+	if res.Finish[0] != us(6) {
+		t.Fatalf("rank 0 finished at %v, want 6us", res.Finish[0])
+	}
+}
+
+func TestSpawnedErrorReachesWaiter(t *testing.T) {
+	_, err := sim.Run(sim.Config{World: 1, Model: model}, func(ctx context.Context, l algos.Link) error {
+		h := l.(algos.Spawner).Spawn(func(ctx context.Context) error { return errors.New("inner failure") })
+		return l.Wait(ctx, h)
+	})
+	if err == nil || !strings.Contains(err.Error(), "inner failure") {
+		t.Fatalf("got %v, want the spawned process's error", err)
+	}
+}

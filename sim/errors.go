@@ -9,13 +9,18 @@ import (
 
 // Wait is one unfinished request a blocked rank waits for.
 type Wait struct {
-	Send  bool
-	Peer  int
-	Tag   algos.Tag
-	Bytes int
+	// Spawned is set when the rank waits for a process it spawned.
+	Spawned bool
+	Send    bool
+	Peer    int
+	Tag     algos.Tag
+	Bytes   int
 }
 
 func (w Wait) String() string {
+	if w.Spawned {
+		return "a spawned operation to return"
+	}
 	if w.Send {
 		return fmt.Sprintf("send to rank %d (tag %d, %d bytes)", w.Peer, w.Tag, w.Bytes)
 	}

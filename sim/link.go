@@ -85,35 +85,43 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	p := r.e.current
+	if p == nil || p.r != r {
+		return fmt.Errorf("sim: rank %d: Wait called outside the rank's own processes", r.id)
+	}
 	pending := 0
 	for _, x := range reqs {
 		q, ok := x.(*request)
 		if !ok || q.owner != r {
 			return fmt.Errorf("sim: rank %d: Wait on a request (%T) this link did not return", r.id, x)
 		}
+		if q.waiter != nil {
+			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, q.wait())
+		}
+		q.waitedFor = true
 		if !q.done {
 			pending++
 		}
 	}
 	if pending > 0 && !firstError(reqs) {
-		r.waiting = r.waiting[:0]
+		p.waiting = p.waiting[:0]
 		for _, x := range reqs {
 			q := x.(*request)
 			if !q.done {
-				q.waited = true
-				r.waiting = append(r.waiting, q)
+				q.waiter = p
+				p.waiting = append(p.waiting, q)
 			}
 		}
-		r.pending, r.failed = pending, false
+		p.pending, p.failed = pending, false
 		start := r.e.now
-		ok := r.block()
+		ok := p.block()
 		if ok && r.e.obs != nil {
 			r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
 		}
-		for _, q := range r.waiting {
-			q.waited = false
+		for _, q := range p.waiting {
+			q.waiter = nil
 		}
-		r.waiting = r.waiting[:0]
+		p.waiting = p.waiting[:0]
 		if !ok {
 			return errAborted
 		}
@@ -124,6 +132,14 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	return nil
+}
+
+// Spawn implements algos.Spawner: fn runs as another process of this rank,
+// starting now, and the returned request completes when it returns.
+func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
+	done := &request{owner: l.r, spawn: true, buf: device.Phantom(0)}
+	l.r.spawn(fn, done)
+	return done
 }
 
 // firstError reports whether any of reqs has already failed.
@@ -147,16 +163,23 @@ func (l *simLink) Copy(dst, src device.Buffer) error {
 	return device.Copy(dst, src)
 }
 
-// compute holds the rank busy for d of virtual time.
+// compute holds the calling process busy for d of virtual time.
 func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
 	if d <= 0 {
 		return nil
 	}
 	r, e := l.r, l.r.e
-	start := e.now
-	e.At(start+d, r)
-	r.resumeScheduled = true
-	if !r.block() {
+	p := e.current
+	if p == nil || p.r != r {
+		return fmt.Errorf("sim: rank %d: compute called outside the rank's own processes", r.id)
+	}
+	// The rank computes one reduction at a time, whichever of its
+	// processes asks.
+	start := max(e.now, r.computeFree)
+	r.computeFree = start + d
+	e.At(r.computeFree, p)
+	p.resumeScheduled = true
+	if !p.block() {
 		return errAborted
 	}
 	if e.obs != nil {

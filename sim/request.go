@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"fmt"
-
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 )
@@ -10,6 +8,7 @@ import (
 // request is the simulator's algos.Request: one posted send or receive.
 type request struct {
 	owner *rank
+	spawn bool // completes when a spawned process returns
 	send  bool
 	peer  int
 	tag   algos.Tag
@@ -17,15 +16,19 @@ type request struct {
 
 	done bool
 	err  error
-	// waited is set while the owner is blocked in Wait on this request.
-	waited bool
+	// waiter is the process blocked in Wait on this request, if any.
+	waiter *proc
+	// waitedFor is set once a Wait has included the request, so its error
+	// reached somebody.
+	waitedFor bool
 }
 
-func (r *request) String() string {
-	if r.send {
-		return fmt.Sprintf("send to rank %d, tag %d, %d bytes", r.peer, r.tag, r.buf.Len())
+// wait describes the request for a deadlock report.
+func (r *request) wait() Wait {
+	if r.spawn {
+		return Wait{Spawned: true}
 	}
-	return fmt.Sprintf("receive from rank %d, tag %d, %d bytes", r.peer, r.tag, r.buf.Len())
+	return Wait{Send: r.send, Peer: r.peer, Tag: r.tag, Bytes: r.buf.Len()}
 }
 
 // complete marks r done with err, and wakes its owner if this was the last
@@ -35,8 +38,8 @@ func (r *request) complete(err error) {
 		return
 	}
 	r.done, r.err = true, err
-	if r.waited {
-		r.owner.requestDone(r)
+	if r.waiter != nil {
+		r.waiter.requestDone(r)
 	}
 }
 

@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime/debug"
+
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// rank is one simulated rank: its message matching state and the processes
+// that run on it: the body, and whatever the body spawned.
+type rank struct {
+	e     *Engine
+	id    int
+	procs []*proc
+	// computeFree is when the rank's compute finishes what it was given.
+	computeFree Time
+
+	posted     map[matchKey]*fifo[*request]
+	unexpected map[matchKey]*fifo[*Message]
+}
+
+func newRank(e *Engine, id int) *rank {
+	return &rank{e: e, id: id, posted: map[matchKey]*fifo[*request]{}, unexpected: map[matchKey]*fifo[*Message]{}}
+}
+
+// spawn starts fn as a new process of the rank at the current time. If done
+// is not nil it completes, with fn's error, when fn returns.
+func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
+	p := &proc{r: r, done: done}
+	seq := func(yield func(struct{}) bool) {
+		p.yield = yield
+		defer func() {
+			if v := recover(); v != nil {
+				p.err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+			}
+			p.finished, p.finish = true, r.e.now
+			if p.done != nil {
+				p.done.complete(p.err)
+			}
+		}()
+		p.err = fn(context.Background())
+	}
+	p.next, p.cancel = iter.Pull(seq)
+	r.procs = append(r.procs, p)
+	p.scheduleResume()
+	return p
+}
+
+// outcome is when the rank finished (its last process returned), whether
+// all its processes did, and the body's error, or else the first error of a
+// spawned process that nobody waited for.
+func (r *rank) outcome() (finish Time, finished bool, err error) {
+	finished = true
+	for i, p := range r.procs {
+		finish = max(finish, p.finish)
+		finished = finished && p.finished
+		if err == nil && p.err != nil && (i == 0 || !p.done.waitedFor) {
+			err = p.err
+		}
+	}
+	return finish, finished, err
+}
+
+// arrive matches a delivered message with the oldest receive posted for
+// it, or keeps it until one is.
+func (r *rank) arrive(m *Message) {
+	key := matchKey{src: m.Src, tag: m.Tag}
+	if q := r.posted[key]; q != nil && q.len() > 0 {
+		r.fill(q.pop(), m)
+		return
+	}
+	q := r.unexpected[key]
+	if q == nil {
+		q = &fifo[*Message]{}
+		r.unexpected[key] = q
+	}
+	q.push(m)
+}
+
+// fill completes receive req with message m.
+func (r *rank) fill(req *request, m *Message) {
+	if m.Bytes > req.buf.Len() {
+		req.complete(fmt.Errorf("sim: rank %d: message of %d bytes from rank %d (tag %d) is longer than its receive buffer of %d bytes",
+			r.id, m.Bytes, m.Src, m.Tag, req.buf.Len()))
+		return
+	}
+	if h, ok := device.HostBytes(req.buf); ok && m.payload != nil {
+		copy(h, m.payload)
+	}
+	req.complete(nil)
+}
+
+func (r *rank) blockedReport() BlockedRank {
+	b := BlockedRank{Rank: r.id}
+	for _, p := range r.procs {
+		for _, q := range p.waiting {
+			if !q.done {
+				b.Waits = append(b.Waits, q.wait())
+			}
+		}
+	}
+	return b
+}
+
+// proc is one process on a rank: a coroutine that the engine resumes when
+// what it waits for has happened, so exactly one process runs at a time in
+// the whole world and the run is deterministic.
+type proc struct {
+	r    *rank
+	done *request // completes when the process returns; nil for the body
+
+	next   func() (struct{}, bool)
+	cancel func()
+	yield  func(struct{}) bool
+
+	finished bool
+	finish   Time
+	err      error
+	aborted  bool
+
+	// resumeScheduled is true while a resume event for this process is queued.
+	resumeScheduled bool
+	// waiting holds the requests of the Wait this process is blocked in.
+	waiting []*request
+	pending int
+	failed  bool
+}
+
+// stop ends the coroutine of a process that never finished (after a deadlock).
+func (p *proc) stop() {
+	p.aborted = true
+	p.cancel()
+}
+
+// Fire resumes the process until it blocks again or returns.
+func (p *proc) Fire() {
+	p.resumeScheduled = false
+	e := p.r.e
+	prev := e.current
+	e.current = p
+	p.next()
+	e.current = prev
+}
+
+func (p *proc) scheduleResume() {
+	if !p.resumeScheduled {
+		p.resumeScheduled = true
+		p.r.e.At(p.r.e.now, p)
+	}
+}
+
+// block suspends the process until the engine resumes it. It returns false
+// if the run is being torn down and the process must return.
+func (p *proc) block() bool {
+	if p.aborted || !p.yield(struct{}{}) {
+		p.aborted = true
+		return false
+	}
+	return true
+}
+
+// requestDone is called when a request this process waits on completes.
+func (p *proc) requestDone(q *request) {
+	p.pending--
+	if q.err != nil {
+		p.failed = true
+	}
+	if p.pending == 0 || p.failed {
+		p.scheduleResume()
+	}
+}
+
+var errAborted = errors.New("sim: run aborted")
