@@ -1,0 +1,113 @@
+package scenario_test
+
+import (
+	"fmt"
+
+	"github.com/nexar-go/nexar-go/scenario"
+)
+
+func ExampleParse() {
+	src := `name = "example"
+
+[network]
+model = "alpha-beta"
+latency = "5us"
+bandwidth = "12.5GB/s"
+reduce_bandwidth = "25GB/s"
+
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [2, "4..16 x2"]
+bytes = [0, "1KiB..4KiB"]
+`
+	s, err := scenario.Parse("example.toml", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: %s %+v\n", s.Name, s.Network.Model, s.Network.Sim)
+	for _, sw := range s.Sweeps {
+		fmt.Printf("line %d: %s %s world=%v bytes=%v %s %s %s\n",
+			sw.Line, sw.Collective.Name, sw.Algorithms[0].Name, sw.World, sw.Bytes, sw.DType, sw.Op, sw.Data)
+	}
+	// Output:
+	// example: alpha-beta {Latency:5us Bandwidth:1.25e+10 ReduceBandwidth:2.5e+10}
+	// line 9: allreduce ring world=[2 4 8 16] bytes=[0 1024 2048 4096] f32 sum phantom
+}
+
+func ExampleParse_errors() {
+	src := `name = "broken"
+
+[network]
+model = "alpha-beta"
+latency = "5"
+bandwidth = "12.5GB/s"
+
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [0, 8]
+bytes = [1022]
+colour = "red"
+`
+	_, err := scenario.Parse("broken.toml", []byte(src))
+	fmt.Println(err)
+	// Output:
+	// broken.toml:5: network.latency: "5" is not a duration: missing unit (want one of ps, ns, us, µs, μs, ms, s)
+	// broken.toml:11: sweep[0].world: element 1: world size 0 is out of range (want 1 to 1048576 ranks)
+	// broken.toml:12: sweep[0].bytes: 1022: not a multiple of the f32 element size (4 bytes)
+	// broken.toml:13: sweep[0].colour: unknown key in [[sweep]] 1 (known keys: collective, algorithms, world, bytes, dtype, op, data, root, params)
+}
+
+func ExampleParseBytes() {
+	for _, s := range []string{"1024", "8MiB", "1.5KB", "1.5B"} {
+		n, err := scenario.ParseBytes(s)
+		fmt.Println(n, err)
+	}
+	// Output:
+	// 1024 <nil>
+	// 8388608 <nil>
+	// 1500 <nil>
+	// 0 "1.5B" is not a whole number of bytes
+}
+
+func ExampleParseByteRange() {
+	sizes, _ := scenario.ParseByteRange("1KiB..1MiB x4")
+	fmt.Println(sizes)
+	steps, _ := scenario.ParseByteRange("0..3KiB +1KiB")
+	fmt.Println(steps)
+	// Output:
+	// [1024 4096 16384 65536 262144 1048576]
+	// [0 1024 2048 3072]
+}
+
+func ExampleParseBandwidth() {
+	for _, s := range []string{"12.5GB/s", "100Gbit/s", "1GiB/s"} {
+		bw, _ := scenario.ParseBandwidth(s)
+		fmt.Printf("%s = %g B/s\n", s, bw)
+	}
+	// Output:
+	// 12.5GB/s = 1.25e+10 B/s
+	// 100Gbit/s = 1.25e+10 B/s
+	// 1GiB/s = 1.073741824e+09 B/s
+}
+
+func ExampleParseDuration() {
+	d, _ := scenario.ParseDuration("5us")
+	fmt.Println(d, int64(d), "ps")
+	// Output:
+	// 5us 5000000 ps
+}
+
+func ExampleModels() {
+	for _, m := range scenario.Models() {
+		fmt.Print(m.Name, ":")
+		for _, k := range m.Keys {
+			fmt.Print(" ", k.Name)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// alpha-beta: latency bandwidth reduce_bandwidth
+}
