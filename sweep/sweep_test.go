@@ -1,0 +1,438 @@
+package sweep_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sim"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// Test collectives, registered in this test binary only: an allreduce
+// with broken algorithms, and a collective that is not in place and rounds
+// its count down to a multiple of the world size.
+func init() {
+	ring, _ := mustLookup("allreduce").Algorithm("ring")
+	algos.Register(&algos.Collective{
+		Name:      "sweeptest-allreduce",
+		BusFactor: func(p int) float64 { return 2 * float64(p-1) / float64(p) },
+		Layout:    func(count, _ int) (int, int, int) { return 0, count, count },
+		Reduces:   true,
+		Algorithms: []*algos.Algorithm{
+			{Name: "ring", Run: ring.Run},
+			{Name: "noop", Run: func(context.Context, algos.Link, algos.Call) error { return nil }},
+			{Name: "hang", Run: func(ctx context.Context, l algos.Link, c algos.Call) error {
+				return algos.Recv(ctx, l, (l.Rank()+1)%l.Size(), 1, c.Buf)
+			}},
+			{Name: "fail", Run: func(ctx context.Context, l algos.Link, c algos.Call) error {
+				if l.Rank() == 1 {
+					return errors.New("rank 1 gives up")
+				}
+				return nil
+			}},
+			{Name: "pow2", PowerOfTwo: true, Params: map[string]int{"segment": 1024}, Run: func(ctx context.Context, l algos.Link, c algos.Call) error {
+				if c.Param("segment", 1024) != 4096 {
+					return fmt.Errorf("segment %d, want 4096", c.Param("segment", 1024))
+				}
+				return nil
+			}},
+		},
+	})
+	algos.Register(&algos.Collective{
+		Name:      "sweeptest-scatter",
+		BusFactor: func(p int) float64 { return float64(p-1) / float64(p) },
+		Layout: func(count, p int) (int, int, int) {
+			n := count / p
+			return n * p, n, n * p
+		},
+		Reduces: true,
+		Algorithms: []*algos.Algorithm{
+			{Name: "check-buffers", Run: func(ctx context.Context, l algos.Link, c algos.Call) error {
+				if c.Send == nil || c.Send.Len() != c.Buf.Len()*l.Size() {
+					return fmt.Errorf("send buffer %v for receive buffer of %d bytes", c.Send, c.Buf.Len())
+				}
+				return nil
+			}},
+		},
+	})
+}
+
+func init() {
+	sweep.RegisterCheck("sweeptest-allreduce", sweep.AllreduceCheck)
+}
+
+func mustLookup(name string) *algos.Collective {
+	c, err := algos.Lookup(name)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+const network = `name = "test"
+seed = 3
+
+[network]
+model = "alpha-beta"
+latency = "5us"
+bandwidth = "12.5GB/s"
+reduce_bandwidth = "25GB/s"
+`
+
+func plan(t *testing.T, sweeps string) []sweep.Point {
+	t.Helper()
+	s, err := scenario.Parse("test.toml", []byte(network+sweeps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, err := sweep.Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return points
+}
+
+func relErr(got, want float64) float64 { return math.Abs(got-want) / want }
+
+func TestWorkedExample(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [8]
+bytes = ["8MiB"]
+`)
+	if len(points) != 1 {
+		t.Fatalf("%d points, want 1", len(points))
+	}
+	row, err := sweep.RunPoint(points[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// reference/cost-models.md: p = 8, n = 8 MiB: ring = 1538.0064 us.
+	if want := 1538.0064e-6; relErr(row.Time, want) > 1e-7 {
+		t.Errorf("time %.10g s, want %.10g s", row.Time, want)
+	}
+	algbw := float64(8<<20) / row.Time / 1e9
+	if row.Bytes != 8<<20 || row.AlgBW != algbw || row.BusBW != algbw*2*7/8 {
+		t.Errorf("row %+v, want algbw %g, busbw %g", row, algbw, algbw*2*7/8)
+	}
+	want := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: row.Time, AlgBW: algbw, BusBW: row.BusBW}
+	if row != want {
+		t.Errorf("row %+v, want %+v", row, want)
+	}
+}
+
+func TestPlanOrder(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["noop", "ring"]
+world = [4, 2]
+bytes = [8, 0]
+
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [3]
+bytes = [16]
+dtype = "u8"
+op = "max"
+data = "host"
+`)
+	var got []string
+	for _, p := range points {
+		got = append(got, fmt.Sprintf("%d %s", p.Sweep, p))
+	}
+	want := []string{
+		"0 sweeptest-allreduce/noop world=4 bytes=8 f32 sum phantom",
+		"0 sweeptest-allreduce/noop world=4 bytes=0 f32 sum phantom",
+		"0 sweeptest-allreduce/noop world=2 bytes=8 f32 sum phantom",
+		"0 sweeptest-allreduce/noop world=2 bytes=0 f32 sum phantom",
+		"0 sweeptest-allreduce/ring world=4 bytes=8 f32 sum phantom",
+		"0 sweeptest-allreduce/ring world=4 bytes=0 f32 sum phantom",
+		"0 sweeptest-allreduce/ring world=2 bytes=8 f32 sum phantom",
+		"0 sweeptest-allreduce/ring world=2 bytes=0 f32 sum phantom",
+		"1 allreduce/ring world=3 bytes=16 u8 max host",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("points:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if p := points[8]; p.Seed != 3 || p.Model != (sim.AlphaBeta{Latency: 5 * sim.Microsecond, Bandwidth: 12.5e9, ReduceBandwidth: 25e9}) {
+		t.Errorf("point seed %d model %+v", p.Seed, p.Model)
+	}
+}
+
+func TestHostDataPasses(t *testing.T) {
+	var sweeps strings.Builder
+	for _, dt := range []string{"f32", "bf16", "i8", "u64", "f64"} {
+		for _, op := range []string{"sum", "prod", "min", "max"} {
+			fmt.Fprintf(&sweeps, `
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [1, 2, 3, 5, 8]
+bytes = [0, 8, 1000, "8KiB"]
+dtype = %q
+op = %q
+data = "host"
+`, dt, op)
+		}
+	}
+	points := plan(t, sweeps.String())
+	if len(points) != 5*4*5*4 {
+		t.Fatalf("%d points", len(points))
+	}
+	for _, p := range points {
+		row, err := sweep.RunPoint(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Bytes != p.Bytes {
+			t.Fatalf("%v: ran %d bytes", p, row.Bytes)
+		}
+	}
+}
+
+func TestHostDataMismatch(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["noop"]
+world = [3]
+bytes = [64]
+data = "host"
+`)
+	_, err := sweep.RunPoint(points[0])
+	if err == nil {
+		t.Fatal("no error for an algorithm that does nothing")
+	}
+	var de *sweep.DataError
+	var re *sim.RankErrors
+	if !errors.As(err, &de) || !errors.As(err, &re) || len(*re) != 3 {
+		t.Fatalf("error %v: want *sweep.DataError in *sim.RankErrors for 3 ranks", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"sweeptest-allreduce/noop world=3 bytes=64 f32 sum host", "rank 0: wrong data:", "rank 2: wrong data:", "elements wrong"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not mention %q", msg, want)
+		}
+	}
+}
+
+func TestFailedRuns(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["hang", "fail"]
+world = [4]
+bytes = [64]
+`)
+	_, err := sweep.RunPoint(points[0])
+	var dl *sim.DeadlockError
+	if !errors.As(err, &dl) || !strings.HasPrefix(err.Error(), "sweeptest-allreduce/hang world=4 bytes=64") {
+		t.Errorf("hang: error %v, want a deadlock naming the point", err)
+	}
+	_, err = sweep.RunPoint(points[1])
+	var re *sim.RankErrors
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "rank 1: rank 1 gives up") {
+		t.Errorf("fail: error %v, want rank 1's error", err)
+	}
+}
+
+func TestLayoutRounding(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "sweeptest-scatter"
+algorithms = ["check-buffers"]
+world = [3]
+bytes = [40, 8, 0]
+`)
+	var got []int
+	for _, p := range points {
+		if p.InPlace() {
+			t.Errorf("%v: in place", p)
+		}
+		row, err := sweep.RunPoint(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, row.Bytes)
+		if row.Bytes == 0 && (row.AlgBW != 0 || row.BusBW != 0) {
+			t.Errorf("%v: bandwidths %g, %g for 0 bytes", p, row.AlgBW, row.BusBW)
+		}
+	}
+	// 10 f32 elements round down to 9 (a multiple of 3), 2 to 0.
+	if fmt.Sprint(got) != "[36 0 0]" {
+		t.Errorf("bytes run %v, want [36 0 0]", got)
+	}
+}
+
+func TestParams(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["pow2", "noop"]
+world = [4]
+bytes = [64]
+params = { segment = "4KiB" }
+`)
+	if len(points[0].Params) != 1 || len(points[1].Params) != 0 {
+		t.Errorf("params %v and %v: each algorithm gets only its own", points[0].Params, points[1].Params)
+	}
+	for _, p := range points {
+		if _, err := sweep.RunPoint(p); err != nil {
+			t.Error(err)
+		}
+	}
+	_, err := scenario.Parse("t.toml", []byte(network+`
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["pow2"]
+world = [4, 6]
+bytes = [64]
+`))
+	if err == nil || !strings.Contains(err.Error(), `t.toml:13: sweep[0].world: world size 6: algorithm "pow2" needs a power of two`) {
+		t.Errorf("power-of-two check: %v", err)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	s, err := scenario.Parse("p.toml", []byte(network+`
+[[sweep]]
+collective = "sweeptest-scatter"
+algorithms = ["check-buffers"]
+world = [2]
+bytes = [64]
+data = "host"
+
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [1024]
+bytes = ["1GiB"]
+data = "host"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sweep.Plan(s)
+	var errs scenario.Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("Plan: %v, want 2 errors", err)
+	}
+	if !strings.HasPrefix(errs[0].Error(), `p.toml:15: sweep[0].data: collective "sweeptest-scatter" has no host-data check`) {
+		t.Errorf("error 0: %v", errs[0])
+	}
+	if !strings.HasPrefix(errs[1].Error(), `p.toml:22: sweep[1].data: data = "host" at world 1024 and 1073741824 bytes needs about`) {
+		t.Errorf("error 1: %v", errs[1])
+	}
+}
+
+func TestCSV(t *testing.T) {
+	var b bytes.Buffer
+	w := sweep.NewCSVWriter(&b)
+	rows := []sweep.Row{
+		{"allreduce", "ring", 8, 8 << 20, "f32", 1538.0064e-6, 5.454, 9.5445},
+		{"allreduce", "ring", 1, 0, "f32", 0, 0, 0},
+		{"x,y", "a\"b", 2, 4, "u8", 1e-9, 1.0 / 3, 2.0 / 3},
+	}
+	for _, r := range rows {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := `collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps
+allreduce,ring,8,8388608,f32,0.0015380064,5.454,9.5445
+allreduce,ring,1,0,f32,0,0,0
+"x,y","a""b",2,4,u8,1e-09,0.3333333333333333,0.6666666666666666
+`
+	if b.String() != want {
+		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	w = sweep.NewCSVWriter(&b)
+	if err := w.WriteHeader(); err != nil {
+		t.Fatal(err)
+	}
+	w.WriteHeader()
+	w.Flush()
+	if b.String() != "collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps\n" {
+		t.Errorf("header only: %q", b.String())
+	}
+}
+
+func TestRun(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [2, 4]
+bytes = [0, 1024, 4096]
+
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["ring", "noop"]
+world = [2]
+bytes = [64]
+`)
+	var progress []string
+	var rows []sweep.Row
+	opt := sweep.Options{Progress: func(i int, pts []sweep.Point) {
+		progress = append(progress, fmt.Sprintf("%d:%d", i, len(pts)))
+	}}
+	err := sweep.Run(context.Background(), points, opt, func(r sweep.Row) error {
+		rows = append(rows, r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(progress) != "[0:6 1:2]" || len(rows) != 8 {
+		t.Errorf("progress %v, %d rows", progress, len(rows))
+	}
+	// Rows match RunPoint's, in order.
+	for i, p := range points {
+		if r, _ := sweep.RunPoint(p); r != rows[i] {
+			t.Errorf("row %d = %+v, RunPoint gives %+v", i, rows[i], r)
+		}
+	}
+
+	stop := errors.New("stop")
+	n := 0
+	err = sweep.Run(context.Background(), points, sweep.Options{}, func(sweep.Row) error {
+		n++
+		return stop
+	})
+	if err != stop || n != 1 {
+		t.Errorf("Run with failing emit: %v after %d rows", err, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sweep.Run(ctx, points, sweep.Options{}, func(sweep.Row) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with cancelled context: %v", err)
+	}
+}
+
+func TestPointString(t *testing.T) {
+	coll := mustLookup("sweeptest-scatter")
+	p := sweep.Point{Collective: coll, Algorithm: coll.Algorithms[0], World: 4, Bytes: 64, DType: device.I32, Op: device.Min,
+		Params: map[string]int{"b": 2, "a": 1}, Data: scenario.Host}
+	if got, want := p.String(), "sweeptest-scatter/check-buffers world=4 bytes=64 i32 min a=1 b=2 host"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if s, r, u := p.Layout(); s != 16 || r != 4 || u != 16 || p.UsedBytes() != 64 {
+		t.Errorf("Layout() = %d, %d, %d", s, r, u)
+	}
+}
