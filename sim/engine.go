@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nexar-go/nexar-go/algos"
 )
@@ -37,6 +39,9 @@ type Result struct {
 	Messages int64
 	// Events is the number of events the engine processed.
 	Events int64
+	// Links is the network's account of its links, if it keeps one (see
+	// LinkReporter): bytes carried and busy time per edge.
+	Links []LinkUsage
 }
 
 // Engine runs one simulation. Models use it to read the clock, schedule
@@ -45,6 +50,7 @@ type Engine struct {
 	now      Time
 	queue    eventQueue
 	net      Network
+	ovh      Overheads // nil if the network charges none
 	ranks    []*rank
 	hostData bool
 	obs      Observer
@@ -78,13 +84,108 @@ func (e *Engine) Started(m *Message) {
 
 // Deliver completes m at the current time: the sender's request completes
 // and the message is matched to a receive at its destination, or kept until
-// one is posted.
+// one is posted. A message whose sender failed (FailRank) before it was
+// delivered is lost; one to a failed rank fails its send.
 func (e *Engine) Deliver(m *Message) {
-	if e.obs != nil {
-		e.obs.MessageDelivered(m, e.now)
+	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
+	src.inflight--
+	switch {
+	case src.crashed:
+	case dst.crashed:
+		m.send.complete(dst.crashErr)
+	default:
+		if e.obs != nil {
+			e.obs.MessageDelivered(m, e.now)
+		}
+		m.send.complete(nil)
+		dst.arrive(m)
 	}
-	m.send.complete(nil)
-	e.ranks[m.Dst].arrive(m)
+	e.checkDead(src)
+}
+
+// Drop tells the engine that the network gave up on m now (no path left
+// for it): its send fails with err, and so does the receive at its
+// destination that would have matched it, now or when it is posted.
+func (e *Engine) Drop(m *Message, err error) {
+	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
+	src.inflight--
+	if !src.crashed {
+		m.send.complete(err)
+		if !dst.crashed {
+			m.err = err
+			dst.arrive(m)
+		}
+	}
+	e.checkDead(src)
+}
+
+// FailRank makes rank fail now, as a crash, with cause saying why. Its
+// processes stop where they are; its Finish is now and its error a
+// *RankFailedError. Messages it sent that were not delivered yet are lost;
+// sends to it fail, now if the network implements RankDropper and
+// otherwise when they arrive; every receive from it that nothing delivered
+// can match fails, now or when posted. Ranks whose operations fail return
+// errors, and receives from them fail in turn once they have nothing left
+// in flight (see PeerExitedError), so a failure reaches every rank that
+// depends on it and nobody hangs. A rank that has already returned is not
+// affected.
+func (e *Engine) FailRank(rank int, cause string) {
+	r := e.ranks[rank]
+	if r.crashed || r.exited {
+		return
+	}
+	err := &RankFailedError{Rank: rank, At: e.now, Cause: cause}
+	r.crashed, r.crashAt, r.crashErr, r.deadErr = true, e.now, err, err
+	if d, ok := e.net.(RankDropper); ok {
+		for _, m := range d.DropRank(rank) {
+			src := e.ranks[m.Src]
+			src.inflight--
+			if m.Src != rank {
+				m.send.complete(err)
+				e.checkDead(src)
+			}
+		}
+	}
+	e.failReceivesFrom(rank, err)
+}
+
+// checkDead fails the receives from r that can never complete: r returned
+// with an error and nothing it sent is still in flight.
+func (e *Engine) checkDead(r *rank) {
+	if r.deadErr != nil || !r.exited || r.exitErr == nil || r.inflight > 0 {
+		return
+	}
+	root := r.exitErr
+	var pe *PeerExitedError
+	if errors.As(root, &pe) {
+		root = pe.Err
+	}
+	r.deadErr = &PeerExitedError{Peer: r.id, Err: root}
+	e.failReceivesFrom(r.id, r.deadErr)
+}
+
+// failReceivesFrom fails every receive posted from src on the other live
+// ranks, in rank and then tag order.
+func (e *Engine) failReceivesFrom(src int, err error) {
+	var keys []matchKey
+	for _, r := range e.ranks {
+		if r.id == src || r.crashed {
+			continue
+		}
+		keys = keys[:0]
+		for k, q := range r.posted {
+			if k.src == src && q.len() > 0 {
+				keys = append(keys, k)
+			}
+		}
+		slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
+		for _, k := range keys {
+			q := r.posted[k]
+			for q.len() > 0 {
+				q.pop().complete(err)
+			}
+		}
+	}
 }
 
 // Run simulates body on every rank of cfg.World and returns when every
@@ -102,7 +203,16 @@ func Run(cfg Config, body Body) (*Result, error) {
 	for i := range e.ranks {
 		e.ranks[i] = newRank(e, i)
 	}
-	e.net = cfg.Model.NewNetwork(e)
+	if cm, ok := cfg.Model.(CheckedModel); ok {
+		net, err := cm.NewNetworkChecked(e)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		e.net = net
+	} else {
+		e.net = cfg.Model.NewNetwork(e)
+	}
+	e.ovh, _ = e.net.(Overheads)
 	for _, r := range e.ranks {
 		r.spawn(func(ctx context.Context) error { return body(ctx, &simLink{r: r}) }, nil)
 	}
@@ -128,6 +238,9 @@ func Run(cfg Config, body Body) (*Result, error) {
 		case err != nil:
 			failed = append(failed, RankError{Rank: i, Err: err})
 		}
+	}
+	if lr, ok := e.net.(LinkReporter); ok {
+		res.Links = lr.LinkUsage(res.End)
 	}
 	if len(blocked) > 0 {
 		return res, &DeadlockError{At: e.now, Blocked: blocked, Failed: failed}

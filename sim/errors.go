@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -86,3 +87,69 @@ func (e *RankErrors) Unwrap() []error {
 	}
 	return out
 }
+
+// Crashed returns the errors of the ranks that failed by a fault (each a
+// *RankFailedError naming the rank itself), in rank order: the root causes
+// of the other ranks' errors.
+func (e *RankErrors) Crashed() []*RankFailedError {
+	var out []*RankFailedError
+	for _, r := range *e {
+		var f *RankFailedError
+		if errors.As(r.Err, &f) && f.Rank == r.Rank {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// RankFailedError reports that rank Rank failed (crashed) at time At. It is
+// the error of the failed rank itself, of every operation that needed it
+// (a receive from it that nothing delivered can match, a send to it), and,
+// wrapped in a *PeerExitedError, of operations that needed a rank that
+// returned because of it: errors.As finds it on every rank the failure
+// reached.
+type RankFailedError struct {
+	Rank int
+	At   Time
+	// Cause says what made it fail: the fault, as it describes itself.
+	Cause string
+}
+
+func (e *RankFailedError) Error() string {
+	return fmt.Sprintf("sim: rank %d failed at %v (%s)", e.Rank, e.At, e.Cause)
+}
+
+// PathCutError reports that the network had no path left from rank Src to
+// rank Dst for a message: its send fails with it, and so does the receive
+// that would have matched it.
+type PathCutError struct {
+	Src, Dst int
+	// Link is the failed link the message was crossing, if it was under
+	// way; empty if it found no route when it started.
+	Link string
+	At   Time
+}
+
+func (e *PathCutError) Error() string {
+	if e.Link != "" {
+		return fmt.Sprintf("sim: message from rank %d to rank %d lost at %v: link %s failed and no other path is left", e.Src, e.Dst, e.At, e.Link)
+	}
+	return fmt.Sprintf("sim: no path left from rank %d to rank %d at %v", e.Src, e.Dst, e.At)
+}
+
+// PeerExitedError reports that a receive from rank Peer can never complete:
+// Peer returned with an error and has nothing left in flight. Err is the
+// root cause: Peer's own error, or the root cause of the PeerExitedError it
+// returned, so chains stay one level deep while errors.As still finds the
+// *RankFailedError or *PathCutError at their origin.
+type PeerExitedError struct {
+	Peer int
+	Err  error
+}
+
+func (e *PeerExitedError) Error() string {
+	return fmt.Sprintf("sim: rank %d returned with an error, so nothing more will come from it; root cause: %v", e.Peer, e.Err)
+}
+
+// Unwrap returns the root cause.
+func (e *PeerExitedError) Unwrap() error { return e.Err }

@@ -40,6 +40,21 @@ func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request
 		req.complete(err)
 		return req
 	}
+	if e.ovh != nil && dst != r.id {
+		if err := l.compute(e.ovh.SendOverhead(r.id, buf.Len()), SpanOverhead, buf.Len()); err != nil {
+			req.complete(err)
+			return req
+		}
+	}
+	if r.crashed {
+		req.complete(errAborted)
+		return req
+	}
+	if d := e.ranks[dst]; d.crashed {
+		req.complete(d.crashErr)
+		return req
+	}
+	r.inflight++
 	m := &Message{Src: r.id, Dst: dst, Tag: tag, Bytes: buf.Len(), ID: e.messages, Posted: e.now, send: req}
 	e.messages++
 	if h, ok := device.HostBytes(buf); ok && e.hostData {
@@ -66,9 +81,17 @@ func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request
 		req.complete(err)
 		return req
 	}
+	if r.crashed {
+		req.complete(errAborted)
+		return req
+	}
 	key := matchKey{src: src, tag: tag}
 	if q := r.unexpected[key]; q != nil && q.len() > 0 {
 		r.fill(req, q.pop())
+		return req
+	}
+	if err := r.e.ranks[src].deadErr; err != nil && src != r.id {
+		req.complete(err)
 		return req
 	}
 	q := r.posted[key]

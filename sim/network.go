@@ -39,4 +39,56 @@ type Message struct {
 
 	payload []byte // a private copy of host data; nil for phantom data
 	send    *request
+	// err is set on a message the network gave up on (Engine.Drop): the
+	// receive it matches fails with it.
+	err error
+}
+
+// The optional interfaces below extend Network. The engine and the fault
+// decorator look for them with a type assertion; a network that lacks one
+// simply does not model what it describes. Decorators forward them.
+
+// CheckedModel is a Model that can fail to fit a world (a topology too
+// small, a bad placement). Run calls NewNetworkChecked instead of
+// NewNetwork and returns its error.
+type CheckedModel interface {
+	Model
+	NewNetworkChecked(e *Engine) (Network, error)
+}
+
+// Overheads is implemented by networks that charge CPU time per message
+// (LogGP's o). SendOverhead is spent by the sending process inside Isend,
+// on its rank's compute, before the message reaches the network;
+// RecvOverhead is spent on the receiving rank's compute when a message is
+// matched to its receive, which completes after it. Both are serialised
+// with the rank's reductions.
+type Overheads interface {
+	SendOverhead(rank, bytes int) Time
+	RecvOverhead(rank, bytes int) Time
+}
+
+// RankDropper is implemented by networks that can forget the messages of
+// a failed rank. DropRank removes every message from or to rank that the
+// network holds, started or not, and returns them in the order they were
+// posted; the engine fails the sends to the rank and loses the rest.
+// Networks without it keep carrying such messages; the engine then fails
+// or loses them when they are delivered.
+type RankDropper interface {
+	DropRank(rank int) []*Message
+}
+
+// LinkFaulter is implemented by networks built on a Topology, whose links
+// can fail or slow down. Edges are indices into Topology().Edges().
+type LinkFaulter interface {
+	Topology() *Topology
+	// FailLink makes edge carry nothing from now on.
+	FailLink(edge int)
+	// ScaleLink sets edge's bandwidth to factor times its nominal one.
+	ScaleLink(edge int, factor float64)
+}
+
+// LinkReporter is implemented by networks that account for their links;
+// Run puts the report, taken at the end of the run, in Result.Links.
+type LinkReporter interface {
+	LinkUsage(end Time) []LinkUsage
 }

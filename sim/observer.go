@@ -9,6 +9,9 @@ const (
 	SpanWait SpanKind = iota
 	// SpanReduce is time spent in Link.Reduce.
 	SpanReduce
+	// SpanOverhead is CPU time spent sending or receiving a message, on
+	// networks that charge it (see Overheads).
+	SpanOverhead
 )
 
 func (k SpanKind) String() string {
@@ -17,6 +20,8 @@ func (k SpanKind) String() string {
 		return "wait"
 	case SpanReduce:
 		return "reduce"
+	case SpanOverhead:
+		return "overhead"
 	}
 	return "span"
 }

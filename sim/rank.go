@@ -19,6 +19,22 @@ type rank struct {
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
 
+	// inflight counts the messages the rank posted that were neither
+	// delivered nor dropped yet.
+	inflight int
+	// exited is set once every process of the rank has returned; exitErr
+	// is then its outcome's error.
+	exited  bool
+	exitErr error
+	// crashed is set when a fault made the rank fail (Engine.FailRank).
+	crashed  bool
+	crashAt  Time
+	crashErr *RankFailedError
+	// deadErr, once set, is what receives from this rank fail with when
+	// nothing delivered matches them: it failed, or returned with an error
+	// and has nothing left in flight.
+	deadErr error
+
 	posted     map[matchKey]*fifo[*request]
 	unexpected map[matchKey]*fifo[*Message]
 }
@@ -41,6 +57,7 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 			if p.done != nil {
 				p.done.complete(p.err)
 			}
+			r.procReturned()
 		}()
 		p.err = fn(context.Background())
 	}
@@ -50,10 +67,33 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 	return p
 }
 
+// procReturned notes that one of the rank's processes returned; once all
+// have, the rank has exited, and if with an error, receives from it may
+// have to fail.
+func (r *rank) procReturned() {
+	if r.crashed || r.exited {
+		return
+	}
+	for _, p := range r.procs {
+		if !p.finished {
+			return
+		}
+	}
+	r.exited = true
+	if _, _, err := r.outcome(); err != nil {
+		r.exitErr = err
+		r.e.checkDead(r)
+	}
+}
+
 // outcome is when the rank finished (its last process returned), whether
 // all its processes did, and the body's error, or else the first error of a
-// spawned process that nobody waited for.
+// spawned process that nobody waited for. A crashed rank finished when it
+// failed, with its *RankFailedError.
 func (r *rank) outcome() (finish Time, finished bool, err error) {
+	if r.crashed {
+		return r.crashAt, true, r.crashErr
+	}
 	finished = true
 	for i, p := range r.procs {
 		finish = max(finish, p.finish)
@@ -81,8 +121,13 @@ func (r *rank) arrive(m *Message) {
 	q.push(m)
 }
 
-// fill completes receive req with message m.
+// fill completes receive req with message m: at once, or once the rank's
+// compute has spent the network's receive overhead on it.
 func (r *rank) fill(req *request, m *Message) {
+	if m.err != nil {
+		req.complete(m.err)
+		return
+	}
 	if m.Bytes > req.buf.Len() {
 		req.complete(fmt.Errorf("sim: rank %d: message of %d bytes from rank %d (tag %d) is longer than its receive buffer of %d bytes",
 			r.id, m.Bytes, m.Src, m.Tag, req.buf.Len()))
@@ -91,7 +136,34 @@ func (r *rank) fill(req *request, m *Message) {
 	if h, ok := device.HostBytes(req.buf); ok && m.payload != nil {
 		copy(h, m.payload)
 	}
+	e := r.e
+	if e.ovh != nil && m.Src != r.id {
+		if o := e.ovh.RecvOverhead(r.id, m.Bytes); o > 0 {
+			start := max(e.now, r.computeFree)
+			r.computeFree = start + o
+			e.At(r.computeFree, &recvOverhead{req: req, start: start, bytes: m.Bytes})
+			return
+		}
+	}
 	req.complete(nil)
+}
+
+// recvOverhead completes a receive once its overhead is spent.
+type recvOverhead struct {
+	req   *request
+	start Time
+	bytes int
+}
+
+func (o *recvOverhead) Fire() {
+	r := o.req.owner
+	if r.crashed {
+		return
+	}
+	if e := r.e; e.obs != nil {
+		e.obs.Span(r.id, SpanOverhead, o.bytes, o.start, e.now)
+	}
+	o.req.complete(nil)
 }
 
 func (r *rank) blockedReport() BlockedRank {
@@ -139,6 +211,9 @@ func (p *proc) stop() {
 // Fire resumes the process until it blocks again or returns.
 func (p *proc) Fire() {
 	p.resumeScheduled = false
+	if p.r.crashed {
+		return // a failed rank's processes never run again
+	}
 	e := p.r.e
 	prev := e.current
 	e.current = p

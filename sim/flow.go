@@ -1,0 +1,853 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Flow is the flow-level network model (model = "flow"): each message is a
+// flow along its route through a Topology, and flows that cross the same
+// edge share its bandwidth max-min fairly.
+//
+// Exactly:
+//
+//   - Slots. A rank sends at most SendSlots messages at a time and receives
+//     at most RecvSlots (both 1 by default, as alpha-beta's single egress
+//     and ingress ports). A message holds one slot at its sender and one
+//     at its receiver from the moment it starts until it is delivered,
+//     latency included. A sender's messages ask for their receiver's slot
+//     in the order they were posted, as many at once as the sender has free
+//     slots; a message starts as soon as it gets one. When several
+//     messages ask for a receiver's free slot, the one that asked first
+//     gets it, ties to the lower sender rank (alpha-beta's arbitration,
+//     done once all events of an instant have run). A negative slot count
+//     is unlimited: with RecvSlots < 0 messages never wait for their
+//     receiver and concurrent arrivals share its ejection link instead.
+//   - Route. A started message follows Topology's route from its sender's
+//     device to its receiver's (see Topology); ranks map to devices by
+//     Placement. If no route is left (failed links) the message fails with
+//     a *PathCutError when it would start.
+//   - Bandwidth phase. From its start the flow moves its bytes at a rate
+//     that is recomputed whenever a flow starts or ends its bandwidth
+//     phase (or a link changes), and only for the flows connected to it
+//     through shared edges: the max-min fair share by progressive filling
+//     over the finite-capacity edges of their paths (raise all rates
+//     together; a flow stops rising when one of its edges is full; ties
+//     between equally loaded edges go to the lower edge index). Endpoint
+//     links (a device's NIC, a crossbar port) are edges like any other, so
+//     they bound a flow's rate as alpha-beta's ports do.
+//   - Delivery. When its last byte is sent, the flow leaves its edges and
+//     the message is delivered after the sum of the latencies of the
+//     path's edges; then its slots free.
+//   - Time. Virtual time stays integer picoseconds. Each flow keeps its
+//     remaining bytes as a float64; when its rate changes at time t the
+//     bytes sent since the last change are subtracted, and its end is set
+//     to t + round(remaining * 1e12 / rate) picoseconds (the rounding of
+//     TransferTime). A flow whose rate does not change keeps its end, so a
+//     flow that never shares finishes exactly TransferTime(bytes, rate)
+//     after it started. Flows ending at the same picosecond end in the
+//     order they started. Nothing depends on map order.
+//   - Reductions take bytes/ReduceBandwidth of the rank's compute, as in
+//     alpha-beta.
+//
+// So on a Crossbar with the default slots every message holds its
+// sender's uplink and its receiver's downlink alone, at the port
+// bandwidth, for Latency + bytes/Bandwidth: the flow model gives
+// alpha-beta's times for every algorithm (FlowCrossbar). Contention shows
+// where routes share inner links (an oversubscribed fat tree, a torus),
+// and at the endpoints once slots are raised: with RecvSlots = -1, an
+// incast of p-1 messages of m bytes all arrive at L + (p-1)m/B instead of
+// one every L + m/B.
+type Flow struct {
+	// Topology is the network (key "topology" and its keys).
+	Topology TopologySpec
+	// Placement maps rank r to device Placement[r] (key "placement");
+	// nil puts rank r on device r.
+	Placement Placement
+	// ReduceBandwidth is 1/gamma in bytes per second (key
+	// "reduce_bandwidth"); 0 or +Inf makes reductions free.
+	ReduceBandwidth float64
+	// SendSlots is how many messages a rank may send at once (key
+	// "send_slots"); 0 means 1, as alpha-beta; negative is unlimited.
+	SendSlots int
+	// RecvSlots is how many messages a rank may receive at once (key
+	// "recv_slots"); 0 means 1, as alpha-beta; negative is unlimited.
+	RecvSlots int
+}
+
+// FlowCrossbar is the flow model on a crossbar with alpha-beta's
+// parameters: what a scenario with model = "flow", topology = "crossbar"
+// and only latency, bandwidth and reduce_bandwidth describes.
+func FlowCrossbar(a AlphaBeta) Flow {
+	return Flow{Topology: Crossbar{Bandwidth: a.Bandwidth, Latency: a.Latency}, ReduceBandwidth: a.ReduceBandwidth}
+}
+
+// NewNetwork implements Model; it panics if the model does not fit the
+// world (Run calls NewNetworkChecked instead).
+func (f Flow) NewNetwork(e *Engine) Network {
+	n, err := f.NewNetworkChecked(e)
+	if err != nil {
+		panic("sim: " + err.Error())
+	}
+	return n
+}
+
+// NewNetworkChecked implements CheckedModel.
+func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
+	if f.Topology == nil {
+		return nil, errors.New("flow model: no topology")
+	}
+	if f.ReduceBandwidth < 0 || math.IsNaN(f.ReduceBandwidth) {
+		return nil, fmt.Errorf("flow model: reduce bandwidth %g B/s must be positive", f.ReduceBandwidth)
+	}
+	t, err := f.Topology.Build(e.World())
+	if err != nil {
+		return nil, fmt.Errorf("flow model: %w", err)
+	}
+	place := f.Placement
+	if place == nil {
+		place = LinearPlacement(e.World())
+	}
+	if err := place.check(e.World(), t.NumDevices()); err != nil {
+		return nil, fmt.Errorf("flow model on %s: %w", t.Name, err)
+	}
+	slots, rslots := f.SendSlots, f.RecvSlots
+	if slots == 0 {
+		slots = 1
+	}
+	if rslots == 0 {
+		rslots = 1
+	}
+	ne := len(t.edges)
+	n := &flowNet{
+		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
+		base: make([]float64, ne), capacity: make([]float64, ne), onEdge: make([][]*flowState, ne),
+		use: make([]edgeUse, ne), emark: make([]uint32, ne),
+		remCap: make([]float64, ne), cnt: make([]int32, ne), ver: make([]uint32, ne),
+		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
+		routes: map[uint64]*flowRoute{},
+	}
+	for i, ed := range t.edges {
+		n.base[i], n.capacity[i] = ed.Bandwidth, ed.Bandwidth
+	}
+	n.wake.n = n
+	return n, nil
+}
+
+// flowNet is the state of the flow model for one run.
+type flowNet struct {
+	e        *Engine
+	topo     *Topology
+	rt       *router
+	dev      Placement
+	slots    int // send slots per rank, < 0 unlimited
+	rslots   int // receive slots per rank, < 0 unlimited
+	reduceBW float64
+
+	base, capacity []float64 // per edge: nominal and current bandwidth
+	onEdge         [][]*flowState
+	use            []edgeUse
+	emark          []uint32 // component search marks, by epoch
+	failed         []bool   // edges that failed, nil until one does
+
+	senders    []flowSender
+	recvs      []flowRecv
+	dirtyPorts []int        // receivers whose slots freed or gained an asker
+	live       []*flowState // started, not yet delivered
+	routes     map[uint64]*flowRoute
+	free       []*flowState
+	seq        uint64
+
+	ends   flowHeap // flows in their bandwidth phase, by end
+	dirty  []int32  // edges whose set of flows or capacity changed
+	wake   flowWake
+	wakeAt Time
+	armed  bool
+
+	// progressive filling scratch
+	epoch     uint32
+	stack     []int32
+	compFlows []*flowState
+	compEdges []int32
+	remCap    []float64
+	cnt       []int32
+	ver       []uint32
+	shares    []shareItem
+}
+
+// flowRoute is a path with what the model needs of it.
+type flowRoute struct {
+	path    []int32 // every edge
+	cons    []int32 // the edges of finite bandwidth
+	latency Time
+}
+
+type flowSender struct {
+	queue  fifo[*Message] // posted, not yet asking
+	asking int            // messages waiting for a receive slot
+	active int            // messages started, not yet delivered
+}
+
+// flowRecv is a rank's receive side: its busy slots and the messages
+// asking for one.
+type flowRecv struct {
+	active int
+	askers []flowAsk
+	dirty  bool
+}
+
+type flowAsk struct {
+	at Time
+	m  *Message
+}
+
+// edgeUse accounts for one edge.
+type edgeUse struct {
+	bytes    float64
+	messages int64
+	busy     Time
+	since    Time
+	active   int32
+	peak     int32
+}
+
+type flowState struct {
+	n       *flowNet
+	m       *Message
+	seq     uint64
+	route   *flowRoute
+	pos     []int32 // index of the flow in onEdge[route.cons[i]]
+	rate    float64
+	newRate float64
+	rem     float64 // bytes left to send
+	counted float64 // bytes already accounted on the edges of an earlier route
+	since   Time
+	end     Time
+	hidx    int
+	mark    uint32
+	frozen  uint32
+	sending bool
+	dropped bool
+	lidx    int // index in live
+}
+
+// Fire delivers the flow's message, its latency over.
+func (f *flowState) Fire() { f.n.deliver(f) }
+
+type flowWake struct{ n *flowNet }
+
+func (w *flowWake) Fire() { w.n.wakeUp() }
+
+func (n *flowNet) route(src, dst int) *flowRoute {
+	key := uint64(src)<<32 | uint64(uint32(dst))
+	if r, ok := n.routes[key]; ok {
+		return r
+	}
+	path := n.rt.route(n.dev[src], n.dev[dst])
+	var r *flowRoute
+	if path != nil {
+		r = &flowRoute{path: path}
+		for _, e := range path {
+			ed := &n.topo.edges[e]
+			r.latency += ed.Latency
+			if !math.IsInf(ed.Bandwidth, 1) {
+				r.cons = append(r.cons, e)
+			}
+		}
+	}
+	n.routes[key] = r
+	return r
+}
+
+func (n *flowNet) Post(m *Message) {
+	s := &n.senders[m.Src]
+	s.queue.push(m)
+	n.tryStart(m.Src)
+}
+
+// tryStart lets src's queued messages ask for their receivers while it has
+// free send slots; with unlimited receive slots they start at once.
+func (n *flowNet) tryStart(src int) {
+	s := &n.senders[src]
+	for s.queue.len() > 0 && (n.slots < 0 || s.active+s.asking < n.slots) {
+		m := s.queue.pop()
+		if n.rslots < 0 {
+			n.start(m)
+			continue
+		}
+		s.asking++
+		rv := &n.recvs[m.Dst]
+		rv.askers = append(rv.askers, flowAsk{at: n.e.Now(), m: m})
+		n.markPort(m.Dst)
+	}
+}
+
+func (n *flowNet) markPort(r int) {
+	if !n.recvs[r].dirty {
+		n.recvs[r].dirty = true
+		n.dirtyPorts = append(n.dirtyPorts, r)
+	}
+}
+
+// arbitrate gives free receive slots to the messages asking for them:
+// first asked first, ties to the lower sender.
+func (n *flowNet) arbitrate() {
+	for i := 0; i < len(n.dirtyPorts); i++ { // start may append
+		rv := &n.recvs[n.dirtyPorts[i]]
+		rv.dirty = false
+		for len(rv.askers) > 0 && rv.active < n.rslots {
+			best := 0
+			for j, a := range rv.askers[1:] {
+				b := rv.askers[best]
+				if a.at < b.at || (a.at == b.at && a.m.Src < b.m.Src) {
+					best = j + 1
+				}
+			}
+			m := rv.askers[best].m
+			rv.askers = append(rv.askers[:best], rv.askers[best+1:]...)
+			n.senders[m.Src].asking--
+			n.start(m)
+		}
+	}
+	n.dirtyPorts = n.dirtyPorts[:0]
+}
+
+// start puts m on its route, holding a send and a receive slot.
+func (n *flowNet) start(m *Message) {
+	r := n.route(m.Src, m.Dst)
+	if r == nil {
+		n.e.Drop(m, &PathCutError{Src: m.Src, Dst: m.Dst, At: n.e.Now()})
+		n.tryStart(m.Src)
+		return
+	}
+	n.recvs[m.Dst].active++
+	f := n.alloc()
+	f.m, f.route, f.seq = m, r, n.seq
+	n.seq++
+	f.rem, f.rate, f.counted, f.since = float64(m.Bytes), 0, 0, n.e.Now()
+	f.sending, f.dropped = true, false
+	n.senders[m.Src].active++
+	f.lidx = len(n.live)
+	n.live = append(n.live, f)
+	n.e.Started(m)
+	n.attach(f)
+}
+
+// attach puts a sending flow on the edges of its route.
+func (n *flowNet) attach(f *flowState) {
+	now := n.e.Now()
+	for _, e := range f.route.path {
+		u := &n.use[e]
+		if u.active == 0 {
+			u.since = now
+		}
+		u.active++
+		u.peak = max(u.peak, u.active)
+		u.messages++
+	}
+	f.pos = f.pos[:0]
+	for _, e := range f.route.cons {
+		f.pos = append(f.pos, int32(len(n.onEdge[e])))
+		n.onEdge[e] = append(n.onEdge[e], f)
+		n.dirty = append(n.dirty, e)
+	}
+	if len(f.route.cons) == 0 { // nothing limits it: all its bytes go at once
+		f.rate = math.Inf(1)
+		f.end = now
+		n.ends.push(f)
+	}
+}
+
+// detach takes a flow off its edges; sent is the bytes it carried over
+// them, for accounting.
+func (n *flowNet) detach(f *flowState, sent float64) {
+	now := n.e.Now()
+	for _, e := range f.route.path {
+		u := &n.use[e]
+		u.bytes += sent
+		u.active--
+		if u.active == 0 {
+			u.busy += now - u.since
+		}
+	}
+	for i, e := range f.route.cons {
+		list := n.onEdge[e]
+		last := len(list) - 1
+		p := f.pos[i]
+		if int(p) != last {
+			moved := list[last]
+			list[p] = moved
+			for j, me := range moved.route.cons {
+				if me == e {
+					moved.pos[j] = p
+					break
+				}
+			}
+		}
+		list[last] = nil
+		n.onEdge[e] = list[:last]
+		n.dirty = append(n.dirty, e)
+	}
+	if f.hidx >= 0 {
+		n.ends.remove(f)
+	}
+}
+
+func (n *flowNet) alloc() *flowState {
+	if k := len(n.free); k > 0 {
+		f := n.free[k-1]
+		n.free = n.free[:k-1]
+		return f
+	}
+	return &flowState{n: n, hidx: -1}
+}
+
+func (n *flowNet) release(f *flowState) {
+	last := len(n.live) - 1
+	n.live[f.lidx] = n.live[last]
+	n.live[f.lidx].lidx = f.lidx
+	n.live[last] = nil
+	n.live = n.live[:last]
+	f.m, f.route = nil, nil
+	n.free = append(n.free, f)
+}
+
+// wakeUp ends the bandwidth phase of every flow due now.
+func (n *flowNet) wakeUp() {
+	now := n.e.Now()
+	if n.armed && n.wakeAt == now {
+		n.armed = false
+	}
+	for n.ends.len() > 0 && n.ends.min().end <= now {
+		f := n.ends.pop()
+		f.sending = false
+		n.detach(f, float64(f.m.Bytes)-f.counted)
+		if f.route.latency == 0 {
+			n.deliver(f)
+		} else {
+			n.e.At(now+f.route.latency, f)
+		}
+	}
+}
+
+func (n *flowNet) deliver(f *flowState) {
+	if f.dropped {
+		n.release(f)
+		return
+	}
+	m := f.m
+	n.freeSlots(m)
+	n.release(f)
+	n.e.Deliver(m)
+	n.tryStart(m.Src)
+}
+
+// freeSlots frees the send and receive slots m held.
+func (n *flowNet) freeSlots(m *Message) {
+	n.senders[m.Src].active--
+	n.recvs[m.Dst].active--
+	if n.rslots >= 0 {
+		n.markPort(m.Dst)
+	}
+}
+
+func (n *flowNet) Settle() {
+	if len(n.dirtyPorts) > 0 {
+		n.arbitrate()
+	}
+	if len(n.dirty) > 0 {
+		n.recompute()
+	}
+	if n.ends.len() > 0 {
+		if t := n.ends.min().end; !n.armed || t < n.wakeAt {
+			n.armed, n.wakeAt = true, t
+			n.e.At(t, &n.wake)
+		}
+	}
+}
+
+// recompute gives max-min fair rates to the flows connected, through
+// shared edges, to the dirty edges.
+func (n *flowNet) recompute() {
+	n.epoch++
+	ep := n.epoch
+	flows, edges := n.compFlows[:0], n.compEdges[:0]
+	stack := append(n.stack[:0], n.dirty...)
+	n.dirty = n.dirty[:0]
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.emark[e] == ep {
+			continue
+		}
+		n.emark[e] = ep
+		edges = append(edges, e)
+		for _, f := range n.onEdge[e] {
+			if f.mark == ep {
+				continue
+			}
+			f.mark = ep
+			flows = append(flows, f)
+			for _, e2 := range f.route.cons {
+				if n.emark[e2] != ep {
+					stack = append(stack, e2)
+				}
+			}
+		}
+	}
+	n.stack = stack
+
+	// Progressive filling. An edge's fair share is its capacity left over
+	// the flows on it not yet fixed; the edge with the least share fixes
+	// all its flows at that share. Shares only grow as flows are fixed,
+	// so a heap with stale entries skipped finds the least each time.
+	h := n.shares[:0]
+	for _, e := range edges {
+		k := int32(len(n.onEdge[e]))
+		n.remCap[e], n.cnt[e] = n.capacity[e], k
+		n.ver[e]++
+		if k > 0 {
+			h = pushShare(h, shareItem{n.capacity[e] / float64(k), e, n.ver[e]})
+		}
+	}
+	left := len(flows)
+	for left > 0 && len(h) > 0 {
+		var it shareItem
+		it, h = popShare(h)
+		if it.ver != n.ver[it.edge] {
+			continue
+		}
+		s := it.share
+		for _, f := range n.onEdge[it.edge] {
+			if f.frozen == ep {
+				continue
+			}
+			f.frozen, f.newRate = ep, s
+			left--
+			for _, e2 := range f.route.cons {
+				n.remCap[e2] -= s
+				n.cnt[e2]--
+				n.ver[e2]++
+				if e2 != it.edge && n.cnt[e2] > 0 {
+					h = pushShare(h, shareItem{max(n.remCap[e2], 0) / float64(n.cnt[e2]), e2, n.ver[e2]})
+				}
+			}
+		}
+	}
+	n.shares = h[:0]
+
+	now := n.e.Now()
+	for _, f := range flows {
+		if f.newRate == f.rate && f.hidx >= 0 {
+			continue
+		}
+		if f.rate > 0 && now > f.since {
+			f.rem = max(f.rem-f.rate*float64(now-f.since)/float64(Second), 0)
+		}
+		f.since, f.rate = now, f.newRate
+		f.end = now + transfer(f.rem, f.rate)
+		if f.hidx >= 0 {
+			n.ends.fix(f)
+		} else {
+			n.ends.push(f)
+		}
+	}
+	n.compFlows, n.compEdges = flows[:0], edges[:0]
+}
+
+// transfer is the time to send rem bytes at rate, rounded as TransferTime.
+func transfer(rem, rate float64) Time {
+	if rem == 0 || math.IsInf(rate, 1) {
+		return 0
+	}
+	return Time(math.Round(rem * float64(Second) / rate))
+}
+
+func (n *flowNet) ReduceTime(_, bytes int) Time {
+	if n.reduceBW == 0 {
+		return 0
+	}
+	return TransferTime(bytes, n.reduceBW)
+}
+
+// DropRank implements RankDropper: messages from or to a failed rank,
+// started, asking or queued, are removed.
+func (n *flowNet) DropRank(rank int) []*Message {
+	var out []*Message
+	var freed []int
+	involved := func(m *Message) bool { return m.Src == rank || m.Dst == rank }
+	for _, f := range slices.Clone(n.live) {
+		if f.dropped || !involved(f.m) {
+			continue
+		}
+		out = append(out, f.m)
+		n.freeSlots(f.m)
+		freed = append(freed, f.m.Src)
+		n.cancel(f)
+	}
+	for r := range n.recvs {
+		rv := &n.recvs[r]
+		keep := rv.askers[:0]
+		for _, a := range rv.askers {
+			if involved(a.m) {
+				out = append(out, a.m)
+				n.senders[a.m.Src].asking--
+				freed = append(freed, a.m.Src)
+			} else {
+				keep = append(keep, a)
+			}
+		}
+		clear(rv.askers[len(keep):])
+		rv.askers = keep
+	}
+	for src := range n.senders {
+		q := &n.senders[src].queue
+		var keep []*Message
+		for q.len() > 0 {
+			m := q.pop()
+			if involved(m) {
+				out = append(out, m)
+			} else {
+				keep = append(keep, m)
+			}
+		}
+		for _, m := range keep {
+			q.push(m)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Message) int { return cmpInt64(a.ID, b.ID) })
+	slices.Sort(freed)
+	for _, src := range slices.Compact(freed) {
+		if src != rank {
+			n.tryStart(src)
+		}
+	}
+	return out
+}
+
+// cancel removes a started flow whose message will not be delivered.
+func (n *flowNet) cancel(f *flowState) {
+	if f.sending {
+		f.sending = false
+		n.detach(f, n.sentSince(f))
+		n.release(f)
+		return
+	}
+	// Its delivery is scheduled: let the event find it dropped.
+	f.dropped = true
+}
+
+// sentSince is the bytes f sent on its current route so far.
+func (n *flowNet) sentSince(f *flowState) float64 {
+	rem := f.rem
+	if f.rate > 0 && !math.IsInf(f.rate, 1) {
+		rem = max(rem-f.rate*float64(n.e.Now()-f.since)/float64(Second), 0)
+	} else if math.IsInf(f.rate, 1) {
+		rem = 0
+	}
+	return float64(f.m.Bytes) - f.counted - rem
+}
+
+// FailLink implements LinkFaulter: the edge carries nothing more. Flows in
+// their bandwidth phase that cross it move, with the bytes they have left,
+// to a new route if one is left, and fail with a *PathCutError if not.
+// Flows past their bandwidth phase are delivered as planned.
+func (n *flowNet) FailLink(edge int) {
+	if n.failed == nil {
+		n.failed = make([]bool, len(n.topo.edges))
+	}
+	if n.failed[edge] {
+		return
+	}
+	n.failed[edge] = true
+	n.rt.fail(edge)
+	clear(n.routes)
+	now := n.e.Now()
+	affected := []*flowState{}
+	for _, f := range n.live {
+		if f.sending && slices.Contains(f.route.path, int32(edge)) {
+			affected = append(affected, f)
+		}
+	}
+	slices.SortFunc(affected, func(a, b *flowState) int { return cmpInt64(int64(a.seq), int64(b.seq)) })
+	for _, f := range affected {
+		sent := n.sentSince(f)
+		n.detach(f, sent)
+		f.counted += sent
+		f.rem = float64(f.m.Bytes) - f.counted
+		r := n.route(f.m.Src, f.m.Dst)
+		if r == nil {
+			m := f.m
+			f.sending = false
+			n.freeSlots(m)
+			n.release(f)
+			n.e.Drop(m, &PathCutError{Src: m.Src, Dst: m.Dst, Link: n.topo.edges[edge].Name, At: now})
+			n.tryStart(m.Src)
+			continue
+		}
+		f.route, f.rate, f.since = r, 0, now
+		n.attach(f)
+	}
+}
+
+// ScaleLink implements LinkFaulter: the edge's bandwidth becomes factor
+// times its nominal bandwidth from now on.
+func (n *flowNet) ScaleLink(edge int, factor float64) {
+	n.capacity[edge] = n.base[edge] * factor
+	n.dirty = append(n.dirty, int32(edge))
+}
+
+// Topology implements LinkFaulter.
+func (n *flowNet) Topology() *Topology { return n.topo }
+
+// LinkUsage implements LinkReporter.
+func (n *flowNet) LinkUsage(end Time) []LinkUsage {
+	out := make([]LinkUsage, len(n.topo.edges))
+	for i, ed := range n.topo.edges {
+		u := n.use[i]
+		busy := u.busy
+		if u.active > 0 {
+			busy += end - u.since
+		}
+		out[i] = LinkUsage{
+			Link: ed.Name, From: n.topo.nodes[ed.From].Name, To: n.topo.nodes[ed.To].Name,
+			Bandwidth: n.capacity[i], Latency: ed.Latency,
+			Bytes: int64(math.Round(u.bytes)), Messages: u.messages, Busy: busy, PeakFlows: int(u.peak),
+			Failed: n.failed != nil && n.failed[i],
+		}
+	}
+	return out
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// shareItem is an edge's fair share in progressive filling.
+type shareItem struct {
+	share float64
+	edge  int32
+	ver   uint32
+}
+
+func shareLess(a, b shareItem) bool {
+	return a.share < b.share || (a.share == b.share && a.edge < b.edge)
+}
+
+func pushShare(h []shareItem, it shareItem) []shareItem {
+	h = append(h, it)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !shareLess(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+func popShare(h []shareItem) (shareItem, []shareItem) {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if l+1 < n && shareLess(h[l+1], h[l]) {
+			c = l + 1
+		}
+		if !shareLess(h[c], h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	return top, h
+}
+
+// flowHeap orders flows by (end, seq), with each flow's index kept in it
+// so that a flow whose end moves can be fixed in place.
+type flowHeap struct{ h []*flowState }
+
+func (q *flowHeap) len() int          { return len(q.h) }
+func (q *flowHeap) min() *flowState   { return q.h[0] }
+func flowBefore(a, b *flowState) bool { return a.end < b.end || (a.end == b.end && a.seq < b.seq) }
+
+func (q *flowHeap) push(f *flowState) {
+	f.hidx = len(q.h)
+	q.h = append(q.h, f)
+	q.up(f.hidx)
+}
+
+func (q *flowHeap) pop() *flowState {
+	f := q.h[0]
+	q.remove(f)
+	return f
+}
+
+func (q *flowHeap) remove(f *flowState) {
+	i, last := f.hidx, len(q.h)-1
+	if i != last {
+		q.swap(i, last)
+	}
+	q.h[last] = nil
+	q.h = q.h[:last]
+	f.hidx = -1
+	if i != last {
+		q.down(i)
+		q.up(i)
+	}
+}
+
+func (q *flowHeap) fix(f *flowState) {
+	q.down(f.hidx)
+	q.up(f.hidx)
+}
+
+func (q *flowHeap) swap(i, j int) {
+	q.h[i], q.h[j] = q.h[j], q.h[i]
+	q.h[i].hidx, q.h[j].hidx = i, j
+}
+
+func (q *flowHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !flowBefore(q.h[i], q.h[p]) {
+			break
+		}
+		q.swap(i, p)
+		i = p
+	}
+}
+
+func (q *flowHeap) down(i int) {
+	n := len(q.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		c := l
+		if l+1 < n && flowBefore(q.h[l+1], q.h[l]) {
+			c = l + 1
+		}
+		if !flowBefore(q.h[c], q.h[i]) {
+			return
+		}
+		q.swap(i, c)
+		i = c
+	}
+}

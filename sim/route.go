@@ -1,0 +1,191 @@
+package sim
+
+import "math"
+
+// router computes and caches the routes of one run over a topology. Routes
+// are found on demand: the distances to a destination device are computed
+// the first time a message is sent to it, and each (source, destination)
+// path the first time it is used. Failed edges are left out; failing one
+// clears the caches.
+type router struct {
+	t      *Topology
+	failed []bool
+	dist   map[int32][]int32 // destination device -> cost to it from each node
+	paths  map[uint64][]int32
+	// scratch for Dijkstra
+	heap []routeItem
+}
+
+type routeItem struct {
+	d    int32
+	node int32
+}
+
+const unreachable = math.MaxInt32
+
+func newRouter(t *Topology) *router {
+	return &router{t: t, failed: make([]bool, len(t.edges)), dist: map[int32][]int32{}, paths: map[uint64][]int32{}}
+}
+
+// fail removes edge e from routing.
+func (r *router) fail(e int) {
+	if r.failed[e] {
+		return
+	}
+	r.failed[e] = true
+	clear(r.dist)
+	clear(r.paths)
+}
+
+// route returns the edges of the path from device src to device dst, or
+// nil if no path is left. src != dst. The slice is shared: do not modify.
+func (r *router) route(src, dst int) []int32 {
+	key := uint64(src)<<32 | uint64(uint32(dst))
+	if p, ok := r.paths[key]; ok {
+		return p
+	}
+	p := r.findPath(src, dst)
+	r.paths[key] = p
+	return p
+}
+
+func (r *router) findPath(src, dst int) []int32 {
+	t := r.t
+	dist := r.distTo(dst)
+	s, d := t.devices[src], t.devices[dst]
+	if dist[s] == unreachable {
+		return nil
+	}
+	var key uint64
+	if t.Routing == RouteDestMod {
+		key = uint64(dst)
+	} else {
+		key = mix64(uint64(src)<<32 | uint64(uint32(dst)))
+	}
+	var path []int32
+	var cand []int32
+	for u := s; u != d; {
+		cand = cand[:0]
+		for _, e := range t.out[u] {
+			ed := &t.edges[e]
+			if r.failed[e] || dist[ed.To] == unreachable || (ed.To != d && !t.transit(ed.To)) {
+				continue
+			}
+			if dist[ed.To]+int32(ed.Cost) == dist[u] {
+				cand = append(cand, e)
+			}
+		}
+		e := cand[0]
+		if n := uint64(len(cand)); n > 1 {
+			e = cand[key%n]
+			key /= n
+		}
+		path = append(path, e)
+		u = t.edges[e].To
+	}
+	return path
+}
+
+// distTo returns the least cost from every node to device dst, through
+// transit nodes only, over edges that have not failed.
+func (r *router) distTo(dst int) []int32 {
+	if d, ok := r.dist[int32(dst)]; ok {
+		return d
+	}
+	t := r.t
+	dist := make([]int32, len(t.nodes))
+	for i := range dist {
+		dist[i] = unreachable
+	}
+	target := t.devices[dst]
+	dist[target] = 0
+	h := r.heap[:0]
+	h = pushRoute(h, routeItem{0, int32(target)})
+	for len(h) > 0 {
+		var it routeItem
+		it, h = popRoute(h)
+		v := int(it.node)
+		if it.d != dist[v] {
+			continue
+		}
+		if v != target && !t.transit(v) {
+			continue // devices do not forward
+		}
+		for _, e := range t.in[v] {
+			if r.failed[e] {
+				continue
+			}
+			ed := &t.edges[e]
+			if nd := it.d + int32(ed.Cost); nd < dist[ed.From] {
+				dist[ed.From] = nd
+				h = pushRoute(h, routeItem{nd, int32(ed.From)})
+			}
+		}
+	}
+	r.heap = h
+	r.dist[int32(dst)] = dist
+	return dist
+}
+
+func routeLess(a, b routeItem) bool { return a.d < b.d || (a.d == b.d && a.node < b.node) }
+
+func pushRoute(h []routeItem, it routeItem) []routeItem {
+	h = append(h, it)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !routeLess(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+func popRoute(h []routeItem) (routeItem, []routeItem) {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if l+1 < n && routeLess(h[l+1], h[l]) {
+			c = l + 1
+		}
+		if !routeLess(h[c], h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	return top, h
+}
+
+// mix64 is the splitmix64 finaliser: a fixed, well-spread hash, the same
+// on every platform and in every run.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Route returns the names of the edges a message from device src to device
+// dst crosses, for inspection and tests; nil if there is no path.
+func (t *Topology) Route(src, dst int) []string {
+	if src == dst {
+		return nil
+	}
+	p := newRouter(t).route(src, dst)
+	names := make([]string, len(p))
+	for i, e := range p {
+		names[i] = t.edges[e].Name
+	}
+	return names
+}
