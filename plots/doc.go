@@ -1,0 +1,38 @@
+// Package plots draws the figures of a collective-communication sweep: the
+// pictures a researcher reads to decide which algorithm to run where.
+//
+// Its only input is a slice of [Point] (collective, algorithm, world size,
+// message size, time, bus bandwidth), so it does not depend on the sweep
+// runner; [ReadCSV] makes Points from the runner's results.csv. From them
+// it draws, per collective:
+//
+//   - [LatencyPanels]: time against message size on log-log axes, one line
+//     per algorithm, one panel per world size;
+//   - [BusBWPanels]: bus bandwidth against message size, with the link
+//     bandwidth drawn as the ceiling the bandwidth-bound sizes approach;
+//   - [CrossoverMap]: world size by message size, each sweep point coloured
+//     by its fastest algorithm, with the crossover boundaries drawn;
+//   - [AutoSlowdown]: how much slower the dispatcher's "auto" policy is than
+//     the best algorithm at each point.
+//
+// [WriteAll] writes all of those that apply, as PNG and SVG, for every
+// collective in a sweep; it is what `nexar-sim run` and `nexar-sim plot`
+// call. [Winners] is the table the crossover map is drawn from, exported so
+// that the tuning-table derivation and tests read the same numbers the
+// picture shows.
+//
+// Readability rules the figures follow: message sizes are labelled in binary
+// units (B, KiB, MiB, GiB) at powers of two, times in s/ms/µs/ns, bandwidth
+// in GB/s (1e9 B/s, as nccl-tests); each algorithm keeps one colour, dash
+// pattern and marker in every figure of a collective (colour-blind-safe
+// palette, with auto drawn dotted black on top); one legend per figure sits
+// between the title and the panels, never over data; axis titles appear on
+// the outer panels only.
+//
+// Output is deterministic: the same points, in any order, give the same
+// bytes. Figures are written atomically (a temporary file renamed into
+// place), so a reader polling the output directory never sees half an image.
+// Bad data is an error, never a panic: [ErrNoData] and its relatives say
+// that a figure has nothing to draw, an [*InvalidPointError] that a point is
+// not a measurement (NaN or negative time, world below one).
+package plots

@@ -1,0 +1,318 @@
+package plots
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+)
+
+// FormatBytes writes a size with binary units: "512 B", "1 KiB", "64 MiB",
+// "1.5 GiB". Up to three significant digits; exact powers of two print as
+// integers. The unit steps up at 1000 rather than 1024, so that a label
+// never needs four digits ("0.98 MiB", not "1005 KiB").
+func FormatBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	neg := b < 0
+	v := math.Abs(b)
+	i := 0
+	for sig3Rounds(v) >= 1000 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	s := sig3(v) + " " + units[i]
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// FormatSeconds writes a duration with the unit that keeps the number
+// between 1 and 1000: "250 ns", "10 µs", "1.5 ms", "2 s". Up to three
+// significant digits.
+func FormatSeconds(s float64) string {
+	if s == 0 {
+		return "0 s"
+	}
+	neg := s < 0
+	v := math.Abs(s)
+	units := []struct {
+		name  string
+		scale float64
+	}{{"s", 1}, {"ms", 1e-3}, {"µs", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}}
+	u := units[len(units)-1]
+	for _, c := range units {
+		// The small tolerance keeps 999.9999 µs (a rounding artefact of
+		// 1e-3) printing as "1 ms" rather than "1000 µs".
+		if v >= c.scale*(1-1e-9) {
+			u = c
+			break
+		}
+	}
+	out := sig3(v/u.scale) + " " + u.name
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+// sig3Rounds is v as sig3 prints it, so that 999.7 (printed "1000") steps
+// up a unit too.
+func sig3Rounds(v float64) float64 {
+	x, _ := strconv.ParseFloat(sig3(v), 64)
+	return x
+}
+
+// sig3 formats v >= 0 with at most three significant digits and no
+// exponent or trailing zeros: 1, 1.5, 12.3, 256, 1020.
+func sig3(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	if r := math.Round(v); math.Abs(v-r) <= 1e-9*v {
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	digits := 2 - int(math.Floor(math.Log10(v)))
+	if digits < 0 {
+		digits = 0
+	}
+	s := strconv.FormatFloat(v, 'f', digits, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// bytesTicks marks a log-scale size axis at powers of two, labelling every
+// step-th power (steps that divide 10 or are multiples of it, so labels fall
+// on KiB/MiB/GiB boundaries where they can) with at most maxLabels labels.
+type bytesTicks struct{ maxLabels int }
+
+func (t bytesTicks) Ticks(amin, amax float64) []plot.Tick {
+	if !(amin > 0) || !(amax >= amin) {
+		return nil
+	}
+	lo := int(math.Ceil(math.Log2(amin) - 1e-9))
+	hi := int(math.Floor(math.Log2(amax) + 1e-9))
+	step := 1
+	for _, s := range []int{1, 2, 4, 5, 10, 20, 30} {
+		step = s
+		if countMultiples(lo, hi, s) <= max(t.maxLabels, 2) {
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for e := lo; e <= hi; e++ {
+		v := math.Ldexp(1, e)
+		tk := plot.Tick{Value: v}
+		if mod(e, step) == 0 {
+			tk.Label = FormatBytes(v)
+		}
+		ticks = append(ticks, tk)
+	}
+	return ticks
+}
+
+// decadeTicks marks a log-scale axis of a decimal quantity (seconds) at
+// 1..9 x 10^k and labels 1, 2, 5 x 10^k (short ranges), 10^k, or every
+// few decades, so that at most maxLabels labels are drawn.
+type decadeTicks struct {
+	maxLabels int
+	format    func(float64) string
+}
+
+func (t decadeTicks) Ticks(amin, amax float64) []plot.Tick {
+	if !(amin > 0) || !(amax >= amin) {
+		return nil
+	}
+	lo := int(math.Floor(math.Log10(amin) + 1e-9))
+	hi := int(math.Ceil(math.Log10(amax) - 1e-9))
+	inRange := func(v float64) bool { return v >= amin*(1-1e-9) && v <= amax*(1+1e-9) }
+	count := func(mantissas []int, every int) int {
+		n := 0
+		for k := lo; k <= hi; k++ {
+			if mod(k, every) != 0 {
+				continue
+			}
+			for _, m := range mantissas {
+				if inRange(float64(m) * math.Pow10(k)) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	limit := max(t.maxLabels, 2)
+	mantissas, every := []int{1}, 1
+	switch {
+	case count([]int{1, 2, 5}, 1) <= limit:
+		mantissas = []int{1, 2, 5}
+	case count([]int{1, 3}, 1) <= limit:
+		mantissas = []int{1, 3}
+	default:
+		// Every other decade, or every third so that labels stay on unit
+		// boundaries (1 ns, 1 µs, 1 ms, 1 s).
+		for every = 1; count(mantissas, every) > limit; {
+			if every < 3 {
+				every++
+			} else {
+				every += 3
+			}
+		}
+	}
+	var ticks []plot.Tick
+	for k := lo; k <= hi; k++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow10(k)
+			if !inRange(v) {
+				continue
+			}
+			tk := plot.Tick{Value: v}
+			if mod(k, every) == 0 && slices.Contains(mantissas, m) {
+				tk.Label = t.format(v)
+			}
+			ticks = append(ticks, tk)
+		}
+	}
+	return ticks
+}
+
+// linearTicks labels a linear axis at multiples of a 1, 2 or 5 x 10^k step
+// chosen for about want labels, with minor ticks between, and appends
+// suffix to each label.
+type linearTicks struct {
+	want   int
+	suffix string
+}
+
+func (t linearTicks) Ticks(amin, amax float64) []plot.Tick {
+	if !(amax > amin) || math.IsInf(amax-amin, 0) {
+		return nil
+	}
+	want := max(t.want, 2)
+	raw := (amax - amin) / float64(want)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	// The 1-2-5 step nearest raw on a log scale: 2.7 gives 2, 4 gives 5.
+	step := mag
+	for _, m := range []float64{2, 5, 10} {
+		if math.Abs(math.Log(m*mag/raw)) < math.Abs(math.Log(step/raw)) {
+			step = m * mag
+		}
+	}
+	minor := step / 5
+	if m := step / mag; m > 1.5 && m < 2.5 {
+		minor = step / 4
+	}
+	decimals := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	var ticks []plot.Tick
+	first := math.Ceil(amin/minor - 1e-9)
+	for i := first; i*minor <= amax*(1+1e-12)+1e-300; i++ {
+		v := i * minor
+		tk := plot.Tick{Value: v}
+		if r := v / step; math.Abs(r-math.Round(r)) < 1e-6 {
+			if v == 0 {
+				v = 0 // no "-0"
+			}
+			tk.Label = strconv.FormatFloat(v, 'f', decimals, 64) + t.suffix
+		}
+		ticks = append(ticks, tk)
+	}
+	return ticks
+}
+
+// niceLogRange widens [min, max] to the enclosing 1-2-5 x 10^k values, so a
+// decade-ticked axis always has labelled ends.
+func niceLogRange(amin, amax float64) (float64, float64) {
+	down := func(v float64) float64 {
+		k := math.Floor(math.Log10(v) + 1e-9)
+		d := math.Pow(10, k)
+		for _, m := range []float64{5, 2, 1} {
+			if m*d <= v*(1+1e-9) {
+				return m * d
+			}
+		}
+		return d
+	}
+	up := func(v float64) float64 {
+		k := math.Floor(math.Log10(v) - 1e-9)
+		d := math.Pow(10, k)
+		for _, m := range []float64{1, 2, 5, 10} {
+			if m*d >= v*(1-1e-9) {
+				return m * d
+			}
+		}
+		return 10 * d
+	}
+	lo, hi := down(amin), up(amax)
+	if lo == hi {
+		lo, hi = down(lo*0.99), up(hi*1.01)
+	}
+	return lo, hi
+}
+
+// pow2Range widens [min, max] to the enclosing powers of two (at least one
+// octave apart).
+func pow2Range(amin, amax float64) (float64, float64) {
+	lo := math.Ldexp(1, int(math.Floor(math.Log2(amin)+1e-9)))
+	hi := math.Ldexp(1, int(math.Ceil(math.Log2(amax)-1e-9)))
+	if lo == hi {
+		lo, hi = lo/2, hi*2
+	}
+	return lo, hi
+}
+
+func countMultiples(lo, hi, step int) int {
+	n := 0
+	for e := lo; e <= hi; e++ {
+		if mod(e, step) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func mod(a, b int) int { return ((a % b) + b) % b }
+
+// sizeTicks marks the sizes a sweep ran (the cells of a crossover map) and
+// labels every k-th power of two among them (every k-th size when fewer
+// than two are powers of two), at most maxLabels labels.
+type sizeTicks struct {
+	sizes     []float64 // ascending, unique
+	maxLabels int
+}
+
+func (t sizeTicks) Ticks(amin, amax float64) []plot.Tick {
+	var in, pow2 []float64
+	for _, s := range t.sizes {
+		if s >= amin && s <= amax {
+			in = append(in, s)
+			if isPow2(s) {
+				pow2 = append(pow2, s)
+			}
+		}
+	}
+	cand := pow2
+	if len(pow2) < 2 {
+		cand = in
+	}
+	k := (len(cand) + max(t.maxLabels, 1) - 1) / max(t.maxLabels, 1)
+	label := map[float64]bool{}
+	for i := 0; i < len(cand); i += k {
+		label[cand[i]] = true
+	}
+	ticks := make([]plot.Tick, len(in))
+	for i, s := range in {
+		ticks[i].Value = s
+		if label[s] {
+			ticks[i].Label = FormatBytes(s)
+		}
+	}
+	return ticks
+}
+
+func isPow2(v float64) bool {
+	frac, _ := math.Frexp(v)
+	return frac == 0.5
+}
