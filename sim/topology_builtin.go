@@ -322,7 +322,9 @@ func (f FatTree) Build(world int) (*Topology, error) {
 // leaves group i from its global port o*m + c, o being j's offset (j-i-1)
 // mod Groups, and port t is port t mod GlobalLinks of router t div
 // GlobalLinks. Device i is host i mod Hosts of router i div Hosts, routers
-// numbered group by group. Routing is minimal (local, global, local hops).
+// numbered group by group. Routing is minimal: global links have routing
+// cost 2, local ones 1, so a route takes at most one global hop (local,
+// global, local), never global, local, global.
 type Dragonfly struct {
 	// Groups is the number of groups (key "groups").
 	Groups int
@@ -388,7 +390,9 @@ func (df Dragonfly) Build(world int) (*Topology, error) {
 				oi := (j - i - 1 + df.Groups) % df.Groups
 				oj := (i - j - 1 + df.Groups) % df.Groups
 				for c := range m {
-					t.Connect(port(i, oi*m+c), port(j, oj*m+c), df.Global)
+					a, b := port(i, oi*m+c), port(j, oj*m+c)
+					t.AddEdge(a, b, df.Global.Bandwidth, df.Global.Latency, 2)
+					t.AddEdge(b, a, df.Global.Bandwidth, df.Global.Latency, 2)
 				}
 			}
 		}
@@ -417,7 +421,7 @@ type Hierarchical struct {
 	// DevicesPerNode (key "devices_per_node").
 	DevicesPerNode int
 	// Intra is each device's link to its node's switch (keys
-	// "intra_bandwidth", "intra_latency").
+	// "intra_bandwidth", "intra_latency"); zero bandwidth is unlimited.
 	Intra LinkParams
 	// NICs is the number of NICs per node (key "nics_per_node"); 0 means
 	// one per device.
@@ -454,7 +458,7 @@ func (h Hierarchical) Build(world int) (*Topology, error) {
 		return nil, fmt.Errorf("hierarchical: %d NICs per node for %d devices; want 1 to %d", h.NICs, h.DevicesPerNode, h.DevicesPerNode)
 	}
 	host := LinkParams{h.HostBandwidth, h.HostLatency}
-	if err := errors.Join(h.Intra.check("intra-node", false), host.check("host", true)); err != nil {
+	if err := errors.Join(h.Intra.check("intra-node", true), host.check("host", true)); err != nil {
 		return nil, err
 	}
 	if h.Inter == nil {

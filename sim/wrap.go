@@ -1,0 +1,68 @@
+package sim
+
+// wrapped is the base of network decorators: it forwards Network and every
+// optional interface to the network it wraps, so that a decorator only
+// writes what it changes and the engine still sees what the inner network
+// can do.
+type wrapped struct {
+	inner Network
+}
+
+var (
+	_ Overheads    = (*wrapped)(nil)
+	_ RankDropper  = (*wrapped)(nil)
+	_ LinkFaulter  = (*wrapped)(nil)
+	_ LinkReporter = (*wrapped)(nil)
+)
+
+func (w *wrapped) Post(m *Message)                 { w.inner.Post(m) }
+func (w *wrapped) Settle()                         { w.inner.Settle() }
+func (w *wrapped) ReduceTime(rank, bytes int) Time { return w.inner.ReduceTime(rank, bytes) }
+
+func (w *wrapped) SendOverhead(rank, bytes int) Time {
+	if o, ok := w.inner.(Overheads); ok {
+		return o.SendOverhead(rank, bytes)
+	}
+	return 0
+}
+
+func (w *wrapped) RecvOverhead(rank, bytes int) Time {
+	if o, ok := w.inner.(Overheads); ok {
+		return o.RecvOverhead(rank, bytes)
+	}
+	return 0
+}
+
+func (w *wrapped) DropRank(rank int) []*Message {
+	if d, ok := w.inner.(RankDropper); ok {
+		return d.DropRank(rank)
+	}
+	return nil
+}
+
+// Topology returns the inner network's topology, or nil if it has none.
+func (w *wrapped) Topology() *Topology {
+	if f, ok := w.inner.(LinkFaulter); ok {
+		return f.Topology()
+	}
+	return nil
+}
+
+func (w *wrapped) FailLink(edge int) { w.inner.(LinkFaulter).FailLink(edge) }
+
+func (w *wrapped) ScaleLink(edge int, factor float64) { w.inner.(LinkFaulter).ScaleLink(edge, factor) }
+
+func (w *wrapped) LinkUsage(end Time) []LinkUsage {
+	if r, ok := w.inner.(LinkReporter); ok {
+		return r.LinkUsage(end)
+	}
+	return nil
+}
+
+// newInner builds the network of a wrapped model.
+func newInner(m Model, e *Engine) (Network, error) {
+	if cm, ok := m.(CheckedModel); ok {
+		return cm.NewNetworkChecked(e)
+	}
+	return m.NewNetwork(e), nil
+}
