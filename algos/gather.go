@@ -12,27 +12,30 @@ const tagGather Tag = 0x300
 
 // startRooted checks the arguments of a gather or a scatter: block is this
 // rank's block, full the root's buffer of p blocks (only looked at on the
-// root). It reports whether there is anything to move.
+// root); a nil buffer is an empty one. It reports whether there is
+// anything to move.
 func startRooted(name string, l Link, block, full device.Buffer, dt device.DType, root int) (bool, error) {
 	if err := checkRootRank(l, root); err != nil {
 		return false, err
 	}
-	if block == nil {
-		return false, fmt.Errorf("algos: %s: no block buffer", name)
-	}
-	if err := checkBuffer(block, dt); err != nil {
-		return false, err
+	b := 0
+	if block != nil {
+		if err := checkBuffer(block, dt); err != nil {
+			return false, err
+		}
+		b = block.Len()
 	}
 	if l.Rank() == root {
-		if full == nil {
-			return false, fmt.Errorf("algos: %s: no buffer on the root", name)
+		f := 0
+		if full != nil {
+			f = full.Len()
 		}
-		if want := l.Size() * block.Len(); full.Len() != want {
+		if want := l.Size() * b; f != want {
 			return false, fmt.Errorf("algos: %s: root buffer of %d bytes, want %d ranks x %d bytes = %d",
-				name, full.Len(), l.Size(), block.Len(), want)
+				name, f, l.Size(), b, want)
 		}
 	}
-	return block.Len() > 0, nil
+	return b > 0, nil
 }
 
 // rotateBlocks copies src, p blocks of b bytes in order relative to root
