@@ -13,6 +13,49 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return RingAllreduce(ctx, l, c.Buf, c.DType, c.Op)
 				}},
+			{Name: "pipelined_ring", Summary: "ring with blocks cut into segments, reduction overlapping transfer (nexar's large-message choice)",
+				Params: map[string]int{"segment": DefaultPipelineSegment},
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return PipelinedRingAllreduce(ctx, l, c.Buf, c.DType, c.Op, c.Param("segment", DefaultPipelineSegment))
+				}},
+			{Name: "halving_doubling", Summary: "Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather; folds non-powers of two",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return HalvingDoublingAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "recursive_doubling", Summary: "whole-buffer exchanges at doubling distances; fewest rounds, for small messages",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return RecursiveDoublingAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "binomial_tree", Summary: "binomial-tree reduce to rank 0, then binomial-tree broadcast",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return BinomialTreeAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "rs_ag", Summary: "ring reduce-scatter then ring allgather, as two composed collectives",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return RSAGAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "direct", Summary: "one shot: every rank sends its buffer to every other; for tiny messages",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return DirectAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "bucketed", Summary: "many tensors fused into one ring allreduce and scattered back (nexar's bucketed allreduce)",
+				Params: map[string]int{"tensors": DefaultBucketTensors},
+				Run: func(ctx context.Context, l Link, c Call) error {
+					t := c.Param("tensors", DefaultBucketTensors)
+					if err := checkPositive("bucketed", "tensors", t); err != nil {
+						return err
+					}
+					if err := checkBuffer(c.Buf, c.DType); err != nil {
+						return err
+					}
+					return BucketedAllreduce(ctx, l, SplitTensors(c.Buf, c.DType, t), c.DType, c.Op, RingAllreduce)
+				}},
+			{Name: "hierarchical", Summary: "reduce-scatter in groups, allreduce across groups, allgather in groups",
+				Params: map[string]int{"group": DefaultHierarchicalGroup},
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return HierarchicalAllreduce(ctx, l, c.Buf, c.DType, c.Op, c.Param("group", DefaultHierarchicalGroup))
+				}},
+			AutoAlgorithm("allreduce", allreduceSize),
 		},
 	})
 }

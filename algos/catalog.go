@@ -23,6 +23,9 @@ type Call struct {
 	// Params are the algorithm's numeric parameters by name (for example
 	// "segment" in bytes); a missing one takes its default.
 	Params map[string]int
+	// Tuning is the table the "auto" algorithms select by; nil is
+	// DefaultTuning, nexar's own rule.
+	Tuning *Tuning
 }
 
 // Param returns parameter name of c, or def if it is not set.

@@ -1,0 +1,83 @@
+package algos
+
+import (
+	"context"
+	"math/bits"
+
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// BinomialTreeAllreduce reduces the buffer to rank 0 along a binomial tree
+// and broadcasts the result back down the same tree.
+//
+// Rank r > 0 hangs under r - 2^i, 2^i the highest power of two in r. The
+// reduce runs the rounds at distance d = 2^(ceil(lg p)-1) down to 1: in the
+// round at distance d, each rank r < d with a child r + d receives the
+// child's partial result and reduces it into its own, and each rank in
+// [d, 2d) sends its partial result to its parent. The broadcast runs the
+// same rounds the other way, d = 1 up. Every message carries the whole
+// buffer. On alpha-beta, p a power of two, every round waits for the one
+// before:
+//
+//	lg p (2α + 2nβ + nγ)
+//
+// It has twice the rounds of recursive doubling and the same bytes per
+// round, so on a flat network it never beats it; it is here because it is
+// what "reduce then broadcast" costs, the baseline that composing rooted
+// collectives gives, and because a tree keeps each link's load to one
+// message per round when the network is not flat.
+func BinomialTreeAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
+	_, done, err := allreducePrologue(l, buf, dt)
+	if err != nil || done {
+		return err
+	}
+	if err := treeReduce(ctx, l, buf, dt, op); err != nil {
+		return err
+	}
+	return treeBroadcast(ctx, l, buf)
+}
+
+// treeTop is the largest distance of the binomial tree over p > 1 ranks,
+// 2^(ceil(lg p) - 1).
+func treeTop(p int) int { return 1 << (bits.Len(uint(p-1)) - 1) }
+
+// treeReduce reduces buf into rank 0's buf along the binomial tree.
+func treeReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
+	r, p := l.Rank(), l.Size()
+	var tmp device.Buffer
+	for d := treeTop(p); d >= 1; d /= 2 {
+		switch {
+		case r < d && r+d < p:
+			if tmp == nil {
+				tmp = l.Alloc(buf.Len())
+			}
+			if err := Recv(ctx, l, r+d, tagTreeReduce, tmp); err != nil {
+				return err
+			}
+			if err := l.Reduce(buf, tmp, dt, op); err != nil {
+				return err
+			}
+		case d <= r && r < 2*d:
+			return Send(ctx, l, r-d, tagTreeReduce, buf)
+		}
+	}
+	return nil
+}
+
+// treeBroadcast copies rank 0's buf to every rank along the binomial tree.
+func treeBroadcast(ctx context.Context, l Link, buf device.Buffer) error {
+	r, p := l.Rank(), l.Size()
+	for d := 1; d < p; d *= 2 {
+		switch {
+		case r < d && r+d < p:
+			if err := Send(ctx, l, r+d, tagTreeBroadcast, buf); err != nil {
+				return err
+			}
+		case d <= r && r < 2*d:
+			if err := Recv(ctx, l, r-d, tagTreeBroadcast, buf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
