@@ -1,0 +1,136 @@
+package realnet
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// The bulk path. QUIC in user space is CPU-bound well below what the
+// kernel's TCP moves, so payloads from Config.BulkThreshold on travel on a
+// TCP connection beside the QUIC connection of each pair of ranks (TLS
+// unless the network is trusted). The QUIC connection stays the control
+// plane: the sender announces the message on a stream of its own (an rts
+// header carrying a transfer id), the receiver answers on the control
+// stream with a cts frame once it has somewhere to put the payload (a
+// posted receive, or budget for an unexpected message), and only then does
+// the payload go on TCP. So one TCP byte stream per pair never carries a
+// payload nobody is ready for, and a message that waits for its receive
+// never blocks one behind it: the rendezvous costs one QUIC round trip per
+// bulk message, which at these sizes is small beside the transfer.
+
+// bulkWriter writes granted bulk sends to the TCP connection in the order
+// of their grants.
+func (p *peer) bulkWriter() {
+	l := p.l
+	for {
+		select {
+		case <-p.bulkSig:
+		case <-l.ctx.Done():
+			return
+		}
+		for {
+			l.mu.Lock()
+			if p.bulkQ.len() == 0 {
+				l.mu.Unlock()
+				break
+			}
+			r := p.bulkQ.pop()
+			r.state, r.loc = stIO, locNone
+			r.cancel = func() { p.lose(errors.New("bulk transfer abandoned")) }
+			l.mu.Unlock()
+
+			var hb [bulkHeaderLen]byte
+			bulkHeader{ID: r.bulkID, Len: uint64(len(r.buf))}.encode(&hb)
+			bufs := net.Buffers{hb[:], r.buf}
+			_, err := bufs.WriteTo(p.bulk)
+			if err != nil {
+				p.bulkLost(err)
+				l.finish(r, p.ioErr(err, r))
+				return
+			}
+			l.finish(r, nil)
+		}
+	}
+}
+
+// bulkReader reads bulk payloads into the buffers their grants name.
+func (p *peer) bulkReader() {
+	l := p.l
+	var hb [bulkHeaderLen]byte
+	for {
+		if _, err := io.ReadFull(p.bulk, hb[:]); err != nil {
+			if l.ctx.Err() == nil {
+				p.bulkLost(err)
+			}
+			return
+		}
+		h, err := decodeBulkHeader(hb[:], uint64(l.cfg.MaxMessage))
+		if err != nil {
+			p.protocolError("bulk header", err)
+			return
+		}
+		l.mu.Lock()
+		if p.grants.len() == 0 {
+			l.mu.Unlock()
+			p.protocolError("bulk header", errors.New("payload nobody cleared to send"))
+			return
+		}
+		g := p.grants.pop()
+		if g.id != h.ID || uint64(g.n) != h.Len {
+			l.mu.Unlock()
+			p.protocolError("bulk header", errors.New("payload does not match the transfer cleared to send"))
+			return
+		}
+		r, dst := g.r, g.dst
+		if r != nil {
+			r.state, r.loc, r.grant = stIO, locNone, nil
+			r.cancel = func() { p.lose(errors.New("bulk transfer abandoned")) }
+		}
+		l.mu.Unlock()
+
+		if dst == nil {
+			_, err = io.CopyN(io.Discard, p.bulk, g.n)
+		} else {
+			_, err = io.ReadFull(p.bulk, dst)
+		}
+		if err != nil {
+			if l.ctx.Err() == nil {
+				p.bulkLost(err)
+			}
+			if r != nil {
+				l.finish(r, p.ioErr(err, r))
+			} else if g.m != nil {
+				l.tempDone(g.m, p.ioErr(err, nil))
+			}
+			return
+		}
+		switch {
+		case r != nil:
+			l.finish(r, nil)
+		case g.m != nil:
+			l.tempDone(g.m, nil)
+		}
+	}
+}
+
+// quicVerdictWait is how long a failed bulk connection waits for the QUIC
+// connection beside it to end too: when a peer closes on purpose (a
+// protocol error, an abort) both go down at once, and the QUIC close
+// carries the reason, which is what the error should report.
+const quicVerdictWait = 200 * time.Millisecond
+
+// bulkLost declares the peer lost because its bulk connection failed,
+// unless the QUIC connection reports why first.
+func (p *peer) bulkLost(err error) {
+	t := time.NewTimer(quicVerdictWait)
+	defer t.Stop()
+	select {
+	case <-p.conn.Context().Done():
+		p.watchDone() // the watcher's verdict stands
+	case <-t.C:
+		p.lose(fmt.Errorf("bulk connection: %w", err))
+	}
+}

@@ -1,0 +1,116 @@
+package realnet
+
+import (
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// Close leaves the world gracefully. Operations still pending fail with
+// ErrClosed. Close tells every peer it is leaving (a bye frame carrying
+// the number of messages it sent that peer), then waits until every peer
+// has said bye too, or is lost, or the link's Timeout passes: a rank's
+// last sends complete when QUIC or TCP has taken their bytes, not when the
+// peer has them, so the connections must outlive them until the peer is
+// done. Then it closes the connections, the endpoint, and waits for every
+// goroutine of the link to end.
+func (l *Link) Close() error {
+	if !l.beginClose() {
+		return l.ep.shutdown()
+	}
+	deadline := time.Now().Add(l.cfg.Timeout)
+	// Streams still being opened count in the bye: wait for the openers.
+	l.waitAll(deadline, func(p *peer) bool { return !p.opening })
+	l.mu.Lock()
+	for _, p := range l.peers {
+		if p != nil && !p.lost {
+			p.queueCtrlLocked(frameBye, u64Body(p.opened))
+		}
+	}
+	l.mu.Unlock()
+	l.waitAll(deadline, func(p *peer) bool { return p.byeRecv })
+	return l.teardown(codeBye, "bye")
+}
+
+// Abort leaves the world at once: every connection is closed without a
+// farewell, so every peer sees this rank as lost (a *PeerError naming it)
+// in all its pending and later operations. It is what a rank that must
+// give up does so that the others learn it now rather than at their
+// timeout.
+func (l *Link) Abort() error {
+	if !l.beginClose() {
+		return l.ep.shutdown()
+	}
+	return l.teardown(codeAbort, "abort")
+}
+
+// beginClose marks the link closing and fails its pending operations. It
+// returns false if the link was closing already.
+func (l *Link) beginClose() bool {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return false
+	}
+	l.closing = true
+	var cancels []func()
+	for _, r := range l.liveLocked() {
+		switch {
+		case r.kind == reqSpawn:
+		case r.state == stIO:
+			if r.cancel != nil {
+				cancels = append(cancels, r.cancel)
+				r.cancel = nil
+			}
+		case r.loc == locOpening:
+			l.finishLocked(r, ErrClosed)
+		default:
+			l.dequeueLocked(r)
+			l.finishLocked(r, ErrClosed)
+		}
+	}
+	l.wakeLocked()
+	l.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+	return true
+}
+
+// waitAll waits until ok holds for every peer not lost, or deadline.
+func (l *Link) waitAll(deadline time.Time, ok func(*peer) bool) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for {
+		l.mu.Lock()
+		done := true
+		for _, p := range l.peers {
+			if p != nil && !p.lost && !ok(p) {
+				done = false
+			}
+		}
+		wake := l.wake
+		l.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-wake:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+func (l *Link) teardown(code quic.ApplicationErrorCode, msg string) error {
+	for _, p := range l.peers {
+		if p != nil {
+			p.conn.CloseWithError(code, msg)
+			if p.bulk != nil {
+				p.bulk.Close()
+			}
+		}
+	}
+	l.cancel()
+	return l.ep.shutdown()
+}

@@ -1,0 +1,81 @@
+package realnet
+
+import (
+	"errors"
+	"time"
+)
+
+// Config tunes a rank's transport. The zero value of every field but
+// Credentials means its default.
+type Config struct {
+	// Credentials authenticate this rank and its peers. Required.
+	Credentials *Credentials
+
+	// Timeout bounds every Wait: a Wait that has not completed after
+	// Timeout returns a *TimeoutError naming the peers it waited for,
+	// whatever its context says. Default 2 minutes.
+	Timeout time.Duration
+	// PeerTimeout is how long a peer may stay silent before it is
+	// declared lost. Connections send keep-alives at a third of it, so a
+	// live peer is never silent that long, however long a collective
+	// waits; a killed process is detected by every rank within
+	// PeerTimeout. Keep it below Timeout so that a lost peer is named
+	// rather than timed out on. Default 10 seconds.
+	PeerTimeout time.Duration
+	// HandshakeTimeout bounds each QUIC or TLS handshake. Default 10 s.
+	HandshakeTimeout time.Duration
+
+	// BulkThreshold is the payload size in bytes from which a message
+	// travels on the bulk TCP connection instead of its QUIC stream, when
+	// both ranks have one. Negative: never. Default DefaultBulkThreshold.
+	BulkThreshold int
+	// NoBulk disables the bulk path of this endpoint: it neither listens
+	// for nor dials bulk connections.
+	NoBulk bool
+	// TrustedNetwork sends bulk payloads over plaintext TCP. Only for
+	// networks where nobody can read or inject traffic; the bulk
+	// connection is still bound to its authenticated QUIC connection by a
+	// token exchanged over QUIC. QUIC itself is always encrypted.
+	TrustedNetwork bool
+
+	// MaxUnexpected bounds the bytes of messages that arrived before their
+	// receive was posted and that this rank buffers, over all peers.
+	// Beyond it a message waits in its sender's flow-control window until
+	// its receive is posted, so a send larger than the window then
+	// completes only when the receiver is ready (as MPI's rendezvous
+	// protocol does). Default 64 MiB.
+	MaxUnexpected int64
+	// MaxMessage is the largest message accepted from a peer; a header
+	// announcing more closes the connection. Default 1 TiB.
+	MaxMessage int64
+}
+
+// DefaultBulkThreshold is the default of Config.BulkThreshold: from 64 KiB
+// on, the TCP path moves a message sooner than QUIC on loopback despite the
+// extra round trip of its rendezvous (see doc.go for the measurement).
+const DefaultBulkThreshold = 64 << 10
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Credentials == nil {
+		return c, errors.New("realnet: Config.Credentials is required")
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 2 * time.Minute
+	}
+	if c.PeerTimeout <= 0 {
+		c.PeerTimeout = 10 * time.Second
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.BulkThreshold == 0 {
+		c.BulkThreshold = DefaultBulkThreshold
+	}
+	if c.MaxUnexpected <= 0 {
+		c.MaxUnexpected = 64 << 20
+	}
+	if c.MaxMessage <= 0 {
+		c.MaxMessage = 1 << 40
+	}
+	return c, nil
+}

@@ -1,0 +1,584 @@
+package realnet
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// Endpoint is one process's presence on the network: a QUIC transport on
+// a packet connection, listening for its peers (and, when it hosts the
+// seed, for ranks joining), and a TCP listener for bulk connections. It
+// becomes a Link with Join or Connect.
+type Endpoint struct {
+	cfg    Config
+	pc     net.PacketConn
+	ownPC  bool
+	tr     *quic.Transport
+	ln     *quic.Listener
+	bulkLn net.Listener
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	// wg counts every goroutine of the endpoint and of its link.
+	wg sync.WaitGroup
+
+	mu       sync.Mutex
+	seed     *seed
+	meshIn   []*meshIn // mesh connections that said hello, waiting for Connect
+	bulkIn   []*bulkIn // bulk connections that said hello, waiting for Connect
+	arrived  chan struct{}
+	meshDone bool // Connect has finished (or failed): later connections are refused
+	link     *Link
+	closed   bool
+}
+
+// meshIn is an incoming mesh connection whose hello has been read.
+type meshIn struct {
+	conn  *quic.Conn
+	ctrl  *quic.Stream
+	ctrR  *bufio.Reader
+	hello hello
+}
+
+// bulkIn is an incoming bulk connection whose hello has been read.
+type bulkIn struct {
+	conn  net.Conn
+	hello bulkHello
+}
+
+// maxPendingIn bounds the connections an endpoint holds before Connect
+// takes them.
+const maxPendingIn = maxWorld
+
+// Listen starts an endpoint on pc, a real UDP socket or any other packet
+// connection (an emulated network in tests). If pc is nil it listens on a
+// UDP socket of its own on all interfaces. A bulk TCP listener is opened
+// on pc's IP address when pc is a *net.UDPConn, unless cfg.NoBulk.
+func Listen(pc net.PacketConn, cfg Config) (*Endpoint, error) {
+	own := false
+	if pc == nil {
+		c, err := net.ListenUDP("udp", &net.UDPAddr{})
+		if err != nil {
+			return nil, fmt.Errorf("realnet: %w", err)
+		}
+		pc, own = c, true
+	}
+	ep, err := newEndpoint(pc, own, cfg)
+	if err != nil && own {
+		pc.Close()
+	}
+	return ep, err
+}
+
+// ListenAddr starts an endpoint on a UDP socket bound to addr
+// ("host:port"; port 0 picks one).
+func ListenAddr(addr string, cfg Config) (*Endpoint, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("realnet: %w", err)
+	}
+	c, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("realnet: %w", err)
+	}
+	ep, err := newEndpoint(c, true, cfg)
+	if err != nil {
+		c.Close()
+	}
+	return ep, err
+}
+
+func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ep := &Endpoint{cfg: cfg, pc: pc, ownPC: own, arrived: make(chan struct{})}
+	ep.ctx, ep.cancel = context.WithCancel(context.Background())
+	ep.tr = &quic.Transport{Conn: pc}
+	ep.ln, err = ep.tr.Listen(cfg.Credentials.serverTLS(alpnMesh, alpnJoin), ep.quicConfig())
+	if err != nil {
+		ep.tr.Close()
+		return nil, fmt.Errorf("realnet: %w", err)
+	}
+	if ua, ok := pc.LocalAddr().(*net.UDPAddr); ok && !cfg.NoBulk {
+		if _, isUDP := pc.(*net.UDPConn); isUDP {
+			ep.bulkLn, err = net.ListenTCP("tcp", &net.TCPAddr{IP: ua.IP, Zone: ua.Zone})
+			if err != nil {
+				ep.ln.Close()
+				ep.tr.Close()
+				return nil, fmt.Errorf("realnet: bulk listener: %w", err)
+			}
+			ep.wg.Go(ep.acceptBulk)
+		}
+	}
+	ep.wg.Go(ep.acceptQUIC)
+	return ep, nil
+}
+
+// Stream and window limits. A message that waits for its receive beyond
+// the unexpected budget holds its stream's initial window of unread bytes;
+// the connection window is large enough for every stream the peer may
+// open to do that at once and still leave room for the messages that are
+// being received, so a backlog of unexpected messages never starves the
+// connection (see doc.go).
+const (
+	maxStreams       = 256
+	streamWindow     = 256 << 10
+	maxStreamWindow  = 16 << 20
+	connWindow       = maxStreams*streamWindow + 32<<20
+	maxConnWindow    = 4 * connWindow
+	maxIncomingBidis = 4 // the control stream, or the join stream
+)
+
+func (ep *Endpoint) quicConfig() *quic.Config {
+	return &quic.Config{
+		HandshakeIdleTimeout:           ep.cfg.HandshakeTimeout,
+		MaxIdleTimeout:                 ep.cfg.PeerTimeout,
+		KeepAlivePeriod:                ep.cfg.PeerTimeout / 3,
+		MaxIncomingStreams:             maxIncomingBidis,
+		MaxIncomingUniStreams:          maxStreams,
+		InitialStreamReceiveWindow:     streamWindow,
+		MaxStreamReceiveWindow:         maxStreamWindow,
+		InitialConnectionReceiveWindow: connWindow,
+		MaxConnectionReceiveWindow:     maxConnWindow,
+	}
+}
+
+// Addr is the address of the endpoint's packet connection.
+func (ep *Endpoint) Addr() net.Addr { return ep.pc.LocalAddr() }
+
+// BulkAddr is the address of the bulk TCP listener, or nil if there is
+// none.
+func (ep *Endpoint) BulkAddr() net.Addr {
+	if ep.bulkLn == nil {
+		return nil
+	}
+	return ep.bulkLn.Addr()
+}
+
+func (ep *Endpoint) notifyLocked() {
+	close(ep.arrived)
+	ep.arrived = make(chan struct{})
+}
+
+// acceptQUIC accepts connections for as long as the endpoint lives: mesh
+// connections from peers, joins when it hosts the seed. Every one has
+// passed mutual TLS against the cluster CA before Accept returns it.
+func (ep *Endpoint) acceptQUIC() {
+	for {
+		conn, err := ep.ln.Accept(ep.ctx)
+		if err != nil {
+			return
+		}
+		ep.wg.Go(func() { ep.handleConn(conn) })
+	}
+}
+
+func (ep *Endpoint) handleConn(conn *quic.Conn) {
+	switch conn.ConnectionState().TLS.NegotiatedProtocol {
+	case alpnJoin:
+		ep.mu.Lock()
+		s := ep.seed
+		ep.mu.Unlock()
+		if s == nil {
+			conn.CloseWithError(codeRefused, "no seed here")
+			return
+		}
+		s.serve(ep.ctx, conn, ep.cfg.HandshakeTimeout)
+	case alpnMesh:
+		ctx, cancel := context.WithTimeout(ep.ctx, ep.cfg.HandshakeTimeout)
+		defer cancel()
+		ctrl, err := conn.AcceptStream(ctx)
+		if err != nil {
+			conn.CloseWithError(codeRefused, "no control stream")
+			return
+		}
+		br := bufio.NewReaderSize(ctrl, 256)
+		ctrl.SetReadDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
+		t, body, err := readFrame(br, frameHello)
+		ctrl.SetReadDeadline(time.Time{})
+		var h hello
+		if err == nil {
+			h, err = decodeHello(body)
+		}
+		if err != nil || t != frameHello {
+			conn.CloseWithError(codeProtocol, fmt.Sprintf("hello: %v", err))
+			return
+		}
+		ep.mu.Lock()
+		if ep.meshDone || ep.closed || len(ep.meshIn) >= maxPendingIn {
+			ep.mu.Unlock()
+			conn.CloseWithError(codeRefused, "not accepting peers")
+			return
+		}
+		ep.meshIn = append(ep.meshIn, &meshIn{conn: conn, ctrl: ctrl, ctrR: br, hello: h})
+		ep.notifyLocked()
+		ep.mu.Unlock()
+	default:
+		conn.CloseWithError(codeRefused, "unknown protocol")
+	}
+}
+
+// acceptBulk accepts bulk TCP connections, authenticates them (TLS unless
+// the network is trusted) and reads their hello.
+func (ep *Endpoint) acceptBulk() {
+	for {
+		c, err := ep.bulkLn.Accept()
+		if err != nil {
+			return
+		}
+		ep.wg.Go(func() {
+			c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
+			conn := c
+			if !ep.cfg.TrustedNetwork {
+				tc := tls.Server(c, ep.cfg.Credentials.serverTLS(alpnBulk))
+				if err := tc.Handshake(); err != nil {
+					c.Close()
+					return
+				}
+				conn = tc
+			}
+			var b [bulkHelloLen]byte
+			if _, err := io.ReadFull(conn, b[:]); err != nil {
+				conn.Close()
+				return
+			}
+			h, err := decodeBulkHello(b[:])
+			if err != nil {
+				conn.Close()
+				return
+			}
+			c.SetDeadline(time.Time{})
+			ep.mu.Lock()
+			if ep.meshDone || ep.closed || len(ep.bulkIn) >= maxPendingIn {
+				ep.mu.Unlock()
+				conn.Close()
+				return
+			}
+			ep.bulkIn = append(ep.bulkIn, &bulkIn{conn: conn, hello: h})
+			ep.notifyLocked()
+			ep.mu.Unlock()
+		})
+	}
+}
+
+// PeerAddr is where a rank is reached.
+type PeerAddr struct {
+	// Addr is its QUIC (UDP) address.
+	Addr net.Addr
+	// Bulk is its bulk TCP address, "host:port"; empty if it has none.
+	Bulk string
+}
+
+// Connect makes the endpoint rank rank of a world whose ranks are reached
+// at peers (peers[rank] is this endpoint), all of which call Connect with
+// the same session. Each rank dials the ranks below it and accepts the
+// ranks above: a full mesh. Connect returns when every connection is up,
+// or fails when ctx ends first.
+func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, session Session) (*Link, error) {
+	size := len(peers)
+	if size < 1 || size > maxWorld || rank < 0 || rank >= size {
+		return nil, fmt.Errorf("realnet: rank %d of a world of %d", rank, size)
+	}
+	ep.mu.Lock()
+	if ep.link != nil || ep.closed {
+		ep.mu.Unlock()
+		return nil, errors.New("realnet: endpoint already connected or closed")
+	}
+	l := &Link{
+		ep: ep, cfg: ep.cfg, rank: rank, size: size, session: session,
+		peers:      make([]*peer, size),
+		posted:     map[matchKey]*fifo[*request]{},
+		unexpected: map[matchKey]*fifo[*inbound]{},
+		live:       map[*request]struct{}{},
+		wake:       make(chan struct{}),
+	}
+	l.ctx, l.cancel = context.WithCancel(ep.ctx)
+	ep.link = l
+	ep.mu.Unlock()
+
+	if err := ep.connect(ctx, l, peers); err != nil {
+		ep.mu.Lock()
+		ep.meshDone = true
+		ep.mu.Unlock()
+		for _, p := range l.peers {
+			if p != nil {
+				p.conn.CloseWithError(codeRefused, "mesh failed")
+				if p.bulk != nil {
+					p.bulk.Close()
+				}
+			}
+		}
+		l.cancel()
+		return nil, err
+	}
+	l.start = time.Now()
+	for _, p := range l.peers {
+		if p != nil {
+			p.start()
+		}
+	}
+	return l, nil
+}
+
+func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) error {
+	type result struct {
+		p   *peer
+		err error
+	}
+	res := make(chan result, l.rank)
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var dials sync.WaitGroup
+	for j := 0; j < l.rank; j++ {
+		dials.Go(func() {
+			p, err := ep.dialPeer(dctx, l, j, peers[l.rank], peers[j])
+			res <- result{p, err}
+		})
+	}
+	defer dials.Wait()
+
+	// Accept the ranks above.
+	tokens := map[int][16]byte{} // rank -> token issued, bulk connection awaited
+	need := l.size - 1 - l.rank
+	needBulk := 0
+	pending := l.rank
+	for need > 0 || needBulk > 0 || pending > 0 {
+		ep.mu.Lock()
+		ins, bulks, arrived := ep.meshIn, ep.bulkIn, ep.arrived
+		ep.meshIn, ep.bulkIn = nil, nil
+		ep.mu.Unlock()
+		for _, in := range ins {
+			h := in.hello
+			switch {
+			case h.Session != l.session || h.World != l.size:
+				in.conn.CloseWithError(codeRefused, "another session")
+				continue
+			case h.Rank <= l.rank || l.peers[h.Rank] != nil:
+				in.conn.CloseWithError(codeRefused, fmt.Sprintf("rank %d not expected", h.Rank))
+				continue
+			}
+			withBulk := peers[h.Rank].Bulk != "" && peers[l.rank].Bulk != "" && ep.bulkLn != nil
+			reply := hello{Rank: l.rank, World: l.size, Session: l.session}
+			if withBulk {
+				rand.Read(reply.Token[:])
+			}
+			if _, err := in.ctrl.Write(appendFrame(nil, frameHello, reply.body())); err != nil {
+				in.conn.CloseWithError(codeRefused, "hello failed")
+				continue
+			}
+			l.peers[h.Rank] = newPeer(l, h.Rank, in.conn, in.ctrl, in.ctrR, nil)
+			need--
+			if withBulk {
+				tokens[h.Rank] = reply.Token
+				needBulk++
+			}
+		}
+		for i, b := range bulks {
+			if b.hello.Rank >= l.size {
+				b.conn.Close()
+				continue
+			}
+			tok, ok := tokens[b.hello.Rank]
+			if !ok || b.hello.Session != l.session || b.hello.Token != tok {
+				if p := l.peers[b.hello.Rank]; p == nil {
+					// Its QUIC hello may still be on its way: keep it.
+					ep.mu.Lock()
+					ep.bulkIn = append(ep.bulkIn, bulks[i])
+					ep.mu.Unlock()
+				} else {
+					b.conn.Close()
+				}
+				continue
+			}
+			delete(tokens, b.hello.Rank)
+			l.peers[b.hello.Rank].bulk = b.conn
+			needBulk--
+		}
+		if need == 0 && needBulk == 0 && pending == 0 {
+			break
+		}
+		select {
+		case r := <-res:
+			pending--
+			if r.err != nil {
+				return r.err
+			}
+			l.peers[r.p.rank] = r.p
+		case <-arrived:
+		case <-ctx.Done():
+			return fmt.Errorf("realnet: rank %d: connecting the mesh: %w (waiting for %d peers, %d bulk connections, %d dials)",
+				l.rank, context.Cause(ctx), need, needBulk, pending)
+		}
+	}
+	ep.mu.Lock()
+	ep.meshDone = true
+	late := ep.meshIn
+	ep.meshIn = nil
+	ep.mu.Unlock()
+	for _, in := range late {
+		in.conn.CloseWithError(codeRefused, "mesh complete")
+	}
+	return nil
+}
+
+// dialPeer connects to rank j, lower than this rank, retrying until ctx
+// ends: j may not be listening yet.
+func (ep *Endpoint) dialPeer(ctx context.Context, l *Link, j int, self, to PeerAddr) (*peer, error) {
+	backoff := 20 * time.Millisecond
+	for {
+		p, err := ep.tryDialPeer(ctx, l, j, self, to)
+		if err == nil {
+			return p, nil
+		}
+		var refused *quic.ApplicationError
+		if errors.As(err, &refused) && refused.Remote {
+			return nil, fmt.Errorf("realnet: rank %d: rank %d at %v refused the connection: %w", l.rank, j, to.Addr, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("realnet: rank %d: dialing rank %d at %v: %w (last error: %v)", l.rank, j, to.Addr, context.Cause(ctx), err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to PeerAddr) (*peer, error) {
+	hctx, cancel := context.WithTimeout(ctx, ep.cfg.HandshakeTimeout)
+	defer cancel()
+	conn, err := ep.tr.Dial(hctx, to.Addr, ep.cfg.Credentials.clientTLS(alpnMesh), ep.quicConfig())
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*peer, error) {
+		conn.CloseWithError(codeRefused, "mesh hello failed")
+		return nil, err
+	}
+	ctrl, err := conn.OpenStreamSync(hctx)
+	if err != nil {
+		return fail(err)
+	}
+	h := hello{Rank: l.rank, World: l.size, Session: l.session}
+	if _, err := ctrl.Write(appendFrame(nil, frameHello, h.body())); err != nil {
+		return fail(err)
+	}
+	br := bufio.NewReaderSize(ctrl, 256)
+	if dl, ok := hctx.Deadline(); ok {
+		ctrl.SetReadDeadline(dl)
+	}
+	_, body, err := readFrame(br, frameHello)
+	ctrl.SetReadDeadline(time.Time{})
+	if err != nil {
+		if ae := (*quic.ApplicationError)(nil); errors.As(context.Cause(conn.Context()), &ae) {
+			return nil, ae
+		}
+		return fail(err)
+	}
+	reply, err := decodeHello(body)
+	if err != nil {
+		return fail(err)
+	}
+	if reply.Rank != j || reply.World != l.size || reply.Session != l.session {
+		return fail(fmt.Errorf("realnet: rank %d: %v answered as rank %d of %d", l.rank, to.Addr, reply.Rank, reply.World))
+	}
+	var bulk net.Conn
+	if reply.Token != ([16]byte{}) && self.Bulk != "" && to.Bulk != "" && ep.bulkLn != nil {
+		bulk, err = ep.dialBulk(hctx, to.Bulk, bulkHello{Rank: l.rank, Session: l.session, Token: reply.Token})
+		if err != nil {
+			return fail(fmt.Errorf("realnet: rank %d: bulk connection to rank %d: %w", l.rank, j, err))
+		}
+	}
+	return newPeer(l, j, conn, ctrl, br, bulk), nil
+}
+
+func (ep *Endpoint) dialBulk(ctx context.Context, addr string, h bulkHello) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	conn := c
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	if !ep.cfg.TrustedNetwork {
+		tc := tls.Client(c, ep.cfg.Credentials.clientTLS(alpnBulk))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+		conn = tc
+	}
+	if _, err := conn.Write(h.encode()); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c.SetDeadline(time.Time{})
+	return conn, nil
+}
+
+// Close shuts the endpoint down: its link, if it has one, as Link.Close
+// does, then the listeners and the transport (and the packet connection
+// if the endpoint opened it).
+func (ep *Endpoint) Close() error {
+	ep.mu.Lock()
+	l := ep.link
+	ep.mu.Unlock()
+	if l != nil {
+		return l.Close()
+	}
+	return ep.shutdown()
+}
+
+// shutdown closes everything the endpoint owns and waits for its
+// goroutines.
+func (ep *Endpoint) shutdown() error {
+	ep.mu.Lock()
+	if ep.closed {
+		ep.mu.Unlock()
+		ep.wg.Wait()
+		return nil
+	}
+	ep.closed = true
+	ins, bulks := ep.meshIn, ep.bulkIn
+	ep.meshIn, ep.bulkIn = nil, nil
+	s := ep.seed
+	ep.mu.Unlock()
+	for _, in := range ins {
+		in.conn.CloseWithError(codeRefused, "closing")
+	}
+	for _, b := range bulks {
+		b.conn.Close()
+	}
+	if s != nil {
+		s.close()
+	}
+	ep.cancel()
+	ep.ln.Close()
+	if ep.bulkLn != nil {
+		ep.bulkLn.Close()
+	}
+	err := ep.tr.Close()
+	if ep.ownPC {
+		if e := ep.pc.Close(); err == nil {
+			err = e
+		}
+	}
+	ep.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,335 @@
+package realnet
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/nexar-go/nexar-go/algos"
+)
+
+// Matching. A message is matched to a receive by (source, tag), first in
+// first out: the sender opens one stream per message in Isend order, the
+// receiver accepts the streams of a peer in that order and reads their
+// headers one after the other, and both sides queue in arrival order.
+//
+// A message that finds its receive posted is read straight into the
+// receive's buffer. One that does not is unexpected: its payload is read
+// into link memory if the MaxUnexpected budget allows, else it is parked
+// unread, its bytes held back by the sender's flow-control window, until
+// its receive is posted or budget frees up.
+
+type inState uint8
+
+const (
+	inParked   inState = iota // unread, waiting for a receive or for budget
+	inTemp                    // being read into link memory
+	inBuffered                // complete in link memory
+	inMatched                 // handed to a receive
+	inFailed                  // its bytes will not come: err says why
+)
+
+// inbound is a message whose header has arrived.
+type inbound struct {
+	p      *peer // nil for a message to oneself
+	tag    algos.Tag
+	n      int64
+	kind   byte
+	id     uint64              // kindRTS: the bulk transfer id
+	stream *quic.ReceiveStream // kindData: the payload follows on it
+	self   bool
+
+	// Under l.mu.
+	state   inState
+	data    []byte   // inTemp, inBuffered
+	recv    *request // inTemp: the receive waiting for the read to finish
+	discard bool     // inTemp: drop the data when the read finishes
+	err     error
+}
+
+// grant is a bulk transfer the receiver has cleared to send.
+type grant struct {
+	id  uint64
+	n   int64
+	dst []byte   // where the payload goes; nil: discard it
+	r   *request // the receive to finish, or nil
+	m   *inbound // the unexpected message read into link memory, or nil
+}
+
+func nop() {}
+
+// arrive matches a message whose header came from p.
+func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
+	m := &inbound{p: p, tag: h.Tag, n: int64(h.Len), kind: h.Kind, id: h.ID, stream: s}
+	key := matchKey{p.rank, h.Tag}
+	l.mu.Lock()
+	if l.closing || l.broken != nil {
+		l.mu.Unlock()
+		s.CancelRead(codeCancelled)
+		return
+	}
+	var after func()
+	if q := l.posted[key]; q != nil && q.len() > 0 {
+		r := q.pop()
+		if q.len() == 0 {
+			delete(l.posted, key)
+		}
+		r.loc = locNone
+		after = l.matchLocked(m, r, true)
+	} else {
+		l.pushUnexpectedLocked(p.rank, m)
+		if l.buffered+m.n <= l.cfg.MaxUnexpected {
+			after = l.startTempLocked(m, true)
+		} else {
+			m.state = inParked
+			l.parked = append(l.parked, m)
+			after = nop
+		}
+	}
+	l.mu.Unlock()
+	after()
+}
+
+// matchLocked hands message m to receive r and returns what to do once
+// l.mu is released. inline lets a small payload be read on the calling
+// goroutine (the accept loop's).
+func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
+	if m.n > int64(len(r.buf)) {
+		l.finishLocked(r, l.tooLong(r.peer, m.tag, m.n, r))
+		return l.discardLocked(m)
+	}
+	switch m.state {
+	case inParked:
+		m.state = inMatched
+		dst := r.buf[:m.n]
+		if m.kind == kindRTS {
+			l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: dst, r: r})
+			return nop
+		}
+		r.state = stIO
+		s := m.stream
+		r.cancel = func() { s.CancelRead(codeCancelled) }
+		return l.readLater(m, func() error { return readPayload(s, dst) }, r, inline)
+	case inTemp:
+		m.recv, r.msg, r.loc = r, m, locTemp
+		return nop
+	case inBuffered:
+		m.state = inMatched
+		r.state = stIO
+		if !m.self {
+			l.buffered -= m.n
+		}
+		after := l.unparkLocked()
+		data := m.data
+		m.data = nil
+		return func() {
+			copy(r.buf, data)
+			l.finish(r, nil)
+			after()
+		}
+	case inFailed:
+		l.finishLocked(r, m.err)
+	}
+	return nop
+}
+
+// readLater returns an action that reads m's payload with read and then
+// finishes r (or, when r is nil, completes m's read into link memory).
+func (l *Link) readLater(m *inbound, read func() error, r *request, inline bool) func() {
+	run := func() {
+		err := read()
+		if err != nil && m.p != nil {
+			err = m.p.payloadErr(err, r)
+		}
+		if r != nil {
+			l.finish(r, err)
+		} else {
+			l.tempDone(m, err)
+		}
+	}
+	if inline && m.n <= inlineMax {
+		return run
+	}
+	return func() { l.ep.wg.Go(run) }
+}
+
+// readPayload reads exactly len(dst) bytes and the end of the stream.
+func readPayload(s *quic.ReceiveStream, dst []byte) error {
+	if _, err := io.ReadFull(s, dst); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || (err == io.EOF && len(dst) > 0) {
+			return &ProtocolError{What: "message", Err: errors.New("stream ended before the length its header announced")}
+		}
+		return err
+	}
+	var one [1]byte
+	n, err := s.Read(one[:])
+	for n == 0 && err == nil {
+		n, err = s.Read(one[:])
+	}
+	if n > 0 {
+		return &ProtocolError{What: "message", Err: errors.New("stream longer than the length its header announced")}
+	}
+	if err != io.EOF {
+		return err
+	}
+	return nil
+}
+
+// payloadErr turns an error reading a payload from p into the request's
+// error, and closes the connection of a peer that broke the protocol.
+func (p *peer) payloadErr(err error, r *request) error {
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		p.protocolError(pe.What, pe.Err)
+	}
+	return p.ioErr(err, r)
+}
+
+// startTempLocked starts reading unexpected message m into link memory.
+func (l *Link) startTempLocked(m *inbound, inline bool) func() {
+	m.state = inTemp
+	m.data = make([]byte, m.n)
+	l.buffered += m.n
+	if m.kind == kindRTS {
+		l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: m.data, m: m})
+		return nop
+	}
+	s, dst := m.stream, m.data
+	return l.readLater(m, func() error { return readPayload(s, dst) }, nil, inline)
+}
+
+// tempDone completes the read of unexpected message m into link memory.
+func (l *Link) tempDone(m *inbound, err error) {
+	l.mu.Lock()
+	if err != nil || m.discard {
+		l.buffered -= m.n
+		m.data = nil
+		after := l.unparkLocked()
+		if err != nil {
+			m.state, m.err = inFailed, err
+			if r := m.recv; r != nil {
+				m.recv = nil
+				l.finishLocked(r, err)
+			}
+		}
+		l.mu.Unlock()
+		after()
+		return
+	}
+	r := m.recv
+	if r == nil {
+		m.state = inBuffered
+		l.mu.Unlock()
+		return
+	}
+	m.state, m.recv = inMatched, nil
+	r.state, r.loc, r.msg = stIO, locNone, nil
+	l.buffered -= m.n
+	data := m.data
+	m.data = nil
+	after := l.unparkLocked()
+	l.mu.Unlock()
+	copy(r.buf, data)
+	l.finish(r, nil)
+	after()
+}
+
+// discardLocked throws away message m, whose receive was too short.
+func (l *Link) discardLocked(m *inbound) func() {
+	switch m.state {
+	case inParked:
+		m.state = inMatched
+		if m.kind == kindRTS {
+			l.grantLocked(m.p, &grant{id: m.id, n: m.n})
+			return nop
+		}
+		s := m.stream
+		return func() {
+			l.ep.wg.Go(func() { io.Copy(io.Discard, s) })
+		}
+	case inTemp:
+		m.discard = true
+	case inBuffered:
+		m.state = inMatched
+		if !m.self {
+			l.buffered -= m.n
+		}
+		m.data = nil
+		return l.unparkLocked()
+	}
+	return nop
+}
+
+// unparkLocked starts reading parked messages, oldest first, as far as the
+// budget allows.
+func (l *Link) unparkLocked() func() {
+	var afters []func()
+	i := 0
+	for ; i < len(l.parked); i++ {
+		m := l.parked[i]
+		if m.state != inParked {
+			continue
+		}
+		if l.buffered+m.n > l.cfg.MaxUnexpected {
+			break
+		}
+		afters = append(afters, l.startTempLocked(m, false))
+	}
+	n := copy(l.parked, l.parked[i:])
+	clear(l.parked[n:])
+	l.parked = l.parked[:n]
+	return func() {
+		for _, a := range afters {
+			a()
+		}
+	}
+}
+
+// grantLocked clears bulk transfer g to be sent: the TCP reader expects
+// the payloads in the order of the grants, which is the order of the cts
+// frames on the control stream, which is the order the sender writes them.
+func (l *Link) grantLocked(p *peer, g *grant) {
+	if g.r != nil {
+		g.r.loc, g.r.grant = locGrant, g
+	}
+	p.grants.push(g)
+	p.queueCtrlLocked(frameCTS, u64Body(g.id))
+}
+
+// liveLocked returns the requests not yet done.
+func (l *Link) liveLocked() []*request {
+	out := make([]*request, 0, len(l.live))
+	for r := range l.live {
+		out = append(out, r)
+	}
+	return out
+}
+
+// dequeueLocked removes queued request r from the queue it sits in.
+func (l *Link) dequeueLocked(r *request) {
+	switch r.loc {
+	case locPosted:
+		key := matchKey{r.peer, r.tag}
+		if q := l.posted[key]; q != nil {
+			q.remove(r)
+			if q.len() == 0 {
+				delete(l.posted, key)
+			}
+		}
+	case locOpenQ:
+		l.peers[r.peer].openQ.remove(r)
+	case locRTS:
+		delete(l.peers[r.peer].rts, r.bulkID)
+	case locBulkQ:
+		l.peers[r.peer].bulkQ.remove(r)
+	case locTemp:
+		r.msg.recv = nil
+	case locGrant:
+		r.grant.r, r.grant.dst = nil, nil
+	}
+	r.loc = locNone
+}
+
+func (l *Link) String() string { return fmt.Sprintf("realnet.Link(rank %d of %d)", l.rank, l.size) }
