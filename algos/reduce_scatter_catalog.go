@@ -1,0 +1,44 @@
+package algos
+
+import "context"
+
+// gatherLayout is the layout of collectives whose count, as nccl-tests
+// counts it, is the whole (gathered or reduced) buffer of p equal blocks:
+// count is rounded down to a multiple of p.
+func gatherLayout(count, p int) (whole, block int) {
+	used := count - count%p
+	return used, used / p
+}
+
+// scatterBusFactor is (p-1)/p, nccl-tests' bus factor for allgather,
+// reduce_scatter and alltoall: the fraction of the data that must cross a
+// rank's link.
+func scatterBusFactor(p int) float64 { return float64(p-1) / float64(p) }
+
+func init() {
+	Register(&Collective{
+		Name:      "reduce_scatter",
+		BusFactor: scatterBusFactor,
+		// Each rank sends count (rounded down to a multiple of p)
+		// elements and receives its block of count/p.
+		Layout: func(count, p int) (int, int, int) {
+			whole, block := gatherLayout(count, p)
+			return whole, block, whole
+		},
+		Reduces: true,
+		Algorithms: []*Algorithm{
+			{Name: "ring", Summary: "partials travel around a ring, each rank adding its block; p-1 steps, bandwidth-optimal",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return ReduceScatterRing(ctx, l, c.Send, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "recursive_halving", Summary: "exchange half the remaining blocks with partners at halving distances; ceil(lg p) rounds, any p",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return ReduceScatterRecursiveHalving(ctx, l, c.Send, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "pairwise", Summary: "in step s send block r+s to its owner, reduce block r from rank r-s; p-1 steps",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return ReduceScatterPairwise(ctx, l, c.Send, c.Buf, c.DType, c.Op)
+				}},
+		},
+	})
+}
