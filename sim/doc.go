@@ -15,6 +15,36 @@
 // closed-form time of every algorithm. Other models plug in through the same
 // [Network] interface.
 //
+// # Network models and their scenario keys
+//
+// Each model documents its exact semantics; the TOML keys of the
+// scenario's [network] table meant for each field are named in the
+// field's comment, so that a scenario maps onto the Go values one to one:
+//
+//   - model = "alpha-beta": [AlphaBeta] (latency, bandwidth,
+//     reduce_bandwidth).
+//   - model = "flow": [Flow] on a [Topology] chosen by topology = "crossbar"
+//     ([Crossbar]), "ring" ([Ring]), "torus" ([Torus]), "fat_tree"
+//     ([FatTree]), "dragonfly" ([Dragonfly]) or "hierarchical"
+//     ([Hierarchical], whose inter-node topology is named by "inter" and
+//     read from keys prefixed "inter_"); plus placement, send_slots,
+//     recv_slots, reduce_bandwidth. With topology = "crossbar" and only
+//     alpha-beta's three keys it is [FlowCrossbar], which gives
+//     alpha-beta's times exactly.
+//   - model = "loggp": [LogGP] (latency, overhead, gap, bandwidth,
+//     reduce_bandwidth); "overhead" on the other models wraps them in
+//     [Overhead].
+//   - Noise and faults wrap any model: [WithFaults] with the scenario's
+//     seed and a [Fault] per [[fault]] table ([Jitter], [Straggler],
+//     [Stragglers], [SlowLink], [LinkFailure], [RankFailure]).
+//
+// A rank that fails makes every operation that needs it return an error
+// naming it ([RankFailedError]; a cut path gives a [PathCutError]), and
+// ranks that return such errors pass them on ([PeerExitedError]), so a
+// failure ends the run with a [RankErrors] rather than a hang. Networks
+// built on a topology account for their links in Result.Links, which
+// [WriteLinksCSV] writes as links.csv.
+//
 // Buffers may be phantom ([device.Phantom]): then only time is simulated
 // and a run of thousands of ranks allocates no payload. With host buffers
 // (Config.HostData) messages carry real bytes and results can be checked.

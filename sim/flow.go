@@ -125,10 +125,10 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
 		base: make([]float64, ne), capacity: make([]float64, ne), onEdge: make([][]*flowState, ne),
 		use: make([]edgeUse, ne), emark: make([]uint32, ne),
-		remCap: make([]float64, ne), cnt: make([]int32, ne), ver: make([]uint32, ne),
+		remCap: make([]float64, ne), cnt: make([]int32, ne),
 		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
-		routes: map[uint64]*flowRoute{},
 	}
+	n.clearRoutes()
 	for i, ed := range t.edges {
 		n.base[i], n.capacity[i] = ed.Bandwidth, ed.Bandwidth
 	}
@@ -156,9 +156,12 @@ type flowNet struct {
 	recvs      []flowRecv
 	dirtyPorts []int        // receivers whose slots freed or gained an asker
 	live       []*flowState // started, not yet delivered
-	routes     map[uint64]*flowRoute
-	free       []*flowState
-	seq        uint64
+	// routes caches each (source rank, destination rank) route: in rows
+	// per source for worlds up to denseRoutes ranks, else in a map.
+	routes   [][]*flowRoute
+	routeMap map[uint64]*flowRoute
+	free     []*flowState
+	seq      uint64
 
 	ends   flowHeap // flows in their bandwidth phase, by end
 	dirty  []int32  // edges whose set of flows or capacity changed
@@ -173,7 +176,6 @@ type flowNet struct {
 	compEdges []int32
 	remCap    []float64
 	cnt       []int32
-	ver       []uint32
 	shares    []shareItem
 }
 
@@ -240,24 +242,68 @@ type flowWake struct{ n *flowNet }
 
 func (w *flowWake) Fire() { w.n.wakeUp() }
 
-func (n *flowNet) route(src, dst int) *flowRoute {
-	key := uint64(src)<<32 | uint64(uint32(dst))
-	if r, ok := n.routes[key]; ok {
-		return r
+// denseRoutes is the largest world whose routes are cached in rows (at
+// most 32 MiB of pointers when every pair talks).
+const denseRoutes = 2048
+
+func (n *flowNet) clearRoutes() {
+	if w := n.e.World(); w <= denseRoutes {
+		n.routes = make([][]*flowRoute, w)
+	} else {
+		n.routeMap = map[uint64]*flowRoute{}
 	}
+}
+
+// noRoute marks a cached pair with no path left.
+var noRoute = &flowRoute{}
+
+func (n *flowNet) route(src, dst int) *flowRoute {
+	var slot **flowRoute
+	if n.routes != nil {
+		row := n.routes[src]
+		if row == nil {
+			row = make([]*flowRoute, len(n.routes))
+			n.routes[src] = row
+		}
+		slot = &row[dst]
+	} else {
+		key := uint64(src)<<32 | uint64(uint32(dst))
+		r := n.routeMap[key]
+		if r == nil {
+			r = n.findRoute(src, dst)
+			n.routeMap[key] = r
+		}
+		slot = &r
+	}
+	if *slot == nil {
+		*slot = n.findRoute(src, dst)
+	}
+	if *slot == noRoute {
+		return nil
+	}
+	return *slot
+}
+
+func (n *flowNet) findRoute(src, dst int) *flowRoute {
 	path := n.rt.route(n.dev[src], n.dev[dst])
-	var r *flowRoute
-	if path != nil {
-		r = &flowRoute{path: path}
-		for _, e := range path {
-			ed := &n.topo.edges[e]
-			r.latency += ed.Latency
-			if !math.IsInf(ed.Bandwidth, 1) {
-				r.cons = append(r.cons, e)
-			}
+	if path == nil {
+		return noRoute
+	}
+	r := &flowRoute{path: path}
+	k := 0
+	for _, e := range path {
+		if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
+			k++
 		}
 	}
-	n.routes[key] = r
+	r.cons = make([]int32, 0, k)
+	for _, e := range path {
+		ed := &n.topo.edges[e]
+		r.latency += ed.Latency
+		if !math.IsInf(ed.Bandwidth, 1) {
+			r.cons = append(r.cons, e)
+		}
+	}
 	return r
 }
 
@@ -502,25 +548,31 @@ func (n *flowNet) recompute() {
 	// Progressive filling. An edge's fair share is its capacity left over
 	// the flows on it not yet fixed; the edge with the least share fixes
 	// all its flows at that share. Shares only grow as flows are fixed,
-	// so a heap with stale entries skipped finds the least each time.
+	// so the heap keeps each edge under the share it had when pushed and
+	// an edge popped under an old share goes back under its current one:
+	// the least current share always comes out first.
 	h := n.shares[:0]
 	for _, e := range edges {
 		k := int32(len(n.onEdge[e]))
 		n.remCap[e], n.cnt[e] = n.capacity[e], k
-		n.ver[e]++
 		if k > 0 {
-			h = pushShare(h, shareItem{n.capacity[e] / float64(k), e, n.ver[e]})
+			h = pushShare(h, shareItem{n.capacity[e] / float64(k), e})
 		}
 	}
 	left := len(flows)
 	for left > 0 && len(h) > 0 {
 		var it shareItem
 		it, h = popShare(h)
-		if it.ver != n.ver[it.edge] {
+		e := it.edge
+		if n.cnt[e] == 0 {
 			continue
 		}
-		s := it.share
-		for _, f := range n.onEdge[it.edge] {
+		s := max(n.remCap[e], 0) / float64(n.cnt[e])
+		if s > it.share {
+			h = pushShare(h, shareItem{s, e})
+			continue
+		}
+		for _, f := range n.onEdge[e] {
 			if f.frozen == ep {
 				continue
 			}
@@ -529,10 +581,6 @@ func (n *flowNet) recompute() {
 			for _, e2 := range f.route.cons {
 				n.remCap[e2] -= s
 				n.cnt[e2]--
-				n.ver[e2]++
-				if e2 != it.edge && n.cnt[e2] > 0 {
-					h = pushShare(h, shareItem{max(n.remCap[e2], 0) / float64(n.cnt[e2]), e2, n.ver[e2]})
-				}
 			}
 		}
 	}
@@ -663,7 +711,7 @@ func (n *flowNet) FailLink(edge int) {
 	}
 	n.failed[edge] = true
 	n.rt.fail(edge)
-	clear(n.routes)
+	n.clearRoutes()
 	now := n.e.Now()
 	affected := []*flowState{}
 	for _, f := range n.live {
@@ -735,7 +783,6 @@ func cmpInt64(a, b int64) int {
 type shareItem struct {
 	share float64
 	edge  int32
-	ver   uint32
 }
 
 func shareLess(a, b shareItem) bool {

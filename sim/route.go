@@ -2,16 +2,14 @@ package sim
 
 import "math"
 
-// router computes and caches the routes of one run over a topology. Routes
-// are found on demand: the distances to a destination device are computed
-// the first time a message is sent to it, and each (source, destination)
-// path the first time it is used. Failed edges are left out; failing one
-// clears the caches.
+// router computes the routes of one run over a topology. The distances to
+// a destination device are computed the first time a route to it is asked
+// for, and kept; the flow model keeps the paths. Failed edges are left out;
+// failing one clears the distances.
 type router struct {
 	t      *Topology
 	failed []bool
 	dist   map[int32][]int32 // destination device -> cost to it from each node
-	paths  map[uint64][]int32
 	// scratch for Dijkstra
 	heap []routeItem
 }
@@ -24,7 +22,7 @@ type routeItem struct {
 const unreachable = math.MaxInt32
 
 func newRouter(t *Topology) *router {
-	return &router{t: t, failed: make([]bool, len(t.edges)), dist: map[int32][]int32{}, paths: map[uint64][]int32{}}
+	return &router{t: t, failed: make([]bool, len(t.edges)), dist: map[int32][]int32{}}
 }
 
 // fail removes edge e from routing.
@@ -34,22 +32,11 @@ func (r *router) fail(e int) {
 	}
 	r.failed[e] = true
 	clear(r.dist)
-	clear(r.paths)
 }
 
 // route returns the edges of the path from device src to device dst, or
-// nil if no path is left. src != dst. The slice is shared: do not modify.
+// nil if no path is left. src != dst.
 func (r *router) route(src, dst int) []int32 {
-	key := uint64(src)<<32 | uint64(uint32(dst))
-	if p, ok := r.paths[key]; ok {
-		return p
-	}
-	p := r.findPath(src, dst)
-	r.paths[key] = p
-	return p
-}
-
-func (r *router) findPath(src, dst int) []int32 {
 	t := r.t
 	dist := r.distTo(dst)
 	s, d := t.devices[src], t.devices[dst]
@@ -62,8 +49,9 @@ func (r *router) findPath(src, dst int) []int32 {
 	} else {
 		key = mix64(uint64(src)<<32 | uint64(uint32(dst)))
 	}
-	var path []int32
-	var cand []int32
+	path := make([]int32, 0, 8)
+	var candBuf [16]int32
+	cand := candBuf[:0]
 	for u := s; u != d; {
 		cand = cand[:0]
 		for _, e := range t.out[u] {

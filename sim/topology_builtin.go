@@ -207,7 +207,8 @@ type FatTree struct {
 	// "link_latency").
 	Link LinkParams
 	// NIC is every host's link to its leaf (keys "nic_bandwidth",
-	// "nic_latency"); zero bandwidth means the same as Link.
+	// "nic_latency"); left zero it is the same as Link, and a zero
+	// bandwidth alone is Link's bandwidth.
 	NIC LinkParams
 	// Routing is "ecmp" or "dmodk" (key "routing").
 	Routing Routing
@@ -257,7 +258,9 @@ func (f FatTree) Build(world int) (*Topology, error) {
 		return nil, fmt.Errorf("fat tree radix %d: want at least 2 (and even for 3 tiers)", f.Radix)
 	}
 	nic := f.NIC
-	if nic.Bandwidth == 0 {
+	if nic == (LinkParams{}) {
+		nic = f.Link
+	} else if nic.Bandwidth == 0 {
 		nic.Bandwidth = f.Link.Bandwidth
 	}
 	if err := errors.Join(f.Link.check("fat tree link", false), nic.check("fat tree nic", false)); err != nil {
