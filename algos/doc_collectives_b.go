@@ -31,7 +31,8 @@ package algos
 // Pairwise ([ReduceScatterPairwise], "pairwise"): in step s rank r sends
 // its input block r+s straight to rank r+s and reduces block r arriving
 // from rank r-s. Same time as ring on alpha-beta; nothing is forwarded,
-// so a slow rank delays only the steps that involve it.
+// and every rank talks to every other directly, which suits switched
+// networks and loses to ring's neighbour traffic on rings and tori.
 //
 // Recursive halving ([ReduceScatterRecursiveHalving],
 // "recursive_halving"): K rounds that each hand over half of the blocks

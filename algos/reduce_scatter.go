@@ -101,9 +101,9 @@ func ReduceScatterRing(ctx context.Context, l Link, send, recv device.Buffer, dt
 // its owner, rank r+s, receives block r from rank r-s, and reduces it into
 // recv: each rank talks to every other once, and no partial result is
 // forwarded. On alpha-beta the time is (p-1)α + ((p-1)/p)n(β + γ), the
-// same as ring; it differs from ring on networks where a rank's distance
-// to its peers matters (ring only uses neighbours) and, unlike ring, a
-// slow rank delays only the steps that involve it.
+// same as ring; they differ where distance matters: pairwise talks to
+// every rank directly, which suits fully connected (switched) networks and
+// loses to ring's neighbour traffic on rings and tori.
 func ReduceScatterPairwise(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, op device.Op) error {
 	r, p := l.Rank(), l.Size()
 	b, err := checkReduceScatter("reduce_scatter", send, recv, p, dt)
