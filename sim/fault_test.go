@@ -179,8 +179,8 @@ func TestLinkFailureReroutes(t *testing.T) {
 	if u := got["leaf0->spine1"]; u.Bytes != 6000 {
 		t.Errorf("other uplink: %+v, want 6000 bytes", u)
 	}
-	if u := got["host0->leaf0"]; u.Bytes != 10_000 {
-		t.Errorf("host link: %+v, want 10000 bytes", u)
+	if u := got["host0->leaf0"]; u.Bytes != 10_000 || u.Messages != 1 {
+		t.Errorf("host link: %+v, want 10000 bytes of 1 message", u)
 	}
 }
 

@@ -354,19 +354,21 @@ func (n *flowNet) arbitrate() {
 			m := rv.askers[best].m
 			rv.askers = append(rv.askers[:best], rv.askers[best+1:]...)
 			n.senders[m.Src].asking--
-			n.start(m)
+			if !n.start(m) {
+				n.tryStart(m.Src)
+			}
 		}
 	}
 	n.dirtyPorts = n.dirtyPorts[:0]
 }
 
-// start puts m on its route, holding a send and a receive slot.
-func (n *flowNet) start(m *Message) {
+// start puts m on its route, holding a send and a receive slot; it
+// reports false, having dropped m, if no route is left.
+func (n *flowNet) start(m *Message) bool {
 	r := n.route(m.Src, m.Dst)
 	if r == nil {
 		n.e.Drop(m, &PathCutError{Src: m.Src, Dst: m.Dst, At: n.e.Now()})
-		n.tryStart(m.Src)
-		return
+		return false
 	}
 	n.recvs[m.Dst].active++
 	f := n.alloc()
@@ -378,11 +380,13 @@ func (n *flowNet) start(m *Message) {
 	f.lidx = len(n.live)
 	n.live = append(n.live, f)
 	n.e.Started(m)
-	n.attach(f)
+	n.attach(f, nil)
+	return true
 }
 
-// attach puts a sending flow on the edges of its route.
-func (n *flowNet) attach(f *flowState) {
+// attach puts a sending flow on the edges of its route. old is the route
+// it leaves, if it is being moved: its message counts once per edge.
+func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	now := n.e.Now()
 	for _, e := range f.route.path {
 		u := &n.use[e]
@@ -391,7 +395,9 @@ func (n *flowNet) attach(f *flowState) {
 		}
 		u.active++
 		u.peak = max(u.peak, u.active)
-		u.messages++
+		if old == nil || !slices.Contains(old.path, e) {
+			u.messages++
+		}
 	}
 	f.pos = f.pos[:0]
 	for _, e := range f.route.cons {
@@ -594,6 +600,9 @@ func (n *flowNet) recompute() {
 		if f.rate > 0 && now > f.since {
 			f.rem = max(f.rem-f.rate*float64(now-f.since)/float64(Second), 0)
 		}
+		if !(f.newRate > 0) { // max-min gives every flow a positive share
+			panic(fmt.Sprintf("sim: flow model: message %d from rank %d to %d got rate %g", f.m.ID, f.m.Src, f.m.Dst, f.newRate))
+		}
 		f.since, f.rate = now, f.newRate
 		f.end = now + transfer(f.rem, f.rate)
 		if f.hidx >= 0 {
@@ -735,8 +744,9 @@ func (n *flowNet) FailLink(edge int) {
 			n.tryStart(m.Src)
 			continue
 		}
+		old := f.route
 		f.route, f.rate, f.since = r, 0, now
-		n.attach(f)
+		n.attach(f, old)
 	}
 }
 
