@@ -563,6 +563,11 @@ func (t *Tuning) WriteTo(w io.Writer) (int64, error) {
 	}
 	for _, c := range t.Collectives {
 		cp := "collective." + tomlKey(c.Name)
+		if len(c.Crossovers) == 0 && len(c.Rules) == 0 {
+			// An entry without choices still says the table covers
+			// the collective (and selects nothing for it).
+			fmt.Fprintf(&b, "\n[%s]\n", cp)
+		}
 		for _, x := range c.Crossovers {
 			fmt.Fprintf(&b, "\n[[%s.crossover]]\n", cp)
 			if x.MinWorld == x.MaxWorld {
