@@ -64,6 +64,9 @@ func BucketedAllreduce(ctx context.Context, l Link, tensors []device.Buffer, dt 
 // has fewer elements than that takes. It is how the "bucketed" catalogue
 // entry turns one buffer into many tensors. t must be at least 1.
 func SplitTensors(buf device.Buffer, dt device.DType, t int) []device.Buffer {
+	if t < 1 {
+		panic(fmt.Sprintf("algos: SplitTensors into %d tensors", t))
+	}
 	count := uint64(buf.Len() / dt.Size())
 	weights := uint64(t) * uint64(t+1) / 2
 	out := make([]device.Buffer, t)
