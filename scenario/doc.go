@@ -5,7 +5,9 @@
 // A scenario file looks like this:
 //
 //	name = "example"
-//	seed = 1                      # seeds the inputs of data = "host" runs
+//	description = "free text"     # optional
+//	seed = 1                      # seeds every random draw; repeat k runs with seed + k
+//	tuning = "tuning.toml"        # optional: the table "auto" selects by (relative to this file)
 //
 //	[network]
 //	model = "alpha-beta"
@@ -13,22 +15,46 @@
 //	bandwidth = "12.5GB/s"        # 1/beta: B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s, Gbit/s, ...
 //	reduce_bandwidth = "25GB/s"   # 1/gamma; optional, "inf" (free) by default
 //
+//	[[fault]]                     # optional noise and faults, any number
+//	kind = "jitter"
+//	dist = "lognormal"
+//	mean = "2us"
+//	stddev = "1us"
+//
 //	[[sweep]]
 //	collective = "allreduce"
-//	algorithms = ["ring"]
+//	algorithms = ["ring", "pipelined_ring", "auto"]
 //	world = [2, 3, 8, "16..64 x2"]
 //	bytes = [0, 1024, "8MiB", "1KiB..1GiB x4"]
-//	dtype = "f32"                 # default f32
+//	dtype = ["f32", "bf16"]       # one or a list; default f32
 //	op = "sum"                    # default sum
 //	data = "phantom"              # default; or "host": move and check real data
+//	params = { segment = ["512KiB", "2MiB"] }  # one value or a list each
+//	repeat = 5                    # runs per point, seeds seed..seed+4: median and spread
+//	tuning = "other.toml"         # this sweep's auto table, instead of the file's
+//
+// A sweep runs every combination of its dtypes, algorithm variants, world
+// sizes and message sizes. An algorithm variant is an algorithm with one
+// value of each parameter the sweep sets that it takes: with the params
+// above, pipelined_ring runs twice, as "pipelined_ring(segment=512KiB)" and
+// "pipelined_ring(segment=2MiB)" (the names results give them), while ring
+// and auto, which take no segment, run once.
+//
+// The network models (Models) are "alpha-beta", "loggp" and "flow"; the
+// flow model runs on a topology (Topologies): a crossbar, a ring, a torus,
+// a fat tree, a dragonfly or a hierarchical cluster of nodes. The keys of
+// each are those sim's types document, one to one. [[fault]] tables
+// (Faults) add noise and faults to any model, seeded by the scenario's
+// seed; a sweep may repeat only on a network that draws random numbers.
 //
 // A file may hold several [[sweep]] tables. Parse and Load validate
 // everything that can be checked without running anything: units, names
 // against the algos catalogue and the network models, world sizes, sizes
-// that are whole numbers of elements, unknown and missing keys. They
-// report every problem at once as Errors, each naming its file, line and
-// key.
+// that are whole numbers of elements, tuning tables, unknown and missing
+// keys. They report every problem at once as Errors, each naming its
+// file, line and key. Checks that need a network built for a world size
+// (Network.Check) are made by sweep.Plan, with the same kind of errors.
 //
-// Network models are listed by Models; adding one means adding an entry to
-// the models table in model.go.
+// Adding a network model means adding an entry to the models table in
+// model.go; a topology, to the topologies table in topology.go.
 package scenario

@@ -84,3 +84,18 @@ func (es Errors) Err() error {
 func (s *Sweep) Errorf(key, format string, args ...any) *Error {
 	return &Error{File: s.file, Line: s.KeyLine(key), Key: s.Key(key), Msg: fmt.Sprintf(format, args...)}
 }
+
+// TuningErrorf returns an error about the tuning table the sweep's "auto"
+// uses: on the line of the sweep's own tuning key, or else of the file's,
+// or else of the sweep's algorithms (nexar's default table).
+func (s *Sweep) TuningErrorf(format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if _, own := s.lines[s.Key("tuning")]; own || s.TuningFile == "" {
+		key := "tuning"
+		if !own {
+			key = "algorithms"
+		}
+		return &Error{File: s.file, Line: s.KeyLine(key), Key: s.Key(key), Msg: msg}
+	}
+	return &Error{File: s.file, Line: lineOf(s.lines, "tuning"), Key: "tuning", Msg: msg}
+}

@@ -29,7 +29,7 @@ bytes = [0, "1KiB..4KiB"]
 	fmt.Printf("%s: %s %+v\n", s.Name, s.Network.Model, s.Network.Sim)
 	for _, sw := range s.Sweeps {
 		fmt.Printf("line %d: %s %s world=%v bytes=%v %s %s %s\n",
-			sw.Line, sw.Collective.Name, sw.Algorithms[0].Name, sw.World, sw.Bytes, sw.DType, sw.Op, sw.Data)
+			sw.Line, sw.Collective.Name, sw.Algorithms[0].Name, sw.World, sw.Bytes, sw.DTypes[0], sw.Op, sw.Data)
 	}
 	// Output:
 	// example: alpha-beta {Latency:5us Bandwidth:1.25e+10 ReduceBandwidth:2.5e+10}
@@ -57,7 +57,7 @@ colour = "red"
 	// broken.toml:5: network.latency: "5" is not a duration: missing unit (want one of ps, ns, us, µs, μs, ms, s)
 	// broken.toml:11: sweep[0].world: element 1: world size 0 is out of range (want 1 to 1048576 ranks)
 	// broken.toml:12: sweep[0].bytes: 1022: not a multiple of the f32 element size (4 bytes)
-	// broken.toml:13: sweep[0].colour: unknown key in [[sweep]] 1 (known keys: collective, algorithms, world, bytes, dtype, op, data, root, params)
+	// broken.toml:13: sweep[0].colour: unknown key in [[sweep]] 1 (known keys: collective, algorithms, world, bytes, dtype, op, data, root, params, repeat, tuning)
 }
 
 func ExampleParseBytes() {
@@ -109,5 +109,24 @@ func ExampleModels() {
 		fmt.Println()
 	}
 	// Output:
-	// alpha-beta: latency bandwidth reduce_bandwidth
+	// alpha-beta: latency bandwidth reduce_bandwidth overhead
+	// flow: topology placement placement_group send_slots recv_slots reduce_bandwidth overhead
+	// loggp: latency overhead gap bandwidth reduce_bandwidth
+}
+
+func ExampleTopologies() {
+	for _, t := range scenario.Topologies() {
+		fmt.Print(t.Name, ":")
+		for _, k := range t.Keys {
+			fmt.Print(" ", k.Name)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// crossbar: bandwidth latency ports
+	// ring: size link_bandwidth link_latency nic_bandwidth nic_latency
+	// torus: dims link_bandwidth link_latency nic_bandwidth nic_latency
+	// fat_tree: radix tiers oversubscription routing link_bandwidth link_latency nic_bandwidth nic_latency
+	// dragonfly: groups routers hosts global_links routing local_bandwidth local_latency global_bandwidth global_latency nic_bandwidth nic_latency
+	// hierarchical: devices_per_node nodes nics_per_node host_bandwidth host_latency inter intra_bandwidth intra_latency
 }

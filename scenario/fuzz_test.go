@@ -108,8 +108,8 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			for _, b := range sw.Bytes {
-				if b < 0 || b > MaxBytes || b%sw.DType.Size() != 0 {
-					t.Fatalf("bytes %d for %s", b, sw.DType)
+				if b < 0 || b > MaxBytes || b%sw.DTypes[0].Size() != 0 {
+					t.Fatalf("bytes %d for %s", b, sw.DTypes[0])
 				}
 			}
 		}

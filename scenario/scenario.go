@@ -1,11 +1,15 @@
 package scenario
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -24,20 +28,64 @@ type Scenario struct {
 	Name string
 	// Description is free text (optional).
 	Description string
-	// Seed seeds the inputs of host-data runs (default 1).
+	// Seed seeds every random draw of a run (network noise, random
+	// placements, the inputs of host-data runs); default 1. Repeat k of a
+	// sweep (from 0) runs with Seed + k.
 	Seed    uint64
 	Network Network
-	Sweeps  []*Sweep
+	// Tuning is the table of the top-level tuning key, which the "auto"
+	// algorithms of every sweep without its own use; nil for nexar's
+	// default table.
+	Tuning *algos.Tuning
+	// TuningFile is the path of Tuning as the file gives it, "" if none.
+	TuningFile string
+	Sweeps     []*Sweep
+	// Hash identifies the scenario: the hex SHA-256 of the file's bytes
+	// and of every tuning table it reads, in order. Shards of one run
+	// record it, so that merging refuses outputs of different scenarios.
+	Hash string
 }
 
 // Network is the [network] table: a model and its parameters.
 type Network struct {
 	// Model is the model's name, such as "alpha-beta".
 	Model string
-	// Sim is the model, ready for sim.Config.
+	// Sim is the model, ready for sim.Config, with its random draws (if
+	// any) seeded by the scenario's seed; Seeded gives it for other seeds.
 	Sim sim.Model
+	// Random reports whether runs of the model draw random numbers
+	// (latency jitter, randomly chosen stragglers, a random placement),
+	// so that runs with different seeds differ: what makes a sweep's
+	// repeat meaningful.
+	Random bool
+	// LinkBandwidth is the bandwidth of one rank's link into the network
+	// in bytes per second, the ceiling bus bandwidth approaches; 0 if the
+	// model has no single such figure.
+	LinkBandwidth float64
+	// Faults are those of the file's [[fault]] tables, which every run
+	// of the model suffers.
+	Faults []sim.Fault
 	// Line is the line of the [network] header.
 	Line int
+
+	seeded func(seed uint64) sim.Model
+}
+
+// Check reports whether the network can run a world of size world (a
+// topology large enough, a placement that fits, faults naming ranks that
+// exist): it builds the network for that world without running anything.
+func (n *Network) Check(world int) error {
+	_, err := sim.Run(sim.Config{World: world, Model: n.Sim}, func(context.Context, algos.Link) error { return nil })
+	return err
+}
+
+// Seeded returns the model with its random draws seeded by seed (the same
+// model for every seed if it draws none).
+func (n *Network) Seeded(seed uint64) sim.Model {
+	if n.seeded == nil {
+		return n.Sim
+	}
+	return n.seeded(seed)
 }
 
 // Data says what a sweep's buffers hold.
@@ -69,8 +117,33 @@ func ParseData(s string) (Data, error) {
 	return 0, fmt.Errorf("unknown data %q (want phantom or host)", s)
 }
 
-// Sweep is one [[sweep]] table: every combination of its algorithms, world
-// sizes and message sizes.
+// Variant is one algorithm of a sweep with one setting of the parameters
+// the sweep gives it.
+type Variant struct {
+	Algorithm *algos.Algorithm
+	// Params are the parameters the sweep sets that the algorithm takes;
+	// nil if none (the algorithm's defaults apply).
+	Params map[string]int
+	// Name is the algorithm's name, followed, if the sweep sets any of its
+	// parameters, by their values in parentheses, sorted by parameter name
+	// and written as the file writes them: "pipelined_ring(segment=512KiB)",
+	// "hierarchical(group=4)". It is what results name the variant by.
+	Name string
+}
+
+// ParamValue is one value of an algorithm parameter.
+type ParamValue struct {
+	Value int
+	// Text is the value as it appears in variant names: the size string
+	// of the file without spaces ("512KiB") or the whole number.
+	Text string
+}
+
+// MaxRepeat is the largest repeat a sweep may ask for.
+const MaxRepeat = 1000
+
+// Sweep is one [[sweep]] table: every combination of its algorithm
+// variants, world sizes, message sizes and dtypes.
 type Sweep struct {
 	// Index is the sweep's position in the file, from 0.
 	Index int
@@ -82,18 +155,32 @@ type Sweep struct {
 	// World lists the world sizes, in the order given.
 	World []int
 	// Bytes lists the message sizes in bytes, in the order given; each is
-	// a multiple of the size of DType.
+	// a multiple of the size of every dtype of DTypes.
 	Bytes []int
-	DType device.DType
+	// DTypes lists the element types, in the order given (default f32).
+	DTypes []device.DType
 	// Op is the reduction operator (default sum); only reducing
 	// collectives use it.
 	Op   device.Op
 	Data Data
 	// Root is the root rank of rooted collectives (default 0).
 	Root int
-	// Params are algorithm parameters by name; each is known to at least
-	// one of Algorithms.
-	Params map[string]int
+	// Params are the values of each algorithm parameter the sweep sets, by
+	// name, in the order given; each parameter is known to at least one
+	// of Algorithms.
+	Params map[string][]ParamValue
+	// Variants are every algorithm with every combination of the values
+	// of the parameters it takes: algorithm by algorithm as listed, the
+	// values of the first parameter (by name) varying slowest.
+	Variants []Variant
+	// Repeat is how many times each point runs, with seeds Seed, Seed+1,
+	// ...; results report the median time and the spread (default 1).
+	Repeat int
+	// Tuning is the table the sweep's "auto" algorithms select by: the
+	// sweep's own tuning key, else the scenario's; nil for nexar's default.
+	Tuning *algos.Tuning
+	// TuningFile is the path Tuning was read from, as the file gives it.
+	TuningFile string
 
 	file  string
 	lines map[string]int
@@ -141,12 +228,46 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 		return nil, Errors{{File: file, Msg: "TOML: " + err.Error()}}
 	}
-	c := &checker{file: file, lines: keyLines(string(data))}
+	c := &checker{file: file, lines: keyLines(string(data)), hash: sha256.New()}
+	c.hash.Write(data)
 	s := c.scenario(raw)
 	if err := c.errs.Err(); err != nil {
 		return nil, err
 	}
+	s.Hash = hex.EncodeToString(c.hash.Sum(nil))
 	return s, nil
+}
+
+// tuning reads the tuning key of t: the path of a tuning table, relative
+// to the scenario file's directory. It returns nil if the key is absent or
+// bad (reporting why).
+func (c *checker) tuning(t *table) (*algos.Tuning, string) {
+	name, ok := t.str("tuning", false, "", `the path of a tuning table: tuning = "tuning.toml"`)
+	if !ok || name == "" {
+		return nil, ""
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(c.file), path)
+	}
+	key := joinPath(t.path, "tuning")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		msg := err.Error()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		}
+		c.errorf(key, "cannot read tuning table %s: %s", path, msg)
+		return nil, ""
+	}
+	tun, err := algos.ParseTuning(path, data)
+	if err != nil {
+		c.errorf(key, "bad tuning table: %v", err)
+		return nil, ""
+	}
+	c.hash.Write(data)
+	return tun, name
 }
 
 func (c *checker) scenario(raw map[string]any) *Scenario {
@@ -156,8 +277,12 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 	s.Description, _ = top.str("description", false, "", "a string")
 	seed, _ := top.integer("seed", 1, 0, math.MaxInt64)
 	s.Seed = uint64(seed)
+	c.seed = s.Seed
+	s.Tuning, s.TuningFile = c.tuning(top)
+	c.defaultTuning, c.defaultTuningFile = s.Tuning, s.TuningFile
+	c.faultList, c.faultRandom, c.faultsOK = c.faults(top)
 	if net := top.subtable("network", true, "[network]", `a [network] table with model = "alpha-beta"`); net != nil {
-		s.Network = c.network(net)
+		s.Network = c.network(net, top)
 	}
 	v, path, ok := top.get("sweep")
 	switch tables, isTables := v.([]map[string]any); {
@@ -176,7 +301,7 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 	return s
 }
 
-func (c *checker) network(t *table) Network {
+func (c *checker) network(t *table, top *table) Network {
 	n := Network{Line: lineOf(c.lines, t.path)}
 	want := "one of " + strings.Join(modelNames(), ", ")
 	name, ok := t.str("model", true, "", want)
@@ -191,19 +316,21 @@ func (c *checker) network(t *table) Network {
 		return n
 	}
 	n.Model = name
-	n.Sim = spec.build(t)
 	t.what = fmt.Sprintf("[network] of model %s", name)
+	m := spec.build(t, top)
+	faults, random, ok := c.faultList, c.faultRandom, c.faultsOK
+	if m != nil && ok {
+		n.seeded, n.Random, n.LinkBandwidth = m.seeded, m.random || random, m.linkBandwidth
+		if len(faults) > 0 {
+			inner := m.seeded
+			n.seeded = func(seed uint64) sim.Model { return sim.WithFaults(inner(seed), seed, faults...) }
+			n.Faults = faults
+		}
+		n.Sim = n.seeded(c.seed)
+		c.networkOK, c.random = true, n.Random
+	}
 	t.finish()
 	return n
-}
-
-func keysOf(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (c *checker) sweep(t *table, index int) *Sweep {
@@ -245,13 +372,20 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 		sw.Bytes = append(sw.Bytes, int(b))
 	}
 
-	dtypeOK := false
-	if s, ok := t.str("dtype", false, "f32", "an element type such as \"f32\""); ok {
-		dt, err := device.ParseDType(s)
-		if err != nil {
+	dtypeNames, dtypeOK := t.optStringList("dtype", "f32", `an element type such as "f32", or a list of them`)
+	seenDT := map[device.DType]bool{}
+	for _, name := range dtypeNames {
+		dt, err := device.ParseDType(name)
+		switch {
+		case err != nil:
 			t.errorf(key("dtype"), "%v", err)
+			dtypeOK = false
+		case seenDT[dt]:
+			t.errorf(key("dtype"), "dtype %q is listed twice", name)
+		default:
+			seenDT[dt] = true
+			sw.DTypes = append(sw.DTypes, dt)
 		}
-		sw.DType, dtypeOK = dt, err == nil
 	}
 	if s, ok := t.str("op", false, "sum", "a reduction operator such as \"sum\""); ok {
 		op, err := device.ParseOp(s)
@@ -270,20 +404,32 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 	root, rootOK := t.integer("root", 0, 0, MaxWorld-1)
 	sw.Root = int(root)
 	sw.Params = c.params(t, sw)
+	sw.Variants = variants(sw.Algorithms, sw.Params)
+	repeat, repeatOK := t.integer("repeat", 1, 1, MaxRepeat)
+	sw.Repeat = int(repeat)
+	if repeatOK && repeat > 1 && c.networkOK && !c.random {
+		t.errorf(key("repeat"), "repeat = %d, but the network draws no random numbers, so every repeat would take the same time (add noise with a [[fault]] of kind \"jitter\" or \"stragglers\", or leave repeat out)", repeat)
+	}
+	sw.Tuning, sw.TuningFile = c.tuning(t)
+	if sw.Tuning == nil {
+		sw.Tuning, sw.TuningFile = c.defaultTuning, c.defaultTuningFile
+	}
 
 	// Checks across keys.
 	if dtypeOK { // check the sizes that parsed, even if others did not
-		var bad []string
-		for _, b := range sw.Bytes {
-			if b%sw.DType.Size() != 0 {
-				bad = append(bad, fmt.Sprint(b))
+		for _, dt := range sw.DTypes {
+			var bad []string
+			for _, b := range sw.Bytes {
+				if b%dt.Size() != 0 {
+					bad = append(bad, fmt.Sprint(b))
+				}
 			}
-		}
-		if len(bad) > 0 {
-			if len(bad) > 5 {
-				bad = append(bad[:5], fmt.Sprintf("and %d more", len(bad)-5))
+			if len(bad) > 0 {
+				if len(bad) > 5 {
+					bad = append(bad[:5], fmt.Sprintf("and %d more", len(bad)-5))
+				}
+				t.errorf(key("bytes"), "%s: not a multiple of the %s element size (%d bytes)", strings.Join(bad, ", "), dt, dt.Size())
 			}
-			t.errorf(key("bytes"), "%s: not a multiple of the %s element size (%d bytes)", strings.Join(bad, ", "), sw.DType, sw.DType.Size())
 		}
 	}
 	if worldOK {
@@ -309,14 +455,14 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 	return sw
 }
 
-// params reads the optional params table of a sweep: algorithm parameters
-// as whole numbers or sizes.
-func (c *checker) params(t *table, sw *Sweep) map[string]int {
-	pt := t.subtable("params", false, "params", `a table of algorithm parameters: params = { segment = "64KiB" }`)
+// params reads the optional params table of a sweep: algorithm parameters,
+// each a whole number, a size, or a list of them.
+func (c *checker) params(t *table, sw *Sweep) map[string][]ParamValue {
+	pt := t.subtable("params", false, "params", `a table of algorithm parameters: params = { segment = "64KiB" } or { segment = ["512KiB", "2MiB"] }`)
 	if pt == nil {
 		return nil
 	}
-	out := map[string]int{}
+	out := map[string][]ParamValue{}
 	var known []string
 	for _, a := range sw.Algorithms {
 		for name := range a.Params {
@@ -340,24 +486,111 @@ func (c *checker) params(t *table, sw *Sweep) map[string]int {
 			c.errorf(path, "unknown parameter (algorithms %s %s)", strings.Join(names, ", "), takes)
 			continue
 		}
-		var n int64
-		var err error
-		switch v := v.(type) {
-		case int64:
-			n = v
-			if n < 0 {
-				err = fmt.Errorf("%d is negative", n)
-			}
-		case string:
-			n, err = ParseBytes(v)
-		default:
-			err = fmt.Errorf("want a whole number or a size such as \"64KiB\", got %s", typeName(v))
-		}
-		if err != nil {
-			c.errorf(path, "%v", err)
+		arr, isArr := v.([]any)
+		if !isArr {
+			arr = []any{v}
+		} else if len(arr) == 0 {
+			c.errorf(path, "empty list (want values such as [\"512KiB\", \"2MiB\"])")
 			continue
 		}
-		out[name] = int(n)
+		var vals []ParamValue
+		for i, x := range arr {
+			pv, err := paramValue(x)
+			if err == nil {
+				for _, prev := range vals {
+					if prev.Value == pv.Value {
+						err = fmt.Errorf("%s is listed twice", pv.Text)
+					}
+				}
+			}
+			if err != nil {
+				if isArr {
+					c.errorf(path, "element %d: %v", i+1, err)
+				} else {
+					c.errorf(path, "%v", err)
+				}
+				continue
+			}
+			vals = append(vals, pv)
+		}
+		if len(vals) == len(arr) {
+			out[name] = vals
+		}
 	}
+	return out
+}
+
+// maxParamValue bounds parameter values, so that products of them (a
+// segment times a count) cannot overflow.
+const maxParamValue = 1 << 50
+
+// paramValue reads one parameter value: a whole number or a size.
+func paramValue(v any) (ParamValue, error) {
+	switch v := v.(type) {
+	case int64:
+		if v < 0 || v > maxParamValue {
+			return ParamValue{}, fmt.Errorf("%d is out of range (want 0 to %d)", v, int64(maxParamValue))
+		}
+		return ParamValue{Value: int(v), Text: fmt.Sprint(v)}, nil
+	case string:
+		n, err := ParseBytes(v)
+		if err != nil {
+			return ParamValue{}, err
+		}
+		return ParamValue{Value: int(n), Text: strings.Join(strings.Fields(v), "")}, nil
+	}
+	return ParamValue{}, fmt.Errorf("want a whole number or a size such as \"64KiB\", got %s", typeName(v))
+}
+
+// variants returns every algorithm with every combination of the values
+// of the parameters it takes.
+func variants(algs []*algos.Algorithm, params map[string][]ParamValue) []Variant {
+	var out []Variant
+	for _, a := range algs {
+		var names []string
+		for _, n := range keysOf(a.Params) {
+			if len(params[n]) > 0 {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			out = append(out, Variant{Algorithm: a, Name: a.Name})
+			continue
+		}
+		// Odometer over the values, the last name varying fastest.
+		idx := make([]int, len(names))
+		for {
+			v := Variant{Algorithm: a, Params: map[string]int{}}
+			parts := make([]string, len(names))
+			for i, n := range names {
+				pv := params[n][idx[i]]
+				v.Params[n] = pv.Value
+				parts[i] = n + "=" + pv.Text
+			}
+			v.Name = a.Name + "(" + strings.Join(parts, ",") + ")"
+			out = append(out, v)
+			i := len(idx) - 1
+			for i >= 0 {
+				idx[i]++
+				if idx[i] < len(params[names[i]]) {
+					break
+				}
+				idx[i] = 0
+				i--
+			}
+			if i < 0 {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }

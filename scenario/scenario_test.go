@@ -56,8 +56,8 @@ func TestParseGood(t *testing.T) {
 	if !reflect.DeepEqual(sw.World, []int{2, 3, 8, 64}) || !reflect.DeepEqual(sw.Bytes, []int{0, 1024, 8388608}) {
 		t.Errorf("world %v, bytes %v", sw.World, sw.Bytes)
 	}
-	if sw.DType != device.F32 || sw.Op != device.Sum || sw.Data != Phantom || sw.Line != 10 || sw.Index != 0 {
-		t.Errorf("dtype %v op %v data %v line %d index %d", sw.DType, sw.Op, sw.Data, sw.Line, sw.Index)
+	if sw.DTypes[0] != device.F32 || sw.Op != device.Sum || sw.Data != Phantom || sw.Line != 10 || sw.Index != 0 {
+		t.Errorf("dtype %v op %v data %v line %d index %d", sw.DTypes[0], sw.Op, sw.Data, sw.Line, sw.Index)
 	}
 	if sw.KeyLine("world") != 13 || sw.KeyLine("root") != 10 || sw.Key("world") != "sweep[0].world" {
 		t.Errorf("KeyLine(world) = %d, KeyLine(root) = %d, Key(world) = %q", sw.KeyLine("world"), sw.KeyLine("root"), sw.Key("world"))
@@ -106,14 +106,14 @@ data = "host"
 	if !reflect.DeepEqual(a.World, []int{2, 4, 8, 16}) || !reflect.DeepEqual(a.Bytes, []int{1024, 2048, 4096}) {
 		t.Errorf("sweep 0: world %v bytes %v", a.World, a.Bytes)
 	}
-	if a.DType != device.F32 || a.Op != device.Sum || a.Data != Phantom || a.Root != 0 {
-		t.Errorf("sweep 0 defaults: %v %v %v %d", a.DType, a.Op, a.Data, a.Root)
+	if a.DTypes[0] != device.F32 || a.Op != device.Sum || a.Data != Phantom || a.Root != 0 {
+		t.Errorf("sweep 0 defaults: %v %v %v %d", a.DTypes[0], a.Op, a.Data, a.Root)
 	}
 	if !reflect.DeepEqual(b.World, []int{1, 3, 6, 9, 64}) || !reflect.DeepEqual(b.Bytes, []int{0, 8 << 20, 1, 2, 1000}) {
 		t.Errorf("sweep 1: world %v bytes %v", b.World, b.Bytes)
 	}
-	if b.DType != device.U8 || b.Op != device.Max || b.Data != Host || b.Index != 1 || b.Line != 13 {
-		t.Errorf("sweep 1: %v %v %v index %d line %d", b.DType, b.Op, b.Data, b.Index, b.Line)
+	if b.DTypes[0] != device.U8 || b.Op != device.Max || b.Data != Host || b.Index != 1 || b.Line != 13 {
+		t.Errorf("sweep 1: %v %v %v index %d line %d", b.DTypes[0], b.Op, b.Data, b.Index, b.Line)
 	}
 	if b.KeyLine("bytes") != 17 || b.KeyLine("dtype") != 23 {
 		t.Errorf("sweep 1 lines: bytes %d, dtype %d", b.KeyLine("bytes"), b.KeyLine("dtype"))
@@ -154,7 +154,7 @@ var badCases = []struct {
 	{"unknown top key", edit("seed =", "sead = 1"), 2, "sead", `unknown key in the top level; did you mean "seed"?`},
 	{"unknown network key", edit("latency =", `latncy = "5us"`), 6, "network.latncy", `did you mean "latency"?`},
 	{"unknown sweep key", edit("data =", `dat = "host"`), 17, "sweep[0].dat", `unknown key in [[sweep]] 1; did you mean "data"?`},
-	{"unknown model", edit("model =", `model = "logp"`), 5, "network.model", `unknown network model "logp" (want one of alpha-beta)`},
+	{"unknown model", edit("model =", `model = "logp"`), 5, "network.model", `unknown network model "logp" (want one of alpha-beta, flow, loggp)`},
 	{"unknown collective", edit("collective =", `collective = "allreduse"`), 11, "sweep[0].collective", `unknown collective "allreduse"`},
 	{"unknown algorithm", edit("algorithms =", `algorithms = ["ring", "rign"]`), 12, "sweep[0].algorithms", `unknown allreduce algorithm "rign"`},
 	{"duplicate algorithm", edit("algorithms =", `algorithms = ["ring", "ring"]`), 12, "sweep[0].algorithms", `"ring" is listed twice`},

@@ -2,18 +2,37 @@ package scenario
 
 import (
 	"fmt"
+	"hash"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/algos"
+
 	"github.com/nexar-go/nexar-go/sim"
 )
 
-// checker collects the problems of one file.
+// checker collects the problems of one file, and what sweeps need to know
+// of the keys above them.
 type checker struct {
 	file  string
 	lines map[string]int
 	errs  Errors
+	// hash hashes the file and the tuning tables it reads.
+	hash hash.Hash
+	seed uint64
+	// networkOK is set once [network] parsed; random says whether its
+	// model draws random numbers.
+	networkOK, random bool
+	// faultList are the [[fault]] tables, read before [network];
+	// faultRandom says whether any draws random numbers, faultsOK
+	// whether all were good.
+	faultList             []sim.Fault
+	faultRandom, faultsOK bool
+	// defaultTuning is the scenario's tuning table, for sweeps without
+	// their own.
+	defaultTuning     *algos.Tuning
+	defaultTuningFile string
 }
 
 // errorf records a problem with the key at path, on its line.
@@ -312,6 +331,16 @@ func worldElem(_ string, v any) ([]int64, error) {
 	return vals, nil
 }
 
+// optStringList reads an optional list of strings (or a single string),
+// [def] if absent.
+func (t *table) optStringList(key, def, want string) ([]string, bool) {
+	if _, ok := t.m[key]; !ok {
+		t.known = append(t.known, key)
+		return []string{def}, true
+	}
+	return t.stringList(key, want)
+}
+
 // stringList reads a list of strings (or a single string).
 func (t *table) stringList(key, want string) ([]string, bool) {
 	v, path, ok := t.get(key)
@@ -343,4 +372,61 @@ func (t *table) stringList(key, want string) ([]string, bool) {
 		out = append(out, s)
 	}
 	return out, good
+}
+
+// requiredInt reads a required whole number in [lo, hi].
+func (t *table) requiredInt(key string, lo, hi int64, want string) (int64, bool) {
+	if _, ok := t.m[key]; !ok {
+		t.known = append(t.known, key)
+		t.missing(key, want)
+		return 0, false
+	}
+	return t.integer(key, 0, lo, hi)
+}
+
+// float reads a number (whole or not) in [lo, hi], def if absent.
+func (t *table) float(key string, def, lo, hi float64) (float64, bool) {
+	v, path, ok := t.get(key)
+	if !ok {
+		return def, true
+	}
+	var f float64
+	switch v := v.(type) {
+	case int64:
+		f = float64(v)
+	case float64:
+		f = v
+	default:
+		t.errorf(path, "want a number, got %s", typeName(v))
+		return 0, false
+	}
+	if !(f >= lo && f <= hi) {
+		t.errorf(path, "%g is out of range (want %g to %g)", f, lo, hi)
+		return 0, false
+	}
+	return f, true
+}
+
+// link reads the bandwidth and latency of a link: "<name>_bandwidth" and
+// "<name>_latency". A link that is not required may leave out its
+// bandwidth, which is then 0 (unlimited, or a default the topology
+// documents).
+func (t *table) link(name string, required bool) (sim.LinkParams, bool) {
+	bw, ok1 := t.bandwidth(name+"_bandwidth", required, 0)
+	lat, ok2 := t.duration(name+"_latency", false)
+	return sim.LinkParams{Bandwidth: bw, Latency: lat}, ok1 && ok2
+}
+
+// routing reads a routing policy, ECMP if absent.
+func (t *table) routing(key string) (sim.Routing, bool) {
+	s, ok := t.str(key, false, "ecmp", `"ecmp" or "dmodk"`)
+	if !ok {
+		return 0, false
+	}
+	r, err := sim.ParseRouting(s)
+	if err != nil {
+		t.errorf(joinPath(t.path, key), "%v", err)
+		return 0, false
+	}
+	return r, true
 }

@@ -2,16 +2,26 @@ package sweep
 
 import (
 	"encoding/csv"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 )
 
-// Header is the header of a results CSV file.
-var Header = []string{"collective", "algorithm", "world", "bytes", "dtype", "time_s", "algbw_gbps", "busbw_gbps"}
+// Header is the header of a results CSV file: the columns nccl-tests
+// users expect, in this order, then the extras.
+var Header = []string{
+	"collective", "algorithm", "world", "bytes", "dtype", "time_s", "algbw_gbps", "busbw_gbps",
+	"params", "op", "repeats", "time_min_s", "time_max_s", "spread_s", "messages",
+}
+
+// RequiredColumns is how many columns of Header every results file has
+// first, in that order.
+const RequiredColumns = 8
 
 // Record returns r as CSV fields in the order of Header. Floats are
 // formatted with the fewest digits that read back exactly, so the output
-// is deterministic.
+// is deterministic and ReadCSV gives back the same Row.
 func (r Row) Record() []string {
 	return []string{
 		r.Collective,
@@ -22,6 +32,13 @@ func (r Row) Record() []string {
 		formatFloat(r.Time),
 		formatFloat(r.AlgBW),
 		formatFloat(r.BusBW),
+		r.Params,
+		r.Op,
+		strconv.Itoa(r.Repeats),
+		formatFloat(r.TimeMin),
+		formatFloat(r.TimeMax),
+		formatFloat(r.Spread),
+		strconv.FormatInt(r.Messages, 10),
 	}
 }
 
@@ -59,4 +76,99 @@ func (c *CSVWriter) Write(r Row) error {
 func (c *CSVWriter) Flush() error {
 	c.w.Flush()
 	return c.w.Error()
+}
+
+// CSVError is a problem with a results file ReadCSV reads.
+type CSVError struct {
+	// Line is the line of the problem, from 1.
+	Line int
+	Msg  string
+}
+
+func (e *CSVError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// ReadCSV reads a results file that CSVWriter wrote (the header must be
+// Header, exactly), giving back the rows it wrote.
+func ReadCSV(r io.Reader) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, &CSVError{Line: 1, Msg: "empty file: want the header of a results file"}
+	}
+	if err != nil {
+		return nil, csvErr(err)
+	}
+	if !equal(head, Header) {
+		return nil, &CSVError{Line: 1, Msg: fmt.Sprintf("header %q is not the one nexar-sim writes (%q)", head, Header)}
+	}
+	var rows []Row
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, csvErr(err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) != len(Header) {
+			return nil, &CSVError{Line: line, Msg: fmt.Sprintf("%d fields, want %d", len(rec), len(Header))}
+		}
+		row, err := parseRecord(rec)
+		if err != nil {
+			return nil, &CSVError{Line: line, Msg: err.Error()}
+		}
+		rows = append(rows, row)
+	}
+}
+
+func csvErr(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &CSVError{Line: pe.Line, Msg: pe.Err.Error()}
+	}
+	return err
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func parseRecord(rec []string) (Row, error) {
+	var err error
+	num := func(col int) int {
+		n, e := strconv.Atoi(rec[col])
+		if e != nil && err == nil {
+			err = fmt.Errorf("%s: %q is not a whole number", Header[col], rec[col])
+		}
+		return n
+	}
+	flt := func(col int) float64 {
+		f, e := strconv.ParseFloat(rec[col], 64)
+		if e != nil && err == nil {
+			err = fmt.Errorf("%s: %q is not a number", Header[col], rec[col])
+		}
+		return f
+	}
+	r := Row{
+		Collective: rec[0], Algorithm: rec[1], World: num(2), Bytes: num(3), DType: rec[4],
+		Time: flt(5), AlgBW: flt(6), BusBW: flt(7),
+		Params: rec[8], Op: rec[9], Repeats: num(10),
+		TimeMin: flt(11), TimeMax: flt(12), Spread: flt(13), Messages: int64(num(14)),
+	}
+	if err == nil {
+		if _, e := ParseParams(r.Params); e != nil {
+			err = e
+		}
+	}
+	return r, err
 }

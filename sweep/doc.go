@@ -1,15 +1,25 @@
 // Package sweep turns a scenario into measurements: Plan expands its sweeps
-// into points (a collective, an algorithm, a world size, a message size),
-// RunPoint simulates one point and returns its Row, Run runs points in
-// order, and CSVWriter writes rows as nccl-tests-style CSV
-// (collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps).
+// into points (a collective, an algorithm variant, a world size, a message
+// size, a dtype), RunPoint simulates one point (once per seed when the
+// sweep repeats) and returns its Row, Run runs points in parallel with
+// rows in a deterministic order, and CSVWriter writes rows as
+// nccl-tests-style CSV: the columns
+//
+//	collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps
+//
+// first, then the extras params (the variant's parameters as
+// name=value;...), op, repeats, time_min_s, time_max_s, spread_s (half of
+// max - min) and messages. ReadCSV reads such a file back into the same
+// rows, which is how shards are merged and old results re-derived.
 //
 // Points with data = "host" move real bytes: a Check per collective fills
-// each rank's input and verifies its output (RegisterCheck; allreduce has
-// one built in, AllreduceCheck), and a mismatch fails the point with an
-// error naming the point and the rank. Plan rejects host data for
-// collectives without a check.
+// each rank's input and verifies its output against algotest's
+// references, and a mismatch fails the point with an error naming the
+// point and the rank. Every collective with a reference has its check
+// registered (allreduce, allgather, alltoall, broadcast, gather, reduce,
+// reduce_scatter, scan, scatter); RegisterCheck adds others. Plan rejects
+// host data for collectives without a check.
 //
 // RunPoint depends only on its point, so parallel runs, shards and other
-// outputs can be built on top of it.
+// outputs are built on top of it.
 package sweep

@@ -10,15 +10,23 @@ import (
 	"github.com/nexar-go/nexar-go/sim"
 )
 
-// Point is one simulated run: one algorithm of a collective at one world
-// size and message size. It carries everything the run needs, so points
-// can be run in any order, in parallel or on other machines.
+// Point is one simulated measurement: one algorithm variant of a
+// collective at one world size, message size and dtype. It carries
+// everything the run needs, so points can be run in any order, in parallel
+// or on other machines.
 type Point struct {
+	// Index is the point's position in the scenario's plan, from 0: the
+	// row of results.csv it becomes.
+	Index int
 	// Sweep is the index of the scenario's sweep the point comes from.
 	Sweep      int
 	Collective *algos.Collective
 	Algorithm  *algos.Algorithm
-	World      int
+	// Name is the variant's name, the algorithm column of the results:
+	// the algorithm's name, with the parameters the sweep sets in
+	// parentheses (see scenario.Variant). Empty means Algorithm.Name.
+	Name  string
+	World int
 	// Bytes is the message size the scenario asked for; the run uses
 	// UsedBytes, which the collective's Layout may round down.
 	Bytes int
@@ -28,10 +36,28 @@ type Point struct {
 	// Params are the parameters the algorithm reads.
 	Params map[string]int
 	Data   scenario.Data
-	// Seed seeds the inputs of host-data runs.
-	Seed  uint64
-	Model sim.Model
+	// Seed seeds the first run; repeat k runs with Seed + k.
+	Seed uint64
+	// Repeat is how many runs the point takes (0 counts as 1).
+	Repeat int
+	// Network is the scenario's network, which gives the model for each
+	// seed.
+	Network *scenario.Network
+	// Tuning is the table "auto" selects by; nil for nexar's default.
+	Tuning *algos.Tuning
 }
+
+// VariantName is the name results give the point's algorithm: Name, or
+// the algorithm's name.
+func (p Point) VariantName() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.Algorithm.Name
+}
+
+// Model returns the network model of the run with seed.
+func (p Point) Model(seed uint64) sim.Model { return p.Network.Seeded(seed) }
 
 // Layout returns the per-rank send and receive buffer sizes and the count
 // the run is measured on, in elements, from the collective's Layout.
@@ -56,14 +82,14 @@ func (p Point) InPlace() bool {
 // String names the point in messages: "allreduce/ring world=8
 // bytes=8388608 f32 sum phantom".
 func (p Point) String() string {
-	s := fmt.Sprintf("%s/%s world=%d bytes=%d %s", p.Collective.Name, p.Algorithm.Name, p.World, p.Bytes, p.DType)
+	s := fmt.Sprintf("%s/%s world=%d bytes=%d %s", p.Collective.Name, p.VariantName(), p.World, p.Bytes, p.DType)
 	if p.Collective.Reduces {
 		s += " " + p.Op.String()
 	}
 	if p.Collective.Rooted {
 		s += fmt.Sprintf(" root=%d", p.Root)
 	}
-	if len(p.Params) > 0 {
+	if len(p.Params) > 0 && p.Name == "" {
 		names := make([]string, 0, len(p.Params))
 		for n := range p.Params {
 			names = append(names, n)
@@ -73,54 +99,83 @@ func (p Point) String() string {
 			s += fmt.Sprintf(" %s=%d", n, p.Params[n])
 		}
 	}
+	if p.Repeat > 1 {
+		s += fmt.Sprintf(" repeat=%d", p.Repeat)
+	}
 	return s + " " + p.Data.String()
 }
 
 // MaxHostBytes bounds the memory a host-data point may need (every rank's
 // buffers, the copies messages carry, the reference result), so that a
-// scenario cannot exhaust the machine by accident.
+// scenario cannot exhaust the machine by accident. Parallel runs share
+// the same budget: points run at once need at most MaxHostBytes together.
 const MaxHostBytes = 4 << 30
 
-// hostBytes estimates the memory a host-data run of p needs.
+// hostBytes estimates the memory a run of p needs: for host data its
+// buffers, the messages' copies and the reference result; phantom runs
+// allocate no payload and count as 0.
 func (p Point) hostBytes() int {
+	if p.Data != scenario.Host {
+		return 0
+	}
 	send, recv, used := p.Layout()
 	sz := p.DType.Size()
 	return 2*p.World*(send+recv)*sz + 2*used*sz
 }
 
 // Plan expands a scenario into its points, in a deterministic order: sweep
-// by sweep as in the file, then algorithm, world size and message size as
-// each sweep lists them. It also makes the checks that need the sweep
-// package (host-data runs need a check for the collective and must fit in
-// MaxHostBytes) and returns every problem as scenario.Errors.
+// by sweep as in the file, then dtype, algorithm variant, world size and
+// message size as each sweep lists them. It also makes the checks that
+// need the sweep package or a network built for a world size (the network
+// must fit every world; host-data runs need a check for the collective and
+// must fit in MaxHostBytes; the tuning table of an "auto" must select an
+// algorithm that can run at every point) and returns every problem as
+// scenario.Errors, so that a scenario that cannot run is refused before
+// anything is simulated.
 func Plan(s *scenario.Scenario) ([]Point, error) {
 	var points []Point
 	var errs scenario.Errors
+	checked := map[int]bool{}
 	for _, sw := range s.Sweeps {
+		// The network must fit every world (a topology large enough, a
+		// placement that fits, faults that name existing ranks).
+		for _, w := range sw.World {
+			if checked[w] {
+				continue
+			}
+			checked[w] = true
+			if err := s.Network.Check(w); err != nil {
+				errs = append(errs, sw.Errorf("world", "world size %d: the network cannot run it: %v", w, err))
+			}
+		}
 		if sw.Data == scenario.Host && sw.Collective != nil && !HasCheck(sw.Collective) {
 			errs = append(errs, sw.Errorf("data", `collective %q has no host-data check yet; use data = "phantom"`, sw.Collective.Name))
 		}
 		tooBig := false
-		for _, a := range sw.Algorithms {
-			params := map[string]int{}
-			for name, v := range sw.Params {
-				if _, ok := a.Params[name]; ok {
-					params[name] = v
-				}
-			}
-			for _, w := range sw.World {
-				for _, b := range sw.Bytes {
-					p := Point{
-						Sweep: sw.Index, Collective: sw.Collective, Algorithm: a,
-						World: w, Bytes: b, DType: sw.DType, Op: sw.Op, Root: sw.Root,
-						Params: params, Data: sw.Data, Seed: s.Seed, Model: s.Network.Sim,
+		badTuning := false
+		for _, dt := range sw.DTypes {
+			for _, v := range sw.Variants {
+				for _, w := range sw.World {
+					for _, b := range sw.Bytes {
+						p := Point{
+							Index: len(points), Sweep: sw.Index, Collective: sw.Collective, Algorithm: v.Algorithm, Name: v.Name,
+							World: w, Bytes: b, DType: dt, Op: sw.Op, Root: sw.Root,
+							Params: v.Params, Data: sw.Data, Seed: s.Seed, Repeat: sw.Repeat,
+							Network: &s.Network, Tuning: sw.Tuning,
+						}
+						if p.Data == scenario.Host && !tooBig && p.hostBytes() > MaxHostBytes {
+							tooBig = true
+							errs = append(errs, sw.Errorf("data", `data = "host" at world %d and %d bytes needs about %d MiB, over the limit of %d MiB; use smaller sizes or data = "phantom"`,
+								w, b, p.hostBytes()>>20, MaxHostBytes>>20))
+						}
+						if v.Algorithm.Name == "auto" && !badTuning {
+							if err := p.checkAuto(); err != nil {
+								badTuning = true
+								errs = append(errs, sw.TuningErrorf("auto at world %d and %d bytes: %v", w, b, err))
+							}
+						}
+						points = append(points, p)
 					}
-					if p.Data == scenario.Host && !tooBig && p.hostBytes() > MaxHostBytes {
-						tooBig = true
-						errs = append(errs, sw.Errorf("data", `data = "host" at world %d and %d bytes needs about %d MiB, over the limit of %d MiB; use smaller sizes or data = "phantom"`,
-							w, b, p.hostBytes()>>20, MaxHostBytes>>20))
-					}
-					points = append(points, p)
 				}
 			}
 		}
@@ -129,4 +184,28 @@ func Plan(s *scenario.Scenario) ([]Point, error) {
 		return nil, err
 	}
 	return points, nil
+}
+
+// checkAuto checks that the point's tuning table selects, for its world
+// and message, an algorithm that can run there. It measures the message
+// as the allreduce dispatcher does (the buffer's bytes and elements),
+// which is what every collective's auto measures today.
+func (p Point) checkAuto() error {
+	t := p.Tuning
+	if t == nil {
+		t = algos.DefaultTuning()
+	}
+	_, _, used := p.Layout()
+	ch, err := t.Select(p.Collective.Name, p.World, used*p.DType.Size(), used)
+	if err != nil {
+		return err
+	}
+	a, err := p.Collective.Algorithm(ch.Algorithm)
+	if err != nil {
+		return err
+	}
+	if a.PowerOfTwo && p.World&(p.World-1) != 0 {
+		return fmt.Errorf("the tuning table's %s selects %s, which needs a power-of-two world", ch.From, a.Name)
+	}
+	return nil
 }

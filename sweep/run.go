@@ -3,27 +3,103 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
-// Row is the measurement of one point.
+// Row is the measurement of one point: the required columns of
+// results.csv, then extras.
 type Row struct {
 	Collective string
-	Algorithm  string
-	World      int
+	// Algorithm is the variant's name: "ring", "pipelined_ring(segment=2MiB)".
+	Algorithm string
+	World     int
 	// Bytes is the message size run, after the collective's rounding.
 	Bytes int
 	DType string
-	// Time is the simulated time of the collective in seconds: when the
-	// last rank finished.
+	// Time is the simulated time of the collective in seconds, from the
+	// start to when the last rank finished; the median over the repeats
+	// when the point ran several times.
 	Time float64
 	// AlgBW is Bytes/Time in GB/s (10^9 bytes per second), and BusBW is
 	// AlgBW times the collective's bus factor, as nccl-tests reports them;
 	// both are 0 when Bytes or Time is.
 	AlgBW, BusBW float64
+
+	// Params are the parameters the sweep set, as "name=value" pairs in
+	// bytes or plain numbers, sorted by name and joined by ";": the
+	// machine-readable form of the parentheses of Algorithm. Empty if
+	// none (FormatParams, ParseParams).
+	Params string
+	// Op is the reduction operator of reducing collectives, else empty.
+	Op string
+	// Repeats is the number of runs the point took.
+	Repeats int
+	// TimeMin and TimeMax are the fastest and slowest of the repeats, and
+	// Spread is half their difference: the half-width of the error bar
+	// plots draw. With one run, TimeMin = TimeMax = Time and Spread = 0.
+	TimeMin, TimeMax, Spread float64
+	// Messages is the number of messages of the (first) run.
+	Messages int64
+}
+
+// Key identifies a row's point for lookups: collective, algorithm
+// variant, world, bytes and dtype.
+func (r Row) Key() string {
+	return r.Collective + "\x00" + r.Algorithm + "\x00" + strconv.Itoa(r.World) + "\x00" + strconv.Itoa(r.Bytes) + "\x00" + r.DType
+}
+
+// BaseAlgorithm is the catalogue name of a variant name: "pipelined_ring"
+// for "pipelined_ring(segment=2MiB)".
+func BaseAlgorithm(variant string) string {
+	if i := strings.IndexByte(variant, '('); i >= 0 {
+		return variant[:i]
+	}
+	return variant
+}
+
+// FormatParams writes params as Row.Params does: "a=1;segment=2097152".
+func FormatParams(params map[string]int) string {
+	names := make([]string, 0, len(params))
+	for n := range params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = n + "=" + strconv.Itoa(params[n])
+	}
+	return strings.Join(names, ";")
+}
+
+// ParseParams reads what FormatParams writes; "" is no parameters (nil).
+func ParseParams(s string) (map[string]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, part := range strings.Split(s, ";") {
+		name, val, ok := strings.Cut(part, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("parameters %q: %q is not name=value", s, part)
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return nil, fmt.Errorf("parameters %q: %q is not a whole number", s, val)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("parameters %q: %s is given twice", s, name)
+		}
+		out[name] = n
+	}
+	return out, nil
 }
 
 // DataError reports that a host-data run left wrong data on a rank.
@@ -38,25 +114,29 @@ func (e *DataError) Error() string {
 
 func (e *DataError) Unwrap() error { return e.Err }
 
-// RunPoint simulates p and returns its row. A failed run (a deadlock, an
-// algorithm's error, wrong data) returns an error that names the point
-// and wraps the simulator's error (*sim.DeadlockError or *sim.RankErrors,
-// whose ranks' errors include *DataError).
-func RunPoint(p Point) (Row, error) {
-	send, recv, used := p.Layout()
+// RunOnce simulates p once, with seed seeding the network's random draws
+// and the inputs of host data, telling obs (if not nil) what happens. A
+// failed run (a deadlock, an algorithm's error, wrong data) returns an
+// error that wraps the simulator's (*sim.DeadlockError or *sim.RankErrors,
+// whose ranks' errors include *DataError); it does not name the point.
+func RunOnce(p Point, seed uint64, obs sim.Observer) (*sim.Result, error) {
+	send, recv, _ := p.Layout()
 	sz := p.DType.Size()
 	host := p.Data == scenario.Host
 	var chk *Check
 	if host {
 		m := checkFor(p.Collective)
 		if m == nil {
-			return Row{}, fmt.Errorf("%v: collective %s has no host-data check", p, p.Collective.Name)
+			return nil, fmt.Errorf("collective %s has no host-data check", p.Collective.Name)
 		}
-		chk = m(p)
+		q := p
+		q.Seed = seed
+		chk = m(q)
 	}
 	inPlace := p.InPlace()
-	res, err := sim.Run(sim.Config{World: p.World, Model: p.Model, HostData: host}, func(ctx context.Context, l algos.Link) error {
-		c := algos.Call{DType: p.DType, Op: p.Op, Root: p.Root, Params: p.Params, Buf: l.Alloc(recv * sz)}
+	cfg := sim.Config{World: p.World, Model: p.Model(seed), HostData: host, Observer: obs}
+	return sim.Run(cfg, func(ctx context.Context, l algos.Link) error {
+		c := algos.Call{DType: p.DType, Op: p.Op, Root: p.Root, Params: p.Params, Tuning: p.Tuning, Buf: l.Alloc(recv * sz)}
 		if !inPlace {
 			c.Send = l.Alloc(send * sz)
 		}
@@ -73,16 +153,50 @@ func RunPoint(p Point) (Row, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return Row{}, fmt.Errorf("%v: %w", p, err)
+}
+
+// RunPoint simulates p, Repeat times with seeds Seed, Seed+1, ..., and
+// returns its row. A failed run returns an error that names the point (and
+// the seed, when it repeats) and wraps RunOnce's.
+func RunPoint(p Point) (Row, error) {
+	n := max(p.Repeat, 1)
+	times := make([]float64, n)
+	var messages int64
+	for k := range n {
+		seed := p.Seed + uint64(k)
+		res, err := RunOnce(p, seed, nil)
+		if err != nil {
+			if n > 1 {
+				return Row{}, fmt.Errorf("%v (seed %d): %w", p, seed, err)
+			}
+			return Row{}, fmt.Errorf("%v: %w", p, err)
+		}
+		times[k] = res.End.Seconds()
+		if k == 0 {
+			messages = res.Messages
+		}
+	}
+	slices.Sort(times)
+	med := times[n/2]
+	if n%2 == 0 {
+		med = (times[n/2-1] + times[n/2]) / 2
 	}
 	row := Row{
 		Collective: p.Collective.Name,
-		Algorithm:  p.Algorithm.Name,
+		Algorithm:  p.VariantName(),
 		World:      p.World,
-		Bytes:      used * sz,
+		Bytes:      p.UsedBytes(),
 		DType:      p.DType.String(),
-		Time:       res.End.Seconds(),
+		Time:       med,
+		Params:     FormatParams(p.Params),
+		Repeats:    n,
+		TimeMin:    times[0],
+		TimeMax:    times[n-1],
+		Spread:     (times[n-1] - times[0]) / 2,
+		Messages:   messages,
+	}
+	if p.Collective.Reduces {
+		row.Op = p.Op.String()
 	}
 	if row.Bytes > 0 && row.Time > 0 {
 		row.AlgBW = float64(row.Bytes) / row.Time / 1e9
@@ -93,33 +207,179 @@ func RunPoint(p Point) (Row, error) {
 
 // Options tune Run.
 type Options struct {
-	// Progress, if not nil, is called before the first point of each
-	// sweep with that sweep's points.
-	Progress func(sweep int, points []Point)
+	// Jobs is how many points run at once; 0 or less means one per CPU
+	// (runtime.GOMAXPROCS). Rows come out in the order of the points
+	// whatever Jobs is, and are the same.
+	Jobs int
+	// Sweep, if not nil, is called when Run reaches the first point of
+	// each sweep in order (before its row is emitted, or its error
+	// returned), with that sweep's points.
+	Sweep func(sweep int, points []Point)
+	// Done, if not nil, is called after each row is emitted, with the
+	// number of rows emitted so far and the total.
+	Done func(done, total int)
 }
 
-// Run runs points one after the other, in order, and passes each row to
-// emit. It stops at the first failed point, error of emit, or cancellation
-// of ctx (checked between points).
+// result is the outcome of one point.
+type result struct {
+	row Row
+	err error
+}
+
+// Run runs points, Jobs at a time, and passes each row to emit in the
+// order of points (emit is called from Run's goroutine). It stops at the
+// first failed point in that order (emitting the rows before it), at an
+// error of emit, or when ctx is cancelled: then it lets the points under
+// way finish, emits the rows it has in order, and returns ctx's error.
+// Host-data points run at once only while their memory (see MaxHostBytes)
+// fits in MaxHostBytes together.
 func Run(ctx context.Context, points []Point, opt Options, emit func(Row) error) error {
-	for i, p := range points {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if opt.Progress != nil && (i == 0 || points[i-1].Sweep != p.Sweep) {
-			j := i
-			for j < len(points) && points[j].Sweep == p.Sweep {
-				j++
+	jobs := opt.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	jobs = min(jobs, max(len(points), 1))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	results := make([]chan result, len(points))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	mem := newBudget(MaxHostBytes)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				p := points[i]
+				need := min(p.hostBytes(), MaxHostBytes)
+				mem.acquire(need)
+				row, err := RunPoint(p)
+				mem.release(need)
+				results[i] <- result{row, err}
 			}
-			opt.Progress(p.Sweep, points[i:j])
+		}()
+	}
+	// Feed the workers in order; stop feeding when cancelled.
+	fed := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { close(next); fed <- n }()
+		for i := range points {
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case next <- i:
+				n++
+			case <-ctx.Done():
+				return
+			}
 		}
-		row, err := RunPoint(p)
-		if err != nil {
-			return err
+	}()
+	defer wg.Wait()
+
+	for i := range points {
+		var r result
+		got := false
+		if ctx.Err() == nil {
+			select {
+			case r = <-results[i]:
+				got = true
+			case <-ctx.Done():
+			}
 		}
-		if err := emit(row); err != nil {
+		if ctx.Err() != nil {
+			// Cancelled: let the points under way finish and emit their
+			// rows in order, up to the first that failed.
+			n := <-fed
+			wg.Wait()
+			for j := i; j < n; j++ {
+				if !got || j > i {
+					r = <-results[j]
+				}
+				if r.err != nil {
+					break
+				}
+				announce(points, j, opt)
+				if err := emitRow(points, j, r.row, opt, emit); err != nil {
+					return err
+				}
+				if j == len(points)-1 {
+					return nil // everything ran after all
+				}
+			}
+			return context.Cause(ctx)
+		}
+		announce(points, i, opt)
+		if r.err != nil {
+			cancel()
+			return r.err
+		}
+		if err := emitRow(points, i, r.row, opt, emit); err != nil {
+			cancel()
 			return err
 		}
 	}
 	return nil
+}
+
+// announce calls opt.Sweep if point i is the first of its sweep.
+func announce(points []Point, i int, opt Options) {
+	p := points[i]
+	if opt.Sweep != nil && (i == 0 || points[i-1].Sweep != p.Sweep) {
+		j := i
+		for j < len(points) && points[j].Sweep == p.Sweep {
+			j++
+		}
+		opt.Sweep(p.Sweep, points[i:j])
+	}
+}
+
+func emitRow(points []Point, i int, row Row, opt Options, emit func(Row) error) error {
+	if err := emit(row); err != nil {
+		return err
+	}
+	if opt.Done != nil {
+		opt.Done(i+1, len(points))
+	}
+	return nil
+}
+
+// budget is a counting semaphore over bytes of memory.
+type budget struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int
+}
+
+func newBudget(n int) *budget {
+	b := &budget{free: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *budget) acquire(n int) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	for b.free < n {
+		b.cond.Wait()
+	}
+	b.free -= n
+	b.mu.Unlock()
+}
+
+func (b *budget) release(n int) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.free += n
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }

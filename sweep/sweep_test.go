@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +41,7 @@ func init() {
 				}
 				return nil
 			}},
+			algos.AutoAlgorithm("sweeptest-allreduce", func(_ int, c algos.Call) (int, int) { return c.Buf.Len(), c.Buf.Len() / c.DType.Size() }),
 			{Name: "pow2", PowerOfTwo: true, Params: map[string]int{"segment": 1024}, Run: func(ctx context.Context, l algos.Link, c algos.Call) error {
 				if c.Param("segment", 1024) != 4096 {
 					return fmt.Errorf("segment %d, want 4096", c.Param("segment", 1024))
@@ -125,7 +129,8 @@ bytes = ["8MiB"]
 	if row.Bytes != 8<<20 || row.AlgBW != algbw || row.BusBW != algbw*2*7/8 {
 		t.Errorf("row %+v, want algbw %g, busbw %g", row, algbw, algbw*2*7/8)
 	}
-	want := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: row.Time, AlgBW: algbw, BusBW: row.BusBW}
+	want := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: row.Time, AlgBW: algbw, BusBW: row.BusBW,
+		Op: "sum", Repeats: 1, TimeMin: row.Time, TimeMax: row.Time, Messages: 2 * 7 * 8}
 	if row != want {
 		t.Errorf("row %+v, want %+v", row, want)
 	}
@@ -166,8 +171,13 @@ data = "host"
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("points:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if p := points[8]; p.Seed != 3 || p.Model != (sim.AlphaBeta{Latency: 5 * sim.Microsecond, Bandwidth: 12.5e9, ReduceBandwidth: 25e9}) {
-		t.Errorf("point seed %d model %+v", p.Seed, p.Model)
+	if p := points[8]; p.Seed != 3 || p.Model(p.Seed) != (sim.AlphaBeta{Latency: 5 * sim.Microsecond, Bandwidth: 12.5e9, ReduceBandwidth: 25e9}) {
+		t.Errorf("point seed %d model %+v", p.Seed, p.Model(p.Seed))
+	}
+	for i, p := range points {
+		if p.Index != i {
+			t.Errorf("point %d has index %d", i, p.Index)
+		}
 	}
 }
 
@@ -341,9 +351,11 @@ func TestCSV(t *testing.T) {
 	var b bytes.Buffer
 	w := sweep.NewCSVWriter(&b)
 	rows := []sweep.Row{
-		{"allreduce", "ring", 8, 8 << 20, "f32", 1538.0064e-6, 5.454, 9.5445},
-		{"allreduce", "ring", 1, 0, "f32", 0, 0, 0},
-		{"x,y", "a\"b", 2, 4, "u8", 1e-9, 1.0 / 3, 2.0 / 3},
+		{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: 1538.0064e-6, AlgBW: 5.454, BusBW: 9.5445,
+			Op: "sum", Repeats: 1, TimeMin: 1538.0064e-6, TimeMax: 1538.0064e-6, Messages: 112},
+		{Collective: "allreduce", Algorithm: "ring", World: 1, DType: "f32", Op: "sum", Repeats: 1},
+		{Collective: "x,y", Algorithm: "a\"b(segment=2MiB)", World: 2, Bytes: 4, DType: "u8", Time: 1e-9, AlgBW: 1.0 / 3, BusBW: 2.0 / 3,
+			Params: "segment=2097152", Repeats: 5, TimeMin: 0.5e-9, TimeMax: 2e-9, Spread: 0.75e-9, Messages: 3},
 	}
 	for _, r := range rows {
 		if err := w.Write(r); err != nil {
@@ -353,13 +365,17 @@ func TestCSV(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := `collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps
-allreduce,ring,8,8388608,f32,0.0015380064,5.454,9.5445
-allreduce,ring,1,0,f32,0,0,0
-"x,y","a""b",2,4,u8,1e-09,0.3333333333333333,0.6666666666666666
+	want := `collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps,params,op,repeats,time_min_s,time_max_s,spread_s,messages
+allreduce,ring,8,8388608,f32,0.0015380064,5.454,9.5445,,sum,1,0.0015380064,0.0015380064,0,112
+allreduce,ring,1,0,f32,0,0,0,,sum,1,0,0,0,0
+"x,y","a""b(segment=2MiB)",2,4,u8,1e-09,0.3333333333333333,0.6666666666666666,segment=2097152,,5,5e-10,2e-09,7.5e-10,3
 `
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
+	}
+	back, err := sweep.ReadCSV(strings.NewReader(b.String()))
+	if err != nil || !slices.Equal(back, rows) {
+		t.Errorf("ReadCSV = %+v, %v; want the rows written", back, err)
 	}
 	b.Reset()
 	w = sweep.NewCSVWriter(&b)
@@ -368,7 +384,7 @@ allreduce,ring,1,0,f32,0,0,0
 	}
 	w.WriteHeader()
 	w.Flush()
-	if b.String() != "collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps\n" {
+	if b.String() != strings.Join(sweep.Header, ",")+"\n" {
 		t.Errorf("header only: %q", b.String())
 	}
 }
@@ -389,7 +405,7 @@ bytes = [64]
 `)
 	var progress []string
 	var rows []sweep.Row
-	opt := sweep.Options{Progress: func(i int, pts []sweep.Point) {
+	opt := sweep.Options{Jobs: 1, Sweep: func(i int, pts []sweep.Point) {
 		progress = append(progress, fmt.Sprintf("%d:%d", i, len(pts)))
 	}}
 	err := sweep.Run(context.Background(), points, opt, func(r sweep.Row) error {
@@ -434,5 +450,316 @@ func TestPointString(t *testing.T) {
 	}
 	if s, r, u := p.Layout(); s != 16 || r != 4 || u != 16 || p.UsedBytes() != 64 {
 		t.Errorf("Layout() = %d, %d, %d", s, r, u)
+	}
+}
+
+// TestJobsDeterministic checks that any number of jobs gives the rows of
+// one job, in the same order.
+func TestJobsDeterministic(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring", "halving_doubling", "pipelined_ring", "auto"]
+world = [2, 3, 8, 17]
+bytes = [0, 4, "1KiB..4MiB x16"]
+params = { segment = ["64KiB", "1MiB"] }
+
+[[sweep]]
+collective = "broadcast"
+algorithms = ["binomial_tree", "pipelined_chain"]
+world = [5]
+bytes = ["1KiB", "1MiB"]
+dtype = ["f32", "u8"]
+root = 2
+data = "host"
+`)
+	collect := func(jobs int) []sweep.Row {
+		var rows []sweep.Row
+		var dones []int
+		err := sweep.Run(context.Background(), points, sweep.Options{Jobs: jobs, Done: func(done, total int) {
+			if total != len(points) {
+				t.Errorf("total %d", total)
+			}
+			dones = append(dones, done)
+		}}, func(r sweep.Row) error {
+			rows = append(rows, r)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range dones {
+			if d != i+1 {
+				t.Fatalf("jobs %d: done %v, want 1, 2, 3...", jobs, dones)
+			}
+		}
+		return rows
+	}
+	one := collect(1)
+	if len(one) != len(points) {
+		t.Fatalf("%d rows for %d points", len(one), len(points))
+	}
+	for _, jobs := range []int{2, 8, 0} {
+		if got := collect(jobs); !slices.Equal(got, one) {
+			t.Errorf("jobs %d: rows differ from one job's", jobs)
+		}
+	}
+	// Variant names, parameters and dtypes reach the rows.
+	names := map[string]string{}
+	for _, r := range one {
+		names[r.Algorithm] = r.Params
+	}
+	if names["pipelined_ring(segment=64KiB)"] != "segment=65536" || names["pipelined_ring(segment=1MiB)"] != "segment=1048576" || names["ring"] != "" {
+		t.Errorf("variants %v", names)
+	}
+	if last := one[len(one)-1]; last.DType != "u8" || last.Collective != "broadcast" || last.Op != "" {
+		t.Errorf("last row %+v", last)
+	}
+}
+
+// TestRunStops checks which rows Run emits when a point fails or the
+// context is cancelled, with several jobs.
+func TestRunStops(t *testing.T) {
+	points := plan(t, `
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["ring", "fail", "noop"]
+world = [4]
+bytes = [64, 128, 256]
+`)
+	// Points 3..5 fail; the rows before come out, those after do not.
+	var rows []sweep.Row
+	err := sweep.Run(context.Background(), points, sweep.Options{Jobs: 4}, func(r sweep.Row) error {
+		rows = append(rows, r)
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "sweeptest-allreduce/fail world=4 bytes=64 ") || len(rows) != 3 {
+		t.Errorf("Run: %v after %d rows, want the failure of point 3 after 3 rows", err, len(rows))
+	}
+	// Cancelling after the second row: the rows of the points under way
+	// still come out, in order, and Run returns the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	rows = nil
+	all := plan(t, `
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [2, 128]
+bytes = "1KiB..64MiB x2"
+`)
+	err = sweep.Run(ctx, all, sweep.Options{Jobs: 2}, func(r sweep.Row) error {
+		rows = append(rows, r)
+		if len(rows) == 2 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || len(rows) < 2 || len(rows) >= len(all) {
+		t.Errorf("cancelled Run: %v after %d of %d rows", err, len(rows), len(all))
+	}
+	for i, r := range rows[:min(4, len(rows))] {
+		if want, _ := sweep.RunPoint(all[i]); r != want {
+			t.Errorf("row %d out of order after cancelling", i)
+		}
+	}
+}
+
+// TestHostChecksEveryCollective runs every algorithm of every collective
+// that has a reference in algotest with host data, at awkward worlds and
+// sizes and a non-zero root, and checks that a wrong algorithm fails.
+func TestHostChecksEveryCollective(t *testing.T) {
+	var src strings.Builder
+	for _, name := range []string{"allgather", "alltoall", "broadcast", "gather", "reduce_scatter", "reduce", "scan", "scatter", "allreduce"} {
+		c := mustLookup(name)
+		if !sweep.HasCheck(c) {
+			t.Errorf("%s has no host-data check", name)
+			continue
+		}
+		var algs []string
+		for _, a := range c.Algorithms {
+			if !a.PowerOfTwo {
+				algs = append(algs, fmt.Sprintf("%q", a.Name))
+			}
+		}
+		root := ""
+		if c.Rooted {
+			root = "root = 2"
+		}
+		op := ""
+		if c.Reduces {
+			op = `op = "max"`
+		}
+		fmt.Fprintf(&src, `
+[[sweep]]
+collective = %q
+algorithms = [%s]
+world = [3, 5, 8]
+bytes = [0, 8, 120, 1000, "64KiB"]
+dtype = ["i32", "f16"]
+data = "host"
+%s
+%s
+`, name, strings.Join(algs, ", "), root, op)
+	}
+	src.WriteString(`
+[[sweep]]
+collective = "scan"
+algorithms = ["recursive_doubling"]
+world = [1, 6]
+bytes = [24, "4KiB"]
+data = "host"
+params = { exclusive = [0, 1] }
+`)
+	points := plan(t, src.String())
+	err := sweep.Run(context.Background(), points, sweep.Options{}, func(sweep.Row) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d host-data points checked", len(points))
+
+	// An algorithm that does nothing fails every check.
+	noop := &algos.Algorithm{Name: "noop", Run: func(context.Context, algos.Link, algos.Call) error { return nil }}
+	checked := map[string]bool{}
+	for _, p := range points {
+		if p.World != 5 || p.Bytes != 120 || checked[p.Collective.Name] {
+			continue
+		}
+		checked[p.Collective.Name] = true
+		p.Algorithm, p.Name = noop, ""
+		_, err := sweep.RunPoint(p)
+		var de *sweep.DataError
+		if !errors.As(err, &de) {
+			t.Errorf("%v: error %v, want wrong data", p, err)
+		}
+	}
+	if len(checked) != 9 {
+		t.Errorf("checked %d collectives with a broken algorithm, want 9", len(checked))
+	}
+}
+
+func TestPlanNetworkAndTuningErrors(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "t.toml")
+	if err := os.WriteFile(table, []byte(`version = 1
+[[collective.sweeptest-allreduce.rule]]
+algorithm = "pow2"
+max_bytes = 1000
+[[collective.sweeptest-allreduce.rule]]
+algorithm = "ring"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `name = "t"
+tuning = "t.toml"
+
+[network]
+model = "flow"
+latency = "1us"
+bandwidth = "1GB/s"
+ports = 8
+
+[[sweep]]
+collective = "sweeptest-allreduce"
+algorithms = ["ring", "auto"]
+world = [4, 6, 8, 16]
+bytes = [64, 4096]
+`
+	s, err := scenario.Parse(filepath.Join(dir, "s.toml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sweep.Plan(s)
+	var errs scenario.Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("Plan: %v, want 2 errors", err)
+	}
+	if !strings.HasSuffix(errs[1].File, "s.toml") || errs[1].Line != 13 || !strings.Contains(errs[1].Msg, "world size 16: the network cannot run it: ") {
+		t.Errorf("error 1: %v", errs[1])
+	}
+	if errs[0].Key != "tuning" || errs[0].Line != 2 ||
+		!strings.Contains(errs[0].Msg, "auto at world 6 and 64 bytes: the tuning table's rule 1 selects pow2, which needs a power-of-two world") {
+		t.Errorf("error 0: %v (line %d)", errs[0], errs[0].Line)
+	}
+	// auto with that table runs where it can.
+	s, err = scenario.Parse(filepath.Join(dir, "s.toml"), []byte(strings.Replace(src, "[4, 6, 8, 16]", "[4, 8]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, err := sweep.Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range points {
+		if p.Tuning == nil {
+			t.Errorf("%v: no tuning table", p)
+		}
+		row, err := sweep.RunPoint(p)
+		// pow2 fails unless its segment is 4096: the table's choice ran.
+		if p.Algorithm.Name == "auto" && p.Bytes == 64 {
+			if err == nil || !strings.Contains(err.Error(), "segment 1024, want 4096") {
+				t.Errorf("%v: %v, want pow2's complaint", p, err)
+			}
+			continue
+		}
+		if err != nil || row.Time <= 0 {
+			t.Errorf("%v: %+v %v", p, row, err)
+		}
+	}
+}
+
+// TestRepeat checks that a point with noise runs once per seed and
+// reports the median and the spread, reproducibly.
+func TestRepeat(t *testing.T) {
+	src := strings.Replace(network, "[network]", `[[fault]]
+kind = "jitter"
+dist = "exponential"
+mean = "2us"
+
+[network]`, 1) + `
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [8]
+bytes = ["64KiB"]
+repeat = 5
+`
+	s, err := scenario.Parse("r.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, err := sweep.Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := points[0]
+	row, err := sweep.RunPoint(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []float64
+	for k := range 5 {
+		res, err := sweep.RunOnce(p, p.Seed+uint64(k), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		times = append(times, res.End.Seconds())
+	}
+	slices.Sort(times)
+	if row.Repeats != 5 || row.Time != times[2] || row.TimeMin != times[0] || row.TimeMax != times[4] || row.Spread != (times[4]-times[0])/2 {
+		t.Errorf("row %+v, times %v", row, times)
+	}
+	if times[0] == times[4] {
+		t.Errorf("five seeds gave one time %g: no noise", times[0])
+	}
+	// Without noise: 2(p-1) alpha and the bandwidth terms; jitter only adds.
+	if quiet := 2*7*5e-6 + 2*7.0/8*65536/12.5e9 + 7.0/8*65536/25e9; row.TimeMin < quiet {
+		t.Errorf("noisy time %g below the noiseless %g", row.TimeMin, quiet)
+	}
+	again, _ := sweep.RunPoint(p)
+	if again != row {
+		t.Error("the same point and seeds gave another row")
+	}
+	if !strings.Contains(p.String(), "repeat=5") {
+		t.Errorf("point %q does not say it repeats", p)
 	}
 }

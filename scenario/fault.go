@@ -1,0 +1,185 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+// FaultInfo describes a kind of [[fault]] table, for listings and help.
+type FaultInfo struct {
+	Kind    string
+	Summary string
+	Keys    []KeyInfo
+	// Random is set for kinds that draw random numbers (from the run's
+	// seed), which make a sweep's repeat meaningful.
+	Random bool
+}
+
+type faultSpec struct {
+	FaultInfo
+	build func(t *table) sim.Fault
+}
+
+var faultSpecs = []faultSpec{
+	{
+		FaultInfo: FaultInfo{"jitter", "delays every message by a random time before it enters the network", []KeyInfo{
+			{"dist", true, `the distribution: "constant", "exponential", "normal", "lognormal", "gamma", "uniform" or "pareto"`},
+			{"mean", true, `its mean: "2us"`},
+			{"stddev", false, `its standard deviation: "1us" (default 0; exponential ignores it)`},
+		}, true},
+		build: func(t *table) sim.Fault {
+			dist, ok1 := t.str("dist", true, "", `a distribution name such as "lognormal"`)
+			mean, ok2 := t.duration("mean", true)
+			sd, ok3 := t.duration("stddev", false)
+			if !ok1 || !ok2 || !ok3 {
+				return nil
+			}
+			return sim.Jitter{Dist: dist, Mean: mean, Stddev: sd}
+		},
+	},
+	{
+		FaultInfo: FaultInfo{"straggler", "one rank computes (reduces, spends overheads) factor times slower", []KeyInfo{
+			{"rank", true, "the rank: 3"},
+			{"factor", true, "the slowdown: 4"},
+		}, false},
+		build: func(t *table) sim.Fault {
+			rank, ok1 := t.requiredInt("rank", 0, MaxWorld-1, "the slow rank: rank = 3")
+			f, ok2 := t.requiredFloat("factor", "the slowdown: factor = 4")
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return sim.Straggler{Rank: int(rank), Factor: f}
+		},
+	},
+	{
+		FaultInfo: FaultInfo{"stragglers", "count ranks, drawn at random, compute factor times slower", []KeyInfo{
+			{"count", true, "how many ranks: 2"},
+			{"factor", true, "the slowdown: 4"},
+		}, true},
+		build: func(t *table) sim.Fault {
+			n, ok1 := t.requiredInt("count", 0, MaxWorld, "how many ranks: count = 2")
+			f, ok2 := t.requiredFloat("factor", "the slowdown: factor = 4")
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return sim.Stragglers{Count: int(n), Factor: f}
+		},
+	},
+	{
+		FaultInfo: FaultInfo{"slow_link", "a link runs at factor times its bandwidth from time at on (flow model)", []KeyInfo{
+			{"link", true, `the link, by the names of its nodes: "leaf0->spine1" one way, "leaf0<->spine1" both`},
+			{"factor", true, "the bandwidth factor: 0.25"},
+			{"at", false, `when it slows: "100us" (default 0)`},
+		}, false},
+		build: func(t *table) sim.Fault {
+			link, ok1 := t.str("link", true, "", `a link such as "leaf0<->spine1"`)
+			f, ok2 := t.requiredFloat("factor", "the bandwidth factor: factor = 0.25")
+			at, ok3 := t.duration("at", false)
+			if !ok1 || !ok2 || !ok3 {
+				return nil
+			}
+			return sim.SlowLink{Link: link, Factor: f, At: at}
+		},
+	},
+	{
+		FaultInfo: FaultInfo{"link_failure", "a link fails at time at; messages that need it fail (flow model)", []KeyInfo{
+			{"link", true, `the link: "leaf0<->spine1"`},
+			{"at", false, `when: "100us" (default 0)`},
+		}, false},
+		build: func(t *table) sim.Fault {
+			link, ok1 := t.str("link", true, "", `a link such as "leaf0<->spine1"`)
+			at, ok2 := t.duration("at", false)
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return sim.LinkFailure{Link: link, At: at}
+		},
+	},
+	{
+		FaultInfo: FaultInfo{"rank_failure", "a rank crashes at time at; every operation that needs it fails, so its points fail", []KeyInfo{
+			{"rank", true, "the rank: 3"},
+			{"at", false, `when: "100us" (default 0)`},
+		}, false},
+		build: func(t *table) sim.Fault {
+			rank, ok1 := t.requiredInt("rank", 0, MaxWorld-1, "the failing rank: rank = 3")
+			at, ok2 := t.duration("at", false)
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return sim.RankFailure{Rank: int(rank), At: at}
+		},
+	},
+}
+
+// Faults lists the kinds of [[fault]] table.
+func Faults() []FaultInfo {
+	out := make([]FaultInfo, len(faultSpecs))
+	for i, f := range faultSpecs {
+		out[i] = f.FaultInfo
+	}
+	return out
+}
+
+// faults reads the top-level [[fault]] tables. It returns the faults,
+// whether any draws random numbers, and whether all were good.
+func (c *checker) faults(top *table) ([]sim.Fault, bool, bool) {
+	v, path, ok := top.get("fault")
+	if !ok {
+		return nil, false, true
+	}
+	tables, isTables := v.([]map[string]any)
+	if !isTables {
+		c.errorf(path, "want an array of tables, each headed [[fault]], got %s", typeName(v))
+		return nil, false, false
+	}
+	var kinds []string
+	for _, f := range faultSpecs {
+		kinds = append(kinds, f.Kind)
+	}
+	var out []sim.Fault
+	random, good := false, true
+	for i, m := range tables {
+		t := &table{c: c, path: indexPath("fault", i), m: m, what: fmt.Sprintf("[[fault]] %d", i+1)}
+		kind, ok := t.str("kind", true, "", "the kind of fault: one of "+strings.Join(kinds, ", "))
+		var spec *faultSpec
+		for j := range faultSpecs {
+			if faultSpecs[j].Kind == kind {
+				spec = &faultSpecs[j]
+			}
+		}
+		if !ok || spec == nil {
+			if ok {
+				t.errorf(joinPath(t.path, "kind"), "unknown kind of fault %q (want one of %s)", kind, strings.Join(kinds, ", "))
+			}
+			good = false
+			continue
+		}
+		t.what = fmt.Sprintf("[[fault]] %d of kind %s", i+1, kind)
+		f := spec.build(t)
+		t.finish()
+		if f == nil {
+			good = false
+			continue
+		}
+		random = random || spec.Random
+		out = append(out, f)
+	}
+	return out, random, good
+}
+
+// requiredFloat reads a required number.
+func (t *table) requiredFloat(key, want string) (float64, bool) {
+	if _, ok := t.m[key]; !ok {
+		t.known = append(t.known, key)
+		t.missing(key, want)
+		return 0, false
+	}
+	f, ok := t.float(key, 0, 0, 1e9)
+	if ok && f <= 0 {
+		t.errorf(joinPath(t.path, key), "%g must be positive", f)
+		return 0, false
+	}
+	return f, ok
+}
