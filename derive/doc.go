@@ -1,0 +1,36 @@
+// Package derive reads the thresholds a sweep implies: where one algorithm
+// overtakes another, which parameter setting of a tunable algorithm is
+// best, and the tuning table that encodes both, in the format the "auto"
+// dispatchers read (algos.Tuning).
+//
+// Its input is the rows of a sweep (sweep.Row, from a run or read back
+// from results.csv), so a table can be derived again from merged shards
+// or an old results file. For each collective with at least two competing
+// algorithm variants (auto itself never competes), and one dtype (the
+// first the rows name for it; the tables select by bytes, not by type):
+//
+//   - Crossovers: for each world size and each pair of variants, the
+//     message sizes at which the faster of the two changes. Between two
+//     swept sizes b1 < b2 where the sign of ln(tA/tB) changes, the
+//     crossover is where the straight line through the two points on the
+//     log-log scale crosses zero: ln b* = ln b1 + (ln b2 - ln b1) f1/(f1 -
+//     f2), f = ln(tA/tB). Sizes where the two tie (within TieTolerance) are
+//     skipped, so a variant that equals another over a range crosses
+//     nothing there.
+//   - BestParams: for each algorithm swept with several parameter
+//     settings, the best setting at each world and size.
+//   - Tuning: per world size, the fastest variant (algorithm and
+//     parameters) at each swept size, as the steps of a crossover table
+//     entry; where the fastest changes between b1 and b2 the step starts
+//     at the interpolated crossover of the two, rounded up and kept within
+//     (b1, b2], so that at every swept size the table selects exactly the
+//     variant that was fastest there. A swept world's entry covers the
+//     worlds up to the next swept one (the smallest covers from 1, the
+//     largest has no bound), unless a step's algorithm needs a power of two,
+//     when it covers only its own world; a final rule without conditions
+//     selects the variant that won most often, for the worlds left.
+//
+// Derive is deterministic: the same rows, in the same order, give the same
+// result. Where variants tie (within TieTolerance), the first by name wins,
+// as on the crossover map of package plots.
+package derive
