@@ -1,14 +1,23 @@
 // Command nexar-sim runs scenario files in the simulator: sweeps of
 // collective algorithms over world sizes and message sizes on a modelled
-// network, written as CSV.
+// network, written as CSV and JSON, drawn as figures, and turned into the
+// tuning table of the "auto" dispatchers.
 //
 // Usage:
 //
-//	nexar-sim run SCENARIO.toml --out DIR   simulate, write DIR/results.csv
+//	nexar-sim run SCENARIO.toml --out DIR   simulate, write results, figures, tuning.toml
 //	nexar-sim validate SCENARIO.toml...     check files, list every problem
-//	nexar-sim list                          collectives, algorithms, models
+//	nexar-sim list                          collectives, algorithms, models, topologies, faults
+//	nexar-sim plot RESULTS.csv --out DIR    draw the figures again
+//	nexar-sim merge --out DIR SHARD_DIR...  join the shards of a run
 //	nexar-sim help [COMMAND]                help, with examples
 //
+// Points run in parallel (--jobs), with results in a deterministic order;
+// --shard I/N splits a run across machines and merge joins the parts;
+// --resume continues an interrupted run; --trace writes the timeline of one
+// point as a Chrome trace. Every output is written atomically.
+//
 // Exit status: 0 on success, 1 when a simulation fails (deadlock, wrong
-// data), 2 for bad input or usage, in which case nothing is written.
+// data), 2 for bad input or usage, in which case nothing is written, 130
+// when interrupted.
 package main

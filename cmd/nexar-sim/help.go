@@ -3,90 +3,141 @@ package main
 // exampleScenario is the scenario the help teaches the schema with.
 const exampleScenario = `name = "example"
 description = "ring allreduce on a 100 Gbit/s-class network"
-seed = 1                        # seeds the inputs of data = "host" runs
+seed = 1                        # seeds every random draw; repeat k runs with seed + k
+# tuning = "tuning.toml"        # the table "auto" selects by (default: nexar's)
 
 [network]
-model = "alpha-beta"
+model = "alpha-beta"            # or "flow" (with a topology), "loggp"; see 'nexar-sim list'
 latency = "5us"                 # alpha: ps, ns, us, ms, s
 bandwidth = "12.5GB/s"          # 1/beta: B/s, KB/s, MB/s, GB/s, TB/s (10^3 steps),
                                 # KiB/s, MiB/s, GiB/s, TiB/s (2^10), Mbit/s, Gbit/s, Tbit/s
 reduce_bandwidth = "25GB/s"     # 1/gamma; optional, "inf" (free) by default
 
+# [[fault]]                     # noise and faults, any number; see 'nexar-sim list'
+# kind = "jitter"
+# dist = "lognormal"
+# mean = "2us"
+# stddev = "1us"
+
 [[sweep]]                       # one table per sweep; a file may have several
 collective = "allreduce"        # see 'nexar-sim list'
-algorithms = ["ring"]           # run each of them at every world and size
+algorithms = ["ring", "pipelined_ring", "auto"]   # run each of them at every world and size
 world = [2, 3, 8, "16..64 x2"]  # ranks; "A..B xF" multiplies by F, "A..B +S" adds S
 bytes = [0, 1024, "8MiB", "1KiB..1GiB x4"]   # per rank, as nccl-tests counts
-dtype = "f32"                   # default f32: f16 bf16 f32 f64 i8..i64 u8..u64
+dtype = "f32"                   # default f32, or a list: f16 bf16 f32 f64 i8..i64 u8..u64
 op = "sum"                      # default sum: sum prod min max
 data = "phantom"                # default; "host" moves real bytes and checks them
-                                # (collectives that have a check: see 'nexar-sim list')
+params = { segment = ["512KiB", "2MiB"] }   # algorithm parameters, one value or a list:
+                                # pipelined_ring runs as pipelined_ring(segment=512KiB)
+                                # and pipelined_ring(segment=2MiB)
+# repeat = 5                    # runs per point (noisy networks): median and spread
 # root = 0                      # root rank of rooted collectives
-# params = { segment = "64KiB" }  # algorithm parameters, see 'nexar-sim list'
 `
 
 const mainHelp = `nexar-sim simulates collective-communication algorithms on a modelled
-network and writes what they would take, as nccl-tests reports it.
+network, writes what they would take as nccl-tests reports it, draws the
+figures and derives the tuning table that the "auto" dispatcher reads.
 
 Usage:
-  nexar-sim run SCENARIO.toml --out DIR [--quiet]
+  nexar-sim run SCENARIO.toml --out DIR [--jobs N] [--shard I/N] [--trace POINT]
+                                        [--resume] [--no-plots] [--quiet]
   nexar-sim validate SCENARIO.toml...
   nexar-sim list
+  nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT]
+  nexar-sim merge --out DIR SHARD_DIR...
   nexar-sim help [COMMAND]
 
 Commands:
-  run       simulate every point of a scenario and write DIR/results.csv
+  run       simulate every point of a scenario; write results, figures, tuning table
   validate  check scenario files and list every problem in them
-  list      show the collectives, algorithms and network models available
+  list      show the collectives, algorithms, network models, topologies and faults
+  plot      draw the figures of a results.csv again
+  merge     join the outputs of the shards of one run
   help      show help for a command
 
-Exit status: 0 on success; 1 when a simulation fails (deadlock, wrong data);
-2 for bad input or usage, in which case nothing is written.
+Exit status: 0 on success; 1 when a simulation fails (deadlock, wrong data)
+or the outputs cannot be written; 2 for bad input or usage, in which case
+nothing is written; 130 when interrupted (run --resume continues).
 
 A scenario file (TOML) names a network and sweeps to run on it:
 
 ` + exampleScenario + `
 Example:
-  nexar-sim validate scenarios/scenarios.toml
-  nexar-sim run scenarios/scenarios.toml --out results/
+  nexar-sim validate scenarios/*.toml
+  nexar-sim run scenarios/scenarios.toml --out out/
 `
 
 var commandHelp = map[string]string{
-	"run": `Usage: nexar-sim run SCENARIO.toml --out DIR [--quiet]
+	"run": `Usage: nexar-sim run SCENARIO.toml --out DIR [flags]
 
-Validates the scenario, then simulates each point (collective, algorithm,
-world size, message size) in order: sweep by sweep, then algorithm, world
-and size as listed. Writes DIR/results.csv (creating DIR if needed) only
-when every point has run; bad input writes nothing and exits 2, a failed
-simulation (deadlock, wrong data) exits 1.
+Validates the scenario, then simulates each point (collective, algorithm
+variant, world size, message size, dtype) on all cores. Bad input writes
+nothing and exits 2; a failed simulation (deadlock, wrong data) exits 1 and
+writes nothing either. Nothing is written into DIR until every output is
+complete: each file is made in a private directory inside DIR and renamed
+into place, results last to first, the manifest last of all.
 
-The CSV has one row per point:
+Outputs in DIR:
+  results.csv      one row per point, in the order of the scenario, the
+                   same whatever --jobs is:
+                   collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps
+                   then the extras params,op,repeats,time_min_s,time_max_s,
+                   spread_s,messages
+  results.json     the same rows, with the scenario, the crossovers and the
+                   best parameter settings
+  crossovers.csv   per collective and world size, each size at which the
+                   faster of two algorithm variants changes, interpolated
+                   on the log scale between swept sizes
+  tuning.toml      the derived tuning table, in the format "auto" reads (set
+                   tuning = "tuning.toml" in a scenario to use it); written
+                   when some collective ran competing algorithms
+  latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures
+  trace_*.json     with --trace: a timeline of one point (Perfetto)
+  manifest.json    the scenario's name and hash, the shard, the files
 
-  collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps
-  allreduce,ring,8,8388608,f32,0.0015380064,5.45...,9.54...
-
-bytes is the size run, after the collective's rounding (as nccl-tests);
-time_s the simulated time until the last rank finished; algbw = bytes /
-time_s / 1e9 and busbw = algbw times the collective's bus factor (0 when
-bytes or time is 0).
+In results.csv, algorithm is the variant's name, with the parameters the
+sweep sets in parentheses (pipelined_ring(segment=2MiB)), and params the
+same as name=bytes pairs; bytes is the size run, after the collective's
+rounding (as nccl-tests); time_s the simulated time until the last rank
+finished, the median over repeats; spread_s half of time_max_s -
+time_min_s; algbw = bytes / time_s / 1e9 and busbw = algbw times the
+collective's bus factor (0 when bytes or time is 0).
 
 Flags:
-  --out DIR   directory for results.csv (required)
-  --quiet     no progress lines on stderr (also -q)
+  --out DIR        output directory (required; created if missing)
+  --jobs N         points run at once (default: the number of CPUs)
+  --shard I/N      run only points I-1, I-1+N, I-1+2N, ... (from 0), for one
+                   machine of N; the shard writes results.csv and
+                   manifest.json, and 'nexar-sim merge' joins the shards
+  --trace POINT    also write the timeline of POINT as a Chrome trace (open it
+                   in ui.perfetto.dev): POINT is a row number of results.csv
+                   (from 0) or COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], such
+                   as allreduce:ring:8:8MiB; may be given several times
+  --resume         continue an interrupted run of the same scenario and shard
+                   in DIR from its checkpoint (rows are kept as they come; an
+                   interrupted run, exit 130, leaves DIR/` + checkpointFile + `)
+  --no-plots       write no figures
+  --quiet, -q      no progress on stderr
+
+Progress goes to stderr: a bar (points done, elapsed, ETA) on a terminal,
+plain lines otherwise.
 
 Example scenario:
 
 ` + exampleScenario + `
-Example:
-  nexar-sim run scenarios/scenarios.toml --out results/
+Examples:
+  nexar-sim run scenarios/scenarios.toml --out out/
+  nexar-sim run study.toml --out out/ --trace allreduce:ring:8:8MiB
+  nexar-sim run big.toml --out shard3/ --shard 3/8    # e.g. SLURM_ARRAY_TASK_ID=3
 `,
 	"validate": `Usage: nexar-sim validate SCENARIO.toml...
 
 Checks scenario files without simulating anything, and lists every problem
 as FILE:LINE: KEY: MESSAGE: TOML syntax, unknown or missing keys, unknown
-models, collectives, algorithms, dtypes and ops, bad units and sizes, sizes
-that are not a whole number of elements, world sizes below 1. Exits 2 if
-any file has a problem.
+models, topologies, collectives, algorithms, dtypes and ops, bad units and
+sizes, sizes that are not a whole number of elements, world sizes below 1
+or too large for the network, tuning tables that cannot be read or select
+an algorithm that cannot run. Exits 2 if any file has a problem.
 
 For example, a file whose sweep, from line 9, reads
 
@@ -109,16 +160,54 @@ Example:
 	"list": `Usage: nexar-sim list
 
 Lists the collectives of the algorithm catalogue with their algorithms and
-the algorithms' parameters (set them in a sweep with params = { name = value }),
-and the network models a scenario's [network] table may name, with their keys.
+the algorithms' parameters (set them in a sweep with params = { name = value }
+or a list of values), the network models a scenario's [network] table may
+name with their keys, the topologies of the flow model with theirs, and the
+kinds of [[fault]] table.
 
 Example:
   nexar-sim list
 `,
+	"plot": `Usage: nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT]
+
+Draws the figures of a results file again (after editing it, or from an
+older run or another tool's file with the same columns): latency and busbw
+against message size per world size, the crossover map and auto's slowdown,
+as PNG and SVG, written atomically into DIR.
+
+Flags:
+  --out DIR            output directory (required)
+  --ceiling BANDWIDTH  link bandwidth drawn on the busbw figures, such as
+                       "12.5GB/s"; by default the one in the manifest.json
+                       beside RESULTS.csv, if any
+  --budget PCT         slowdown of auto drawn as acceptable (default 5)
+  --quiet, -q          say nothing on success
+
+Example:
+  nexar-sim plot out/results.csv --out figures/ --ceiling 100Gbit/s
+`,
+	"merge": `Usage: nexar-sim merge --out DIR SHARD_DIR...
+
+Joins the outputs of the shards of one run (nexar-sim run --shard I/N) into
+the outputs of the whole run: results.csv in the order of the scenario, the
+same bytes an unsharded run writes, then results.json, crossovers.csv,
+tuning.toml and the figures. Refuses shards of different scenarios (by the
+hash in their manifest.json), of different shard counts, repeated or
+missing shards.
+
+Flags:
+  --out DIR      output directory (required)
+  --no-plots     write no figures
+  --quiet, -q    say nothing on success
+
+Example:
+  for i in 1 2 3 4; do nexar-sim run big.toml --shard $i/4 --out shard$i/ & done; wait
+  nexar-sim merge --out out/ shard1 shard2 shard3 shard4
+`,
 	"help": `Usage: nexar-sim help [COMMAND]
 
-Shows help for COMMAND (run, validate, list), or an overview with an example
-scenario file.
+Shows help for COMMAND (run, validate, list, plot, merge), or an overview
+with an example scenario file.
 
 Example:
   nexar-sim help run

@@ -85,7 +85,7 @@ func TestBadInput(t *testing.T) {
 		{"syntax", replace(`world = [2, 8]`, `world = [2, 8`), []string{"s.toml:13: ", "TOML syntax"}},
 		{"unknown key", replace(`op = "sum"`, `op = "sum"`+"\nwrold = [1]"), []string{`s.toml:16: sweep[0].wrold: unknown key in [[sweep]] 1; did you mean "world"?`}},
 		{"unknown network key", replace(`latency =`, `delay = "1us"`+"\nlatency ="), []string{`s.toml:5: network.delay: unknown key`}},
-		{"unknown model", replace(`"alpha-beta"`, `"loggp"`), []string{`s.toml:4: network.model: unknown network model "loggp"`}},
+		{"unknown model", replace(`"alpha-beta"`, `"logpp"`), []string{`s.toml:4: network.model: unknown network model "logpp"`}},
 		{"unknown collective", replace(`"allreduce"`, `"allreduse"`), []string{`s.toml:10: sweep[0].collective: unknown collective "allreduse"`}},
 		{"unknown algorithm", replace(`["ring"]`, `["rign"]`), []string{`s.toml:11: sweep[0].algorithms: unknown allreduce algorithm "rign"`}},
 		{"unknown dtype", replace(`"f32"`, `"f31"`), []string{`s.toml:14: sweep[0].dtype: unknown dtype "f31"`}},
@@ -174,23 +174,42 @@ func TestRunDefaultScenarioTwice(t *testing.T) {
 		if stdout != "" {
 			t.Errorf("stdout: %q", stdout)
 		}
-		if !strings.Contains(stderr, "sweep 1/") || !strings.Contains(stderr, "wrote "+filepath.Join(out, "results.csv")) {
+		if !strings.Contains(stderr, "sweep 1/") || !strings.Contains(stderr, "wrote "+out+": results.csv") {
 			t.Errorf("progress:\n%s", stderr)
 		}
 		var err error
 		if results[i], err = os.ReadFile(filepath.Join(out, "results.csv")); err != nil {
 			t.Fatal(err)
 		}
+		// The outputs the README promises, and nothing half-written.
+		for _, name := range []string{"results.json", "crossovers.csv", "tuning.toml", "manifest.json",
+			"latency_allreduce.png", "busbw_allreduce.svg", "crossover_allreduce.png", "auto_allreduce.png"} {
+			if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+				t.Error(err)
+			}
+		}
+		m, err := readManifest(out)
+		if err != nil {
+			t.Fatal(err)
+		}
 		entries, _ := os.ReadDir(out)
-		if len(entries) != 1 {
-			t.Errorf("%s holds %d files, want only results.csv", out, len(entries))
+		if len(entries) != len(m.Files) {
+			t.Errorf("%s holds %d files, the manifest lists %d", out, len(entries), len(m.Files))
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("left behind: %s", e.Name())
+			}
+		}
+		if _, err := algos.LoadTuning(filepath.Join(out, "tuning.toml")); err != nil {
+			t.Errorf("tuning.toml does not read back: %v", err)
 		}
 	}
 	if !bytes.Equal(results[0], results[1]) {
 		t.Error("two runs of the default scenario differ")
 	}
 	header, _, _ := strings.Cut(string(results[0]), "\n")
-	if header != "collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps" {
+	if !strings.HasPrefix(header, "collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps,") {
 		t.Errorf("header %q", header)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(results[0])).ReadAll()
@@ -222,6 +241,9 @@ func TestWorkedExample(t *testing.T) {
 	}
 	if len(rows) != 7 {
 		t.Fatalf("%d rows, want header + 6", len(rows))
+	}
+	if len(rows[0]) != len(sweep.Header) {
+		t.Fatalf("header %v", rows[0])
 	}
 	found := false
 	for _, r := range rows[1:] {
@@ -302,6 +324,19 @@ func TestUsage(t *testing.T) {
 		{[]string{"help", "run"}, 0, "algbw_gbps", ""},
 		{[]string{"help", "validate"}, 0, "FILE:LINE: KEY: MESSAGE", ""},
 		{[]string{"help", "list"}, 0, "nexar-sim list", ""},
+		{[]string{"help", "plot"}, 0, "nexar-sim plot out/results.csv", ""},
+		{[]string{"help", "merge"}, 0, "nexar-sim merge --out out/", ""},
+		{[]string{"plot", "-h"}, 0, "Usage: nexar-sim plot", ""},
+		{[]string{"merge", "--help"}, 0, "Usage: nexar-sim merge", ""},
+		{[]string{"plot"}, 2, "", "want one results file"},
+		{[]string{"plot", file}, 2, "", "missing --out DIR"},
+		{[]string{"merge", dir}, 2, "", "missing --out DIR"},
+		{[]string{"merge", "--out", dir}, 2, "", "no shard directories given"},
+		{[]string{"run", file, "--out", dir, "--jobs", "0"}, 2, "", "--jobs 0: want at least 1"},
+		{[]string{"run", file, "--out", dir, "--shard", "3/2"}, 2, "", `--shard "3/2": want I/N`},
+		{[]string{"run", file, "--out", dir, "--trace", "allreduce:ring:8"}, 2, "", "want an index or COLLECTIVE:ALGORITHM:WORLD:BYTES"},
+		{[]string{"run", file, "--out", dir, "--trace", "allreduce:ring:4:8MiB"}, 2, "", "no point of the scenario matches"},
+		{[]string{"run", file, "--out", dir, "--trace", "99"}, 2, "", "the scenario has points 0 to 5"},
 		{[]string{"help", "help"}, 0, "nexar-sim help run", ""},
 		{[]string{"help", "nope"}, 2, "", `unknown command "nope"`},
 		{[]string{"help", "run", "list"}, 2, "", "at most one command"},
@@ -371,7 +406,8 @@ func TestList(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"params (defaults): segment = 65536", "alpha-beta:", "latency", "reduce_bandwidth"} {
+	for _, want := range []string{"params (defaults): segment = 65536", "alpha-beta:", "latency", "reduce_bandwidth",
+		"Topologies of the flow model", "fat_tree:", "inter_", "Noise and faults", "jitter:", "lets a sweep repeat"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("list does not show %q:\n%s", want, stdout)
 		}

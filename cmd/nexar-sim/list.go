@@ -1,0 +1,92 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+func listCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	pos, status, ok := parseCmd("list", fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, "list", "unexpected argument %q", pos[0])
+	}
+	fmt.Fprintln(stdout, "Collectives (sweep: collective = NAME, algorithms = [NAME, ...]):")
+	for _, name := range algos.CollectiveNames() {
+		c, err := algos.Lookup(name)
+		if err != nil {
+			continue
+		}
+		var traits []string
+		if c.Reduces {
+			traits = append(traits, "reduces")
+		}
+		if c.Rooted {
+			traits = append(traits, "rooted")
+		}
+		if !sweep.HasCheck(c) {
+			traits = append(traits, "phantom data only")
+		}
+		line := "  " + c.Name
+		if len(traits) > 0 {
+			line += " (" + strings.Join(traits, ", ") + ")"
+		}
+		fmt.Fprintln(stdout, line)
+		for _, a := range c.Algorithms {
+			fmt.Fprintf(stdout, "    %-20s %s\n", a.Name, a.Summary)
+			if a.PowerOfTwo {
+				fmt.Fprintf(stdout, "    %-20s needs a power-of-two world size\n", "")
+			}
+			if len(a.Params) > 0 {
+				names := make([]string, 0, len(a.Params))
+				for n := range a.Params {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				for i, n := range names {
+					names[i] = fmt.Sprintf("%s = %d", n, a.Params[n])
+				}
+				fmt.Fprintf(stdout, "    %-20s params (defaults): %s\n", "", strings.Join(names, ", "))
+			}
+		}
+	}
+	keys := func(ks []scenario.KeyInfo) {
+		for _, k := range ks {
+			req := "optional"
+			if k.Required {
+				req = "required"
+			}
+			fmt.Fprintf(stdout, "    %-18s %s; %s\n", k.Name, req, k.Doc)
+		}
+	}
+	fmt.Fprintln(stdout, "\nNetwork models ([network] model = NAME):")
+	for _, m := range scenario.Models() {
+		fmt.Fprintf(stdout, "  %s: %s\n", m.Name, m.Summary)
+		keys(m.Keys)
+	}
+	fmt.Fprintln(stdout, "\nTopologies of the flow model ([network] topology = NAME, then its keys in [network]):")
+	for _, t := range scenario.Topologies() {
+		fmt.Fprintf(stdout, "  %s: %s\n", t.Name, t.Summary)
+		keys(t.Keys)
+	}
+	fmt.Fprintln(stdout, "\nNoise and faults (top-level [[fault]] tables, kind = NAME, any model):")
+	for _, f := range scenario.Faults() {
+		s := f.Summary
+		if f.Random {
+			s += " (random: seeded, lets a sweep repeat)"
+		}
+		fmt.Fprintf(stdout, "  %s: %s\n", f.Kind, s)
+		keys(f.Keys)
+	}
+	return exitOK
+}

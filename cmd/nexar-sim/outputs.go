@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// manifestFile names the file every run writes last in its output
+// directory: what produced the outputs and which files they are.
+const manifestFile = "manifest.json"
+
+// manifest describes the outputs of one run (or merge) of a scenario.
+type manifest struct {
+	Scenario    string `json:"scenario"`
+	Description string `json:"description,omitempty"`
+	// File is the scenario file as the command named it.
+	File string `json:"file"`
+	// Hash identifies the scenario (scenario.Scenario.Hash): shards of
+	// one run share it.
+	Hash    string `json:"hash"`
+	Network string `json:"network"`
+	// LinkBandwidth is a rank's link bandwidth in B/s (the busbw
+	// ceiling), 0 if the network has no single figure.
+	LinkBandwidth float64 `json:"link_bandwidth_bytes_per_s,omitempty"`
+	// Shard is this output's shard, from 1, of Shards; 1 of 1 for a whole
+	// run.
+	Shard  int `json:"shard"`
+	Shards int `json:"shards"`
+	// Points is the number of points of the whole plan; Rows the rows of
+	// this results.csv.
+	Points int `json:"points"`
+	Rows   int `json:"rows"`
+	// Files are the files written, the manifest last.
+	Files []string `json:"files"`
+}
+
+// readManifest reads dir's manifest.
+func readManifest(dir string) (*manifest, error) {
+	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err != nil {
+		return nil, err
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, manifestFile), err)
+	}
+	return &m, nil
+}
+
+// outputs stages the files of a run in a private directory inside the
+// output directory, so that nothing appears in it until every file is
+// complete: commit then renames them into place (each rename atomic) and
+// writes the manifest last; abort removes them.
+type outputs struct {
+	dir   string
+	stage string
+	files []string
+	// created says whether the output directory did not exist before.
+	created bool
+}
+
+// newOutputs makes dir (and its parents) if needed and a staging
+// directory inside it.
+func newOutputs(dir string) (*outputs, error) {
+	o := &outputs{dir: dir}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		o.created = true
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, err
+	}
+	stage, err := os.MkdirTemp(dir, ".nexar-sim-stage-")
+	if err != nil {
+		o.removeDir()
+		return nil, err
+	}
+	o.stage = stage
+	return o, nil
+}
+
+// write stages the file name with what fn writes.
+func (o *outputs) write(name string, fn func(w io.Writer) error) error {
+	f, err := os.OpenFile(filepath.Join(o.stage, name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	err = fn(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	o.add(name)
+	return nil
+}
+
+// add records a file something else wrote into the staging directory.
+func (o *outputs) add(name string) {
+	if !slices.Contains(o.files, name) {
+		o.files = append(o.files, name)
+	}
+}
+
+// commit moves the staged files into place, then writes m (with the list
+// of files) as the manifest, and removes the files an earlier run's
+// manifest listed that this run did not write (figures of a collective
+// no longer swept, say).
+func (o *outputs) commit(m manifest) error {
+	old, _ := readManifest(o.dir)
+	m.Files = append(slices.Clone(o.files), manifestFile)
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.stage, manifestFile), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	for _, name := range m.Files {
+		if err := os.Rename(filepath.Join(o.stage, name), filepath.Join(o.dir, name)); err != nil {
+			return err
+		}
+	}
+	os.Remove(o.stage)
+	if old != nil {
+		for _, name := range old.Files {
+			// Only plain names of files in the directory, never paths.
+			if name != filepath.Base(name) || strings.HasPrefix(name, ".") || slices.Contains(m.Files, name) {
+				continue
+			}
+			os.Remove(filepath.Join(o.dir, name))
+		}
+	}
+	return nil
+}
+
+// abort removes the staged files, and the output directory if this run
+// created it and left it empty.
+func (o *outputs) abort() {
+	os.RemoveAll(o.stage)
+	o.removeDir()
+}
+
+func (o *outputs) removeDir() {
+	if o.created {
+		os.Remove(o.dir) // fails, as it should, unless empty
+	}
+}
+
+// commitFiles moves the staged files into place, without a manifest.
+func (o *outputs) commitFiles() error {
+	for _, name := range o.files {
+		if err := os.Rename(filepath.Join(o.stage, name), filepath.Join(o.dir, name)); err != nil {
+			return err
+		}
+	}
+	return os.Remove(o.stage)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/plots"
+	"github.com/nexar-go/nexar-go/scenario"
+)
+
+func plotCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	out := fs.String("out", "", "output directory")
+	ceiling := fs.String("ceiling", "", "link bandwidth drawn on the busbw figures")
+	budget := fs.Float64("budget", autoBudgetPct, "slowdown of auto drawn as acceptable, in percent")
+	quiet := fs.Bool("quiet", false, "say nothing on success")
+	fs.BoolVar(quiet, "q", false, "say nothing on success")
+	pos, status, ok := parseCmd("plot", fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	switch {
+	case len(pos) != 1:
+		return usageError(stderr, "plot", "want one results file, got %d arguments", len(pos))
+	case *out == "":
+		return usageError(stderr, "plot", "missing --out DIR")
+	case *budget < 0:
+		return usageError(stderr, "plot", "--budget %g: want a percentage of at least 0", *budget)
+	}
+	csvPath := pos[0]
+	// The ceiling: the flag, else the link bandwidth of the run that wrote
+	// the file, if its manifest is beside it.
+	var ceilGBps float64
+	if *ceiling != "" {
+		bw, err := scenario.ParseBandwidth(*ceiling)
+		if err != nil {
+			return usageError(stderr, "plot", "--ceiling: %v", err)
+		}
+		ceilGBps = bw / 1e9
+	} else if m, err := readManifest(filepath.Dir(csvPath)); err == nil {
+		ceilGBps = m.LinkBandwidth / 1e9
+	}
+	pts, err := plots.ReadCSVFile(csvPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-sim plot: %v\n", err)
+		return exitUsage
+	}
+	o, err := newOutputs(*out)
+	if err != nil {
+		return usageError(stderr, "plot", "--out: %v", err)
+	}
+	if err := stagePlots(o, pts, ceilGBps, *budget); err != nil {
+		o.abort()
+		fmt.Fprintf(stderr, "nexar-sim plot: %v\n", err)
+		return exitFailed
+	}
+	if len(o.files) == 0 {
+		o.abort()
+		fmt.Fprintf(stderr, "nexar-sim plot: %s: nothing to draw\n", csvPath)
+		return exitFailed
+	}
+	// Move the figures in; plot keeps no manifest of its own, so that it
+	// never removes what a run wrote in the same directory.
+	if err := o.commitFiles(); err != nil {
+		fmt.Fprintf(stderr, "nexar-sim plot: %v\n", err)
+		return exitFailed
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "nexar-sim: wrote %s: %s\n", *out, strings.Join(o.files, ", "))
+	}
+	return exitOK
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+
+	"github.com/nexar-go/nexar-go/derive"
+	"github.com/nexar-go/nexar-go/plots"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// Names of the files of a run's output directory.
+const (
+	resultsFile    = "results.csv"
+	jsonFile       = "results.json"
+	tuningFile     = "tuning.toml"
+	crossoversFile = "crossovers.csv"
+)
+
+// autoBudgetPct is the slowdown of auto the figures draw as acceptable:
+// the 5% the derived tables are held to.
+const autoBudgetPct = 5
+
+// writeCSV stages results.csv.
+func writeCSV(o *outputs, rows []sweep.Row) error {
+	return o.write(resultsFile, func(w io.Writer) error {
+		cw := sweep.NewCSVWriter(w)
+		if err := cw.WriteHeader(); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := cw.Write(r); err != nil {
+				return err
+			}
+		}
+		return cw.Flush()
+	})
+}
+
+// jsonRow is a row of results.json: a results.csv row, with the variant's
+// algorithm and parameters spelled out.
+type jsonRow struct {
+	Collective    string         `json:"collective"`
+	Algorithm     string         `json:"algorithm"`
+	BaseAlgorithm string         `json:"base_algorithm"`
+	Params        map[string]int `json:"params,omitempty"`
+	World         int            `json:"world"`
+	Bytes         int            `json:"bytes"`
+	DType         string         `json:"dtype"`
+	Op            string         `json:"op,omitempty"`
+	Time          float64        `json:"time_s"`
+	AlgBW         float64        `json:"algbw_gbps"`
+	BusBW         float64        `json:"busbw_gbps"`
+	Repeats       int            `json:"repeats"`
+	TimeMin       float64        `json:"time_min_s"`
+	TimeMax       float64        `json:"time_max_s"`
+	Spread        float64        `json:"spread_s"`
+	Messages      int64          `json:"messages"`
+}
+
+// report is results.json.
+type report struct {
+	Scenario   manifest           `json:"scenario"`
+	Rows       []jsonRow          `json:"rows"`
+	Crossovers []derive.Crossover `json:"crossovers"`
+	BestParams []derive.BestParam `json:"best_params"`
+	// Tuning says whether tuning.toml was written; Notes what derivation
+	// left out.
+	Tuning bool     `json:"tuning_table"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// writeFull stages everything a whole run writes besides results.csv:
+// results.json, crossovers.csv, tuning.toml (when some collective had
+// competing algorithms) and, unless noPlots, the figures. It returns the
+// derivation's notes, for the user.
+func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string, error) {
+	res, err := derive.Derive(rows, derive.Options{
+		Description: fmt.Sprintf("derived by nexar-sim from scenario %q: per swept world size, the fastest algorithm at each swept message size, switching at the crossovers interpolated on the log scale", m.Scenario),
+		Source:      fmt.Sprintf("nexar-sim run %s (scenario sha256 %s)", filepath.Base(m.File), short(m.Hash)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := report{Scenario: m, Crossovers: res.Crossovers, BestParams: res.BestParams, Tuning: res.Tuning != nil, Notes: res.Notes}
+	rep.Scenario.Files = nil
+	if rep.Crossovers == nil {
+		rep.Crossovers = []derive.Crossover{}
+	}
+	if rep.BestParams == nil {
+		rep.BestParams = []derive.BestParam{}
+	}
+	rep.Rows = make([]jsonRow, len(rows))
+	for i, r := range rows {
+		params, _ := sweep.ParseParams(r.Params)
+		rep.Rows[i] = jsonRow{Collective: r.Collective, Algorithm: r.Algorithm, BaseAlgorithm: sweep.BaseAlgorithm(r.Algorithm), Params: params,
+			World: r.World, Bytes: r.Bytes, DType: r.DType, Op: r.Op, Time: r.Time, AlgBW: r.AlgBW, BusBW: r.BusBW,
+			Repeats: r.Repeats, TimeMin: r.TimeMin, TimeMax: r.TimeMax, Spread: r.Spread, Messages: r.Messages}
+	}
+	if err := o.write(jsonFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(rep)
+	}); err != nil {
+		return nil, err
+	}
+	if err := o.write(crossoversFile, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"collective", "dtype", "world", "below", "above", "bytes", "lo_bytes", "hi_bytes"})
+		for _, x := range res.Crossovers {
+			cw.Write([]string{x.Collective, x.DType, strconv.Itoa(x.World), x.Below, x.Above,
+				strconv.FormatFloat(x.Bytes, 'f', 0, 64), strconv.Itoa(x.Lo), strconv.Itoa(x.Hi)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}); err != nil {
+		return nil, err
+	}
+	if res.Tuning != nil {
+		if err := o.write(tuningFile, func(w io.Writer) error {
+			_, err := res.Tuning.WriteTo(w)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if !noPlots {
+		if err := writePlots(o, rows, m.LinkBandwidth); err != nil {
+			return nil, err
+		}
+	}
+	return res.Notes, nil
+}
+
+// writePlots stages the figures of rows.
+func writePlots(o *outputs, rows []sweep.Row, linkBandwidth float64) error {
+	pts := make([]plots.Point, len(rows))
+	for i, r := range rows {
+		pts[i] = plots.Point{Collective: r.Collective, Algorithm: r.Algorithm, DType: r.DType, World: r.World,
+			Bytes: int64(r.Bytes), Time: r.Time, BusBW: r.BusBW, Spread: r.Spread}
+	}
+	return stagePlots(o, pts, linkBandwidth/1e9, autoBudgetPct)
+}
+
+// stagePlots draws pts into the staging directory.
+func stagePlots(o *outputs, pts []plots.Point, ceilingGBps, budgetPct float64) error {
+	paths, err := plots.WriteAll(o.stage, pts, plots.Options{CeilingGBps: ceilingGBps, AutoBudgetPct: budgetPct})
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		o.add(filepath.Base(p))
+	}
+	return nil
+}
+
+// short abbreviates a hash for messages.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/trace"
+)
+
+// checkpointFile holds the rows of a run so far, for --resume. It is
+// removed when the run ends, except when it is interrupted.
+const checkpointFile = ".nexar-sim-checkpoint.csv"
+
+// checkpointMagic starts a checkpoint's first line.
+const checkpointMagic = "# nexar-sim checkpoint v1"
+
+// shard is a part of a sweep: points i-1, i-1+n, i-1+2n, ... (from 0).
+type shard struct{ i, n int }
+
+func (s shard) String() string { return fmt.Sprintf("%d/%d", s.i, s.n) }
+
+// parseShard reads "i/n".
+func parseShard(s string) (shard, error) {
+	if s == "" {
+		return shard{1, 1}, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return shard{}, fmt.Errorf("--shard %q: want I/N with 1 <= I <= N, such as 2/8", s)
+	}
+	return shard{i, n}, nil
+}
+
+// of returns the points of the shard, in order.
+func (s shard) of(points []sweep.Point) []sweep.Point {
+	var out []sweep.Point
+	for k := s.i - 1; k < len(points); k += s.n {
+		out = append(out, points[k])
+	}
+	return out
+}
+
+// selectPoint finds the point spec names: an index into the plan (the row
+// of a whole run's results.csv, from 0) or
+// COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], where ALGORITHM is a variant
+// name or, if it names one variant, an algorithm's, and BYTES a size
+// ("8MiB") that is either asked or run. The first match in plan order wins.
+func selectPoint(spec string, points []sweep.Point) (sweep.Point, error) {
+	if i, err := strconv.Atoi(spec); err == nil {
+		if i < 0 || i >= len(points) {
+			return sweep.Point{}, fmt.Errorf("--trace %s: the scenario has points 0 to %d", spec, len(points)-1)
+		}
+		return points[i], nil
+	}
+	parts := strings.Split(spec, ":")
+	if len(parts) != 4 && len(parts) != 5 {
+		return sweep.Point{}, fmt.Errorf("--trace %q: want an index or COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], such as allreduce:ring:8:8MiB", spec)
+	}
+	world, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return sweep.Point{}, fmt.Errorf("--trace %q: world %q is not a whole number", spec, parts[2])
+	}
+	size, err := scenario.ParseBytes(parts[3])
+	if err != nil {
+		return sweep.Point{}, fmt.Errorf("--trace %q: %v", spec, err)
+	}
+	match := func(p sweep.Point, byBase bool) bool {
+		name := p.VariantName()
+		if byBase {
+			name = p.Algorithm.Name
+		}
+		return p.Collective.Name == parts[0] && name == parts[1] && p.World == world &&
+			(p.Bytes == int(size) || p.UsedBytes() == int(size)) && (len(parts) == 4 || p.DType.String() == parts[4])
+	}
+	for _, p := range points {
+		if match(p, false) {
+			return p, nil
+		}
+	}
+	var found []sweep.Point
+	variants := map[string]bool{}
+	for _, p := range points {
+		if match(p, true) {
+			found = append(found, p)
+			variants[p.VariantName()] = true
+		}
+	}
+	switch {
+	case len(variants) == 1:
+		return found[0], nil
+	case len(variants) > 1:
+		var names []string
+		for _, p := range found {
+			if variants[p.VariantName()] {
+				names = append(names, p.VariantName())
+				delete(variants, p.VariantName())
+			}
+		}
+		return sweep.Point{}, fmt.Errorf("--trace %q: %s has several variants in the scenario; name one: %s", spec, parts[1], strings.Join(names, ", "))
+	}
+	return sweep.Point{}, fmt.Errorf("--trace %q: no point of the scenario matches", spec)
+}
+
+// traceName names the trace file of p.
+func traceName(p sweep.Point) string {
+	s := fmt.Sprintf("trace_%s_%s_p%d_%dB_%s", p.Collective.Name, p.VariantName(), p.World, p.UsedBytes(), p.DType)
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '=') {
+			b[i] = '_'
+		}
+	}
+	return string(b) + ".json"
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	out := fs.String("out", "", "output directory")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fs.BoolVar(quiet, "q", false, "no progress on stderr")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "points run at once")
+	shardFlag := fs.String("shard", "", "run only part I/N of the points")
+	resume := fs.Bool("resume", false, "continue an interrupted run")
+	noPlots := fs.Bool("no-plots", false, "write no figures")
+	var traces []string
+	fs.Func("trace", "write a timeline of a point", func(s string) error { traces = append(traces, s); return nil })
+	pos, status, ok := parseCmd("run", fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	switch {
+	case len(pos) == 0:
+		return usageError(stderr, "run", "no scenario file given")
+	case len(pos) > 1:
+		return usageError(stderr, "run", "want one scenario file, got %d arguments: %s", len(pos), strings.Join(pos, " "))
+	case *out == "":
+		return usageError(stderr, "run", "missing --out DIR")
+	case *jobs < 1:
+		return usageError(stderr, "run", "--jobs %d: want at least 1", *jobs)
+	}
+	sh, err := parseShard(*shardFlag)
+	if err != nil {
+		return usageError(stderr, "run", "%v", err)
+	}
+	file := pos[0]
+	s, points, ok := load(file, stderr)
+	if !ok {
+		return exitUsage
+	}
+	var traced []sweep.Point
+	for _, spec := range traces {
+		p, err := selectPoint(spec, points)
+		if err != nil {
+			return usageError(stderr, "run", "%v", err)
+		}
+		traced = append(traced, p)
+	}
+	mine := sh.of(points)
+
+	// Make sure the outputs can be written before simulating anything.
+	o, err := newOutputs(*out)
+	if err != nil {
+		return usageError(stderr, "run", "--out: %v", err)
+	}
+	m := manifest{Scenario: s.Name, Description: s.Description, File: file, Hash: s.Hash, Network: s.Network.Model,
+		LinkBandwidth: s.Network.LinkBandwidth, Shard: sh.i, Shards: sh.n, Points: len(points)}
+	ckPath := filepath.Join(*out, checkpointFile)
+	header := fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, sh)
+
+	prog := newProgress(stderr, *quiet, 0, len(mine))
+	var rows []sweep.Row
+	if *resume {
+		rows, err = readCheckpoint(ckPath, header, mine)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			prog.line("nexar-sim: no checkpoint in %s; starting from the first point", *out)
+		case err != nil:
+			prog.line("nexar-sim: %v; starting from the first point", err)
+		default:
+			prog.line("nexar-sim: resuming after %d of %d points", len(rows), len(mine))
+		}
+	}
+	ck, err := writeCheckpoint(ckPath, header, rows)
+	if err != nil {
+		prog.finish()
+		o.abort()
+		return usageError(stderr, "run", "--out: %v", err)
+	}
+	fail := func(status int, format string, args ...any) int {
+		prog.finish()
+		ck.Close()
+		if status != exitInterrupted {
+			os.Remove(ckPath)
+		}
+		o.abort()
+		fmt.Fprintf(stderr, "nexar-sim run: "+format+"\n", args...)
+		return status
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
+	start := time.Now()
+	done0 := len(rows)
+	prog.step(done0)
+	opt := sweep.Options{
+		Jobs: *jobs,
+		Sweep: func(i int, pts []sweep.Point) {
+			prog.line("nexar-sim: sweep %d/%d (%s:%d): %s", i+1, len(s.Sweeps), file, s.Sweeps[i].Line, describe(s.Sweeps[i], len(pts)))
+		},
+		Done: func(done, _ int) { prog.step(done0 + done) },
+	}
+	if sh.n > 1 {
+		prog.line("nexar-sim: shard %s: %d of the scenario's %d points", sh, len(mine), len(points))
+	}
+	err = sweep.Run(ctx, mine[done0:], opt, func(r sweep.Row) error {
+		rows = append(rows, r)
+		return ck.add(r)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(exitInterrupted, "interrupted after %d of %d points; run again with --resume to continue", len(rows), len(mine))
+		}
+		return fail(exitFailed, "%v", err)
+	}
+	for _, p := range traced {
+		if err := writeTrace(o, p); err != nil {
+			return fail(exitFailed, "trace of %v: %v", p, err)
+		}
+	}
+	m.Rows = len(rows)
+	if err := writeCSV(o, rows); err != nil {
+		return fail(exitFailed, "%v", err)
+	}
+	var notes []string
+	if sh.n == 1 {
+		if notes, err = writeFull(o, m, rows, *noPlots); err != nil {
+			return fail(exitFailed, "%v", err)
+		}
+	}
+	prog.finish()
+	if err := o.commit(m); err != nil {
+		ck.Close()
+		fmt.Fprintf(stderr, "nexar-sim run: %v\n", err)
+		return exitFailed
+	}
+	ck.Close()
+	os.Remove(ckPath)
+	if !*quiet {
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "nexar-sim: note: %s\n", n)
+		}
+		if sh.n > 1 {
+			fmt.Fprintf(stderr, "nexar-sim: shard %s done; join the shards with 'nexar-sim merge --out DIR SHARD_DIR...'\n", sh)
+		}
+		fmt.Fprintf(stderr, "nexar-sim: wrote %s: %s; %d row(s) in %.2fs\n", *out, strings.Join(o.files, ", "), len(rows), time.Since(start).Seconds())
+	}
+	return exitOK
+}
+
+// describe summarizes a sweep for a progress line.
+func describe(sw *scenario.Sweep, points int) string {
+	names := make([]string, len(sw.Variants))
+	for i, v := range sw.Variants {
+		names[i] = v.Name
+	}
+	types := make([]string, len(sw.DTypes))
+	for i, dt := range sw.DTypes {
+		types[i] = dt.String()
+	}
+	t := strings.Join(types, ",")
+	if sw.Collective.Reduces {
+		t += " " + sw.Op.String()
+	}
+	rep := ""
+	if sw.Repeat > 1 {
+		rep = fmt.Sprintf(", %d repeats", sw.Repeat)
+	}
+	return fmt.Sprintf("%s %s, %d world size(s) x %d message size(s), %s %s%s: %d point(s)",
+		sw.Collective.Name, strings.Join(names, ","), len(sw.World), len(sw.Bytes), t, sw.Data, rep, points)
+}
+
+// writeTrace simulates p once more, recording it, and stages its trace.
+func writeTrace(o *outputs, p sweep.Point) error {
+	rec := trace.NewRecorder()
+	res, err := sweep.RunOnce(p, p.Seed, rec)
+	if err != nil {
+		return err
+	}
+	meta := trace.Meta{Title: p.String(), World: p.World, Args: [][2]string{
+		{"network", fmt.Sprintf("%+v", p.Model(p.Seed))},
+		{"seed", strconv.FormatUint(p.Seed, 10)},
+		{"time", res.End.String()},
+	}}
+	return o.write(traceName(p), func(w io.Writer) error { return rec.WriteJSON(w, meta) })
+}
+
+// checkpoint appends rows to the checkpoint file as they come.
+type checkpoint struct {
+	f  *os.File
+	bw *bufio.Writer
+	cw *sweep.CSVWriter
+}
+
+// writeCheckpoint starts a checkpoint at path with rows already done.
+func writeCheckpoint(path, header string, rows []sweep.Row) (*checkpoint, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &checkpoint{f: f, bw: bufio.NewWriter(f)}
+	c.cw = sweep.NewCSVWriter(c.bw)
+	fmt.Fprintln(c.bw, header)
+	if err := c.cw.WriteHeader(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	for _, r := range rows {
+		if err := c.cw.Write(r); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return c, c.flush()
+}
+
+func (c *checkpoint) flush() error {
+	if err := c.cw.Flush(); err != nil {
+		return err
+	}
+	return c.bw.Flush()
+}
+
+// add appends r, and writes it out, so that an interrupted run keeps it.
+func (c *checkpoint) add(r sweep.Row) error {
+	if err := c.cw.Write(r); err != nil {
+		return err
+	}
+	return c.flush()
+}
+
+func (c *checkpoint) Close() error { return c.f.Close() }
+
+// readCheckpoint reads the rows of an interrupted run of the same
+// scenario and shard, checking that they are those of the first points.
+func readCheckpoint(path, header string, points []sweep.Point) ([]sweep.Row, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	first, rest, _ := strings.Cut(string(data), "\n")
+	if first != header {
+		return nil, fmt.Errorf("the checkpoint in %s is of another scenario or shard", filepath.Dir(path))
+	}
+	rows, err := sweep.ReadCSV(strings.NewReader(rest))
+	if err != nil {
+		// The last line may be cut short by the interruption: keep the
+		// rows before it.
+		rows, err = readLeadingRows(rest)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %v", path, err)
+		}
+	}
+	if len(rows) > len(points) {
+		return nil, fmt.Errorf("the checkpoint in %s has more rows than points", filepath.Dir(path))
+	}
+	for i, r := range rows {
+		p := points[i]
+		if r.Collective != p.Collective.Name || r.Algorithm != p.VariantName() || r.World != p.World || r.Bytes != p.UsedBytes() || r.DType != p.DType.String() {
+			return nil, fmt.Errorf("row %d of the checkpoint in %s is not of point %v", i+1, filepath.Dir(path), p)
+		}
+	}
+	return rows, nil
+}
+
+// readLeadingRows reads the complete lines of a results file.
+func readLeadingRows(text string) ([]sweep.Row, error) {
+	lines := strings.SplitAfter(text, "\n")
+	for n := len(lines) - 1; n >= 1; n-- {
+		rows, err := sweep.ReadCSV(strings.NewReader(strings.Join(lines[:n], "")))
+		if err == nil {
+			return rows, nil
+		}
+	}
+	return nil, errors.New("no complete rows")
+}
