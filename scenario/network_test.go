@@ -74,7 +74,7 @@ inter_radix = 16
 inter_link_bandwidth = "400Gbit/s"
 inter_link_latency = "2us"`, "", sim.Flow{Topology: sim.Hierarchical{DevicesPerNode: 8, Intra: sim.LinkParams{Bandwidth: 450e9, Latency: sim.Microsecond}, NICs: 4,
 			Inter: sim.FatTree{Tiers: 2, Radix: 16, Oversubscription: 1, Link: sim.LinkParams{Bandwidth: 50e9, Latency: 2 * sim.Microsecond}}},
-			ReduceBandwidth: inf}, false, 25e9},
+			ReduceBandwidth: inf}, false, 0},
 		{"jitter", `model = "alpha-beta"
 latency = "5us"
 bandwidth = "10GB/s"`, `

@@ -189,7 +189,7 @@ func buildHierarchical(t *table, p string) (sim.TopologySpec, float64) {
 		t.errorf(joinPath(t.path, p+"inter"), "unknown inter-node topology %q (want one of %s)", interName, strings.Join(names, ", "))
 		return nil, 0
 	}
-	inter, nicBW := is.build(t, p+"inter_")
+	inter, _ := is.build(t, p+"inter_")
 	if inter == nil {
 		return nil, 0
 	}
@@ -197,13 +197,11 @@ func buildHierarchical(t *table, p string) (sim.TopologySpec, float64) {
 		t.errorf(joinPath(t.path, p+"nics_per_node"), "%d NICs per node for %d devices per node (want 1 to %d)", nics, dpn, dpn)
 		return nil, 0
 	}
-	n := nics
-	if n == 0 {
-		n = dpn
-	}
-	// A device's share of its node's NICs bounds its busbw between nodes.
+	// No single link bounds busbw: flat algorithms are held to a device's
+	// share of its node's NICs between nodes, while two-level ones count
+	// the intra-node traffic too and go far above it.
 	return sim.Hierarchical{Nodes: int(nodes), DevicesPerNode: int(dpn), Intra: intra, NICs: int(nics),
-		HostBandwidth: hbw, HostLatency: hlat, Inter: inter}, nicBW * float64(n) / float64(dpn)
+		HostBandwidth: hbw, HostLatency: hlat, Inter: inter}, 0
 }
 
 // firstPositive returns a if it is above 0, else b.

@@ -322,8 +322,14 @@ func TestScenariosDir(t *testing.T) {
 		if text := string(readFile(t, f)); !strings.HasPrefix(text, "# ") || !strings.Contains(text, ".png") {
 			t.Errorf("%s: no header comment saying what it studies and what its figures show", f)
 		}
-		if len(points) > 400 || testing.Short() {
-			t.Logf("%s: %q, %d points (not run here)", f, s.Name, len(points))
+		// Run the small ones: the default scenario runs in the tests above,
+		// the large studies take seconds each.
+		runs := 0
+		for _, p := range points {
+			runs += max(p.Repeat, 1)
+		}
+		if runs > 300 || testing.Short() {
+			t.Logf("%s: %q, %d points, %d runs (not run here)", f, s.Name, len(points), runs)
 			continue
 		}
 		out := t.TempDir()
