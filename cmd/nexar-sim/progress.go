@@ -15,17 +15,18 @@ import (
 // stderr is a terminal, plain lines otherwise (a line per sweep, and one at
 // most every plainEvery).
 type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	tty   bool
-	quiet bool
-	total int
-	done  int
-	start time.Time
-	last  time.Time // of the last plain line
-	drawn bool      // a bar is on the screen
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	w       io.Writer
+	tty     bool
+	quiet   bool
+	total   int
+	done    int
+	start   time.Time
+	last    time.Time // of the last plain line
+	drawn   bool      // a bar is on the screen
+	drawnAt time.Time // when it was drawn
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // plainEvery is the least time between two plain progress lines.
@@ -86,7 +87,10 @@ func (p *progress) step(done int) {
 	defer p.mu.Unlock()
 	p.done = done
 	if p.tty {
-		p.draw()
+		// At most ten redraws a second; the ticker catches up.
+		if now := time.Now(); now.Sub(p.drawnAt) >= 100*time.Millisecond || done == p.total {
+			p.draw()
+		}
 		return
 	}
 	if now := time.Now(); now.Sub(p.last) >= plainEvery && done < p.total {
@@ -122,7 +126,7 @@ func (p *progress) draw() {
 		fill = width * p.done / p.total
 	}
 	fmt.Fprintf(p.w, "\r\x1b[K[%s%s] %s", strings.Repeat("#", fill), strings.Repeat("-", width-fill), p.status())
-	p.drawn = true
+	p.drawn, p.drawnAt = true, time.Now()
 }
 
 // status says how far the run is: "120/456 points (26%), elapsed 12s, ETA 34s".
