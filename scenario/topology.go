@@ -29,8 +29,8 @@ type topologySpec struct {
 // Keys of links, read as "<name>_bandwidth" and "<name>_latency".
 func linkKeys(name, what string, required bool, zero string) []KeyInfo {
 	return []KeyInfo{
-		{name + "_bandwidth", required, what + ` bandwidth: "400Gbit/s"` + zero},
-		{name + "_latency", false, what + ` latency per crossing: "500ns" (default 0)`},
+		{name + "_bandwidth", required, "bandwidth of " + what + `: "400Gbit/s"` + zero},
+		{name + "_latency", false, "latency of " + what + `, per crossing: "500ns" (default 0)`},
 	}
 }
 
@@ -59,7 +59,7 @@ func init() {
 		{
 			TopologyInfo: TopologyInfo{"ring", "devices on a bidirectional ring of routers; messages take the shorter way round",
 				append(append([]KeyInfo{{"size", false, "number of devices (default one per rank)"}},
-					linkKeys("link", "each ring link's", true, "")...), nic...)},
+					linkKeys("link", "each ring link", true, "")...), nic...)},
 			build: func(t *table, p string) (sim.TopologySpec, float64) {
 				size, ok1 := t.integer(p+"size", 0, 0, MaxWorld)
 				link, ok2 := t.link(p+"link", true)
@@ -73,7 +73,7 @@ func init() {
 		{
 			TopologyInfo: TopologyInfo{"torus", "a 2D or 3D torus of routers, one device each, minimal routes",
 				append(append([]KeyInfo{{"dims", true, "the sizes of the dimensions, the first varying fastest: [4, 4] or [4, 4, 2]"}},
-					linkKeys("link", "each torus link's", true, "")...), nic...)},
+					linkKeys("link", "each torus link", true, "")...), nic...)},
 			build: func(t *table, p string) (sim.TopologySpec, float64) {
 				dims, ok1 := t.list(p+"dims", "dimension sizes such as [4, 4, 2]", dimElem)
 				link, ok2 := t.link(p+"link", true)
@@ -99,7 +99,7 @@ func init() {
 					{"tiers", false, "2 (leaf-spine, default) or 3"},
 					{"oversubscription", false, "host ports per uplink at the leaves: 1 (default, non-blocking), 3 for 3:1"},
 					{"routing", false, `"ecmp" (hash, default) or "dmodk" (destination mod k)`},
-				}, linkKeys("link", "each switch-to-switch link's", true, "")...),
+				}, linkKeys("link", "each switch-to-switch link", true, "")...),
 					linkKeys("nic", "each host's link to its leaf", false, "; left out: as link_bandwidth")...)},
 			build: func(t *table, p string) (sim.TopologySpec, float64) {
 				radix, ok1 := t.integer(p+"radix", 0, 2, 1<<16)
@@ -131,8 +131,8 @@ func init() {
 					{"hosts", false, "devices per router (default 1)"},
 					{"global_links", true, "global ports per router: 2"},
 					{"routing", false, `"ecmp" (default) or "dmodk"`},
-				}, linkKeys("local", "each intra-group link's", true, "")...),
-					linkKeys("global", "each inter-group link's", true, "")...), nic...)},
+				}, linkKeys("local", "each intra-group link", true, "")...),
+					linkKeys("global", "each inter-group link", true, "")...), nic...)},
 			build: func(t *table, p string) (sim.TopologySpec, float64) {
 				groups, ok1 := t.requiredInt(p+"groups", 2, 1<<16, "the number of groups: groups = 9")
 				routers, ok2 := t.requiredInt(p+"routers", 1, 1<<16, "routers per group: routers = 4")
