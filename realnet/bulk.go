@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/quic-go/quic-go"
 )
 
 // The bulk path. QUIC in user space is CPU-bound well below what the
@@ -39,7 +41,7 @@ func (p *peer) bulkWriter() {
 			}
 			r := p.bulkQ.pop()
 			r.state, r.loc = stIO, locNone
-			r.cancel = func() { p.lose(errors.New("bulk transfer abandoned")) }
+			r.cancel = func(quic.StreamErrorCode) { p.lose(errors.New("bulk transfer abandoned")) }
 			l.mu.Unlock()
 
 			var hb [bulkHeaderLen]byte
@@ -87,7 +89,7 @@ func (p *peer) bulkReader() {
 		r, dst := g.r, g.dst
 		if r != nil {
 			r.state, r.loc, r.grant = stIO, locNone, nil
-			r.cancel = func() { p.lose(errors.New("bulk transfer abandoned")) }
+			r.cancel = func(quic.StreamErrorCode) { p.lose(errors.New("bulk transfer abandoned")) }
 		}
 		l.mu.Unlock()
 

@@ -3,6 +3,7 @@ package realnet
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -125,12 +126,15 @@ type catalogueEntry struct {
 	algo *algos.Algorithm
 }
 
-func catalogue(t testing.TB) []catalogueEntry {
+// catalogue lists every algorithm of every collective, in a fixed order
+// (collectives by name, algorithms as registered), so that every rank,
+// every process, walks it the same way.
+func catalogue() []catalogueEntry {
 	var out []catalogueEntry
 	for _, name := range algos.CollectiveNames() {
 		c, err := algos.Lookup(name)
 		if err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
 		for _, a := range c.Algorithms {
 			out = append(out, catalogueEntry{c, a})
@@ -139,59 +143,70 @@ func catalogue(t testing.TB) []catalogueEntry {
 	return out
 }
 
-// runCatalogue runs every algorithm of the catalogue once for each count
-// on the world of links, one after the other, each scoped to its own
-// operation sequence number as a communicator would, and checks every
-// rank's result. unchecked collects the collectives without a reference.
-func runCatalogue(t *testing.T, links []*Link, counts []int, unchecked map[string]bool) {
-	t.Helper()
-	p := len(links)
+// rankCatalogue is one rank's part of running every algorithm of the
+// catalogue once for each count, one after the other, each scoped to its
+// own operation sequence number as a communicator would, checking the
+// rank's results. Ranks do not wait for each other between operations:
+// the scoping keeps a fast rank's next operation apart from a slow rank's
+// current one. It reports the collectives it has no reference for.
+func rankCatalogue(ctx context.Context, l *Link, counts []int, unchecked func(name string)) error {
+	p, r := l.Size(), l.Rank()
 	root := 1 % p
 	var seq uint64
-	for _, e := range catalogue(t) {
+	for _, e := range catalogue() {
 		if e.algo.PowerOfTwo && p&(p-1) != 0 {
 			continue
 		}
 		cc, known := collCases[e.coll.Name]
 		if !known {
-			unchecked[e.coll.Name] = true
+			unchecked(e.coll.Name)
 		}
 		for _, count := range counts {
 			send, recv, _ := e.coll.Layout(count, p)
 			seq++
-			s := seq
-			errs := run(links, func(ctx context.Context, l *Link) error {
-				r := l.Rank()
-				var sendBuf, buf []byte
-				if known {
-					sendBuf, buf = cc.inputs(r, p, send, recv, root)
-				} else {
-					if send > 0 {
-						sendBuf = algotest.Input(send, catDT, catOp, r, p, catSeed)
-					}
-					buf = algotest.Input(recv, catDT, catOp, r, p, catSeed)
+			var sendBuf, buf []byte
+			if known {
+				sendBuf, buf = cc.inputs(r, p, send, recv, root)
+			} else {
+				if send > 0 {
+					sendBuf = algotest.Input(send, catDT, catOp, r, p, catSeed)
 				}
-				call := algos.Call{DType: catDT, Op: catOp, Root: root}
-				if sendBuf != nil {
-					call.Send = device.Host(sendBuf)
+				buf = algotest.Input(recv, catDT, catOp, r, p, catSeed)
+			}
+			call := algos.Call{DType: catDT, Op: catOp, Root: root}
+			if sendBuf != nil {
+				call.Send = device.Host(sendBuf)
+			}
+			if buf != nil {
+				call.Buf = device.Host(buf)
+			}
+			err := e.algo.Run(ctx, algos.Scoped(l, 0, seq), call)
+			if err == nil && known {
+				if err = cc.check(r, p, send, recv, root, buf); err != nil {
+					err = fmt.Errorf("result: %w", err)
 				}
-				if buf != nil {
-					call.Buf = device.Host(buf)
-				}
-				if err := e.algo.Run(ctx, algos.Scoped(l, 0, s), call); err != nil {
-					return err
-				}
-				if known {
-					if err := cc.check(r, p, send, recv, root, buf); err != nil {
-						return fmt.Errorf("result: %w", err)
-					}
-				}
-				return nil
-			})
-			if err := firstErr(errs); err != nil {
-				t.Fatalf("%s/%s, p=%d, count %d (seed %d): %v", e.coll.Name, e.algo.Name, p, count, catSeed, err)
+			}
+			if err != nil {
+				return fmt.Errorf("%s/%s, p=%d, count %d (seed %d): %w", e.coll.Name, e.algo.Name, p, count, catSeed, err)
 			}
 		}
+	}
+	return nil
+}
+
+// runCatalogue runs rankCatalogue on every rank of links.
+func runCatalogue(t *testing.T, links []*Link, counts []int, unchecked map[string]bool) {
+	t.Helper()
+	var mu sync.Mutex
+	errs := run(links, func(ctx context.Context, l *Link) error {
+		return rankCatalogue(ctx, l, counts, func(name string) {
+			mu.Lock()
+			unchecked[name] = true
+			mu.Unlock()
+		})
+	})
+	if err := firstErr(errs); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -41,7 +41,13 @@ func (l *Link) Abort() error {
 	if !l.beginClose() {
 		return l.ep.shutdown()
 	}
-	return l.teardown(codeAbort, "abort")
+	code, msg := codeAbort, "abort"
+	l.mu.Lock()
+	if pe, ok := l.broken.(*PeerError); ok {
+		code, msg = codeLost+quic.ApplicationErrorCode(pe.Rank), lostReason(pe)
+	}
+	l.mu.Unlock()
+	return l.teardown(code, msg)
 }
 
 // beginClose marks the link closing and fails its pending operations. It
@@ -58,10 +64,7 @@ func (l *Link) beginClose() bool {
 		switch {
 		case r.kind == reqSpawn:
 		case r.state == stIO:
-			if r.cancel != nil {
-				cancels = append(cancels, r.cancel)
-				r.cancel = nil
-			}
+			cancels = append(cancels, takeCancel(r, codeCancelled))
 		case r.loc == locOpening:
 			l.finishLocked(r, ErrClosed)
 		default:

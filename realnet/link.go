@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 )
@@ -118,7 +120,7 @@ type request struct {
 	// Under l.mu.
 	state  reqState
 	loc    reqLoc
-	cancel func() // stIO
+	cancel func(quic.StreamErrorCode) // stIO: stops the stream I/O with that code
 	msg    *inbound
 	grant  *grant
 	bulkID uint64
@@ -420,10 +422,7 @@ func (l *Link) abandon(rs []*request, cause error) {
 		}
 		switch {
 		case r.state == stIO:
-			if r.cancel != nil {
-				cancels = append(cancels, r.cancel)
-				r.cancel = nil
-			}
+			cancels = append(cancels, takeCancel(r, codeCancelled))
 			waits = append(waits, r)
 		case r.loc == locRTS || r.loc == locBulkQ:
 			// The receiver expects the payload on the bulk connection,
@@ -488,3 +487,13 @@ func (q *fifo[T]) remove(x T) bool {
 }
 
 var _ algos.Spawner = (*Link)(nil)
+
+// takeCancel removes r's cancel and returns a call of it with code.
+func takeCancel(r *request, code quic.StreamErrorCode) func() {
+	c := r.cancel
+	r.cancel = nil
+	if c == nil {
+		return nop
+	}
+	return func() { c(code) }
+}

@@ -110,7 +110,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 		}
 		r.state = stIO
 		s := m.stream
-		r.cancel = func() { s.CancelRead(codeCancelled) }
+		r.cancel = func(code quic.StreamErrorCode) { s.CancelRead(code) }
 		return l.readLater(m, func() error { return readPayload(s, dst) }, r, inline)
 	case inTemp:
 		m.recv, r.msg, r.loc = r, m, locTemp

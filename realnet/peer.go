@@ -2,7 +2,6 @@ package realnet
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,21 +9,6 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
-
-	"github.com/nexar-go/nexar-go/algos"
-)
-
-// QUIC application error codes a link closes connections with.
-const (
-	codeBye      quic.ApplicationErrorCode = 0x100 // graceful close after both sides said bye
-	codeProtocol quic.ApplicationErrorCode = 0x101 // the peer broke the wire protocol
-	codeAbort    quic.ApplicationErrorCode = 0x102 // Abort, or a peer lost for another reason
-	codeRefused  quic.ApplicationErrorCode = 0x103 // connection not wanted (wrong session, seed absent, ...)
-)
-
-// Stream error codes.
-const (
-	codeCancelled quic.StreamErrorCode = 1 // the operation was abandoned
 )
 
 // inlineMax is the largest payload the accept loop reads itself rather
@@ -136,7 +120,7 @@ func (p *peer) startSendLocked(r *request, s *quic.SendStream) {
 		return
 	}
 	r.state, r.loc = stIO, locNone
-	r.cancel = func() { s.CancelWrite(codeCancelled) }
+	r.cancel = func(code quic.StreamErrorCode) { s.CancelWrite(code) }
 	wg.Go(func() { p.writeData(r, s) })
 }
 
@@ -154,37 +138,6 @@ func (p *peer) writeData(r *request, s *quic.SendStream) {
 		err = s.Close()
 	}
 	p.l.finish(r, p.ioErr(err, r))
-}
-
-// ioErr turns the error of an I/O on this peer into what the request
-// fails with: the link's or the peer's failure when there is one, so that
-// the error names the rank to blame.
-func (p *peer) ioErr(err error, r *request) error {
-	if err == nil {
-		return nil
-	}
-	l := p.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if f := l.failureLocked(p.rank); f != nil {
-		return f
-	}
-	var se *quic.StreamError
-	if errors.As(err, &se) && se.Remote {
-		verb := "send"
-		if r != nil && r.kind == reqRecv {
-			verb = "receive"
-		}
-		return fmt.Errorf("realnet: rank %d: rank %d abandoned the message (tag %#x) this %s was for", l.rank, p.rank, uint64(tagOf(r)), verb)
-	}
-	return &PeerError{Rank: p.rank, Local: l.rank, Err: err}
-}
-
-func tagOf(r *request) algos.Tag {
-	if r == nil {
-		return 0
-	}
-	return r.tag
 }
 
 // opener opens streams for the sends that could not get one at once,
@@ -264,7 +217,7 @@ func (p *peer) ctrlReader() {
 	for {
 		t, body, err := readFrame(p.ctrR, frameCTS, frameBye)
 		if err != nil {
-			if p.conn.Context().Err() == nil && l.ctx.Err() == nil {
+			if !isConnErr(err) && p.conn.Context().Err() == nil && l.ctx.Err() == nil {
 				p.protocolError("control frame", err)
 			}
 			return
@@ -336,21 +289,13 @@ func (p *peer) acceptLoop() {
 		s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
 		_, err = io.ReadFull(s, hb[:])
 		s.SetReadDeadline(time.Time{})
-		l.mu.Lock()
-		p.accepted++
-		if p.byeRecv && p.accepted > p.byeCount {
-			l.mu.Unlock()
-			p.protocolError("message stream", fmt.Errorf("stream %d after bye at %d", p.accepted, p.byeCount))
-			return
-		}
-		l.mu.Unlock()
 		if err != nil {
 			var se *quic.StreamError
 			switch {
 			case errors.As(err, &se):
 				// The sender abandoned the message before its header
 				// went out.
-			case p.conn.Context().Err() != nil || l.ctx.Err() != nil:
+			case isConnErr(err) || p.conn.Context().Err() != nil || l.ctx.Err() != nil:
 				return
 			default:
 				p.protocolError("message header", err)
@@ -365,105 +310,17 @@ func (p *peer) acceptLoop() {
 			}
 			l.arrive(p, h, s)
 		}
+		// The stream counts as arrived only now that its message is
+		// matched or queued: a bye that says it was the last must not
+		// fail a receive it is about to satisfy.
 		l.mu.Lock()
+		p.accepted++
+		if p.byeRecv && p.accepted > p.byeCount {
+			l.mu.Unlock()
+			p.protocolError("message stream", fmt.Errorf("stream %d after bye at %d", p.accepted, p.byeCount))
+			return
+		}
 		p.checkDrainedLocked()
 		l.mu.Unlock()
-	}
-}
-
-// watch waits for the connection to end and reports why.
-func (p *peer) watch() {
-	<-p.conn.Context().Done()
-	p.watchDone()
-}
-
-// watchDone reports why the connection, which has ended, ended.
-func (p *peer) watchDone() {
-	cause := context.Cause(p.conn.Context())
-	var ae *quic.ApplicationError
-	graceful := errors.As(cause, &ae) && ae.Remote && ae.ErrorCode == codeBye
-	if graceful {
-		cause = ErrPeerClosed
-	}
-	p.down(cause, graceful)
-}
-
-// protocolError closes the connection of a peer that broke the protocol.
-func (p *peer) protocolError(what string, err error) {
-	p.down(&ProtocolError{What: what, Err: err}, false)
-}
-
-// lose declares the peer lost for cause.
-func (p *peer) lose(cause error) { p.down(cause, false) }
-
-// down handles the end of the connection. A peer lost unexpectedly breaks
-// the link: every operation fails with a *PeerError naming it, since a
-// collective cannot finish without one of its ranks. A peer that closed
-// after saying bye fails only what still involves it.
-func (p *peer) down(cause error, graceful bool) {
-	l := p.l
-	l.mu.Lock()
-	if p.lost {
-		l.mu.Unlock()
-		return
-	}
-	p.lost = true
-	pe := &PeerError{Rank: p.rank, Local: l.rank, Err: cause}
-	if p.gone == nil {
-		p.gone = pe
-	}
-	if !graceful && !l.closing && l.broken == nil {
-		l.broken = pe
-	}
-	var cancels []func()
-	for _, r := range l.liveLocked() {
-		if r.kind == reqSpawn {
-			continue
-		}
-		if l.broken == nil && r.peer != p.rank {
-			continue
-		}
-		if r.state == stIO {
-			if r.cancel != nil {
-				cancels = append(cancels, r.cancel)
-				r.cancel = nil
-			}
-			continue
-		}
-		err := l.failureLocked(r.peer)
-		if err == nil {
-			err = p.gone
-		}
-		l.dequeueLocked(r)
-		l.finishLocked(r, err)
-	}
-	// Unexpected messages whose bytes were still to come from the peer
-	// will not come.
-	for key, q := range l.unexpected {
-		if key.peer != p.rank {
-			continue
-		}
-		for i := q.head; i < len(q.items); i++ {
-			if m := q.items[i]; m.state == inParked {
-				m.state, m.err = inFailed, p.gone
-			}
-		}
-	}
-	l.wakeLocked()
-	l.mu.Unlock()
-	for _, c := range cancels {
-		c()
-	}
-	code, msg := codeAbort, "peer lost"
-	var pe2 *ProtocolError
-	switch {
-	case graceful || l.ctx.Err() != nil:
-		code, msg = codeBye, "bye"
-	case errors.As(cause, &pe2):
-		code, msg = codeProtocol, pe2.Error()
-	}
-	p.conn.CloseWithError(code, msg)
-	if p.bulk != nil {
-		p.bulk.Close()
 	}
 }

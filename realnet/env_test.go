@@ -1,0 +1,84 @@
+package realnet
+
+import (
+	"strings"
+	"testing"
+)
+
+func envOf(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestLaunchFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  func(string) string
+		want Launch
+	}{
+		{"torchrun rank 0", envOf("RANK", "0", "WORLD_SIZE", "4", "MASTER_ADDR", "node1", "MASTER_PORT", "29500"),
+			Launch{Launcher: "torchrun", Rank: 0, World: 4, Seed: "node1:29500", HostSeed: true}},
+		{"torchrun rank 3, IPv6 master", envOf("RANK", "3", "WORLD_SIZE", "4", "MASTER_ADDR", "fd00::1", "MASTER_PORT", "29500"),
+			Launch{Launcher: "torchrun", Rank: 3, World: 4, Seed: "[fd00::1]:29500"}},
+		{"slurm", envOf("SLURM_PROCID", "2", "SLURM_NTASKS", "8", "NEXAR_SEED", "10.0.0.1:7000", "NEXAR_CA", "/ca.pem", "NEXAR_CERT", "/c.pem", "NEXAR_KEY", "/k.pem"),
+			Launch{Launcher: "slurm", Rank: 2, World: 8, Seed: "10.0.0.1:7000", CA: "/ca.pem", Cert: "/c.pem", Key: "/k.pem"}},
+		{"mpirun rank 0, trusted", envOf("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "2", "NEXAR_SEED", "h:1", "NEXAR_TRUSTED_NETWORK", "1"),
+			Launch{Launcher: "mpirun", Rank: 0, World: 2, Seed: "h:1", HostSeed: true, TrustedNetwork: true}},
+		{"nexar, seed assigns", envOf("NEXAR_WORLD", "16", "NEXAR_SEED", "seed:9000"),
+			Launch{Launcher: "nexar", Rank: -1, World: 16, Seed: "seed:9000"}},
+		{"nexar rank 0 with an outside seed", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "0", "NEXAR_SEED", "seed:9000", "NEXAR_HOST_SEED", "0"),
+			Launch{Launcher: "nexar", Rank: 0, World: 2, Seed: "seed:9000"}},
+	} {
+		got, err := LaunchFromEnv(c.env)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+}
+
+func TestLaunchFromEnvErrors(t *testing.T) {
+	for _, c := range []struct {
+		env  func(string) string
+		want string
+	}{
+		{envOf(), "no launcher"},
+		{envOf("RANK", "0", "WORLD_SIZE", "2"), "MASTER_ADDR"},
+		{envOf("RANK", "x", "WORLD_SIZE", "2", "MASTER_ADDR", "a", "MASTER_PORT", "1"), "not an integer"},
+		{envOf("RANK", "2", "WORLD_SIZE", "2", "MASTER_ADDR", "a", "MASTER_PORT", "1"), "outside a world"},
+		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "0", "NEXAR_SEED", "a:1"), "world size"},
+		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "2"), "NEXAR_SEED"},
+		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "nohost"), "seed address"},
+		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:99999"), "bad port"},
+		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_HOST_SEED", "yes"), "NEXAR_HOST_SEED"},
+	} {
+		if _, err := LaunchFromEnv(c.env); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want an error mentioning %q", err, c.want)
+		}
+	}
+}
+
+// FuzzLaunchFromEnv parses environments of "KEY=value" lines: it never
+// panics, and what it accepts is consistent.
+func FuzzLaunchFromEnv(f *testing.F) {
+	f.Add("RANK=1\nWORLD_SIZE=4\nMASTER_ADDR=h\nMASTER_PORT=29500")
+	f.Add("SLURM_PROCID=0\nSLURM_NTASKS=2\nNEXAR_SEED=[::1]:7")
+	f.Add("NEXAR_WORLD=3\nNEXAR_SEED=x:1\nNEXAR_HOST_SEED=1")
+	f.Fuzz(func(t *testing.T, s string) {
+		m := map[string]string{}
+		for _, line := range strings.Split(s, "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				m[k] = v
+			}
+		}
+		la, err := LaunchFromEnv(func(k string) string { return m[k] })
+		if err != nil {
+			return
+		}
+		if la.World < 1 || la.World > maxWorld || la.Rank < -1 || la.Rank >= la.World || la.Seed == "" {
+			t.Fatalf("accepted %+v", la)
+		}
+	})
+}
