@@ -204,35 +204,55 @@ func BenchmarkSend(b *testing.B) {
 	}
 }
 
-// BenchmarkAllreduce: ring allreduce of f32 at p = 4 in one process, with
-// the default configuration (bulk path from 64 KiB, TLS). busbw is
-// nccl-tests' bus bandwidth, bytes/t x 2(p-1)/p.
+// BenchmarkAllreduce: allreduce of f32 at p = 4 in one process: the ring
+// (the figure) and the pipelined ring (segments, reduction
+// overlapping transfer, as Open MPI's large-message allreduce does), with
+// the default configuration (bulk path from 16 KiB) with TLS, and on a
+// trusted network (plaintext bulk TCP, as Open MPI's TCP transport is).
+// busbw is nccl-tests' bus bandwidth, bytes/t x 2(p-1)/p.
 func BenchmarkAllreduce(b *testing.B) {
 	const p = 4
-	for _, n := range []int{1 << 20, 64 << 20} {
-		b.Run(fmt.Sprintf("p=%d/%dMiB", p, n>>20), func(b *testing.B) {
-			links := newWorld(b, p, Config{})
-			defer closeWorld(b, links)
-			bufs := make([]device.Host, p)
-			for i := range bufs {
-				bufs[i] = make(device.Host, n)
-			}
-			var seq uint64
-			b.ResetTimer()
-			start := time.Now()
-			for b.Loop() {
-				seq++
-				errs := run(links, func(ctx context.Context, l *Link) error {
-					return algos.RingAllreduce(ctx, algos.Scoped(l, 0, seq), bufs[l.Rank()], device.F32, device.Sum)
-				})
-				if err := firstErr(errs); err != nil {
-					b.Fatal(err)
+	coll, err := algos.Lookup("allreduce")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, algo := range []string{"ring", "pipelined_ring"} {
+		a, err := coll.Algorithm(algo)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{1 << 20, 64 << 20} {
+			for _, trusted := range []bool{false, true} {
+				sec := "tls"
+				if trusted {
+					sec = "plain"
 				}
+				b.Run(fmt.Sprintf("%s/p=%d/%dMiB/%s", algo, p, n>>20, sec), func(b *testing.B) {
+					links := newWorld(b, p, Config{TrustedNetwork: trusted})
+					defer closeWorld(b, links)
+					bufs := make([]device.Host, p)
+					for i := range bufs {
+						bufs[i] = make(device.Host, n)
+					}
+					var seq uint64
+					b.ResetTimer()
+					start := time.Now()
+					for b.Loop() {
+						seq++
+						errs := run(links, func(ctx context.Context, l *Link) error {
+							call := algos.Call{Buf: bufs[l.Rank()], DType: device.F32, Op: device.Sum}
+							return a.Run(ctx, algos.Scoped(l, 0, seq), call)
+						})
+						if err := firstErr(errs); err != nil {
+							b.Fatal(err)
+						}
+					}
+					per := time.Since(start).Seconds() / float64(b.N)
+					b.ReportMetric(float64(n)/per*2*(p-1)/p/1e9, "busbw-GB/s")
+					b.SetBytes(int64(n))
+				})
 			}
-			per := time.Since(start).Seconds() / float64(b.N)
-			b.ReportMetric(float64(n)/per*2*(p-1)/p/1e9, "busbw-GB/s")
-			b.SetBytes(int64(n))
-		})
+		}
 	}
 }
 
@@ -243,6 +263,7 @@ func BenchmarkAllreduce(b *testing.B) {
 // are in flight to the same peer, on its own stream or queued behind them
 // on the long-lived stream.
 func BenchmarkStreamChoice(b *testing.B) {
+	const pingPongs = 1000 // per operation, so that -benchtime 3x still averages
 	b.Run("pingpong/stream-per-message", func(b *testing.B) {
 		client, server, closeAll := rawQUICPair(b)
 		defer closeAll()
@@ -267,22 +288,26 @@ func BenchmarkStreamChoice(b *testing.B) {
 			}
 		}()
 		b.ResetTimer()
+		start := time.Now()
 		for b.Loop() {
-			s, err := client.OpenUniStreamSync(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
-			s.Write([]byte("12345678"))
-			s.Close()
-			r, err := client.AcceptUniStream(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
-			var m [8]byte
-			if _, err := io.ReadFull(r, m[:]); err != nil {
-				b.Fatal(err)
+			for range pingPongs {
+				s, err := client.OpenUniStreamSync(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Write([]byte("12345678"))
+				s.Close()
+				r, err := client.AcceptUniStream(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				var m [8]byte
+				if _, err := io.ReadFull(r, m[:]); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*pingPongs), "us/roundtrip")
 	})
 	b.Run("pingpong/long-lived", func(b *testing.B) {
 		client, server, closeAll := rawQUICPair(b)
@@ -308,12 +333,16 @@ func BenchmarkStreamChoice(b *testing.B) {
 		}()
 		b.ResetTimer()
 		var m [8]byte
+		start := time.Now()
 		for b.Loop() {
-			cs.Write([]byte("12345678"))
-			if _, err := io.ReadFull(cs, m[:]); err != nil {
-				b.Fatal(err)
+			for range pingPongs {
+				cs.Write([]byte("12345678"))
+				if _, err := io.ReadFull(cs, m[:]); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*pingPongs), "us/roundtrip")
 	})
 	// Behind a large transfer: the small message's one-way latency.
 	const bulk = 32 << 20
@@ -384,3 +413,93 @@ func BenchmarkStreamChoice(b *testing.B) {
 		b.ReportMetric(float64(total.Microseconds())/float64(b.N), "us/small-msg")
 	})
 }
+
+// BenchmarkPingPong: the round trip of an 8-byte message over a link,
+// the latency floor of every collective step.
+func BenchmarkPingPong(b *testing.B) {
+	const rounds = 1000
+	links := newWorld(b, 2, Config{})
+	defer closeWorld(b, links)
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		errs := run(links, func(ctx context.Context, l *Link) error {
+			buf := make(device.Host, 8)
+			for i := range rounds {
+				tag := algos.Tag(i)
+				if l.Rank() == 0 {
+					if err := algos.Send(ctx, l, 1, tag, buf); err != nil {
+						return err
+					}
+					if err := algos.Recv(ctx, l, 1, tag, buf); err != nil {
+						return err
+					}
+				} else {
+					if err := algos.Recv(ctx, l, 0, tag, buf); err != nil {
+						return err
+					}
+					if err := algos.Send(ctx, l, 0, tag, buf); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err := firstErr(errs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*rounds), "us/roundtrip")
+}
+
+// BenchmarkCrossover times a one-way message (half a ping-pong) of each
+// size on the QUIC path and on the bulk path (TLS), to place
+// DefaultBulkThreshold: the bulk path pays a rendezvous round trip on QUIC
+// and wins once the payload's transfer time on QUIC exceeds it.
+func BenchmarkCrossover(b *testing.B) {
+	const rounds = 50
+	for _, n := range crossoverSizes {
+		for _, path := range []struct {
+			name      string
+			threshold int
+		}{{"quic", -1}, {"bulk", 1}} {
+			b.Run(fmt.Sprintf("%dKiB/%s", n>>10, path.name), func(b *testing.B) {
+				links := newWorld(b, 2, Config{BulkThreshold: path.threshold})
+				defer closeWorld(b, links)
+				b.ResetTimer()
+				start := time.Now()
+				for b.Loop() {
+					errs := run(links, func(ctx context.Context, l *Link) error {
+						buf := make(device.Host, n)
+						other := 1 - l.Rank()
+						for i := range rounds {
+							tag := algos.Tag(i)
+							if l.Rank() == 0 {
+								if err := algos.Send(ctx, l, other, tag, buf); err != nil {
+									return err
+								}
+								if err := algos.Recv(ctx, l, other, tag, buf); err != nil {
+									return err
+								}
+							} else {
+								if err := algos.Recv(ctx, l, other, tag, buf); err != nil {
+									return err
+								}
+								if err := algos.Send(ctx, l, other, tag, buf); err != nil {
+									return err
+								}
+							}
+						}
+						return nil
+					})
+					if err := firstErr(errs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/float64(2*b.N*rounds), "us/message")
+			})
+		}
+	}
+}
+
+var crossoverSizes = []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 256 << 10}

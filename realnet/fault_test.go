@@ -355,3 +355,60 @@ func TestJoinRejected(t *testing.T) {
 	}
 	cancel()
 }
+
+// TestServeSeed: a seed that is not a rank (nexar's way) assembles a world
+// of ranks that do not know their ranks, and assigns 0..p-1.
+func TestServeSeed(t *testing.T) {
+	checkGoroutines(t)
+	const p = 3
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- ServeSeed(ctx, pc, creds(t), p) }()
+	eps := make([]*Endpoint, p)
+	links := make([]*Link, p)
+	errs := make([]error, p)
+	done := make(chan struct{}, p)
+	for i := range eps {
+		if eps[i], err = ListenAddr("127.0.0.1:0", Config{Credentials: creds(t)}); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			links[i], errs[i] = eps[i].Join(ctx, pc.LocalAddr().String(), -1, p)
+			done <- struct{}{}
+		}()
+	}
+	for range p {
+		<-done
+	}
+	if err := firstErr(errs); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	seen := map[int]bool{}
+	for _, l := range links {
+		seen[l.Rank()] = true
+	}
+	if len(seen) != p {
+		t.Fatalf("ranks %v", seen)
+	}
+	byRank := make([]*Link, p)
+	for _, l := range links {
+		byRank[l.Rank()] = l
+	}
+	errs = run(byRank, func(ctx context.Context, l *Link) error {
+		buf := make(device.Host, 64)
+		return algos.RingAllreduce(ctx, l, buf, device.U8, device.Sum)
+	})
+	if err := firstErr(errs); err != nil {
+		t.Fatal(err)
+	}
+	closeWorld(t, byRank)
+}

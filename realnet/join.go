@@ -166,9 +166,9 @@ type seed struct {
 	world     int
 	advertise joinAddr // the hosting endpoint's own address, for its local join
 
-	handlers sync.WaitGroup // serve calls in progress
-
 	mu      sync.Mutex
+	active  int           // serve calls in progress
+	idle    chan struct{} // closed (and replaced) when active drops to 0
 	joiners []*joiner
 	done    chan struct{} // closed when the world is assembled
 	closed  chan struct{} // closed when the seed shuts down
@@ -185,7 +185,42 @@ type joiner struct {
 }
 
 func newSeed(world int, advertise joinAddr) *seed {
-	return &seed{world: world, advertise: advertise, done: make(chan struct{}), closed: make(chan struct{})}
+	return &seed{world: world, advertise: advertise, done: make(chan struct{}), closed: make(chan struct{}), idle: make(chan struct{})}
+}
+
+func (s *seed) enter() {
+	s.mu.Lock()
+	s.active++
+	s.mu.Unlock()
+}
+
+func (s *seed) leave() {
+	s.mu.Lock()
+	s.active--
+	if s.active == 0 {
+		close(s.idle)
+		s.idle = make(chan struct{})
+	}
+	s.mu.Unlock()
+}
+
+// waitIdle waits until no join is being served, or timeout.
+func (s *seed) waitIdle(timeout time.Duration) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		n, idle := s.active, s.idle
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-idle:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 func (s *seed) close() {
@@ -279,8 +314,8 @@ func (s *seed) wait(ctx context.Context, j *joiner, gone <-chan struct{}) (welco
 
 // serve handles one joining rank's connection.
 func (s *seed) serve(ctx context.Context, conn *quic.Conn, hsTimeout time.Duration) {
-	s.handlers.Add(1)
-	defer s.handlers.Done()
+	s.enter()
+	defer s.leave()
 	defer conn.CloseWithError(0, "")
 	actx, cancel := context.WithTimeout(ctx, hsTimeout)
 	str, err := conn.AcceptStream(actx)
@@ -500,6 +535,6 @@ func ServeSeed(ctx context.Context, pc net.PacketConn, creds *Credentials, world
 	}
 	// Let every joiner read its welcome: each handler returns when its
 	// joiner has closed the connection, or after the handshake timeout.
-	s.handlers.Wait()
+	s.waitIdle(2 * ep.cfg.HandshakeTimeout)
 	return nil
 }
