@@ -15,7 +15,9 @@
 // Points run in parallel (--jobs), with results in a deterministic order;
 // --shard I/N splits a run across machines and merge joins the parts;
 // --resume continues an interrupted run; --trace writes the timeline of one
-// point as a Chrome trace. Every output is written atomically.
+// point as a Chrome trace, and --links the bytes and busy time of every
+// link of the network (flow model) for chosen points as links.csv. Every
+// output is written atomically.
 //
 // Exit status: 0 on success, 1 when a simulation fails (deadlock, wrong
 // data), 2 for bad input or usage, in which case nothing is written, 130

@@ -40,7 +40,7 @@ figures and derives the tuning table that the "auto" dispatcher reads.
 
 Usage:
   nexar-sim run SCENARIO.toml --out DIR [--jobs N] [--shard I/N] [--trace POINT]
-                                        [--resume] [--no-plots] [--quiet]
+                                        [--links POINT] [--resume] [--no-plots] [--quiet]
   nexar-sim validate SCENARIO.toml...
   nexar-sim list
   nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT]
@@ -93,6 +93,8 @@ Outputs in DIR:
                    when some collective ran competing algorithms
   latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures
   trace_*.json     with --trace: a timeline of one point (Perfetto)
+  links.csv        with --links: bytes carried and busy time of every link
+                   of the network, per point asked (see below)
   manifest.json    the scenario's name and hash, the shard, the files
 
 In results.csv, algorithm is the variant's name, with the parameters the
@@ -113,11 +115,29 @@ Flags:
                    in ui.perfetto.dev): POINT is a row number of results.csv
                    (from 0) or COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], such
                    as allreduce:ring:8:8MiB; may be given several times
+  --links POINT    also write links.csv, the per-link account of POINT (same
+                   syntax as --trace), to find the bottleneck; may be given
+                   several times, one file for all. Only the flow model
+                   (model = "flow", any topology) has links: another model
+                   is refused, exit 2, before anything is simulated
   --resume         continue an interrupted run of the same scenario and shard
                    in DIR from its checkpoint (rows are kept as they come; an
                    interrupted run, exit 130, leaves DIR/` + checkpointFile + `)
   --no-plots       write no figures
   --quiet, -q      no progress on stderr
+
+links.csv has one row per point asked (in results.csv's order, each once)
+and directed link of the topology ("dev0->switch"; idle links too, so
+that rows line up across points):
+  point,collective,algorithm,world,bytes,dtype,seed,time_s,
+  link,from,to,bandwidth_Bps,latency_s,bytes,messages,busy_s,
+  busy_fraction,utilisation,peak_flows,failed
+point is the row of results.csv, time_s the run's simulated time (of the
+first seed when the point repeats), bytes (the second) and messages what
+crossed the link (a message counts on every link of its route), busy_s
+the time at least one message was on it, busy_fraction = busy_s / time_s,
+utilisation = bytes / (bandwidth_Bps * time_s): the bottleneck is the link
+whose busy_fraction is nearest 1.
 
 Progress goes to stderr: a bar (points done, elapsed, ETA) on a terminal,
 plain lines otherwise.
@@ -128,6 +148,7 @@ Example scenario:
 Examples:
   nexar-sim run scenarios/scenarios.toml --out out/
   nexar-sim run study.toml --out out/ --trace allreduce:ring:8:8MiB
+  nexar-sim run fattree.toml --out out/ --links alltoall:pairwise:64:1MiB
   nexar-sim run big.toml --out shard3/ --shard 3/8    # e.g. SLURM_ARRAY_TASK_ID=3
 `,
 	"validate": `Usage: nexar-sim validate SCENARIO.toml...

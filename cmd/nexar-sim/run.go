@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,29 +57,30 @@ func (s shard) of(points []sweep.Point) []sweep.Point {
 	return out
 }
 
-// selectPoint finds the point spec names: an index into the plan (the row
-// of a whole run's results.csv, from 0) or
+// selectPoint finds the point spec, the value of flag flagName (such
+// as "--trace"), names: an index into the plan (the row of a whole run's
+// results.csv, from 0) or
 // COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], where ALGORITHM is a variant
 // name or, if it names one variant, an algorithm's, and BYTES a size
 // ("8MiB") that is either asked or run. The first match in plan order wins.
-func selectPoint(spec string, points []sweep.Point) (sweep.Point, error) {
+func selectPoint(flagName, spec string, points []sweep.Point) (sweep.Point, error) {
 	if i, err := strconv.Atoi(spec); err == nil {
 		if i < 0 || i >= len(points) {
-			return sweep.Point{}, fmt.Errorf("--trace %s: the scenario has points 0 to %d", spec, len(points)-1)
+			return sweep.Point{}, fmt.Errorf("%s %s: the scenario has points 0 to %d", flagName, spec, len(points)-1)
 		}
 		return points[i], nil
 	}
 	parts := strings.Split(spec, ":")
 	if len(parts) != 4 && len(parts) != 5 {
-		return sweep.Point{}, fmt.Errorf("--trace %q: want an index or COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], such as allreduce:ring:8:8MiB", spec)
+		return sweep.Point{}, fmt.Errorf("%s %q: want an index or COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], such as allreduce:ring:8:8MiB", flagName, spec)
 	}
 	world, err := strconv.Atoi(parts[2])
 	if err != nil {
-		return sweep.Point{}, fmt.Errorf("--trace %q: world %q is not a whole number", spec, parts[2])
+		return sweep.Point{}, fmt.Errorf("%s %q: world %q is not a whole number", flagName, spec, parts[2])
 	}
 	size, err := scenario.ParseBytes(parts[3])
 	if err != nil {
-		return sweep.Point{}, fmt.Errorf("--trace %q: %v", spec, err)
+		return sweep.Point{}, fmt.Errorf("%s %q: %v", flagName, spec, err)
 	}
 	match := func(p sweep.Point, byBase bool) bool {
 		name := p.VariantName()
@@ -112,9 +114,9 @@ func selectPoint(spec string, points []sweep.Point) (sweep.Point, error) {
 				delete(variants, p.VariantName())
 			}
 		}
-		return sweep.Point{}, fmt.Errorf("--trace %q: %s has several variants in the scenario; name one: %s", spec, parts[1], strings.Join(names, ", "))
+		return sweep.Point{}, fmt.Errorf("%s %q: %s has several variants in the scenario; name one: %s", flagName, spec, parts[1], strings.Join(names, ", "))
 	}
-	return sweep.Point{}, fmt.Errorf("--trace %q: no point of the scenario matches", spec)
+	return sweep.Point{}, fmt.Errorf("%s %q: no point of the scenario matches", flagName, spec)
 }
 
 // traceName names the trace file of p.
@@ -140,6 +142,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	noPlots := fs.Bool("no-plots", false, "write no figures")
 	var traces []string
 	fs.Func("trace", "write a timeline of a point", func(s string) error { traces = append(traces, s); return nil })
+	var links []string
+	fs.Func("links", "write the per-link account of a point", func(s string) error { links = append(links, s); return nil })
 	pos, status, ok := parseCmd("run", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -165,11 +169,15 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var traced []sweep.Point
 	for _, spec := range traces {
-		p, err := selectPoint(spec, points)
+		p, err := selectPoint("--trace", spec, points)
 		if err != nil {
 			return usageError(stderr, "run", "%v", err)
 		}
 		traced = append(traced, p)
+	}
+	linked, err := selectLinks(links, points)
+	if err != nil {
+		return usageError(stderr, "run", "%v", err)
 	}
 	mine := sh.of(points)
 
@@ -244,6 +252,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(exitFailed, "trace of %v: %v", p, err)
 		}
 	}
+	if len(linked) > 0 {
+		if err := writeLinks(o, linked); err != nil {
+			return fail(exitFailed, "%v", err)
+		}
+	}
 	m.Rows = len(rows)
 	if err := writeCSV(o, rows); err != nil {
 		return fail(exitFailed, "%v", err)
@@ -309,6 +322,47 @@ func writeTrace(o *outputs, p sweep.Point) error {
 		{"time", res.End.String()},
 	}}
 	return o.write(traceName(p), func(w io.Writer) error { return rec.WriteJSON(w, meta) })
+}
+
+// linksFile names the per-link account that --links writes.
+const linksFile = "links.csv"
+
+// selectLinks finds the points the --links specs name, in plan order and
+// each once, whatever order the flags come in, so that links.csv depends
+// only on which points were asked. It checks that each point's network
+// keeps a per-link account, building the network but simulating nothing,
+// so that a point without links is refused before the sweep runs.
+func selectLinks(specs []string, points []sweep.Point) ([]sweep.Point, error) {
+	var out []sweep.Point
+	for _, spec := range specs {
+		p, err := selectPoint("--links", spec, points)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(out, func(q sweep.Point) bool { return q.Index == p.Index }) {
+			continue
+		}
+		if err := p.CheckLinks(); err != nil {
+			return nil, fmt.Errorf("--links %s: %v: %v", spec, p, err)
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b sweep.Point) int { return a.Index - b.Index })
+	return out, nil
+}
+
+// writeLinks simulates each point once more and stages links.csv, their
+// per-link accounts.
+func writeLinks(o *outputs, points []sweep.Point) error {
+	accounts := make([]*sweep.Links, 0, len(points))
+	for _, p := range points {
+		a, err := sweep.RunLinks(p)
+		if err != nil {
+			return fmt.Errorf("links of %w", err)
+		}
+		accounts = append(accounts, a)
+	}
+	return o.write(linksFile, func(w io.Writer) error { return sweep.WriteLinksCSV(w, accounts) })
 }
 
 // checkpoint appends rows to the checkpoint file as they come.
