@@ -3,8 +3,6 @@ package realnet
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -44,10 +42,7 @@ func (p *peer) bulkWriter() {
 			r.cancel = func(quic.StreamErrorCode) { p.lose(errors.New("bulk transfer abandoned")) }
 			l.mu.Unlock()
 
-			var hb [bulkHeaderLen]byte
-			bulkHeader{ID: r.bulkID, Len: uint64(len(r.buf))}.encode(&hb)
-			bufs := net.Buffers{hb[:], r.buf}
-			_, err := bufs.WriteTo(p.bulk)
+			err := p.bulk.writeMessage(bulkHeader{ID: r.bulkID, Len: uint64(len(r.buf))}, r.buf)
 			if err != nil {
 				p.bulkLost(err)
 				l.finish(r, p.ioErr(err, r))
@@ -61,17 +56,10 @@ func (p *peer) bulkWriter() {
 // bulkReader reads bulk payloads into the buffers their grants name.
 func (p *peer) bulkReader() {
 	l := p.l
-	var hb [bulkHeaderLen]byte
 	for {
-		if _, err := io.ReadFull(p.bulk, hb[:]); err != nil {
-			if l.ctx.Err() == nil {
-				p.bulkLost(err)
-			}
-			return
-		}
-		h, err := decodeBulkHeader(hb[:], uint64(l.cfg.MaxMessage))
+		h, err := p.bulk.readHeader(uint64(l.cfg.MaxMessage))
 		if err != nil {
-			p.protocolError("bulk header", err)
+			p.bulkReadErr(err)
 			return
 		}
 		l.mu.Lock()
@@ -93,15 +81,8 @@ func (p *peer) bulkReader() {
 		}
 		l.mu.Unlock()
 
-		if dst == nil {
-			_, err = io.CopyN(io.Discard, p.bulk, g.n)
-		} else {
-			_, err = io.ReadFull(p.bulk, dst)
-		}
-		if err != nil {
-			if l.ctx.Err() == nil {
-				p.bulkLost(err)
-			}
+		if err := p.bulk.readPayload(dst, g.n); err != nil {
+			p.bulkReadErr(err)
 			if r != nil {
 				l.finish(r, p.ioErr(err, r))
 			} else if g.m != nil {
@@ -123,6 +104,18 @@ func (p *peer) bulkReader() {
 // protocol error, an abort) both go down at once, and the QUIC close
 // carries the reason, which is what the error should report.
 const quicVerdictWait = 200 * time.Millisecond
+
+// bulkReadErr handles a failed read of the bulk connection.
+func (p *peer) bulkReadErr(err error) {
+	var pe *ProtocolError
+	switch {
+	case p.l.ctx.Err() != nil:
+	case errors.As(err, &pe):
+		p.protocolError(pe.What, pe.Err)
+	default:
+		p.bulkLost(err)
+	}
+}
 
 // bulkLost declares the peer lost because its bulk connection failed,
 // unless the QUIC connection reports why first.

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -52,7 +50,7 @@ type meshIn struct {
 
 // bulkIn is an incoming bulk connection whose hello has been read.
 type bulkIn struct {
-	conn  net.Conn
+	conn  *bulkConn
 	hello bulkHello
 }
 
@@ -240,33 +238,19 @@ func (ep *Endpoint) acceptBulk() {
 		}
 		ep.wg.Go(func() {
 			c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
-			conn := c
-			if !ep.cfg.TrustedNetwork {
-				tc := tls.Server(c, ep.cfg.Credentials.serverTLS(alpnBulk))
-				if err := tc.Handshake(); err != nil {
-					c.Close()
-					return
-				}
-				conn = tc
-			}
-			var b [bulkHelloLen]byte
-			if _, err := io.ReadFull(conn, b[:]); err != nil {
-				conn.Close()
-				return
-			}
-			h, err := decodeBulkHello(b[:])
+			b, h, err := acceptBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork)
 			if err != nil {
-				conn.Close()
+				c.Close()
 				return
 			}
 			c.SetDeadline(time.Time{})
 			ep.mu.Lock()
 			if ep.meshDone || ep.closed || len(ep.bulkIn) >= maxPendingIn {
 				ep.mu.Unlock()
-				conn.Close()
+				c.Close()
 				return
 			}
-			ep.bulkIn = append(ep.bulkIn, &bulkIn{conn: conn, hello: h})
+			ep.bulkIn = append(ep.bulkIn, &bulkIn{conn: b, hello: h})
 			ep.notifyLocked()
 			ep.mu.Unlock()
 		})
@@ -493,7 +477,7 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	if reply.Rank != j || reply.World != l.size || reply.Session != l.session {
 		return fail(fmt.Errorf("realnet: rank %d: %v answered as rank %d of %d", l.rank, to.Addr, reply.Rank, reply.World))
 	}
-	var bulk net.Conn
+	var bulk *bulkConn
 	if reply.Token != ([16]byte{}) && self.Bulk != "" && to.Bulk != "" && ep.bulkLn != nil {
 		bulk, err = ep.dialBulk(hctx, to.Bulk, bulkHello{Rank: l.rank, Session: l.session, Token: reply.Token})
 		if err != nil {
@@ -503,30 +487,22 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	return newPeer(l, j, conn, ctrl, br, bulk), nil
 }
 
-func (ep *Endpoint) dialBulk(ctx context.Context, addr string, h bulkHello) (net.Conn, error) {
+func (ep *Endpoint) dialBulk(ctx context.Context, addr string, h bulkHello) (*bulkConn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	conn := c
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
-	if !ep.cfg.TrustedNetwork {
-		tc := tls.Client(c, ep.cfg.Credentials.clientTLS(alpnBulk))
-		if err := tc.HandshakeContext(ctx); err != nil {
-			c.Close()
-			return nil, err
-		}
-		conn = tc
-	}
-	if _, err := conn.Write(h.encode()); err != nil {
-		conn.Close()
+	b, err := dialBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork, h)
+	if err != nil {
+		c.Close()
 		return nil, err
 	}
 	c.SetDeadline(time.Time{})
-	return conn, nil
+	return b, nil
 }
 
 // Close shuts the endpoint down: its link, if it has one, as Link.Close

@@ -195,9 +195,12 @@ func TestBadFrames(t *testing.T) {
 			links[1].peers[0].ctrl.Write([]byte{frameCTS, 0xff, 0xff, 0xff, 0xff, 0x0f})
 		}},
 		{"unrequested bulk payload", func(t *testing.T, links []*Link) {
-			var hb [bulkHeaderLen]byte
-			bulkHeader{ID: 99, Len: 10}.encode(&hb)
-			links[1].peers[0].bulk.Write(hb[:])
+			links[1].peers[0].bulk.writeMessage(bulkHeader{ID: 99, Len: 10}, make([]byte, 10))
+		}},
+		{"forged bulk record", func(t *testing.T, links []*Link) {
+			// Bytes on the TCP connection that were not sealed with its
+			// key, as an attacker on the path would inject.
+			links[1].peers[0].bulk.c.Write(make([]byte, bulkHeaderLen+gcmTag))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

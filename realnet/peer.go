@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -23,7 +22,7 @@ type peer struct {
 	conn *quic.Conn
 	ctrl *quic.Stream
 	ctrR *bufio.Reader
-	bulk net.Conn // nil: no bulk path with this peer
+	bulk *bulkConn // nil: no bulk path with this peer
 
 	// Under l.mu.
 	openQ    fifo[*request] // sends waiting for a stream, in Isend order
@@ -45,7 +44,7 @@ type peer struct {
 	ctrlSig chan struct{}
 }
 
-func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.Reader, bulk net.Conn) *peer {
+func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.Reader, bulk *bulkConn) *peer {
 	return &peer{
 		l: l, rank: rank, conn: conn, ctrl: ctrl, ctrR: ctrR, bulk: bulk,
 		rts:     map[uint64]*request{},
