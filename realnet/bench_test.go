@@ -346,40 +346,48 @@ func BenchmarkStreamChoice(b *testing.B) {
 	})
 	// Behind a large transfer: the small message's one-way latency.
 	const bulk = 32 << 20
-	b.Run("behind-32MiB/own-stream", func(b *testing.B) {
-		client, server, closeAll := rawQUICPair(b)
-		defer closeAll()
-		big := make([]byte, bulk)
-		var total time.Duration
-		for b.Loop() {
-			got := make(chan time.Duration, 1)
-			go func() {
-				defer close(got)
-				// Streams arrive in order: the big one first.
-				s1, err := server.AcceptUniStream(context.Background())
-				if err != nil {
-					return
+	for _, pri := range []struct {
+		name   string
+		urgent bool
+	}{{"", false}, {"-urgent", true}} {
+		b.Run("behind-32MiB/own-stream"+pri.name, func(b *testing.B) {
+			client, server, closeAll := rawQUICPair(b)
+			defer closeAll()
+			big := make([]byte, bulk)
+			var total time.Duration
+			for b.Loop() {
+				got := make(chan time.Duration, 1)
+				go func() {
+					defer close(got)
+					// Streams arrive in order: the big one first.
+					s1, err := server.AcceptUniStream(context.Background())
+					if err != nil {
+						return
+					}
+					s2, err := server.AcceptUniStream(context.Background())
+					if err != nil {
+						return
+					}
+					var m [8]byte
+					io.ReadFull(s2, m[:])
+					got <- time.Duration(binary.BigEndian.Uint64(m[:]))
+					io.Copy(io.Discard, s1)
+				}()
+				s1, _ := client.OpenUniStream()
+				go func() { s1.Write(big); s1.Close() }()
+				time.Sleep(time.Millisecond) // the big transfer is under way
+				s2, _ := client.OpenUniStream()
+				if pri.urgent {
+					s2.SetPriority(urgencySmall, false)
 				}
-				s2, err := server.AcceptUniStream(context.Background())
-				if err != nil {
-					return
-				}
-				var m [8]byte
-				io.ReadFull(s2, m[:])
-				got <- time.Duration(binary.BigEndian.Uint64(m[:]))
-				io.Copy(io.Discard, s1)
-			}()
-			s1, _ := client.OpenUniStream()
-			go func() { s1.Write(big); s1.Close() }()
-			time.Sleep(time.Millisecond) // the big transfer is under way
-			s2, _ := client.OpenUniStream()
-			s2.Write(binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano())))
-			s2.Close()
-			sent := <-got
-			total += time.Duration(time.Now().UnixNano()) - sent
-		}
-		b.ReportMetric(float64(total.Microseconds())/float64(b.N), "us/small-msg")
-	})
+				s2.Write(binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano())))
+				s2.Close()
+				sent := <-got
+				total += time.Duration(time.Now().UnixNano()) - sent
+			}
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "us/small-msg")
+		})
+	}
 	b.Run("behind-32MiB/same-stream", func(b *testing.B) {
 		client, server, closeAll := rawQUICPair(b)
 		defer closeAll()

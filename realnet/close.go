@@ -16,7 +16,8 @@ import (
 // goroutine of the link to end.
 func (l *Link) Close() error {
 	if !l.beginClose() {
-		return l.ep.shutdown()
+		<-l.ep.done
+		return nil
 	}
 	deadline := time.Now().Add(l.cfg.Timeout)
 	// Streams still being opened count in the bye: wait for the openers.
@@ -39,7 +40,8 @@ func (l *Link) Close() error {
 // timeout.
 func (l *Link) Abort() error {
 	if !l.beginClose() {
-		return l.ep.shutdown()
+		<-l.ep.done
+		return nil
 	}
 	code, msg := codeAbort, "abort"
 	l.mu.Lock()

@@ -29,6 +29,8 @@ type Endpoint struct {
 	cancel context.CancelFunc
 	// wg counts every goroutine of the endpoint and of its link.
 	wg sync.WaitGroup
+	// done is closed when shutdown has finished.
+	done chan struct{}
 
 	mu       sync.Mutex
 	seed     *seed
@@ -101,7 +103,7 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep := &Endpoint{cfg: cfg, pc: pc, ownPC: own, arrived: make(chan struct{})}
+	ep := &Endpoint{cfg: cfg, pc: pc, ownPC: own, arrived: make(chan struct{}), done: make(chan struct{})}
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	ep.tr = &quic.Transport{Conn: pc}
 	ep.ln, err = ep.tr.Listen(cfg.Credentials.serverTLS(alpnMesh, alpnJoin), ep.quicConfig())
@@ -202,6 +204,7 @@ func (ep *Endpoint) handleConn(conn *quic.Conn) {
 			conn.CloseWithError(codeRefused, "no control stream")
 			return
 		}
+		ctrl.SetPriority(urgencyControl, false)
 		br := bufio.NewReaderSize(ctrl, 256)
 		ctrl.SetReadDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
 		t, body, err := readFrame(br, frameHello)
@@ -454,6 +457,7 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	if err != nil {
 		return fail(err)
 	}
+	ctrl.SetPriority(urgencyControl, false)
 	h := hello{Rank: l.rank, World: l.size, Session: l.session}
 	if _, err := ctrl.Write(appendFrame(nil, frameHello, h.body())); err != nil {
 		return fail(err)
@@ -524,7 +528,7 @@ func (ep *Endpoint) shutdown() error {
 	ep.mu.Lock()
 	if ep.closed {
 		ep.mu.Unlock()
-		ep.wg.Wait()
+		<-ep.done
 		return nil
 	}
 	ep.closed = true
@@ -553,6 +557,7 @@ func (ep *Endpoint) shutdown() error {
 		}
 	}
 	ep.wg.Wait()
+	close(ep.done)
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}

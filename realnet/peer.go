@@ -10,6 +10,16 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
+// Stream priorities (RFC 9218 urgencies, lower first): the control stream
+// goes before everything, small messages and bulk requests to send before
+// large messages, which share what is left round-robin (quic-go's default,
+// urgency 3, incremental). So a barrier or a clear-to-send never waits for
+// a large transfer's queued bytes, only for those already in flight.
+const (
+	urgencyControl int8 = 0
+	urgencySmall   int8 = 1
+)
+
 // inlineMax is the largest payload the accept loop reads itself rather
 // than on a goroutine of its own: small messages arrive with their header,
 // so reading them inline saves a goroutine start on the latency path.
@@ -109,6 +119,7 @@ func (p *peer) startSendLocked(r *request, s *quic.SendStream) {
 		r.bulkID, r.loc = id, locRTS
 		p.rts[id] = r
 		h := msgHeader{Kind: kindRTS, Tag: r.tag, Len: uint64(len(r.buf)), ID: id}
+		s.SetPriority(urgencySmall, false)
 		wg.Go(func() {
 			if _, err := s.Write(h.append(nil)); err == nil {
 				s.Close()
@@ -120,6 +131,9 @@ func (p *peer) startSendLocked(r *request, s *quic.SendStream) {
 	}
 	r.state, r.loc = stIO, locNone
 	r.cancel = func(code quic.StreamErrorCode) { s.CancelWrite(code) }
+	if len(r.buf) <= inlineMax {
+		s.SetPriority(urgencySmall, false)
+	}
 	wg.Go(func() { p.writeData(r, s) })
 }
 
