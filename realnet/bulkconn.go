@@ -19,8 +19,9 @@ import (
 // crypto/tls's: Go's TLS copies every byte into a record buffer before
 // encrypting it in place, and out of one after decrypting it, which at
 // bulk rates costs more CPU than the cipher itself. So once the handshake
-// is done both ends derive one AES-256-GCM key per direction with the TLS
-// exporter (RFC 8446, section 7.5), and frame the stream themselves:
+// is done both ends derive one AES-128-GCM key per direction with the TLS
+// exporter (RFC 8446, section 7.5) (128 rather than 256 bits: a tenth
+// faster here, as TLS 1.3 itself prefers), and frame the stream themselves:
 // every record is sealed with its sequence number as nonce, so that
 // nothing can be changed, dropped, replayed or reordered unnoticed, and a
 // payload is sealed from the sender's buffer into a scratch record and
@@ -62,7 +63,7 @@ func newPlainBulk(c net.Conn) *bulkConn { return &bulkConn{c: c} }
 func newSealedBulk(raw net.Conn, tc *tls.Conn, dialer bool) (*bulkConn, error) {
 	cs := tc.ConnectionState()
 	key := func(label string) (cipher.AEAD, error) {
-		k, err := cs.ExportKeyingMaterial(label, nil, 32)
+		k, err := cs.ExportKeyingMaterial(label, nil, 16)
 		if err != nil {
 			return nil, err
 		}

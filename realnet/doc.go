@@ -79,7 +79,7 @@
 // DefaultBulkThreshold; the crossover belongs in each site's tuning table.
 //
 // The bulk connection is authenticated by a TLS 1.3 handshake with the
-// cluster certificates, then sealed by realnet itself with AES-256-GCM
+// cluster certificates, then sealed by realnet itself with AES-128-GCM
 // keys exported from that handshake (bulkconn.go): a record is sealed from
 // the sender's buffer and opened straight into the receiver's, where
 // crypto/tls would copy every byte into and out of its record buffers. On
