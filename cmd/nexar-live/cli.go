@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/realnet"
+	"github.com/nexar-go/nexar-go/scenario"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitWrong = 1 // the run finished, but some results were wrong
+	exitUsage = 2 // bad input or usage; nothing was run
+	exitRanks = 3 // a rank crashed, hung or failed; partial results at most
+)
+
+// run is the whole command: it parses args (without the program name),
+// writes to stdout and stderr, and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainHelp)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, mainHelp)
+		return exitOK
+	case "help":
+		return helpCmd(rest, stdout, stderr)
+	case "run":
+		return runCmd(rest, stdout, stderr)
+	case "worker":
+		return workerCmd(rest, stdout, stderr)
+	case "ca":
+		return caCmd(rest, stdout, stderr)
+	}
+	return usageError(stderr, "", "unknown command %q", cmd)
+}
+
+// usageError reports bad usage of cmd ("" for the program) and returns
+// exitUsage.
+func usageError(stderr io.Writer, cmd, format string, args ...any) int {
+	prog := "nexar-live"
+	if cmd != "" {
+		prog += " " + cmd
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", prog, fmt.Sprintf(format, args...))
+	fmt.Fprintf(stderr, "Run 'nexar-live help %s' for usage.\n", cmd)
+	return exitUsage
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments, which it returns; everything after "--" is
+// positional. It returns flag.ErrHelp for -h and --help.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// parseCmd parses the flags of cmd. It returns a status to exit with (and
+// ok false) on -h or bad usage.
+func parseCmd(cmd string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, status int, ok bool) {
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, commandHelp[cmd])
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, usageError(stderr, cmd, "%v", err), false
+	}
+	return pos, 0, true
+}
+
+func helpCmd(args []string, stdout, stderr io.Writer) int {
+	switch len(args) {
+	case 0:
+		fmt.Fprint(stdout, mainHelp)
+		return exitOK
+	case 1:
+		if h, ok := commandHelp[args[0]]; ok {
+			fmt.Fprint(stdout, h)
+			return exitOK
+		}
+		return usageError(stderr, "help", "unknown command %q", args[0])
+	}
+	return usageError(stderr, "help", "want at most one command, got %d arguments", len(args))
+}
+
+// measureFlags are the flags of the commands that measure.
+type measureFlags struct {
+	warmup, iters int
+	timeout       time.Duration
+	bulk          string
+	trusted       bool
+}
+
+func (m *measureFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&m.warmup, "warmup", live.DefaultWarmup, "untimed iterations before the timed ones (0: none)")
+	fs.IntVar(&m.iters, "iters", live.DefaultIters, "timed iterations per point")
+	fs.DurationVar(&m.timeout, "timeout", 2*time.Minute, "how long one collective may wait for its peers")
+	fs.StringVar(&m.bulk, "bulk-threshold", "64KiB", `size from which messages take the TCP bulk path; "off" never`)
+	fs.BoolVar(&m.trusted, "trusted-network", false, "send bulk payloads over plaintext TCP (QUIC stays encrypted)")
+}
+
+func (m *measureFlags) options() (live.Options, error) {
+	if m.iters < 1 {
+		return live.Options{}, fmt.Errorf("--iters %d: want at least 1", m.iters)
+	}
+	if m.warmup < 0 {
+		return live.Options{}, fmt.Errorf("--warmup %d: want 0 or more", m.warmup)
+	}
+	w := m.warmup
+	if w == 0 {
+		w = -1 // Options' zero means the default
+	}
+	return live.Options{Warmup: w, Iters: m.iters}, nil
+}
+
+func (m *measureFlags) config() (realnet.Config, error) {
+	if m.timeout <= 0 {
+		return realnet.Config{}, fmt.Errorf("--timeout %v: want a positive duration", m.timeout)
+	}
+	cfg := realnet.Config{
+		Timeout:        m.timeout,
+		PeerTimeout:    min(max(m.timeout/4, time.Second), 10*time.Second),
+		TrustedNetwork: m.trusted,
+	}
+	switch m.bulk {
+	case "off", "never", "-1":
+		cfg.BulkThreshold = -1
+	default:
+		n, err := scenario.ParseBytes(m.bulk)
+		if err != nil {
+			return cfg, fmt.Errorf("--bulk-threshold: %v", err)
+		}
+		if n == 0 {
+			n = 1 // 0 would mean the default
+		}
+		cfg.BulkThreshold = int(n)
+	}
+	return cfg, nil
+}
+
+// workerArgs are the flags a launcher passes on to its workers.
+func (m *measureFlags) workerArgs() []string {
+	return []string{
+		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters),
+		"--timeout", m.timeout.String(), "--bulk-threshold", m.bulk,
+	}
+}
+
+// signalContext is cancelled by SIGINT and SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var m measureFlags
+	m.register(fs)
+	np := fs.Int("np", 0, "number of ranks (the world size measured)")
+	out := fs.String("out", "", "output directory")
+	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
+	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
+	pos, status, ok := parseCmd("run", fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	switch {
+	case len(pos) != 1:
+		return usageError(stderr, "run", "want one scenario file, got %d arguments", len(pos))
+	case *np < 1:
+		return usageError(stderr, "run", "missing --np N (the number of ranks)")
+	case *out == "":
+		return usageError(stderr, "run", "missing --out DIR")
+	}
+	opt, err := m.options()
+	if err != nil {
+		return usageError(stderr, "run", "%v", err)
+	}
+	cfg, err := m.config()
+	if err != nil {
+		return usageError(stderr, "run", "%v", err)
+	}
+	s, err := scenario.Load(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	job, err := live.NewJob(s, *np, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
+		return exitUsage
+	}
+	if len(job.Skipped) > 0 {
+		fmt.Fprintf(stderr, "nexar-live run: measuring world size %d only; leaving out the scenario's world sizes %v\n", *np, job.Skipped)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	if *emulate != "" {
+		em, err := live.ParseEmulation(*emulate)
+		if err != nil {
+			return usageError(stderr, "run", "--emulate: %v", err)
+		}
+		o := live.Output{Dir: *out, Table: stdout, Scenario: s, NoCompare: *noCompare}
+		_, err = live.RunEmulated(ctx, em, job, o, cfg)
+		return finish(stderr, "run", *out, err)
+	}
+	wargs := append([]string{"worker", abs(pos[0]), "--out", abs(*out)}, m.workerArgs()...)
+	if *noCompare {
+		wargs = append(wargs, "--no-compare")
+	}
+	l, err := launcher(*np, wargs, m, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
+		return exitRanks
+	}
+	err = l.Run(ctx)
+	return finish(stderr, "run", *out, err)
+}
+
+// launcher returns a launcher of np workers running this executable with
+// wargs.
+func launcher(np int, wargs []string, m measureFlags, stdout, stderr io.Writer) (*live.Launcher, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return &live.Launcher{
+		NP:      np,
+		Command: func(int) *exec.Cmd { return exec.Command(exe, wargs...) },
+		// The workers report a lost or stuck peer after --timeout; the
+		// launcher's own watchdog is for ranks stuck outside the network.
+		Timeout:        m.timeout + 30*time.Second,
+		Grace:          min(max(m.timeout/4, time.Second), 10*time.Second) + 10*time.Second,
+		TrustedNetwork: m.trusted,
+		Stdout:         stdout,
+		Stderr:         stderr,
+	}, nil
+}
+
+// finish reports the end of a run and returns its exit status.
+func finish(stderr io.Writer, cmd, out string, err error) int {
+	if err == nil {
+		// A launcher's workers cannot tell it of wrong data but by the
+		// results file.
+		rs, rerr := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
+		if rerr != nil {
+			fmt.Fprintf(stderr, "nexar-live %s: %v\n", cmd, rerr)
+			return exitRanks
+		}
+		var wrong int64
+		for _, r := range rs {
+			wrong += max(r.Wrong, 0)
+		}
+		if wrong > 0 {
+			err = &live.WrongDataError{Wrong: wrong}
+		}
+	}
+	switch {
+	case err == nil:
+		fmt.Fprintf(stderr, "nexar-live %s: wrote %s\n", cmd, filepath.Join(out, live.ResultsFile))
+		return exitOK
+	case live.IsWrongData(err):
+		fmt.Fprintf(stderr, "nexar-live %s: %v\n", cmd, err)
+		return exitWrong
+	}
+	fmt.Fprintf(stderr, "nexar-live %s: %v\n", cmd, err)
+	if _, statErr := os.Stat(filepath.Join(out, live.PartialResultsFile)); statErr == nil {
+		fmt.Fprintf(stderr, "nexar-live %s: what was measured before is in %s\n", cmd, filepath.Join(out, live.PartialResultsFile))
+	}
+	return exitRanks
+}
+
+func workerCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var m measureFlags
+	m.register(fs)
+	out := fs.String("out", "", "output directory (rank 0 writes there)")
+	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
+	pos, status, ok := parseCmd("worker", fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	switch {
+	case len(pos) != 1:
+		return usageError(stderr, "worker", "want one scenario file, got %d arguments", len(pos))
+	case *out == "":
+		return usageError(stderr, "worker", "missing --out DIR")
+	}
+	opt, err := m.options()
+	if err != nil {
+		return usageError(stderr, "worker", "%v", err)
+	}
+	cfg, err := m.config()
+	if err != nil {
+		return usageError(stderr, "worker", "%v", err)
+	}
+	var statusW io.Writer
+	if fd := os.Getenv(live.StatusFDEnv); fd != "" {
+		n, err := strconv.Atoi(fd)
+		if err != nil || n < 3 {
+			return usageError(stderr, "worker", "%s=%q: want a file descriptor", live.StatusFDEnv, fd)
+		}
+		f := os.NewFile(uintptr(n), "status")
+		defer f.Close()
+		statusW = f
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	_, err = live.Worker(ctx, live.WorkerConfig{
+		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
+		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
+		JoinTimeout: m.timeout,
+	})
+	switch {
+	case err == nil:
+		return exitOK
+	case live.IsWrongData(err):
+		return exitWrong
+	}
+	fmt.Fprintf(stderr, "nexar-live worker: %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	return exitRanks
+}
+
+func caCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ca", flag.ContinueOnError)
+	name := fs.String("name", "rank", "name of the certificate issued")
+	pos, status, ok := parseCmd("ca", fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, "ca", "want one directory, got %d arguments", len(pos))
+	}
+	if err := os.MkdirAll(pos[0], 0o700); err != nil {
+		return usageError(stderr, "ca", "%v", err)
+	}
+	ca, err := realnet.NewCA()
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live ca: %v\n", err)
+		return exitRanks
+	}
+	caFile, cert, key, err := ca.WriteFiles(pos[0], *name)
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live ca: %v\n", err)
+		return exitRanks
+	}
+	fmt.Fprintf(stdout, "export NEXAR_CA=%s NEXAR_CERT=%s NEXAR_KEY=%s\n", abs(caFile), abs(cert), abs(key))
+	return exitOK
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,10 @@
+// Command nexar-live runs nexar-go's collective algorithms on real ranks,
+// over QUIC, and holds the measurements against the simulator: it
+// measures a scenario's sweeps (nccl-tests-style output, results.csv with
+// a wrong column), compares them with the simulator's predictions,
+// calibrates the simulator's network models, verifies the crossovers of
+// a tuning table nexar-sim derived, and runs on an emulated network.
+//
+// Run 'nexar-live help' for the commands; package live has the library
+// and the documentation of cluster runs (Slurm, torchrun, mpirun).
+package main

@@ -1,0 +1,146 @@
+package main
+
+const mainHelp = `nexar-live runs nexar-go's collective algorithms on real ranks over QUIC,
+checks every result, and holds the measurements against the simulator.
+
+Usage:
+  nexar-live run --np N SCENARIO.toml --out DIR [flags]
+  nexar-live worker SCENARIO.toml --out DIR [flags]     (one rank, under srun, torchrun, mpirun)
+  nexar-live ca DIR
+  nexar-live help [COMMAND]
+
+Commands:
+  run        start N ranks on this machine (or in one process over an emulated
+             network), measure the scenario's points of world size N, write
+             DIR/results.csv, DIR/compare.csv and DIR/compare.png
+  worker     one rank of a run started by a cluster's launcher
+  ca         make a cluster CA and a certificate for the ranks of cluster runs
+  help       show help for a command
+
+Exit status: 0 on success; 1 when the run finished but some results were
+wrong (see the wrong column); 2 for bad input or usage, nothing run; 3 when
+a rank crashed, hung or failed (what was measured is in
+DIR/results.partial.csv).
+
+Scenario files are those of nexar-sim (see 'nexar-sim help'); a run of N
+ranks measures the sweeps' points of world = N and leaves the other world
+sizes out. Real runs always move and check real data, whatever a sweep's
+data key says.
+
+Example:
+  nexar-live run --np 4 scenarios/live-allreduce.toml --out live-out/
+`
+
+const measureFlagsHelp = `  --warmup W           untimed iterations before the timed ones (default 5)
+  --iters N            timed iterations per point (default 20); the time of
+                       a point is the median over them of the slowest rank's
+  --timeout D          how long a collective may wait for its peers before
+                       it fails naming them (default 2m)
+  --bulk-threshold S   messages of S bytes or more take the TCP bulk path
+                       beside QUIC (default 64KiB; "off": QUIC only)
+  --trusted-network    bulk payloads over plaintext TCP (QUIC stays TLS)
+  --no-compare         do not predict the points with the scenario's model
+`
+
+const outputHelp = `Output: a table on stdout laid out as nccl-tests prints its own,
+
+  #       size         count      type   redop    root     time   algbw   busbw  #wrong
+  #        (B)    (elements)                               (us)  (GB/s)  (GB/s)
+         65536         16384     float     sum      -1   812.40    0.08    0.12       0
+
+one block per collective and algorithm, and in DIR:
+
+  results.csv   nexar-sim's columns (collective, algorithm, world, bytes, dtype,
+                time_s, algbw_gbps, busbw_gbps, params, op, repeats,
+                time_min_s, time_max_s, spread_s, messages), then wrong: the
+                elements, over all ranks, that differed from the reference.
+                repeats is the number of timed iterations, time_min_s and
+                time_max_s their extremes, spread_s half the difference,
+                messages the messages all ranks sent in one iteration.
+  compare.csv   collective, algorithm, world, bytes, dtype, params, op,
+                predicted_s (the simulator, on the scenario's [network]),
+                measured_s, ratio = predicted_s / measured_s
+  compare.png   predicted and measured time against size, per algorithm
+`
+
+var commandHelp = map[string]string{
+	"run": `Usage: nexar-live run --np N SCENARIO.toml --out DIR [flags]
+
+Starts N rank processes on 127.0.0.1 (this executable, as 'nexar-live
+worker'), joined over QUIC with mutual TLS from an ephemeral cluster CA,
+through a rendezvous on a free port. They measure the scenario's points of
+world size N, in the scenario's order; rank 0 prints the table and writes
+the results.
+
+A rank that crashes, is killed or hangs is reported by rank, with the point
+it was in; the others are stopped (they notice a lost peer within a quarter
+of --timeout, at most 10s) and no process is left behind; the exit status
+is 3.
+
+Flags:
+  --np N               number of ranks (required)
+  --out DIR            output directory (required)
+  --emulate SPEC       run the N ranks as goroutines of this process over an
+                       emulated switched network instead of loopback, in real
+                       time: SPEC is latency=D,bandwidth=B[,mtu=M][,queue=D],
+                       e.g. latency=5ms,bandwidth=10MB/s. Go's timers are late
+                       by up to about a millisecond on an idle Linux machine,
+                       more on a loaded one: use latencies of milliseconds.
+` + measureFlagsHelp + `
+` + outputHelp + `
+Example:
+  nexar-live run --np 4 scenarios/live-allreduce.toml --out live-out/
+  nexar-live run --np 6 --emulate latency=5ms,bandwidth=10MB/s slow.toml --out slow-out/
+`,
+	"worker": `Usage: nexar-live worker SCENARIO.toml --out DIR [flags]
+
+Runs one rank. Its rank, the world size and the rendezvous come from the
+environment, in this order of precedence:
+
+  torchrun   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+  Slurm      SLURM_PROCID, SLURM_NTASKS, and NEXAR_SEED
+  mpirun     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, and NEXAR_SEED
+  nexar      NEXAR_WORLD, NEXAR_SEED, NEXAR_RANK
+
+NEXAR_SEED (host:port) overrides MASTER_ADDR:MASTER_PORT; rank 0 hosts the
+rendezvous there. NEXAR_CA, NEXAR_CERT and NEXAR_KEY name the cluster CA
+and the ranks' certificate and key (make them with 'nexar-live ca').
+Every rank reads the scenario file (they check they all read the same);
+rank 0 prints the table and writes DIR.
+
+Slurm batch script (one task per rank):
+
+  #!/bin/bash
+  #SBATCH --nodes=4
+  #SBATCH --ntasks-per-node=1
+  export NEXAR_CA=/shared/nexar-ca/ca.pem NEXAR_CERT=/shared/nexar-ca/rank.pem
+  export NEXAR_KEY=/shared/nexar-ca/rank-key.pem
+  export NEXAR_SEED=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):29501
+  srun nexar-live worker scenario.toml --out results/$SLURM_JOB_ID
+
+torchrun, on each node (NEXAR_SEED keeps clear of torchrun's own port):
+
+  NEXAR_SEED=$HEAD:29501 torchrun --nnodes=2 --nproc-per-node=8 \
+      --node-rank=$NODE_RANK --master-addr=$HEAD --master-port=29500 \
+      --no-python nexar-live worker scenario.toml --out results/
+
+Flags:
+  --out DIR            output directory, written by rank 0 (required)
+` + measureFlagsHelp + `
+` + outputHelp,
+	"ca": `Usage: nexar-live ca DIR [--name NAME]
+
+Generates a cluster CA and one certificate and key issued by it, valid for
+both ends of a connection, into DIR (ca.pem, NAME.pem, NAME-key.pem; the
+key readable by its owner only), and prints the variables to export for
+'nexar-live worker'. Every rank may share the one certificate: membership
+of the cluster is what the CA vouches for. Keep DIR private.
+
+Example:
+  nexar-live ca /shared/nexar-ca
+`,
+	"help": `Usage: nexar-live help [COMMAND]
+
+Shows help for COMMAND, or an overview.
+`,
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nexar-go/nexar-go/live"
+)
+
+var full = flag.Bool("full", false, "run the full loopback sweep (every allreduce algorithm, 8 B..64 MiB, 4 ranks; minutes)")
+
+// The command starts its workers as its own executable: in the test, the
+// test binary, which runs the command instead of the tests when
+// NEXAR_LIVE_TEST_MAIN is set (and sets it for the children it starts).
+func TestMain(m *testing.M) {
+	if os.Getenv("NEXAR_LIVE_TEST_MAIN") != "" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Setenv("NEXAR_LIVE_TEST_MAIN", "1")
+	os.Exit(m.Run())
+}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// checkRun checks a finished run's outputs: every point of world np
+// measured, nothing wrong, a prediction for each.
+func checkRun(t *testing.T, out string, np, points int) {
+	t.Helper()
+	rs, err := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != points {
+		t.Errorf("%d results, want %d", len(rs), points)
+	}
+	for _, r := range rs {
+		if r.Wrong != 0 || r.World != np || r.Time <= 0 {
+			t.Errorf("%s/%s p=%d %d B: wrong %d, time %g", r.Collective, r.Algorithm, r.World, r.Bytes, r.Wrong, r.Time)
+		}
+	}
+	cmp, err := os.ReadFile(filepath.Join(out, live.CompareFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(cmp), "\n"); lines != points+1 {
+		t.Errorf("compare.csv has %d lines, want %d", lines, points+1)
+	}
+	if _, err := os.Stat(filepath.Join(out, live.ComparePlotFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRunAllreduce is the CI variant of the loopback check: every
+// allreduce algorithm at 8 B, 1020 B, 64 KiB and 1 MiB, on 2, 3 and 4
+// rank processes; no element may be wrong. The full sweep (8 B..64 MiB)
+// runs with -full.
+func TestRunAllreduce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, np := range []int{2, 3, 4} {
+		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, stderr := runCLI("run", "--np", strconv.Itoa(np), "../../live/examples/loopback-ci.toml",
+				"--out", out, "--warmup", "1", "--iters", "2", "--timeout", "30s")
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			for _, want := range []string{"Collective test starting: allreduce (algorithm ring", "# Out of bounds values : 0 OK", "     float     sum      -1"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout)
+				}
+			}
+			checkRun(t, out, np, 10*4)
+		})
+	}
+}
+
+// TestRunAllreduceFull: go test ./cmd/nexar-live -run Full -full.
+func TestRunAllreduceFull(t *testing.T) {
+	if !*full {
+		t.Skip("the full sweep runs with -full")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--np", "4", "../../live/examples/loopback-allreduce.toml",
+		"--out", out, "--warmup", "2", "--iters", "5")
+	t.Log(stdout)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	checkRun(t, out, 4, 10*9)
+}
+
+// TestWorkerTorchrun starts two workers the way torchrun would, with
+// RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT, and credentials made by
+// 'nexar-live ca'.
+func TestWorkerTorchrun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI("ca", filepath.Join(dir, "ca"))
+	if code != exitOK {
+		t.Fatalf("ca: exit %d: %s", code, stderr)
+	}
+	env := strings.Fields(strings.TrimPrefix(strings.TrimSpace(stdout), "export "))
+	if len(env) != 3 {
+		t.Fatalf("ca printed %q, want three variables", stdout)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port)
+	pc.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var wg sync.WaitGroup
+	outputs := make([]bytes.Buffer, 2)
+	errs := make([]error, 2)
+	for r := range 2 {
+		cmd := exec.Command(exe, "worker", "../../live/examples/loopback-ci.toml", "--out", out, "--warmup", "1", "--iters", "1", "--timeout", "30s")
+		cmd.Env = append(append(os.Environ(), env...), "RANK="+strconv.Itoa(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+port)
+		cmd.Stdout, cmd.Stderr = &outputs[r], &outputs[r]
+		wg.Go(func() { errs[r] = cmd.Run() })
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v\n%s", r, err, outputs[r].String())
+		}
+	}
+	if !strings.Contains(outputs[0].String(), "launched by torchrun") {
+		t.Errorf("rank 0's output does not name torchrun:\n%s", outputs[0].String())
+	}
+	if outputs[1].Len() != 0 {
+		t.Errorf("rank 1 printed:\n%s", outputs[1].String())
+	}
+	checkRun(t, out, 2, 40)
+}
+
+func TestUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, exitUsage, "Usage:"},
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},
+		{[]string{"run", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "missing --np"},
+		{[]string{"run", "--np", "4"}, exitUsage, "want one scenario file"},
+		{[]string{"run", "--np", "5", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "no sweep has world size 5"},
+		{[]string{"run", "--np", "2", "--iters", "0", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "--iters 0"},
+		{[]string{"run", "--np", "2", "--emulate", "latency=1ms", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "latency and bandwidth are required"},
+		{[]string{"worker", "../../live/examples/loopback-ci.toml"}, exitUsage, "missing --out"},
+		{[]string{"help", "run"}, exitOK, "Usage: nexar-live run"},
+		{[]string{"run", "-h"}, exitOK, "Usage: nexar-live run"},
+	} {
+		code, stdout, stderr := runCLI(c.args...)
+		if code != c.code || !strings.Contains(stdout+stderr, c.want) {
+			t.Errorf("%q: exit %d, output\n%s%s\nwant exit %d and %q", c.args, code, stdout, stderr, c.code, c.want)
+		}
+	}
+	if _, err := os.Stat("x"); err == nil {
+		t.Error("a refused run created its output directory")
+		os.RemoveAll("x")
+	}
+}

@@ -1,0 +1,90 @@
+// Package live measures the algorithms of algos on real ranks, over
+// realnet's QUIC links, and holds the measurements against the
+// simulator: it is the library behind the nexar-live command.
+//
+// # Measuring
+//
+// A Job is the points of a scenario file (package scenario, the format
+// nexar-sim reads) for one world size: a run of N ranks measures the
+// sweeps' points of world = N and leaves the other world sizes out
+// (Job.Skipped), so one scenario file serves runs of several sizes. Every
+// rank runs RunRank with the same job: for each point it restores its
+// input, waits at a barrier, runs the collective and times it, then
+// checks its output element by element against algotest's references.
+// Warm-up iterations come first and are not timed. Rank 0 gathers every
+// rank's times; a point's time is, per iteration, the slowest rank's, and
+// then the median over the timed iterations (the spread is min to max).
+// Results are results.csv rows as nexar-sim writes them, with a wrong
+// column (elements that differed from the reference), and a table on
+// standard output laid out as nccl-tests prints its own.
+//
+// Ranks come to be in three ways:
+//
+//   - Launcher starts N worker processes on this machine, joined over
+//     127.0.0.1 with an ephemeral cluster CA and a rendezvous on a free
+//     port, and watches them: a rank that dies or hangs is reported by
+//     rank, the others are stopped, and no process outlives the run
+//     (each worker has a process group of its own and the kernel's
+//     parent-death signal).
+//   - Worker is one rank under any launcher: it reads rank, world size and
+//     rendezvous from the environment as realnet.LaunchFromEnv defines it
+//     (torchrun, Slurm, mpirun or nexar's own variables).
+//   - RunEmulated runs the ranks as goroutines of one process over an
+//     emulated network (realnet/simnetbw) in real time, to check on one
+//     machine what the simulator predicts for a slower network.
+//
+// # Against the model
+//
+// Predict simulates each measured point on the scenario's network model;
+// compare.csv puts prediction and measurement side by side and
+// ComparePlot draws them. Calibrate fits a model's parameters (alpha,
+// beta, gamma of alpha-beta; L, o, g, G and gamma of LogGP) to
+// measurements by least squares on relative error, simulating every
+// point, and WriteScenario writes the calibrated model as a scenario
+// nexar-sim reads. Measurements may also come from the logs of nccl-tests
+// (ParseNCCLTests) and of the OSU micro-benchmarks (ParseOSU), so that a
+// cluster's existing benchmark runs calibrate the simulator.
+//
+// Verify takes a tuning table nexar-sim derived (algos.Tuning), measures
+// the two algorithms of each crossover at sizes around the predicted
+// crossover, denser near it, and reports where the measured crossover
+// lies (MeasuredCrossover: the boundary that the fewest measured sizes
+// disagree with, interpolated where the time ratio crosses 1).
+//
+// # Running on a cluster
+//
+// Every rank needs the scenario file and credentials from one cluster CA:
+//
+//	nexar-live ca /shared/nexar-ca     # prints the NEXAR_CA, NEXAR_CERT, NEXAR_KEY to export
+//
+// Under Slurm, one task per rank; rank 0 (on the first node) hosts the
+// rendezvous at NEXAR_SEED and writes the results:
+//
+//	#!/bin/bash
+//	#SBATCH --job-name=nexar-live
+//	#SBATCH --nodes=4
+//	#SBATCH --ntasks-per-node=1
+//	#SBATCH --time=00:30:00
+//	export NEXAR_CA=/shared/nexar-ca/ca.pem
+//	export NEXAR_CERT=/shared/nexar-ca/rank.pem
+//	export NEXAR_KEY=/shared/nexar-ca/rank-key.pem
+//	head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+//	export NEXAR_SEED=$head:29500
+//	srun nexar-live worker scenarios/cluster.toml --out results/$SLURM_JOB_ID
+//
+// With torchrun's conventions (RANK, WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT), on each of two nodes:
+//
+//	torchrun --nnodes=2 --nproc-per-node=8 --node-rank=$NODE_RANK \
+//	    --master-addr=$HEAD --master-port=29500 --no-python \
+//	    nexar-live worker scenario.toml --out results/
+//
+// Under mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE):
+//
+//	mpirun -np 16 -x NEXAR_SEED=$HEAD:29500 -x NEXAR_CA -x NEXAR_CERT -x NEXAR_KEY \
+//	    nexar-live worker scenario.toml --out results/
+//
+// The rendezvous port (29500 here) must be free on rank 0's node, and UDP
+// and TCP must pass between the nodes (QUIC, and the bulk TCP path for
+// messages from 64 KiB).
+package live

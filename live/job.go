@@ -1,0 +1,127 @@
+package live
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// Defaults of Options, those of nccl-tests (-w 5 -n 20).
+const (
+	DefaultWarmup = 5
+	DefaultIters  = 20
+)
+
+// MaxRankBytes bounds the memory one rank needs for one point (its buffers,
+// the pristine copy of its input it restores before every iteration, and
+// the reference it checks against), so that a scenario written for the
+// simulator's phantom buffers (1 GiB messages cost it nothing) cannot make
+// every rank of a real run allocate without bound.
+const MaxRankBytes = 4 << 30
+
+// Options say how every point of a job is measured.
+type Options struct {
+	// Warmup is the number of untimed iterations before the timed ones
+	// (connections warm up, buffers are touched); default DefaultWarmup,
+	// negative means none.
+	Warmup int
+	// Iters is the number of timed iterations; default DefaultIters.
+	Iters int
+}
+
+func (o Options) withDefaults() Options {
+	switch {
+	case o.Warmup == 0:
+		o.Warmup = DefaultWarmup
+	case o.Warmup < 0:
+		o.Warmup = 0
+	}
+	if o.Iters <= 0 {
+		o.Iters = DefaultIters
+	}
+	return o
+}
+
+// Job is what every rank of a run executes: the same points, in the same
+// order, with the same options. Ranks compare the job's ID before they
+// start, so that ranks started with different scenario files or flags
+// refuse to run together instead of deadlocking.
+type Job struct {
+	// Points all have World equal to the run's world size.
+	Points  []sweep.Point
+	Options Options
+	// ID identifies the job: a hash of the scenario, the world size and
+	// the options.
+	ID [32]byte
+	// Skipped lists the world sizes of the scenario that were left out
+	// because the run has another world size.
+	Skipped []int
+}
+
+// NewJob makes the job of a run of scenario s on world ranks: the points
+// of s whose world size is world. Points of other world sizes are left
+// out (Job.Skipped lists their sizes): a run of N processes measures
+// world = N, and the same scenario file can serve runs of several sizes.
+// A scenario with no point of that size is an error, as is a point that
+// needs more than MaxRankBytes on a rank.
+//
+// A real run always moves and checks real bytes, whatever the sweep's
+// data key says: phantom buffers exist only in the simulator.
+func NewJob(s *scenario.Scenario, world int, opt Options) (*Job, error) {
+	if world < 1 {
+		return nil, fmt.Errorf("live: world size %d: want at least 1 rank", world)
+	}
+	all, err := sweep.Plan(s)
+	if err != nil {
+		return nil, err
+	}
+	j := &Job{Options: opt.withDefaults()}
+	for _, p := range all {
+		if p.World != world {
+			if !slices.Contains(j.Skipped, p.World) {
+				j.Skipped = append(j.Skipped, p.World)
+			}
+			continue
+		}
+		if err := checkPoint(p); err != nil {
+			return nil, fmt.Errorf("%s: %v", s.File, err)
+		}
+		p.Data = scenario.Host
+		p.Index = len(j.Points)
+		j.Points = append(j.Points, p)
+	}
+	slices.Sort(j.Skipped)
+	if len(j.Points) == 0 {
+		return nil, fmt.Errorf("%s: no sweep has world size %d (it lists %v); a run of %d ranks measures world = %d only",
+			s.File, world, j.Skipped, world, world)
+	}
+	h := sha256.New()
+	h.Write([]byte(s.Hash))
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(world))
+	binary.LittleEndian.PutUint64(b[8:], uint64(j.Options.Warmup))
+	binary.LittleEndian.PutUint64(b[16:], uint64(j.Options.Iters))
+	h.Write(b[:])
+	copy(j.ID[:], h.Sum(nil))
+	return j, nil
+}
+
+// checkPoint refuses points a real run cannot measure.
+func checkPoint(p sweep.Point) error {
+	if _, err := referenceMaker(p.Collective.Name); err != nil {
+		return fmt.Errorf("%v: %v", p, err)
+	}
+	send, recv, used := p.Layout()
+	sz := p.DType.Size()
+	// Buffers, their pristine copies, and the reference.
+	need := 2*(send+recv)*sz + used*sz
+	if need > MaxRankBytes {
+		return fmt.Errorf("%v: needs %d MiB per rank, more than the %d MiB a real run allows (use smaller sizes)",
+			p, need>>20, MaxRankBytes>>20)
+	}
+	return nil
+}

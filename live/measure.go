@@ -1,0 +1,278 @@
+package live
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// Communicators of the harness's own messages, at the top of the
+// communicator space so that they never meet the measured collectives
+// (communicator 0) or the sub-communicators algorithms split off (which
+// count up from 1).
+const (
+	commHello   = 1<<algos.CommBits - 1
+	commBarrier = 1<<algos.CommBits - 2
+	commStats   = 1<<algos.CommBits - 3
+)
+
+// RankHooks let the caller of RunRank follow a rank's progress.
+type RankHooks struct {
+	// Point, if not nil, is called when the rank starts a point.
+	Point func(p sweep.Point)
+	// Iter, if not nil, is called after every iteration (a heartbeat).
+	Iter func()
+	// Result, if not nil, is called on rank 0 with each point's result,
+	// in order, as soon as it is known.
+	Result func(sweep.Point, Result)
+}
+
+// JobMismatchError reports ranks that were started with another job
+// (another scenario file, world size or options) than rank 0.
+type JobMismatchError struct {
+	// Ranks are the ranks whose job differs from rank 0's; empty on a rank
+	// other than 0, which only learns that rank 0 refused.
+	Ranks []int
+}
+
+func (e *JobMismatchError) Error() string {
+	if len(e.Ranks) == 0 {
+		return "live: rank 0 runs another job (scenario file, world size or options differ)"
+	}
+	return fmt.Sprintf("live: ranks %v run another job than rank 0 (scenario file, world size or options differ)", e.Ranks)
+}
+
+// RunRank measures every point of job on one rank, l, of a world of
+// job's world size; every rank of the world calls it with the same job.
+// For each point each rank restores its input, waits at a barrier, runs
+// the collective and times it; then it checks its output against the
+// reference. Warm-up iterations come first and are not timed. After each
+// point every rank sends its times and wrong-element count to rank 0,
+// which makes the point's Result: per iteration the slowest rank's time,
+// then the median over iterations.
+//
+// Rank 0 returns the results; the other ranks return nil. An error of the
+// collective (a lost peer, a timeout) ends the run, wrapped with the point
+// it happened in; wrong data does not, it is counted.
+func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Result, error) {
+	if len(job.Points) > 0 && job.Points[0].World != l.Size() {
+		return nil, fmt.Errorf("live: job for world size %d on a world of %d ranks", job.Points[0].World, l.Size())
+	}
+	if err := hello(ctx, l, job.ID); err != nil {
+		return nil, err
+	}
+	cl := &countingLink{Link: l}
+	opt := job.Options.withDefaults()
+	var results []Result
+	var seq uint64
+	for _, p := range job.Points {
+		if hooks.Point != nil {
+			hooks.Point(p)
+		}
+		st, err := measurePoint(ctx, cl, p, opt, &seq, hooks.Iter)
+		if err != nil {
+			return nil, fmt.Errorf("%v: %w", p, err)
+		}
+		res, err := gatherStats(ctx, l, p, opt, st)
+		if err != nil {
+			return nil, fmt.Errorf("%v: gathering times: %w", p, err)
+		}
+		if l.Rank() == 0 {
+			results = append(results, res)
+			if hooks.Result != nil {
+				hooks.Result(p, res)
+			}
+		}
+	}
+	return results, nil
+}
+
+// hello makes sure every rank runs the same job: each sends rank 0 its
+// job ID, and rank 0 answers each with a go (1) or a refusal (0).
+func hello(ctx context.Context, l algos.Link, id [32]byte) error {
+	sl := algos.Scoped(l, commHello, 0)
+	if l.Rank() != 0 {
+		if err := algos.Send(ctx, sl, 0, 0, device.Host(id[:])); err != nil {
+			return fmt.Errorf("live: joining rank 0: %w", err)
+		}
+		ok := make(device.Host, 1)
+		if err := algos.Recv(ctx, sl, 0, 1, ok); err != nil {
+			return fmt.Errorf("live: joining rank 0: %w", err)
+		}
+		if ok[0] != 1 {
+			return &JobMismatchError{}
+		}
+		return nil
+	}
+	p := l.Size()
+	ids := make([]device.Host, p)
+	reqs := make([]algos.Request, 0, p)
+	for r := 1; r < p; r++ {
+		ids[r] = make(device.Host, len(id))
+		reqs = append(reqs, sl.Irecv(r, 0, ids[r]))
+	}
+	if err := l.Wait(ctx, reqs...); err != nil {
+		return fmt.Errorf("live: waiting for the ranks to join: %w", err)
+	}
+	var bad []int
+	answers := make([]device.Host, p)
+	reqs = reqs[:0]
+	for r := 1; r < p; r++ {
+		answers[r] = device.Host{1}
+		if string(ids[r]) != string(id[:]) {
+			bad = append(bad, r)
+			answers[r][0] = 0
+		}
+		reqs = append(reqs, sl.Isend(r, 1, answers[r]))
+	}
+	if err := l.Wait(ctx, reqs...); err != nil {
+		return fmt.Errorf("live: answering the ranks: %w", err)
+	}
+	if len(bad) > 0 {
+		return &JobMismatchError{Ranks: bad}
+	}
+	return nil
+}
+
+// rankStats is what a rank measured of one point.
+type rankStats struct {
+	times    []float64 // timed iterations, seconds
+	wrong    int64     // worst iteration
+	messages int64     // sent to other ranks in one iteration
+}
+
+func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, beat func()) (rankStats, error) {
+	d, err := newRankData(p, cl.Rank())
+	if err != nil {
+		return rankStats{}, err
+	}
+	st := rankStats{times: make([]float64, 0, opt.Iters)}
+	for it := range opt.Warmup + opt.Iters {
+		d.reset()
+		if err := algos.BarrierDissemination(ctx, algos.Scoped(cl.Link, commBarrier, *seq)); err != nil {
+			return st, fmt.Errorf("barrier before iteration %d: %w", it, err)
+		}
+		before := cl.sent.Load()
+		start := time.Now()
+		err := p.Algorithm.Run(ctx, algos.Scoped(cl, 0, *seq), d.call)
+		elapsed := time.Since(start)
+		*seq++
+		if err != nil {
+			return st, fmt.Errorf("iteration %d: %w", it, err)
+		}
+		if w := d.wrong(); w > st.wrong {
+			st.wrong = w
+		}
+		if it >= opt.Warmup {
+			if it == opt.Warmup {
+				st.messages = cl.sent.Load() - before
+			}
+			st.times = append(st.times, elapsed.Seconds())
+		}
+		if beat != nil {
+			beat()
+		}
+	}
+	if len(d.buf0) >= 16<<20 {
+		// Give the point's buffers back before the next one allocates
+		// its own, outside any timed region.
+		d = nil
+		runtime.GC()
+	}
+	return st, nil
+}
+
+// gatherStats sends every rank's stats to rank 0, which returns the
+// point's result; other ranks return a zero Result.
+func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, opt Options, st rankStats) (Result, error) {
+	size := 8*opt.Iters + 16
+	encode := func(st rankStats) device.Host {
+		b := make(device.Host, size)
+		for i, t := range st.times {
+			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(t))
+		}
+		binary.LittleEndian.PutUint64(b[8*opt.Iters:], uint64(st.wrong))
+		binary.LittleEndian.PutUint64(b[8*opt.Iters+8:], uint64(st.messages))
+		return b
+	}
+	sl := algos.Scoped(l, commStats, uint64(p.Index))
+	if l.Rank() != 0 {
+		return Result{}, algos.Send(ctx, sl, 0, 0, encode(st))
+	}
+	n := l.Size()
+	bufs := make([]device.Host, n)
+	reqs := make([]algos.Request, 0, n)
+	for r := 1; r < n; r++ {
+		bufs[r] = make(device.Host, size)
+		reqs = append(reqs, sl.Irecv(r, 0, bufs[r]))
+	}
+	if err := l.Wait(ctx, reqs...); err != nil {
+		return Result{}, err
+	}
+	bufs[0] = encode(st)
+	slowest := make([]float64, opt.Iters)
+	var wrong, messages int64
+	for _, b := range bufs {
+		for i := range slowest {
+			slowest[i] = max(slowest[i], math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+		}
+		wrong += int64(binary.LittleEndian.Uint64(b[8*opt.Iters:]))
+		messages += int64(binary.LittleEndian.Uint64(b[8*opt.Iters+8:]))
+	}
+	return makeResult(p, slowest, wrong, messages), nil
+}
+
+// makeResult summarises a point's per-iteration times as a row.
+func makeResult(p sweep.Point, times []float64, wrong, messages int64) Result {
+	sorted := slices.Clone(times)
+	slices.Sort(sorted)
+	n := len(sorted)
+	med := sorted[n/2]
+	if n%2 == 0 {
+		med = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	row := sweep.Row{
+		Collective: p.Collective.Name,
+		Algorithm:  p.VariantName(),
+		World:      p.World,
+		Bytes:      p.UsedBytes(),
+		DType:      p.DType.String(),
+		Time:       med,
+		Params:     sweep.FormatParams(p.Params),
+		Repeats:    n,
+		TimeMin:    sorted[0],
+		TimeMax:    sorted[n-1],
+		Spread:     (sorted[n-1] - sorted[0]) / 2,
+		Messages:   messages,
+	}
+	if p.Collective.Reduces {
+		row.Op = p.Op.String()
+	}
+	if row.Bytes > 0 && row.Time > 0 {
+		row.AlgBW = float64(row.Bytes) / row.Time / 1e9
+		row.BusBW = row.AlgBW * p.Collective.BusFactor(p.World)
+	}
+	return Result{Row: row, Wrong: wrong, Times: times}
+}
+
+// countingLink counts the messages its rank sends to other ranks.
+type countingLink struct {
+	algos.Link
+	sent atomic.Int64
+}
+
+func (c *countingLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
+	if dst != c.Rank() {
+		c.sent.Add(1)
+	}
+	return c.Link.Isend(dst, tag, buf)
+}

@@ -1,0 +1,229 @@
+package live
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/nexar-go/nexar-go/plots"
+)
+
+// The figures of this package: predicted against measured times
+// (ComparePlot) and measured against predicted crossovers (VerifyPlot).
+// They follow the conventions of package plots: sizes in binary units at
+// powers of two, times in s/ms/µs, the Okabe-Ito palette.
+
+var (
+	colMeasured  = color.NRGBA{0x00, 0x72, 0xB2, 0xFF} // blue
+	colPredicted = color.NRGBA{0xD5, 0x5E, 0x00, 0xFF} // vermillion
+)
+
+// bytesTicks labels a log axis of message sizes at powers of two, every
+// step-th power so that labels do not collide.
+type bytesTicks struct{}
+
+func (bytesTicks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 {
+		lo = 1
+	}
+	a, b := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
+	step := math.Max(1, math.Ceil((b-a)/8))
+	var ts []plot.Tick
+	for e := a; e <= b; e++ {
+		v := math.Exp2(e)
+		if v < lo || v > hi {
+			continue
+		}
+		t := plot.Tick{Value: v}
+		if math.Mod(e, step) == 0 {
+			t.Label = plots.FormatBytes(v)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// secondsTicks labels a log axis of times at 1-2-5 steps.
+type secondsTicks struct{}
+
+func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v < lo*0.999 || v > hi*1.001 {
+				continue
+			}
+			ts = append(ts, plot.Tick{Value: v, Label: plots.FormatSeconds(v)})
+		}
+	}
+	if len(ts) < 2 {
+		return plot.LogTicks{}.Ticks(lo, hi)
+	}
+	return ts
+}
+
+func newPanel(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = bytesTicks{}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// line adds a line with markers to p, in c, dashed if asked.
+func line(p *plot.Plot, label string, xys plotter.XYs, c color.Color, dashed bool) error {
+	l, pts, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = c, vg.Points(1.5)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		pts.Shape = draw.RingGlyph{}
+	} else {
+		pts.Shape = draw.CircleGlyph{}
+	}
+	pts.Color, pts.Radius = c, vg.Points(2)
+	p.Add(l, pts)
+	if label != "" {
+		p.Legend.Add(label, l, pts)
+	}
+	return nil
+}
+
+// savePanels draws panels in a grid of cols columns into a PNG file,
+// written beside path and renamed into place.
+func savePanels(path string, panels []*plot.Plot, cols int) error {
+	if len(panels) == 0 {
+		return fmt.Errorf("live: no data to plot for %s", path)
+	}
+	cols = min(cols, len(panels))
+	rows := (len(panels) + cols - 1) / cols
+	const w, h = 5 * vg.Inch, 3.6 * vg.Inch
+	img := vgimg.NewWith(vgimg.UseWH(w*vg.Length(cols), h*vg.Length(rows)), vgimg.UseDPI(110))
+	dc := draw.New(img)
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+		for c := range cols {
+			if i := r*cols + c; i < len(panels) {
+				grid[r][c] = panels[i]
+			}
+		}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6),
+		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}
+	canvases := plot.Align(grid, tiles, dc)
+	for r := range grid {
+		for c, p := range grid[r] {
+			if p != nil {
+				p.Draw(canvases[r][c])
+			}
+		}
+	}
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it into place, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	os.Chmod(f.Name(), 0o644)
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// ComparePlot draws, for each collective, world size and algorithm, the
+// measured time (solid, with the spread over iterations as error bars)
+// and the predicted time (dashed) against message size, and writes the
+// figure as a PNG at path. Points of zero bytes are left out (the axis is
+// logarithmic).
+func ComparePlot(path string, cs []Comparison) error {
+	type key struct {
+		coll, alg string
+		world     int
+	}
+	var keys []key
+	groups := map[key][]Comparison{}
+	for _, c := range cs {
+		if c.Bytes <= 0 || c.Time <= 0 || c.Predicted <= 0 {
+			continue
+		}
+		k := key{c.Collective, c.Algorithm, c.World}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	var panels []*plot.Plot
+	for _, k := range keys {
+		g := groups[k]
+		slices.SortFunc(g, func(a, b Comparison) int { return a.Bytes - b.Bytes })
+		p := newPanel(fmt.Sprintf("%s %s, %d ranks", k.coll, k.alg, k.world), "message size", "time")
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = secondsTicks{}
+		meas := make(plotter.XYs, len(g))
+		pred := make(plotter.XYs, len(g))
+		errs := make(plotter.YErrors, len(g))
+		for i, c := range g {
+			meas[i] = plotter.XY{X: float64(c.Bytes), Y: c.Time}
+			pred[i] = plotter.XY{X: float64(c.Bytes), Y: c.Predicted}
+			lo, hi := c.Time-c.TimeMin, c.TimeMax-c.Time
+			if c.TimeMin <= 0 {
+				lo = 0
+			}
+			errs[i] = struct{ Low, High float64 }{lo, hi}
+		}
+		if err := line(p, "measured (median)", meas, colMeasured, false); err != nil {
+			return err
+		}
+		if err := line(p, "predicted", pred, colPredicted, true); err != nil {
+			return err
+		}
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{meas, errs})
+		if err == nil {
+			eb.Color = colMeasured
+			p.Add(eb)
+		}
+		panels = append(panels, p)
+	}
+	return savePanels(path, panels, 3)
+}

@@ -1,0 +1,5 @@
+package live
+
+import "syscall"
+
+func setDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

@@ -1,0 +1,29 @@
+//go:build unix
+
+package live
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setProcAttr puts the worker in a process group of its own, so that
+// killGroup reaches whatever it starts, and (on Linux) has the kernel kill
+// it when the launcher dies.
+func setProcAttr(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	setDeathSignal(cmd.SysProcAttr)
+}
+
+// killGroup kills the worker's process group.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		cmd.Process.Kill()
+	}
+}

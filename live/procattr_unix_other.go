@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package live
+
+import "syscall"
+
+// setDeathSignal does nothing where the kernel has no parent-death
+// signal: workers then rely on the launcher killing them on exit.
+func setDeathSignal(*syscall.SysProcAttr) {}

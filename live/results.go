@@ -1,0 +1,175 @@
+package live
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// Result is the measurement of one point on real ranks: a results.csv
+// row as nexar-sim writes it, with the count of wrong elements.
+//
+// The Row's fields mean what they mean for a simulated point, with
+// "repeat" read as "timed iteration": Time is the median over the timed
+// iterations of the slowest rank's time in each, TimeMin and TimeMax the
+// fastest and slowest such iteration, Spread half their difference,
+// Repeats the number of timed iterations, and Messages the messages all
+// ranks together sent to each other in one iteration.
+type Result struct {
+	sweep.Row
+	// Wrong is the number of elements, summed over ranks, that differed
+	// from the reference result, in each rank's worst iteration (warm-up
+	// included); -1 when unknown (a file of nexar-sim's has no such
+	// column).
+	Wrong int64
+	// Times are the timed iterations' times in seconds, each the slowest
+	// rank's, in the order they ran (not written to results.csv).
+	Times []float64
+}
+
+// Header is the header of the results.csv nexar-live writes: nexar-sim's
+// columns (sweep.Header), then wrong.
+var Header = append(slices.Clone(sweep.Header), "wrong")
+
+// Record returns r as CSV fields in the order of Header.
+func (r Result) Record() []string {
+	return append(r.Row.Record(), strconv.FormatInt(r.Wrong, 10))
+}
+
+// ResultsWriter writes results as CSV, the header first.
+type ResultsWriter struct {
+	w      *csv.Writer
+	header bool
+}
+
+// NewResultsWriter returns a writer of results to w.
+func NewResultsWriter(w io.Writer) *ResultsWriter { return &ResultsWriter{w: csv.NewWriter(w)} }
+
+// WriteHeader writes the header if it has not been written yet.
+func (c *ResultsWriter) WriteHeader() error {
+	if c.header {
+		return nil
+	}
+	c.header = true
+	return c.w.Write(Header)
+}
+
+// Write writes r, after the header, and flushes it: a run that dies
+// later keeps the rows already measured.
+func (c *ResultsWriter) Write(r Result) error {
+	if err := c.WriteHeader(); err != nil {
+		return err
+	}
+	if err := c.w.Write(r.Record()); err != nil {
+		return err
+	}
+	return c.Flush()
+}
+
+// Flush writes buffered data and returns the first error of any write.
+func (c *ResultsWriter) Flush() error {
+	c.w.Flush()
+	return c.w.Error()
+}
+
+// ReadResults reads a results file that nexar-live or nexar-sim wrote:
+// the header must start with sweep.Header and may add wrong. Rows of
+// nexar-sim's files get Wrong = -1.
+func ReadResults(r io.Reader) ([]Result, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, &sweep.CSVError{Line: 1, Msg: "empty file: want the header of a results file"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	hasWrong := false
+	switch {
+	case slices.Equal(head, Header):
+		hasWrong = true
+	case slices.Equal(head, sweep.Header):
+	default:
+		return nil, &sweep.CSVError{Line: 1, Msg: fmt.Sprintf("header %q is neither nexar-live's (%q) nor nexar-sim's", head, Header)}
+	}
+	var out []Result
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) != len(head) {
+			return nil, &sweep.CSVError{Line: line, Msg: fmt.Sprintf("%d fields, want %d", len(rec), len(head))}
+		}
+		res, err := parseResult(rec, hasWrong)
+		if err != nil {
+			return nil, &sweep.CSVError{Line: line, Msg: err.Error()}
+		}
+		out = append(out, res)
+	}
+}
+
+// ReadResultsFile reads the results file at path; errors name the file.
+func ReadResultsFile(path string) ([]Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rs, err := ReadResults(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rs, nil
+}
+
+func parseResult(rec []string, hasWrong bool) (Result, error) {
+	var firstErr error
+	col := func(i int) string { return sweep.Header[i] }
+	num := func(i int) int {
+		n, err := strconv.Atoi(rec[i])
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%s: %q is not a whole number", col(i), rec[i])
+		}
+		return n
+	}
+	flt := func(i int) float64 {
+		f, err := strconv.ParseFloat(rec[i], 64)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%s: %q is not a number", col(i), rec[i])
+		}
+		return f
+	}
+	r := Result{Row: sweep.Row{
+		Collective: rec[0], Algorithm: rec[1], World: num(2), Bytes: num(3), DType: rec[4],
+		Time: flt(5), AlgBW: flt(6), BusBW: flt(7), Params: rec[8], Op: rec[9], Repeats: num(10),
+		TimeMin: flt(11), TimeMax: flt(12), Spread: flt(13),
+	}, Wrong: -1}
+	m, err := strconv.ParseInt(rec[14], 10, 64)
+	if err != nil && firstErr == nil {
+		firstErr = fmt.Errorf("messages: %q is not a whole number", rec[14])
+	}
+	r.Messages = m
+	if hasWrong {
+		w, err := strconv.ParseInt(rec[15], 10, 64)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("wrong: %q is not a whole number", rec[15])
+		}
+		r.Wrong = w
+	}
+	if firstErr == nil && (r.World < 1 || r.Bytes < 0 || r.Time < 0) {
+		firstErr = fmt.Errorf("world %d, bytes %d, time %g: not a measurement", r.World, r.Bytes, r.Time)
+	}
+	return r, firstErr
+}

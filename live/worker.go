@@ -1,0 +1,204 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/realnet"
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// StatusFDEnv names the environment variable through which a launcher
+// tells a worker the file descriptor of its status pipe (Launcher sets it;
+// other launchers do not, and the worker then reports nothing there).
+const StatusFDEnv = "NEXAR_LIVE_STATUS_FD"
+
+// DefaultJoinTimeout bounds how long a worker waits for the world to
+// assemble.
+const DefaultJoinTimeout = 60 * time.Second
+
+// WorkerConfig configures one rank process of a run.
+type WorkerConfig struct {
+	// Scenario is the path of the scenario file; every rank reads it, and
+	// all must read the same (the ranks compare a hash before starting).
+	Scenario string
+	Options  Options
+	// Net tunes the transport. Credentials, if nil, are loaded from the
+	// files the environment names (NEXAR_CA, NEXAR_CERT, NEXAR_KEY).
+	Net realnet.Config
+	// Output is where rank 0 writes; its Scenario is set by Worker.
+	Output Output
+	// Getenv reads the launcher's environment (os.Getenv if nil).
+	Getenv func(string) string
+	// Status, if not nil, receives status lines for a launcher (see
+	// Launcher).
+	Status io.Writer
+	// JoinTimeout bounds assembling the world (DefaultJoinTimeout if 0).
+	JoinTimeout time.Duration
+}
+
+// Worker runs one rank of a run under any launcher: it reads its rank,
+// the world size and the rendezvous from the environment as
+// realnet.LaunchFromEnv defines it (torchrun, Slurm, mpirun or nexar's
+// own variables), joins the world over QUIC, measures the scenario's
+// points of that world size, and on rank 0 writes the results. It returns
+// rank 0's report (nil on other ranks).
+//
+// On failure the rank leaves the world at once (realnet.Link.Abort), so
+// the others learn which rank gave up instead of waiting for a timeout.
+func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	st := newStatus(cfg.Status)
+	fail := func(err error) (*Report, error) {
+		st.errorf(err)
+		return nil, err
+	}
+	la, err := realnet.LaunchFromEnv(getenv)
+	if err != nil {
+		return fail(err)
+	}
+	s, err := scenario.Load(cfg.Scenario)
+	if err != nil {
+		return fail(err)
+	}
+	job, err := NewJob(s, la.World, cfg.Options)
+	if err != nil {
+		return fail(err)
+	}
+	jt := cfg.JoinTimeout
+	if jt <= 0 {
+		jt = DefaultJoinTimeout
+	}
+	jctx, cancel := context.WithTimeout(ctx, jt)
+	link, err := realnet.Start(jctx, la, cfg.Net)
+	cancel()
+	if err != nil {
+		return fail(fmt.Errorf("live: joining a world of %d through %s: %w", la.World, la.Seed, err))
+	}
+	st.printf("ready %d", link.Rank())
+	out := cfg.Output
+	out.Scenario = s
+	if out.Preamble == nil {
+		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
+	}
+	rep, err := runLinked(ctx, link, job, out, st)
+	if err != nil && !IsWrongData(err) {
+		link.Abort()
+		return rep, err
+	}
+	if cerr := link.Close(); cerr != nil {
+		st.errorf(cerr)
+		return rep, fmt.Errorf("live: leaving the world: %w", cerr)
+	}
+	st.printf("done")
+	return rep, err // nil, or wrong data (which every rank finished)
+}
+
+// runLinked runs job on one connected rank; rank 0 records the results
+// in out. A failure is reported on the status pipe.
+func runLinked(ctx context.Context, link algos.Link, job *Job, out Output, st *status) (*Report, error) {
+	var rec *recorder
+	if link.Rank() == 0 {
+		var err error
+		if rec, err = newRecorder(out); err != nil {
+			st.errorf(err)
+			return nil, err
+		}
+	}
+	hooks := RankHooks{
+		Point: func(p sweep.Point) { st.printf("point %d %s", p.Index, p) },
+		Iter:  st.beat,
+	}
+	if rec != nil {
+		hooks.Result = rec.add
+	}
+	_, err := RunRank(ctx, link, job, hooks)
+	if err != nil {
+		st.errorf(err)
+	}
+	if rec == nil {
+		return nil, err
+	}
+	return rec.finish(err)
+}
+
+// Preamble is the first lines of a run's table: what runs where.
+func Preamble(job *Job, where string) []string {
+	lines := []string{
+		fmt.Sprintf("nexar-live: %s", where),
+		fmt.Sprintf("warmup iters: %d iters: %d, time: slowest rank per iteration, median over iterations; #wrong: elements differing from the reference", job.Options.Warmup, job.Options.Iters),
+	}
+	if len(job.Skipped) > 0 {
+		lines = append(lines, fmt.Sprintf("left out: the scenario's world sizes %v (this run has %d ranks)", job.Skipped, job.Points[0].World))
+	}
+	return lines
+}
+
+// Blamed returns the rank an error of a run blames: the lost peer of a
+// *realnet.PeerError, or the first peer a *realnet.TimeoutError waited
+// for; -1 when it names none.
+func Blamed(err error) int {
+	var pe *realnet.PeerError
+	if errors.As(err, &pe) {
+		return pe.Rank
+	}
+	var te *realnet.TimeoutError
+	if errors.As(err, &te) {
+		if ps := te.Peers(); len(ps) > 0 {
+			return ps[0]
+		}
+	}
+	return -1
+}
+
+// status writes the status protocol a Launcher reads, one line per event:
+//
+//	ready RANK          connected
+//	point INDEX DESC    starting a point
+//	alive               an iteration finished (at most every 200 ms)
+//	error BLAMED MSG    failed; BLAMED is the peer the error names, or -1
+//	done                finished
+type status struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last time.Time
+}
+
+func newStatus(w io.Writer) *status { return &status{w: w} }
+
+func (s *status) printf(format string, args ...any) {
+	if s == nil || s.w == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, format+"\n", args...)
+	s.last = time.Now()
+}
+
+func (s *status) beat() {
+	if s == nil || s.w == nil {
+		return
+	}
+	s.mu.Lock()
+	due := time.Since(s.last) >= 200*time.Millisecond
+	s.mu.Unlock()
+	if due {
+		s.printf("alive")
+	}
+}
+
+func (s *status) errorf(err error) {
+	s.printf("error %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
+}
