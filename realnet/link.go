@@ -163,8 +163,18 @@ func (l *Link) finishLocked(r *request, err error) bool {
 	return true
 }
 
+// finish completes r, which the calling goroutine owns (stIO), with err.
+// A receive's staging commit runs first, outside the link's lock: a
+// device copy must not hold up the other ranks' messages.
 func (l *Link) finish(r *request, err error) {
+	commit := r.commit
+	if err == nil && commit != nil {
+		err = commit()
+	}
 	l.mu.Lock()
+	if commit != nil {
+		r.commit = nil // run already
+	}
 	l.finishLocked(r, err)
 	l.mu.Unlock()
 }
