@@ -46,6 +46,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(rest, stdout, stderr)
 	case "worker":
 		return workerCmd(rest, stdout, stderr)
+	case "compare":
+		return compareCmd(rest, stdout, stderr)
+	case "calibrate":
+		return calibrateCmd(rest, stdout, stderr)
 	case "ca":
 		return caCmd(rest, stdout, stderr)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/scenario"
 )
 
 var full = flag.Bool("full", false, "run the full loopback sweep (every allreduce algorithm, 8 B..64 MiB, 4 ranks; minutes)")
@@ -85,7 +86,61 @@ func TestRunAllreduce(t *testing.T) {
 				}
 			}
 			checkRun(t, out, np, 10*4)
+			if np == 4 {
+				checkCalibrate(t, out)
+			}
 		})
+	}
+}
+
+// checkCalibrate calibrates the model on a run's results and predicts
+// them with it.
+func checkCalibrate(t *testing.T, out string) {
+	t.Helper()
+	results := filepath.Join(out, live.ResultsFile)
+	cal := filepath.Join(out, "calibrated.toml")
+	code, stdout, stderr := runCLI("calibrate", results, "--out", cal)
+	if code != exitOK || !strings.Contains(stdout, "alpha-beta model fitted to 40 samples") {
+		t.Fatalf("calibrate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	t.Logf("calibrate:\n%s", stdout)
+	if _, err := scenario.Load(cal); err != nil {
+		t.Fatalf("calibrated scenario: %v", err)
+	}
+	code, stdout, stderr = runCLI("compare", cal, results, "--out", filepath.Join(out, "cal"))
+	if code != exitOK || !strings.Contains(stdout, "40 points: median |predicted/measured - 1|") {
+		t.Fatalf("compare: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "cal", live.ComparePlotFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestCalibrateLogs calibrates from the sample benchmark logs of package
+// live and writes scenarios nexar-sim reads.
+func TestCalibrateLogs(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"../../live/testdata/nccl-allreduce.log"}, "alpha  = 2.5 µs"},
+		{[]string{"--world", "4", "../../live/testdata/osu-allreduce.log"}, "(1.2 GB/s)"},
+		{[]string{"--model", "loggp", "--world", "2", "--dtype", "u8", "../../live/testdata/osu-bcast-full.log"}, "loggp model fitted to 9 samples"},
+	} {
+		out := filepath.Join(dir, "c.toml")
+		code, stdout, stderr := runCLI(append([]string{"calibrate", "--out", out}, c.args...)...)
+		if code != exitOK || !strings.Contains(stdout, c.want) {
+			t.Errorf("%q: exit %d, want %q in\n%s%s", c.args, code, c.want, stdout, stderr)
+			continue
+		}
+		if _, err := scenario.Load(out); err != nil {
+			t.Errorf("%q: %v", c.args, err)
+		}
+	}
+	code, _, stderr := runCLI("calibrate", "../../live/testdata/osu-allreduce.log")
+	if code != exitUsage || !strings.Contains(stderr, "give the world size") {
+		t.Errorf("OSU log without --world: exit %d, %s", code, stderr)
 	}
 }
 
