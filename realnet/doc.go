@@ -34,12 +34,12 @@
 // development machine, shared with other jobs, so ranges over runs):
 //
 //	                                          stream per message   long-lived stream
-//	8-byte ping-pong, round trip                   47-72 us             43-45 us
-//	8-byte message sent behind 32 MiB in flight    1.1-5.9 ms           71-156 ms
+//	8-byte ping-pong, round trip                   47-85 us             43-62 us
+//	8-byte message sent behind 32 MiB in flight    0.8-5.9 ms           71-216 ms
 //
 // A long-lived stream is a little cheaper per message, but everything
 // queued on it waits for what is ahead: a barrier or a clear-to-send
-// behind a large transfer waits for all of it (here 30 to 60 times
+// behind a large transfer waits for all of it (here 30 to 90 times
 // longer), and a message whose receive is not posted blocks every message
 // behind it, which deadlocks an algorithm that posts its receives in
 // another order than its peer sends. Separate streams are scheduled by
