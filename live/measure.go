@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
@@ -53,12 +52,14 @@ func (e *JobMismatchError) Error() string {
 
 // RunRank measures every point of job on one rank, l, of a world of
 // job's world size; every rank of the world calls it with the same job.
-// For each point each rank restores its input, waits at a barrier, runs
-// the collective and times it; then it checks its output against the
-// reference. Warm-up iterations come first and are not timed. After each
-// point every rank sends its times and wrong-element count to rank 0,
-// which makes the point's Result: per iteration the slowest rank's time,
-// then the median over iterations.
+// For each point each rank restores its input, starts at an instant all
+// ranks agreed on (see start.go: not a barrier, which ranks leave a
+// latency apart), runs the collective and times it from that instant;
+// then it checks its output against the reference. Warm-up iterations
+// come first and are not timed. After each point every rank sends its
+// times and wrong-element count to rank 0, which makes the point's
+// Result: per iteration the slowest rank's time, then the median over
+// iterations.
 //
 // Rank 0 returns the results; the other ranks return nil. An error of the
 // collective (a lost peer, a timeout) ends the run, wrapped with the point
@@ -74,11 +75,12 @@ func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Re
 	opt := job.Options.withDefaults()
 	var results []Result
 	var seq uint64
+	start := &starter{l: l}
 	for _, p := range job.Points {
 		if hooks.Point != nil {
 			hooks.Point(p)
 		}
-		st, err := measurePoint(ctx, cl, p, opt, &seq, hooks.Iter)
+		st, err := measurePoint(ctx, cl, p, opt, &seq, start, hooks.Iter)
 		if err != nil {
 			return nil, fmt.Errorf("%v: %w", p, err)
 		}
@@ -148,23 +150,28 @@ type rankStats struct {
 	times    []float64 // timed iterations, seconds
 	wrong    int64     // worst iteration
 	messages int64     // sent to other ranks in one iteration
+	late     int64     // iterations this rank started late
 }
 
-func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, beat func()) (rankStats, error) {
+func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, start *starter, beat func()) (rankStats, error) {
 	d, err := newRankData(p, cl.Rank())
 	if err != nil {
 		return rankStats{}, err
 	}
+	if err := start.sync(ctx); err != nil {
+		return rankStats{}, fmt.Errorf("synchronising clocks: %w", err)
+	}
+	late0 := start.late
 	st := rankStats{times: make([]float64, 0, opt.Iters)}
 	for it := range opt.Warmup + opt.Iters {
 		d.reset()
-		if err := algos.BarrierDissemination(ctx, algos.Scoped(cl.Link, commBarrier, *seq)); err != nil {
-			return st, fmt.Errorf("barrier before iteration %d: %w", it, err)
+		t0, err := start.start(ctx)
+		if err != nil {
+			return st, fmt.Errorf("starting iteration %d: %w", it, err)
 		}
 		before := cl.sent.Load()
-		start := time.Now()
-		err := p.Algorithm.Run(ctx, algos.Scoped(cl, 0, *seq), d.call)
-		elapsed := time.Since(start)
+		err = p.Algorithm.Run(ctx, algos.Scoped(cl, 0, *seq), d.call)
+		elapsed := clock() - t0
 		*seq++
 		if err != nil {
 			return st, fmt.Errorf("iteration %d: %w", it, err)
@@ -176,11 +183,14 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 			if it == opt.Warmup {
 				st.messages = cl.sent.Load() - before
 			}
-			st.times = append(st.times, elapsed.Seconds())
+			st.times = append(st.times, float64(elapsed)/1e9)
 		}
 		if beat != nil {
 			beat()
 		}
+	}
+	if cl.Rank() != 0 {
+		st.late = start.late - late0
 	}
 	if len(d.buf0) >= 16<<20 {
 		// Give the point's buffers back before the next one allocates
@@ -194,7 +204,7 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 // gatherStats sends every rank's stats to rank 0, which returns the
 // point's result; other ranks return a zero Result.
 func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, opt Options, st rankStats) (Result, error) {
-	size := 8*opt.Iters + 16
+	size := 8*opt.Iters + 24
 	encode := func(st rankStats) device.Host {
 		b := make(device.Host, size)
 		for i, t := range st.times {
@@ -202,6 +212,7 @@ func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, opt Options, 
 		}
 		binary.LittleEndian.PutUint64(b[8*opt.Iters:], uint64(st.wrong))
 		binary.LittleEndian.PutUint64(b[8*opt.Iters+8:], uint64(st.messages))
+		binary.LittleEndian.PutUint64(b[8*opt.Iters+16:], uint64(st.late))
 		return b
 	}
 	sl := algos.Scoped(l, commStats, uint64(p.Index))
@@ -220,15 +231,18 @@ func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, opt Options, 
 	}
 	bufs[0] = encode(st)
 	slowest := make([]float64, opt.Iters)
-	var wrong, messages int64
+	var wrong, messages, late int64
 	for _, b := range bufs {
 		for i := range slowest {
 			slowest[i] = max(slowest[i], math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
 		}
 		wrong += int64(binary.LittleEndian.Uint64(b[8*opt.Iters:]))
 		messages += int64(binary.LittleEndian.Uint64(b[8*opt.Iters+8:]))
+		late += int64(binary.LittleEndian.Uint64(b[8*opt.Iters+16:]))
 	}
-	return makeResult(p, slowest, wrong, messages), nil
+	r := makeResult(p, slowest, wrong, messages)
+	r.LateStarts = late
+	return r, nil
 }
 
 // makeResult summarises a point's per-iteration times as a row.

@@ -26,6 +26,7 @@ import (
 var (
 	colMeasured  = color.NRGBA{0x00, 0x72, 0xB2, 0xFF} // blue
 	colPredicted = color.NRGBA{0xD5, 0x5E, 0x00, 0xFF} // vermillion
+	colGrey      = color.NRGBA{0x7F, 0x7F, 0x7F, 0xFF}
 )
 
 // bytesTicks labels a log axis of message sizes at powers of two, every
@@ -71,6 +72,36 @@ func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
 		return plot.LogTicks{}.Ticks(lo, hi)
 	}
 	return ts
+}
+
+// ratioTicks labels a log axis of ratios.
+type ratioTicks struct{}
+
+func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for _, v := range []float64{0.05, 0.1, 0.2, 0.25, 0.5, 0.8, 1, 1.25, 2, 4, 5, 10, 20} {
+		if v >= lo && v <= hi {
+			ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprintf("%g", v)})
+		}
+	}
+	if len(ts) < 2 {
+		return plot.LogTicks{}.Ticks(lo, hi)
+	}
+	return ts
+}
+
+// vline draws a vertical line at x across [lo, hi].
+func vline(p *plot.Plot, label string, x, lo, hi float64, c color.Color, dashes []vg.Length) error {
+	l, err := plotter.NewLine(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}})
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width, l.Dashes = c, vg.Points(1.2), dashes
+	p.Add(l)
+	if label != "" {
+		p.Legend.Add(label, l)
+	}
+	return nil
 }
 
 func newPanel(title, x, y string) *plot.Plot {
@@ -226,4 +257,68 @@ func ComparePlot(path string, cs []Comparison) error {
 		panels = append(panels, p)
 	}
 	return savePanels(path, panels, 3)
+}
+
+// VerifyPlot draws, for each checked crossover, the ratio of the two
+// variants' times (below-variant over above-variant: under 1 the first
+// wins) against message size, measured (solid) and predicted by the model
+// (dashed), with vertical lines at the table's crossover (grey), the
+// simulated one (vermillion, dotted) and the measured one (blue), and
+// writes the figure as a PNG at path.
+func VerifyPlot(path string, checks []CrossoverCheck) error {
+	var panels []*plot.Plot
+	for _, c := range checks {
+		t := c.Target
+		p := newPanel(fmt.Sprintf("%s, %d ranks: %s / %s", t.Collective, t.World, t.Below, t.Above), "message size", "time ratio")
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = ratioTicks{}
+		meas := make(plotter.XYs, len(c.Sizes))
+		lo, hi := 1.0, 1.0
+		for i, n := range c.Sizes {
+			meas[i] = plotter.XY{X: float64(n), Y: c.BelowTime[i] / c.AboveTime[i]}
+			lo, hi = math.Min(lo, meas[i].Y), math.Max(hi, meas[i].Y)
+		}
+		if err := line(p, "measured", meas, colMeasured, false); err != nil {
+			return err
+		}
+		if c.Simulated != nil {
+			pred := make(plotter.XYs, 0, len(c.Sizes))
+			for i, n := range c.Sizes {
+				if c.BelowPredicted[i] > 0 && c.AbovePredicted[i] > 0 {
+					pred = append(pred, plotter.XY{X: float64(n), Y: c.BelowPredicted[i] / c.AbovePredicted[i]})
+					lo, hi = math.Min(lo, pred[len(pred)-1].Y), math.Max(hi, pred[len(pred)-1].Y)
+				}
+			}
+			if len(pred) > 0 {
+				if err := line(p, "predicted", pred, colPredicted, true); err != nil {
+					return err
+				}
+			}
+		}
+		lo, hi = lo/1.1, hi*1.1
+		x0, x1 := float64(c.Sizes[0]), float64(c.Sizes[len(c.Sizes)-1])
+		one, err := plotter.NewLine(plotter.XYs{{X: x0, Y: 1}, {X: x1, Y: 1}})
+		if err != nil {
+			return err
+		}
+		one.Color, one.Width = color.Black, vg.Points(0.8)
+		p.Add(one)
+		if err := vline(p, "table: "+formatBytesF(float64(t.Predicted)), float64(t.Predicted), lo, hi, colGrey, []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
+			return err
+		}
+		if c.Simulated != nil && !math.IsNaN(c.Simulated.Bytes) {
+			if err := vline(p, "simulated: "+c.Simulated.String(), c.Simulated.Bytes, lo, hi, colPredicted, []vg.Length{vg.Points(1.5), vg.Points(2)}); err != nil {
+				return err
+			}
+		}
+		if !math.IsNaN(c.Measured.Bytes) {
+			if err := vline(p, "measured: "+c.Measured.String(), c.Measured.Bytes, lo, hi, colMeasured, nil); err != nil {
+				return err
+			}
+		} else {
+			p.Legend.Add("measured: " + c.Measured.String())
+		}
+		panels = append(panels, p)
+	}
+	return savePanels(path, panels, 2)
 }

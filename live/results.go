@@ -31,6 +31,10 @@ type Result struct {
 	// Times are the timed iterations' times in seconds, each the slowest
 	// rank's, in the order they ran (not written to results.csv).
 	Times []float64
+	// LateStarts counts the iterations, over all ranks, that a rank
+	// started after the agreed instant (see RunRank; not written to
+	// results.csv): their times include the delay.
+	LateStarts int64
 }
 
 // Header is the header of the results.csv nexar-live writes: nexar-sim's

@@ -50,6 +50,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return compareCmd(rest, stdout, stderr)
 	case "calibrate":
 		return calibrateCmd(rest, stdout, stderr)
+	case "verify":
+		return verifyCmd(rest, stdout, stderr)
+	case "peer":
+		return peerCmd(rest, stdout, stderr)
 	case "ca":
 		return caCmd(rest, stdout, stderr)
 	}
@@ -228,28 +232,50 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if len(job.Skipped) > 0 {
 		fmt.Fprintf(stderr, "nexar-live run: measuring world size %d only; leaving out the scenario's world sizes %v\n", *np, job.Skipped)
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	var em *live.Emulation
 	if *emulate != "" {
-		em, err := live.ParseEmulation(*emulate)
+		e, err := live.ParseEmulation(*emulate)
 		if err != nil {
 			return usageError(stderr, "run", "--emulate: %v", err)
 		}
-		o := live.Output{Dir: *out, Table: stdout, Scenario: s, NoCompare: *noCompare}
-		_, err = live.RunEmulated(ctx, em, job, o, cfg)
-		return finish(stderr, "run", *out, err)
+		em = &e
 	}
-	wargs := append([]string{"worker", abs(pos[0]), "--out", abs(*out)}, m.workerArgs()...)
-	if *noCompare {
+	ctx, stop := signalContext()
+	defer stop()
+	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare}, stdout, stderr)
+	return finish(stderr, "run", *out, err)
+}
+
+// measurement is one run: a scenario's job on np ranks, as processes on
+// this machine or in this process over an emulated network.
+type measurement struct {
+	np        int
+	file      string
+	s         *scenario.Scenario
+	job       *live.Job
+	out       string
+	m         measureFlags
+	cfg       realnet.Config
+	emulate   *live.Emulation
+	noCompare bool
+}
+
+// measure runs it; rank 0 writes its outputs into out.
+func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error {
+	if r.emulate != nil {
+		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, NoCompare: r.noCompare}
+		_, err := live.RunEmulated(ctx, *r.emulate, r.job, o, r.cfg)
+		return err
+	}
+	wargs := append([]string{"worker", abs(r.file), "--out", abs(r.out)}, r.m.workerArgs()...)
+	if r.noCompare {
 		wargs = append(wargs, "--no-compare")
 	}
-	l, err := launcher(*np, wargs, m, stdout, stderr)
+	l, err := launcher(r.np, wargs, r.m, stdout, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
-		return exitRanks
+		return err
 	}
-	err = l.Run(ctx)
-	return finish(stderr, "run", *out, err)
+	return l.Run(ctx)
 }
 
 // launcher returns a launcher of np workers running this executable with

@@ -8,6 +8,8 @@ Usage:
   nexar-live worker SCENARIO.toml --out DIR [flags]     (one rank, under srun, torchrun, mpirun)
   nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]
   nexar-live calibrate [--model alpha-beta|loggp] [--out FILE.toml] MEASUREMENTS...
+  nexar-live verify TUNING.toml --np N[,M...] --out DIR [--emulate SPEC] [--scenario S]
+  nexar-live peer RESULTS.csv PEER.log
   nexar-live ca DIR
   nexar-live help [COMMAND]
 
@@ -19,6 +21,9 @@ Commands:
   compare    predict measured points with a scenario's model: error, worst points
   calibrate  fit a model's parameters to measurements (results.csv, nccl-tests
              or OSU logs) and write a scenario file with it that nexar-sim reads
+  verify     measure the algorithms of a tuning table's crossovers around the
+             predicted sizes and report predicted against measured crossovers
+  peer       busbw of nexar-live against another library's log, size by size
   ca         make a cluster CA and a certificate for the ranks of cluster runs
   help       show help for a command
 
@@ -189,6 +194,63 @@ Example:
   nexar-live calibrate live-out/results.csv --out calibrated.toml
   nexar-live calibrate --world 16 osu_allreduce.log --out cluster.toml
   nexar-live calibrate --model loggp all_reduce_perf.log
+`,
+	"verify": `Usage: nexar-live verify TUNING.toml --np N[,M...] --out DIR [flags]
+
+Checks the crossovers of a tuning table (algos.Tuning's format, as
+nexar-sim derives it) on real ranks. For each world size N, the table's
+first crossover entry for N gives, between consecutive steps, a predicted
+crossover: step k-1's algorithm below step k's from_bytes, step k's from
+there. Both algorithms run at sizes around it (--span octaves each side,
+one size per octave, and --per-octave sizes per octave within --dense
+octaves of it), then the measured crossover is read from their times: the
+boundary that the fewest sizes contradict (the fastest algorithm changes
+once, noise aside), interpolated where the difference of the two times
+crosses zero.
+
+Writes DIR/pN/ (the generated scenario, results.csv), DIR/verify.csv
+(collective, world, below, above, table_bytes, simulated_bytes,
+measured_bytes, measured_lo, measured_hi, measured_side,
+disagreeing_sizes, sizes, ratio = measured / table) and DIR/verify.png
+(the time ratio of the two algorithms against size, with the crossovers),
+and prints the table. simulated_bytes is the crossover of the model's
+predictions at the measured sizes: the --scenario's [network], or with
+--emulate the emulated network's alpha-beta model.
+
+A measured_side of "below" means the first algorithm won at every size
+(the crossover is above them), "above" that the second did.
+
+Flags:
+  --np N[,M...]        world sizes, one run each (required)
+  --out DIR            output directory (required)
+  --emulate SPEC       run over an emulated network (see 'nexar-live help run')
+  --scenario FILE      scenario whose [network] predicts the points
+  --span S             octaves measured on each side (default 4)
+  --dense D            octaves on each side measured densely (default 1)
+  --per-octave K       sizes per octave in the dense part (default 4)
+  --dtype T            element type (default f32)
+` + measureFlagsHelp + `
+Example (a table derived for a 5 ms, 10 MB/s network, checked on 6 ranks):
+  nexar-live verify tuning.toml --np 6 --emulate latency=5ms,bandwidth=10MB/s --out verify-out/
+`,
+	"peer": `Usage: nexar-live peer RESULTS.csv PEER.log [flags]
+
+Sets nexar-live's results beside another library's benchmark log of the
+same collective, world size and sizes (an nccl-tests log, such as
+scripts/ompi-allreduce's Open MPI program prints, or an OSU log): per size
+the peer's time and bus bandwidth, nexar-live's fastest algorithm there
+with its time and busbw, auto's busbw, and the ratio of nexar-live's
+fastest busbw to the peer's.
+
+Flags:
+  --name NAME          what to call the peer in the table (default "peer")
+  --format F           nccl-tests or osu (default: guessed)
+  --collective C       collective of a log that does not name it
+  --world N            ranks of a log that does not say (OSU)
+
+Example:
+  scripts/ompi-allreduce/run.sh --install --np 4
+  nexar-live peer ompi-peer-out/nexar/results.csv ompi-peer-out/ompi.log --name ompi
 `,
 	"ca": `Usage: nexar-live ca DIR [--name NAME]
 

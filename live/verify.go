@@ -1,0 +1,397 @@
+package live
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// Variant is an algorithm with the parameters a tuning table sets.
+type Variant struct {
+	Algorithm string
+	Params    map[string]int
+}
+
+func (v Variant) String() string {
+	if len(v.Params) == 0 {
+		return v.Algorithm
+	}
+	return v.Algorithm + "(" + strings.ReplaceAll(sweep.FormatParams(v.Params), ";", ",") + ")"
+}
+
+// CrossoverTarget is a crossover a tuning table predicts: on World ranks,
+// Below is chosen under Predicted bytes and Above from there on. Sizes are
+// where Verify measures both.
+type CrossoverTarget struct {
+	Collective   string
+	World        int
+	Below, Above Variant
+	// Predicted is the step's from_bytes.
+	Predicted int
+	Sizes     []int
+	// From names the table entry: "crossover 1 step 2".
+	From string
+}
+
+// TargetOptions say where around a predicted crossover to measure.
+type TargetOptions struct {
+	// Span is how many octaves (factors of two) on each side of the
+	// prediction to cover (default 4: from a sixteenth to 16 times).
+	Span int
+	// Dense is how many octaves on each side are covered densely (default
+	// 1), with PerOctave sizes per octave (default 4); the rest of the
+	// span has one size per octave.
+	Dense, PerOctave int
+	// MaxBytes caps the sizes (default 256 MiB).
+	MaxBytes int
+}
+
+func (o TargetOptions) withDefaults() TargetOptions {
+	if o.Span <= 0 {
+		o.Span = 4
+	}
+	if o.Dense <= 0 {
+		o.Dense = 1
+	}
+	if o.PerOctave <= 0 {
+		o.PerOctave = 4
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 256 << 20
+	}
+	return o
+}
+
+// Targets lists the crossovers of table t that apply to a world of world
+// ranks: for each collective, the first crossover entry whose world range
+// holds world (the one the table selects by), each of its steps after the
+// first giving one target. The notes say what was left out: rules are not
+// crossovers, and a table without an entry for the world has nothing to
+// verify there.
+func Targets(t *algos.Tuning, world int, opt TargetOptions) ([]CrossoverTarget, []string) {
+	opt = opt.withDefaults()
+	var out []CrossoverTarget
+	var notes []string
+	for _, c := range t.Collectives {
+		var x *algos.Crossover
+		idx := 0
+		for i := range c.Crossovers {
+			cx := &c.Crossovers[i]
+			if world >= cx.MinWorld && (cx.MaxWorld == 0 || world <= cx.MaxWorld) {
+				x, idx = cx, i
+				break
+			}
+		}
+		if x == nil {
+			if len(c.Rules) > 0 || len(c.Crossovers) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: no crossover entry for %d ranks (its rules are not crossovers to verify)", c.Name, world))
+			}
+			continue
+		}
+		if len(x.Steps) < 2 {
+			notes = append(notes, fmt.Sprintf("%s on %d ranks: crossover %d has one step, no crossover", c.Name, world, idx+1))
+		}
+		for k := 1; k < len(x.Steps); k++ {
+			lo, hi := x.Steps[k-1], x.Steps[k]
+			out = append(out, CrossoverTarget{
+				Collective: c.Name, World: world,
+				Below:     Variant{lo.Algorithm, lo.Params},
+				Above:     Variant{hi.Algorithm, hi.Params},
+				Predicted: hi.FromBytes,
+				Sizes:     sizesAround(hi.FromBytes, world, opt),
+				From:      fmt.Sprintf("crossover %d step %d", idx+1, k+1),
+			})
+		}
+	}
+	return out, notes
+}
+
+// sizesAround lists sizes around a predicted crossover, geometrically,
+// each a multiple of world 8-byte elements, so that every collective's
+// layout divides it evenly whatever the element type.
+func sizesAround(pred int, world int, opt TargetOptions) []int {
+	unit := 8 * world
+	var sizes []int
+	add := func(f float64) {
+		n := int(math.Round(float64(pred)*f/float64(unit))) * unit
+		n = max(n, unit)
+		if n <= opt.MaxBytes && !slices.Contains(sizes, n) {
+			sizes = append(sizes, n)
+		}
+	}
+	for k := -opt.Span; k <= opt.Span; k++ {
+		if k >= -opt.Dense && k < opt.Dense {
+			for j := range opt.PerOctave {
+				add(math.Exp2(float64(k) + float64(j)/float64(opt.PerOctave)))
+			}
+		} else {
+			add(math.Exp2(float64(k)))
+		}
+	}
+	slices.Sort(sizes)
+	return sizes
+}
+
+// VerifyScenario writes the scenario file of a verification run: for
+// each target, a sweep of its two variants at its sizes on its world,
+// with real data; network is the [network] table to put in it (the
+// model that predicts the points, or a placeholder: a run measures, it
+// does not use the model).
+func VerifyScenario(w io.Writer, name string, network string, targets []CrossoverTarget, dt device.DType) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Written by nexar-live verify: both algorithms of each predicted crossover,\n# at sizes around it.\n")
+	fmt.Fprintf(&b, "name = %s\nseed = 1\n\n[network]\n%s\n", strconv.Quote(name), strings.TrimSpace(network))
+	for _, t := range targets {
+		// One sweep per variant (a sweep's params apply to all its
+		// algorithms), or one for both when neither has parameters.
+		groups := [][]Variant{{t.Below}, {t.Above}}
+		if len(t.Below.Params) == 0 && len(t.Above.Params) == 0 && t.Below.Algorithm != t.Above.Algorithm {
+			groups = [][]Variant{{t.Below, t.Above}}
+		}
+		for _, g := range groups {
+			names := make([]string, len(g))
+			for i, v := range g {
+				names[i] = v.Algorithm
+			}
+			fmt.Fprintf(&b, "\n# %s on %d ranks: %s below %s, %s from there (%s)\n", t.Collective, t.World, t.Below, formatBytes(t.Predicted), t.Above, t.From)
+			fmt.Fprintf(&b, "[[sweep]]\ncollective = %s\nalgorithms = [%s]\nworld = [%d]\nbytes = [%s]\ndtype = %s\ndata = \"host\"\n",
+				strconv.Quote(t.Collective), quoteAll(names), t.World, joinInts(t.Sizes), strconv.Quote(dt.String()))
+			if v := g[0]; len(v.Params) > 0 {
+				names := make([]string, 0, len(v.Params))
+				for n := range v.Params {
+					names = append(names, n)
+				}
+				slices.Sort(names)
+				parts := make([]string, len(names))
+				for i, n := range names {
+					parts[i] = fmt.Sprintf("%s = %d", n, v.Params[n])
+				}
+				fmt.Fprintf(&b, "params = { %s }\n", strings.Join(parts, ", "))
+			}
+		}
+	}
+	if _, err := scenario.Parse(name+".toml", b.Bytes()); err != nil {
+		return fmt.Errorf("live: the verification scenario does not parse: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// Crossover is where the faster of two variants changes, as read from
+// times at a set of sizes.
+type Crossover struct {
+	// Bytes is the crossover size: interpolated between Lo and Hi where
+	// the difference of the times crosses 0, else their geometric mean.
+	// NaN when the same variant wins at every size (see Side).
+	Bytes  float64
+	Lo, Hi int
+	// Side is "" for a crossover within the sizes, "below" when Below won
+	// everywhere (the crossover is above the largest size), "above" when
+	// Above won everywhere (it is below the smallest).
+	Side string
+	// Disagree is how many sizes the crossover misclassifies: sizes under
+	// it where Above was faster and over it where Below was. 0 for a
+	// clean crossover; noise shows here.
+	Disagree int
+}
+
+func (c Crossover) String() string {
+	switch c.Side {
+	case "below":
+		return fmt.Sprintf("> %s", formatBytes(c.Lo))
+	case "above":
+		return fmt.Sprintf("< %s", formatBytes(c.Hi))
+	}
+	return formatBytesF(c.Bytes)
+}
+
+// MeasuredCrossover finds the crossover of two variants from their times
+// at ascending sizes: the boundary that the fewest sizes disagree with
+// (Below faster under it, Above over it), the one nearest hint (a
+// predicted size; 0 for none) among equally good ones, interpolated
+// linearly where the difference of their times crosses 0 (exact for
+// times affine in the size, as alpha-beta's are). Measured
+// times are noisy: a single crossover that a few sizes contradict is a
+// better reading of them than every sign change.
+func MeasuredCrossover(sizes []int, below, above []float64, hint float64) Crossover {
+	m := len(sizes)
+	f := make([]float64, m)
+	for i := range sizes {
+		f[i] = math.Log(below[i] / above[i])
+	}
+	best, bestCost := -1, math.MaxInt
+	dist := func(j int) float64 {
+		if hint <= 0 {
+			return 0
+		}
+		var at float64
+		switch j {
+		case 0:
+			at = float64(sizes[0])
+		case m:
+			at = float64(sizes[m-1])
+		default:
+			at = math.Sqrt(float64(sizes[j-1]) * float64(sizes[j]))
+		}
+		return math.Abs(math.Log(at / hint))
+	}
+	for j := 0; j <= m; j++ { // the crossover lies before sizes[j]
+		cost := 0
+		for i := range m {
+			if i < j && f[i] > 0 || i >= j && f[i] < 0 {
+				cost++
+			}
+		}
+		if cost < bestCost || cost == bestCost && dist(j) < dist(best) {
+			best, bestCost = j, cost
+		}
+	}
+	c := Crossover{Disagree: bestCost, Bytes: math.NaN()}
+	switch best {
+	case 0:
+		c.Side, c.Hi, c.Lo = "above", sizes[0], sizes[0]
+		return c
+	case m:
+		c.Side, c.Lo, c.Hi = "below", sizes[m-1], sizes[m-1]
+		return c
+	}
+	c.Lo, c.Hi = sizes[best-1], sizes[best]
+	i := best - 1
+	if f[i] <= 0 && f[i+1] >= 0 && f[i] != f[i+1] {
+		// Times are close to affine in the size (alpha-beta's are
+		// exactly), so their difference is close to linear in it: its
+		// zero, interpolated linearly, is the crossover.
+		d1, d2 := below[i]-above[i], below[i+1]-above[i+1]
+		c.Bytes = float64(c.Lo) + float64(c.Hi-c.Lo)*d1/(d1-d2)
+	} else {
+		c.Bytes = math.Sqrt(float64(c.Lo) * float64(c.Hi))
+	}
+	return c
+}
+
+// CrossoverCheck is a predicted crossover beside the measured one.
+type CrossoverCheck struct {
+	Target CrossoverTarget
+	// Simulated is the crossover of the model's predictions at the
+	// measured sizes (nil without a model).
+	Simulated *Crossover
+	Measured  Crossover
+	// Times at each size of Target.Sizes that both variants ran:
+	// measured and (with a model) predicted, seconds.
+	Sizes                          []int
+	BelowTime, AboveTime           []float64
+	BelowPredicted, AbovePredicted []float64
+}
+
+// Ratio is the measured crossover over the table's, NaN when there is no
+// measured crossover within the sizes.
+func (c CrossoverCheck) Ratio() float64 {
+	return c.Measured.Bytes / float64(c.Target.Predicted)
+}
+
+// CheckCrossovers reads each target's crossover from measured comparisons
+// (results with predictions; predictions may be zero when there is no
+// model).
+func CheckCrossovers(targets []CrossoverTarget, cs []Comparison, withModel bool) ([]CrossoverCheck, error) {
+	type key struct {
+		alg   string
+		world int
+		bytes int
+	}
+	byKey := map[key]Comparison{}
+	for _, c := range cs {
+		byKey[key{c.Collective + "\x00" + c.Algorithm, c.World, c.Bytes}] = c
+	}
+	var out []CrossoverCheck
+	for _, t := range targets {
+		ck := CrossoverCheck{Target: t}
+		for _, n := range t.Sizes {
+			b, okB := byKey[key{t.Collective + "\x00" + t.Below.String(), t.World, n}]
+			a, okA := byKey[key{t.Collective + "\x00" + t.Above.String(), t.World, n}]
+			if !okB || !okA || b.Time <= 0 || a.Time <= 0 {
+				continue
+			}
+			ck.Sizes = append(ck.Sizes, n)
+			ck.BelowTime, ck.AboveTime = append(ck.BelowTime, b.Time), append(ck.AboveTime, a.Time)
+			ck.BelowPredicted, ck.AbovePredicted = append(ck.BelowPredicted, b.Predicted), append(ck.AbovePredicted, a.Predicted)
+		}
+		if len(ck.Sizes) < 2 {
+			return nil, fmt.Errorf("live: %s on %d ranks, %s against %s: measured at %d sizes, want at least 2",
+				t.Collective, t.World, t.Below, t.Above, len(ck.Sizes))
+		}
+		ck.Measured = MeasuredCrossover(ck.Sizes, ck.BelowTime, ck.AboveTime, float64(t.Predicted))
+		if withModel {
+			s := MeasuredCrossover(ck.Sizes, ck.BelowPredicted, ck.AbovePredicted, float64(t.Predicted))
+			ck.Simulated = &s
+		}
+		out = append(out, ck)
+	}
+	return out, nil
+}
+
+// VerifyHeader is the header of verify.csv.
+var VerifyHeader = []string{"collective", "world", "below", "above", "table_bytes", "simulated_bytes",
+	"measured_bytes", "measured_lo", "measured_hi", "measured_side", "disagreeing_sizes", "sizes", "ratio"}
+
+// WriteVerifyCSV writes checks as verify.csv: for each crossover, the
+// table's size, the simulated crossover at the measured sizes, the
+// measured one (the sizes it lies between, or which variant won at every
+// size), how many sizes contradict it, and measured / table.
+func WriteVerifyCSV(w io.Writer, checks []CrossoverCheck) error {
+	cw := csv.NewWriter(w)
+	cw.Write(VerifyHeader)
+	for _, c := range checks {
+		sim := ""
+		if c.Simulated != nil {
+			sim = formatFloat(c.Simulated.Bytes)
+		}
+		cw.Write([]string{c.Target.Collective, strconv.Itoa(c.Target.World), c.Target.Below.String(), c.Target.Above.String(),
+			strconv.Itoa(c.Target.Predicted), sim, formatFloat(c.Measured.Bytes), strconv.Itoa(c.Measured.Lo), strconv.Itoa(c.Measured.Hi),
+			c.Measured.Side, strconv.Itoa(c.Measured.Disagree), strconv.Itoa(len(c.Sizes)), formatFloat(c.Ratio())})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteVerifyTable prints checks as a table for people.
+func WriteVerifyTable(w io.Writer, checks []CrossoverCheck) {
+	fmt.Fprintf(w, "%-12s %5s  %-40s %10s %10s %10s %7s  %s\n", "collective", "world", "crossover (below -> above)", "table", "simulated", "measured", "ratio", "disagreeing sizes")
+	for _, c := range checks {
+		sim := "-"
+		if c.Simulated != nil {
+			sim = c.Simulated.String()
+		}
+		ratio := "-"
+		if r := c.Ratio(); !math.IsNaN(r) {
+			ratio = fmt.Sprintf("%.2f", r)
+		}
+		fmt.Fprintf(w, "%-12s %5d  %-40s %10s %10s %10s %7s  %d of %d\n", c.Target.Collective, c.Target.World,
+			c.Target.Below.String()+" -> "+c.Target.Above.String(), formatBytesF(float64(c.Target.Predicted)), sim, c.Measured.String(), ratio,
+			c.Measured.Disagree, len(c.Sizes))
+	}
+}
+
+// formatBytesF writes a fractional size in binary units.
+func formatBytesF(b float64) string {
+	switch {
+	case math.IsNaN(b):
+		return "-"
+	case b >= 1<<30:
+		return fmt.Sprintf("%.3g GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.3g MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.3g KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Peer comparison: allreduce bus bandwidth of nexar-live against Open MPI's
+# MPI_Allreduce over its TCP transport on loopback, same sizes, same
+# process count, in one run on this machine.
+#
+#   scripts/ompi-allreduce/run.sh [--install] [--np N] [--sizes LIST]
+#                                 [--iters N] [--warmup W] [--out DIR]
+#                                 [-- NEXAR-LIVE-RUN-FLAGS...]
+#
+# --install   install Open MPI from the distribution's packages first
+#             (apt-get update; apt-get install openmpi-bin libopenmpi-dev)
+# --np N      processes (default 4)
+# --sizes L   comma-separated sizes in bytes, K/M suffixes allowed
+#             (default 8,64,512,4K,32K,256K,2M,16M,64M)
+# --iters N   timed iterations per size (default 20), --warmup W untimed
+#             ones before them (default 5)
+# --out DIR   where the logs go (default ompi-peer-out)
+#
+# Open MPI runs with --mca pml ob1 --mca btl tcp,self (without "pml ob1"
+# UCX may be picked and the btl setting ignored), as in
+# shared/reference/machine-figures.md; nexar-live runs every allreduce
+# algorithm of the catalogue at the same sizes, with the flags after --
+# (say --trusted-network for plaintext bulk TCP, as Open MPI's TCP is).
+# The table at the end, from 'nexar-live peer', gives per size the busbw
+# of Open MPI, of nexar-live's fastest algorithm there, and their ratio.
+set -eu
+
+np=4
+sizes=8,64,512,4K,32K,256K,2M,16M,64M
+iters=20
+warmup=5
+out=ompi-peer-out
+install=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--install) install=1 ;;
+	--np) np=$2; shift ;;
+	--sizes) sizes=$2; shift ;;
+	--iters) iters=$2; shift ;;
+	--warmup) warmup=$2; shift ;;
+	--out) out=$2; shift ;;
+	--) shift; break ;;
+	*) echo "run.sh: unknown flag $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+if [ "$install" = 1 ]; then
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openmpi-bin libopenmpi-dev
+fi
+if ! command -v mpicc >/dev/null 2>&1; then
+	echo "run.sh: no mpicc: install Open MPI (run.sh --install, or apt-get install openmpi-bin libopenmpi-dev)" >&2
+	exit 2
+fi
+
+echo "== building ompi-allreduce" >&2
+mpicc -O2 -o "$out/ompi-allreduce" "$here/allreduce.c"
+echo "== building nexar-live" >&2
+(cd "$root" && go build -o "$out/nexar-live" ./cmd/nexar-live)
+
+# The same sizes for nexar-live, as a scenario of world N.
+bytes=$(echo "$sizes" | sed -e 's/\([0-9][0-9]*\)[kK]/"\1KiB"/g' -e 's/\([0-9][0-9]*\)[mM]/"\1MiB"/g' -e 's/\([0-9][0-9]*\)[gG]/"\1GiB"/g')
+cat >"$out/peer.toml" <<TOML
+# Written by scripts/ompi-allreduce/run.sh: the sizes Open MPI ran.
+name = "ompi-peer"
+[network]
+model = "alpha-beta"
+latency = "100us"
+bandwidth = "500MB/s"
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring", "pipelined_ring", "halving_doubling", "recursive_doubling", "binomial_tree", "rs_ag", "direct", "auto"]
+world = [$np]
+bytes = [$bytes]
+dtype = "f32"
+op = "sum"
+data = "host"
+TOML
+
+echo "== Open MPI, $np processes, TCP loopback" >&2
+mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+	"$out/ompi-allreduce" -l "$sizes" -w "$warmup" -n "$iters" | tee "$out/ompi.log"
+
+echo "== nexar-live, $np processes, QUIC + bulk TCP loopback" >&2
+"$out/nexar-live" run --np "$np" "$out/peer.toml" --out "$out/nexar" --warmup "$warmup" --iters "$iters" --no-compare "$@" | tee "$out/nexar.log"
+
+echo "== busbw per size" >&2
+"$out/nexar-live" peer --name ompi "$out/nexar/results.csv" "$out/ompi.log" | tee "$out/peer.txt"
