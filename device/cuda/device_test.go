@@ -345,7 +345,10 @@ func TestDeviceReduce(t *testing.T) {
 			sz := dt.Size()
 			for _, op := range device.Ops() {
 				for _, n := range lengths {
-					for _, o := range offsets {
+					for i, o := range offsets {
+						if n > 1<<20 && i > 0 {
+							break // one large case per kernel, aligned
+						}
 						o := [2]int{o[0] * sz, o[1] * sz}
 						where := fmt.Sprintf("%s %s n=%d offsets %v (seed %d)", dt, op, n, o, seed)
 						dh := make([]byte, n*sz)

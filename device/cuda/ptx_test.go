@@ -162,8 +162,11 @@ func TestPlanReduce(t *testing.T) {
 // values (zeros of both signs, infinities, NaNs, subnormals, extremes)
 // mixed in.
 func randomElements(rng *rand.Rand, b []byte, dt device.DType) {
-	for i := range b {
-		b[i] = byte(rng.Uint32())
+	for i := 0; i < len(b); i += 8 {
+		v := rng.Uint64()
+		for j := i; j < min(i+8, len(b)); j++ {
+			b[j] = byte(v >> (8 * (j - i)))
+		}
 	}
 	sz := dt.Size()
 	var specials []uint64
