@@ -19,7 +19,8 @@
 //   - Phantom has a length and no bytes. The simulator uses phantom buffers
 //     to time collectives over many thousands of ranks without allocating
 //     their data; Copy and Reduce check lengths and then do nothing.
-//   - Device memory (CUDA) is planned; it will implement the same interface.
+//   - Device memory (CUDA): package device/cuda implements the same interface
+//     over GPU memory, loading the driver at run time.
 //
 // Copy and Reduce return errors for mismatched lengths and unsupported
 // buffer pairs; ReduceHost is the unchecked kernel entry point under Reduce.
