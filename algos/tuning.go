@@ -52,13 +52,28 @@ import (
 //	count_below_world = false     # whether elements < world
 //	world_power_of_two = false    # whether the world is a power of two
 //
+//	# Optional: realnet's transport. Absent, realnet keeps its default
+//	# (realnet.DefaultBulkThreshold).
+//	[transport]
+//	bulk_threshold = 16384        # required in [transport]; see below
+//
 // Message bytes are as nccl-tests counts them (the buffer for allreduce).
 // Algorithms and parameters must exist in the catalogue; a table cannot
 // select "auto". Selection fails if nothing matches, so a table meant for
 // every case ends with a rule without conditions.
+//
+// bulk_threshold is the payload size in bytes from which a message takes
+// realnet's bulk TCP path instead of its QUIC stream: a whole number of
+// bytes, 0 or more, or the string "never" (every message on QUIC). 0 sends
+// every message that has a payload on the bulk path; an empty message has
+// nothing to move there and stays on QUIC, so 0 and 1 mean the same. The
+// threshold is a crossover like the others: nexar-sim derives it from a
+// scenario's [network.transport] description of the two paths.
 type Tuning struct {
 	Description string
 	Source      string
+	// Transport is the [transport] table; nil if the table has none.
+	Transport *TransportTuning
 	// Collectives are in ascending order of name, one per collective.
 	Collectives []TuningCollective
 }
@@ -102,6 +117,18 @@ type Rule struct {
 	// If not nil, whether the world size must be a power of two.
 	WorldPowerOfTwo *bool
 }
+
+// TransportTuning is the [transport] table of a Tuning: how realnet moves
+// messages.
+type TransportTuning struct {
+	// BulkThreshold is the payload size in bytes from which a message
+	// travels on the bulk path: 0 or more, or BulkNever.
+	BulkThreshold int
+}
+
+// BulkNever is the BulkThreshold of a table that keeps every message on
+// QUIC, written bulk_threshold = "never".
+const BulkNever = -1
 
 // Choice is what a Tuning table selects.
 type Choice struct {
@@ -240,6 +267,9 @@ type failFunc func(path, format string, args ...any) error
 // check validates what the TOML types cannot: that collectives, algorithms
 // and parameters exist, and that bounds and steps make sense.
 func (t *Tuning) check(fail failFunc) error {
+	if t.Transport != nil && t.Transport.BulkThreshold < 0 && t.Transport.BulkThreshold != BulkNever {
+		return fail("transport.bulk_threshold", "%d bytes: want 0 or more, or \"never\" (BulkNever)", t.Transport.BulkThreshold)
+	}
 	for i, c := range t.Collectives {
 		cp := "collective." + tomlKey(c.Name)
 		if i > 0 && t.Collectives[i-1].Name >= c.Name {
@@ -343,7 +373,7 @@ func (p *tuningParser) fail(path, format string, args ...any) error {
 
 func (p *tuningParser) tuning(raw map[string]any) *Tuning {
 	t := &Tuning{}
-	p.keys("", raw, "version", "description", "source", "collective")
+	p.keys("", raw, "version", "description", "source", "transport", "collective")
 	switch v, ok := raw["version"]; {
 	case !ok:
 		p.fail("version", "no version (this reader knows version %d)", TuningVersion)
@@ -352,6 +382,9 @@ func (p *tuningParser) tuning(raw map[string]any) *Tuning {
 	}
 	t.Description = p.str("description", raw["description"])
 	t.Source = p.str("source", raw["source"])
+	if v, ok := raw["transport"]; ok {
+		t.Transport = p.transport("transport", v)
+	}
 	colls := p.table("collective", raw["collective"])
 	for _, name := range sortedKeys(colls) {
 		cp := "collective." + tomlKey(name)
@@ -367,6 +400,31 @@ func (p *tuningParser) tuning(raw map[string]any) *Tuning {
 		t.Collectives = append(t.Collectives, c)
 	}
 	return t
+}
+
+// transport reads the [transport] table; it is nil only after an error.
+func (p *tuningParser) transport(path string, v any) *TransportTuning {
+	raw, ok := v.(map[string]any)
+	if !ok {
+		p.table(path, v) // reports the type
+		return nil
+	}
+	p.keys(path, raw, "bulk_threshold")
+	bt, ok := raw["bulk_threshold"]
+	if !ok {
+		p.fail(path, "no bulk_threshold (bytes, or \"never\"); leave [transport] out for realnet's default")
+		return nil
+	}
+	tt := &TransportTuning{}
+	if s, isStr := bt.(string); isStr {
+		if s != "never" {
+			p.fail(path+".bulk_threshold", "want a whole number of bytes or \"never\", not %q", s)
+		}
+		tt.BulkThreshold = BulkNever
+		return tt
+	}
+	tt.BulkThreshold = p.count(path+".bulk_threshold", bt, 0)
+	return tt
 }
 
 func (p *tuningParser) crossover(path string, raw map[string]any) Crossover {
@@ -560,6 +618,14 @@ func (t *Tuning) WriteTo(w io.Writer) (int64, error) {
 	}
 	if t.Source != "" {
 		fmt.Fprintf(&b, "source = %s\n", tomlString(t.Source))
+	}
+	if tt := t.Transport; tt != nil {
+		fmt.Fprintf(&b, "\n[transport]\n")
+		if tt.BulkThreshold == BulkNever {
+			fmt.Fprintf(&b, "bulk_threshold = \"never\"\n")
+		} else {
+			fmt.Fprintf(&b, "bulk_threshold = %d\n", tt.BulkThreshold)
+		}
 	}
 	for _, c := range t.Collectives {
 		cp := "collective." + tomlKey(c.Name)

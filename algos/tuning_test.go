@@ -113,6 +113,9 @@ version = 1
 description = "derived on \"worked\"\tα = 5 µs"
 source = "nexar-sim derive worked.toml"
 
+[transport]
+bulk_threshold = 12345
+
 [[collective.allreduce.crossover]]
 world = 16
 [[collective.allreduce.crossover.step]]
@@ -224,6 +227,52 @@ func TestTuningRoundTrip(t *testing.T) {
 	}
 }
 
+// TestTuningTransport reads the [transport] table in each of its forms and
+// writes it back.
+func TestTuningTransport(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want *algos.TransportTuning
+	}{
+		{"", nil},
+		{"[transport]\nbulk_threshold = 16384\n", &algos.TransportTuning{BulkThreshold: 16384}},
+		{"[transport]\nbulk_threshold = 0\n", &algos.TransportTuning{BulkThreshold: 0}},
+		{"[transport]\nbulk_threshold = \"never\"\n", &algos.TransportTuning{BulkThreshold: algos.BulkNever}},
+		{"transport = { bulk_threshold = 1 }\n", &algos.TransportTuning{BulkThreshold: 1}},
+		{"transport.bulk_threshold = 9007199254740993\n", &algos.TransportTuning{BulkThreshold: 9007199254740993}}, // above 2^53: kept exact
+	} {
+		table, err := algos.ParseTuning("t.toml", []byte("version = 1\n"+c.text))
+		if err != nil {
+			t.Errorf("%q: %v", c.text, err)
+			continue
+		}
+		if !reflect.DeepEqual(table.Transport, c.want) {
+			t.Errorf("%q: transport %+v, want %+v", c.text, table.Transport, c.want)
+		}
+		var out bytes.Buffer
+		table.WriteTo(&out)
+		back, err := algos.ParseTuning("written.toml", out.Bytes())
+		if err != nil {
+			t.Fatalf("%q: reading back %q: %v", c.text, out.String(), err)
+		}
+		if !reflect.DeepEqual(back.Transport, c.want) {
+			t.Errorf("%q: written as %q, read back as %+v", c.text, out.String(), back.Transport)
+		}
+		if has := strings.Contains(out.String(), "[transport]"); has != (c.want != nil) {
+			t.Errorf("%q: written as %q", c.text, out.String())
+		}
+	}
+	// A table may hold only the transport: what nexar-sim writes for a
+	// scenario whose sweeps have nothing to choose between.
+	only := &algos.Tuning{Transport: &algos.TransportTuning{BulkThreshold: 4096}}
+	if err := only.Validate(); err != nil {
+		t.Error(err)
+	}
+	if err := (&algos.Tuning{Transport: &algos.TransportTuning{BulkThreshold: -2}}).Validate(); err == nil {
+		t.Error("bulk threshold -2: no error")
+	}
+}
+
 func TestLoadTuning(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.toml")
 	if err := os.WriteFile(path, []byte(richTable), 0o644); err != nil {
@@ -288,6 +337,13 @@ func TestTuningErrors(t *testing.T) {
 			"[[collective.allreduce.crossover.step]]\nalgorithm = \"ring\"\n", 4, "no from_bytes"},
 		{head + "[[collective.allreduce.crossover]]\nworld = 4\n" +
 			"[[collective.allreduce.crossover.step]]\nfrom_bytes = 0\nalgorithm = \"ring\"\nto_bytes = 5\n", 7, `unknown key "to_bytes"`},
+		{head + "\n[transport]\nbulk_threshold = -1\n", 4, "below 0"},
+		{head + "[transport]\nbulk_threshold = \"16KiB\"\n", 3, `"never"`},
+		{head + "[transport]\nbulk_threshold = 1.5\n", 3, "want an integer"},
+		{head + "[transport]\nbulk_treshold = 4\n", 3, `unknown key "bulk_treshold"`},
+		{head + "\n[transport]\n", 3, "no bulk_threshold"},
+		{head + "transport = 3\n", 2, "want a table"},
+		{head + "[transport]\nbulk_threshold = 1\n" + rule + "algorithm = \"rign\"\n", 5, "rign"},
 		{head + "description = \"\"\"\nmany\n[[lines]]\n\"\"\"\n" + rule + "algorithm = \"rign\"\n", 7, "rign"}, // a multi-line string is skipped
 	} {
 		_, err := algos.ParseTuning("t.toml", []byte(c.text))
@@ -331,6 +387,9 @@ func FuzzParseTuning(f *testing.F) {
 	f.Add([]byte("version = 1\n[[collective.allreduce.rule]]\nalgorithm = 'ring'\nparams = {}\n"))
 	f.Add([]byte("version = 1\ncollective.allreduce.rule = [{algorithm = \"direct\", max_bytes = 8}]\n"))
 	f.Add([]byte("version = 1\n[collective.\"allreduce\".crossover]\n"))
+	f.Add([]byte("version = 1\n[transport]\nbulk_threshold = \"never\"\n"))
+	f.Add([]byte("version = 1\ntransport = { bulk_threshold = 0 }\n[[collective.allreduce.rule]]\nalgorithm = \"ring\"\n"))
+	f.Add([]byte("version = 1\n[transport]\nbulk_threshold = -1\n"))
 	f.Add([]byte("[[a.b]]\n[[a.b.c]]\nx = [\n1,\n]\ny = '''\n[[z]]\n'''\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		table, err := algos.ParseTuning("fuzz.toml", data)
