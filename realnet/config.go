@@ -3,6 +3,8 @@ package realnet
 import (
 	"errors"
 	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
 )
 
 // Config tunes a rank's transport. The zero value of every field but
@@ -56,6 +58,26 @@ type Config struct {
 // between 8 and 16 KiB on the development machine; see doc.go). It belongs
 // in the tuning table of each site, with the other crossovers.
 const DefaultBulkThreshold = 16 << 10
+
+// ApplyTuning takes the bulk threshold from t's [transport] table, where
+// nexar-sim writes the crossover it derives for a site: bulk_threshold =
+// "never" keeps every message on QUIC, 0 sends every message with a
+// payload on the bulk path (as 1 does: here 0 means the default). A nil
+// table, or one without [transport], leaves c as it is, so that the
+// default, or what the caller set, applies.
+func (c *Config) ApplyTuning(t *algos.Tuning) {
+	if t == nil || t.Transport == nil {
+		return
+	}
+	switch n := t.Transport.BulkThreshold; {
+	case n == algos.BulkNever:
+		c.BulkThreshold = -1
+	case n == 0:
+		c.BulkThreshold = 1
+	default:
+		c.BulkThreshold = n
+	}
+}
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Credentials == nil {

@@ -76,7 +76,9 @@
 // message, and the single TCP byte stream of a pair never carries a
 // payload nobody is ready for. The one-way time of a message on each path
 // (BenchmarkCrossover) crosses between 8 and 16 KiB on loopback, hence
-// DefaultBulkThreshold; the crossover belongs in each site's tuning table.
+// DefaultBulkThreshold; the crossover belongs in each site's tuning table
+// ([transport] bulk_threshold, which nexar-sim derives from a scenario's
+// [network.transport] and Config.ApplyTuning reads).
 //
 // The bulk connection is authenticated by a TLS 1.3 handshake with the
 // cluster certificates, then sealed by realnet itself with AES-128-GCM
