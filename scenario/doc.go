@@ -15,6 +15,12 @@
 //	bandwidth = "12.5GB/s"        # 1/beta: B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s, Gbit/s, ...
 //	reduce_bandwidth = "25GB/s"   # 1/gamma; optional, "inf" (free) by default
 //
+//	[network.transport]           # optional: realnet's two paths (Transport),
+//	quic_latency = "30us"         # from which nexar-sim derives the tuning
+//	quic_bandwidth = "1.65Gbit/s" # table's [transport] bulk_threshold; the
+//	bulk_latency = "10us"         # sweeps do not run on it
+//	bulk_bandwidth = "1.09GB/s"
+//
 //	[[fault]]                     # optional noise and faults, any number
 //	kind = "jitter"
 //	dist = "lognormal"

@@ -65,6 +65,10 @@ type Network struct {
 	// Faults are those of the file's [[fault]] tables, which every run
 	// of the model suffers.
 	Faults []sim.Fault
+	// Transport describes realnet's QUIC and bulk paths, from
+	// [network.transport], for deriving the bulk threshold; nil if the
+	// file has none.
+	Transport *Transport
 	// Line is the line of the [network] header.
 	Line int
 
@@ -329,6 +333,7 @@ func (c *checker) network(t *table, top *table) Network {
 		n.Sim = n.seeded(c.seed)
 		c.networkOK, c.random = true, n.Random
 	}
+	n.Transport = c.transport(t)
 	t.finish()
 	return n
 }

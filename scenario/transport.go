@@ -1,0 +1,87 @@
+package scenario
+
+import (
+	"math"
+
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+// Transport is the optional [network.transport] table: realnet's two paths
+// between a pair of ranks, each an alpha-beta link, from which nexar-sim
+// derives the bulk threshold of the tuning table it writes ([transport]
+// bulk_threshold; see package derive). The sweeps do not run on it: they
+// run on the [network] model.
+//
+//	[network.transport]
+//	quic_latency = "30us"          # one way, a message on its QUIC stream
+//	quic_bandwidth = "1.65Gbit/s"  # QUIC's rate (user-space, CPU-bound)
+//	bulk_latency = "10us"          # one way on the open bulk TCP connection
+//	bulk_bandwidth = "1.09GB/s"    # the bulk connection's rate
+//
+// A bulk message first asks permission over QUIC (realnet's request to
+// send, answered by a clear-to-send once the receiver has a buffer), and
+// only then goes on TCP: bulk_latency is the TCP connection's own latency,
+// and the derivation simulates the permission round trip on the QUIC path.
+type Transport struct {
+	// QUICLatency and QUICBandwidth are the one-way latency and the rate
+	// of a message on its own QUIC stream.
+	QUICLatency   sim.Time `json:"quic_latency_ps"`
+	QUICBandwidth float64  `json:"quic_bandwidth_bytes_per_s"`
+	// BulkLatency and BulkBandwidth are those of the bulk TCP connection,
+	// already open, without the permission round trip on QUIC.
+	BulkLatency   sim.Time `json:"bulk_latency_ps"`
+	BulkBandwidth float64  `json:"bulk_bandwidth_bytes_per_s"`
+	// Line is the line of the [network.transport] header.
+	Line int `json:"-"`
+}
+
+// QUIC returns the QUIC path as an alpha-beta model.
+func (t *Transport) QUIC() sim.AlphaBeta {
+	return sim.AlphaBeta{Latency: t.QUICLatency, Bandwidth: t.QUICBandwidth}
+}
+
+// Bulk returns the bulk TCP connection as an alpha-beta model.
+func (t *Transport) Bulk() sim.AlphaBeta {
+	return sim.AlphaBeta{Latency: t.BulkLatency, Bandwidth: t.BulkBandwidth}
+}
+
+var transportKeys = []KeyInfo{
+	{"quic_latency", true, `alpha of a message on its QUIC stream, one way: "30us"`},
+	{"quic_bandwidth", true, `QUIC's rate on one connection: "1.65Gbit/s"`},
+	{"bulk_latency", true, `alpha of the open bulk TCP connection, one way; the permission round trip over QUIC that precedes each bulk payload is simulated on the QUIC path, not included here: "10us"`},
+	{"bulk_bandwidth", true, `the bulk TCP connection's rate (with TLS unless the network is trusted): "1.09GB/s"`},
+}
+
+// TransportKeys describes the keys of [network.transport], for listings
+// and help.
+func TransportKeys() []KeyInfo { return transportKeys }
+
+// transport reads the optional [network.transport] table of net; nil if it
+// is absent or bad (reporting why).
+func (c *checker) transport(net *table) *Transport {
+	t := net.subtable("transport", false, "[network.transport]",
+		"a table describing realnet's two paths: [network.transport] with quic_latency, quic_bandwidth, bulk_latency, bulk_bandwidth")
+	if t == nil {
+		return nil
+	}
+	tr := &Transport{Line: lineOf(c.lines, t.path)}
+	var ok [4]bool
+	tr.QUICLatency, ok[0] = t.duration("quic_latency", true)
+	tr.QUICBandwidth, ok[1] = t.bandwidth("quic_bandwidth", true, 0)
+	tr.BulkLatency, ok[2] = t.duration("bulk_latency", true)
+	tr.BulkBandwidth, ok[3] = t.bandwidth("bulk_bandwidth", true, 0)
+	for i, key := range []string{"quic_bandwidth", "bulk_bandwidth"} {
+		bw := []float64{tr.QUICBandwidth, tr.BulkBandwidth}[i]
+		if ok[2*i+1] && math.IsInf(bw, 1) {
+			// A free path would win at every size above 0, and the
+			// figures go into JSON, which has no infinity.
+			t.errorf(joinPath(t.path, key), "a path's bandwidth must be finite")
+			ok[2*i+1] = false
+		}
+	}
+	t.finish()
+	if ok != [4]bool{true, true, true, true} {
+		return nil
+	}
+	return tr
+}
