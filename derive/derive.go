@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -51,8 +52,11 @@ type Result struct {
 	Crossovers []Crossover
 	BestParams []BestParam
 	// Tuning is the derived table; nil if no collective had two competing
-	// variants.
+	// variants and Options gave no transport.
 	Tuning *algos.Tuning
+	// Transport is the bulk threshold derived from Options.Transport, nil
+	// without one; Tuning's [transport] table carries its threshold.
+	Transport *Transport
 	// Notes say what was left out and why.
 	Notes []string
 }
@@ -61,6 +65,9 @@ type Result struct {
 type Options struct {
 	// Description and Source go into the table.
 	Description, Source string
+	// Transport, if not nil, describes realnet's two paths: Derive then
+	// derives the bulk threshold too (DeriveTransport, default sizes).
+	Transport *scenario.Transport
 }
 
 // variant is one competing variant of a collective.
@@ -109,7 +116,19 @@ func Derive(rows []sweep.Row, opt Options) (*Result, error) {
 		}
 		tun.Collectives = append(tun.Collectives, tc)
 	}
-	if len(tun.Collectives) > 0 {
+	if opt.Transport != nil {
+		x, err := DeriveTransport(opt.Transport, nil)
+		if err != nil {
+			return nil, err
+		}
+		res.Transport = x
+		tun.Transport = &algos.TransportTuning{BulkThreshold: x.Threshold}
+		if x.Threshold == algos.BulkNever {
+			last := x.Points[len(x.Points)-1].Bytes
+			res.Notes = append(res.Notes, fmt.Sprintf("transport: the bulk path is not faster than QUIC at any size up to %d bytes, so the table keeps every message on QUIC (bulk_threshold = \"never\")", last))
+		}
+	}
+	if len(tun.Collectives) > 0 || tun.Transport != nil {
 		if err := tun.Validate(); err != nil {
 			return nil, fmt.Errorf("derive: the derived table is invalid: %w", err)
 		}

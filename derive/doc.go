@@ -29,6 +29,14 @@
 //     largest has no bound), unless a step's algorithm needs a power of two,
 //     when it covers only its own world; a final rule without conditions
 //     selects the variant that won most often, for the worlds left.
+//   - Transport: given a description of realnet's two paths between a
+//     pair of ranks (Options.Transport, a scenario's [network.transport]),
+//     the bulk threshold of the table's [transport]: DeriveTransport
+//     simulates one message of each size from 1 byte to 1 TiB on the QUIC
+//     path and on the bulk path (realnet's protocol: a request to send and
+//     a clear to send over QUIC, then the payload on TCP), each path an
+//     alpha-beta link run through the simulator, and interpolates where
+//     the bulk path becomes faster on the log scale, as above.
 //
 // Derive is deterministic: the same rows, in the same order, give the same
 // result. Where variants tie (within TieTolerance), the first by name wins,
