@@ -13,6 +13,12 @@ bandwidth = "12.5GB/s"          # 1/beta: B/s, KB/s, MB/s, GB/s, TB/s (10^3 step
                                 # KiB/s, MiB/s, GiB/s, TiB/s (2^10), Mbit/s, Gbit/s, Tbit/s
 reduce_bandwidth = "25GB/s"     # 1/gamma; optional, "inf" (free) by default
 
+# [network.transport]           # optional: realnet's QUIC and bulk TCP paths, from
+# quic_latency = "30us"         # which run derives tuning.toml's [transport]
+# quic_bandwidth = "1.65Gbit/s" # bulk_threshold (see 'nexar-sim list'); the
+# bulk_latency = "10us"         # sweeps do not run on it
+# bulk_bandwidth = "1.09GB/s"
+
 # [[fault]]                     # noise and faults, any number; see 'nexar-sim list'
 # kind = "jitter"
 # dist = "lognormal"
@@ -87,10 +93,15 @@ Outputs in DIR:
                    best parameter settings
   crossovers.csv   per collective and world size, each size at which the
                    faster of two algorithm variants changes, interpolated
-                   on the log scale between swept sizes
+                   on the log scale between swept sizes; with
+                   [network.transport], a row "transport" (world 2, below
+                   quic, above bulk): where realnet's bulk path overtakes
+                   QUIC, its request-to-send round trip on QUIC included
   tuning.toml      the derived tuning table, in the format "auto" reads (set
                    tuning = "tuning.toml" in a scenario to use it); written
-                   when some collective ran competing algorithms
+                   when some collective ran competing algorithms or the
+                   scenario has a [network.transport], whose derived bulk
+                   threshold it holds as [transport] bulk_threshold
   latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures
   trace_*.json     with --trace: a timeline of one point (Perfetto)
   links.csv        with --links: bytes carried and busy time of every link
@@ -183,8 +194,9 @@ Example:
 Lists the collectives of the algorithm catalogue with their algorithms and
 the algorithms' parameters (set them in a sweep with params = { name = value }
 or a list of values), the network models a scenario's [network] table may
-name with their keys, the topologies of the flow model with theirs, and the
-kinds of [[fault]] table.
+name with their keys, the topologies of the flow model with theirs, the
+keys of [network.transport] (realnet's two paths, for the bulk threshold),
+and the kinds of [[fault]] table.
 
 Example:
   nexar-sim list

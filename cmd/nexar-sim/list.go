@@ -79,6 +79,10 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %s: %s\n", t.Name, t.Summary)
 		keys(t.Keys)
 	}
+	fmt.Fprintln(stdout, "\nTransport ([network.transport], any model): realnet's QUIC and bulk TCP paths, each alpha-beta;")
+	fmt.Fprintln(stdout, "  run derives where the bulk path (a QUIC round trip for permission, then TCP) overtakes QUIC,")
+	fmt.Fprintln(stdout, "  written to tuning.toml as [transport] bulk_threshold; the sweeps do not run on it")
+	keys(scenario.TransportKeys())
 	fmt.Fprintln(stdout, "\nNoise and faults (top-level [[fault]] tables, kind = NAME, any model):")
 	for _, f := range scenario.Faults() {
 		s := f.Summary

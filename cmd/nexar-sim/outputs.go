@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/nexar-go/nexar-go/scenario"
 )
 
 // manifestFile names the file every run writes last in its output
@@ -29,6 +31,9 @@ type manifest struct {
 	// LinkBandwidth is a rank's link bandwidth in B/s (the busbw
 	// ceiling), 0 if the network has no single figure.
 	LinkBandwidth float64 `json:"link_bandwidth_bytes_per_s,omitempty"`
+	// Transport is the scenario's [network.transport], if any: merge
+	// derives the bulk threshold from it as run does.
+	Transport *scenario.Transport `json:"transport,omitempty"`
 	// Shard is this output's shard, from 1, of Shards; 1 of 1 for a whole
 	// run.
 	Shard  int `json:"shard"`

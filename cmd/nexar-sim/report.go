@@ -68,6 +68,9 @@ type report struct {
 	Rows       []jsonRow          `json:"rows"`
 	Crossovers []derive.Crossover `json:"crossovers"`
 	BestParams []derive.BestParam `json:"best_params"`
+	// Transport is the bulk threshold derived from the scenario's
+	// [network.transport], with the times behind it.
+	Transport *derive.Transport `json:"transport,omitempty"`
 	// Tuning says whether tuning.toml was written; Notes what derivation
 	// left out.
 	Tuning bool     `json:"tuning_table"`
@@ -82,11 +85,12 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 	res, err := derive.Derive(rows, derive.Options{
 		Description: fmt.Sprintf("derived by nexar-sim from scenario %q: per swept world size, the fastest algorithm at each swept message size, switching at the crossovers interpolated on the log scale", m.Scenario),
 		Source:      fmt.Sprintf("nexar-sim run %s (scenario sha256 %s)", filepath.Base(m.File), short(m.Hash)),
+		Transport:   m.Transport,
 	})
 	if err != nil {
 		return nil, err
 	}
-	rep := report{Scenario: m, Crossovers: res.Crossovers, BestParams: res.BestParams, Tuning: res.Tuning != nil, Notes: res.Notes}
+	rep := report{Scenario: m, Crossovers: res.Crossovers, BestParams: res.BestParams, Transport: res.Transport, Tuning: res.Tuning != nil, Notes: res.Notes}
 	rep.Scenario.Files = nil
 	if rep.Crossovers == nil {
 		rep.Crossovers = []derive.Crossover{}
@@ -113,6 +117,11 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 		cw.Write([]string{"collective", "dtype", "world", "below", "above", "bytes", "lo_bytes", "hi_bytes"})
 		for _, x := range res.Crossovers {
 			cw.Write([]string{x.Collective, x.DType, strconv.Itoa(x.World), x.Below, x.Above,
+				strconv.FormatFloat(x.Bytes, 'f', 0, 64), strconv.Itoa(x.Lo), strconv.Itoa(x.Hi)})
+		}
+		// realnet's two paths cross once at most; a pair of ranks.
+		if x := res.Transport; x != nil && x.Hi > 0 {
+			cw.Write([]string{"transport", "", "2", "quic", "bulk",
 				strconv.FormatFloat(x.Bytes, 'f', 0, 64), strconv.Itoa(x.Lo), strconv.Itoa(x.Hi)})
 		}
 		cw.Flush()

@@ -187,7 +187,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "run", "--out: %v", err)
 	}
 	m := manifest{Scenario: s.Name, Description: s.Description, File: file, Hash: s.Hash, Network: s.Network.Model,
-		LinkBandwidth: s.Network.LinkBandwidth, Shard: sh.i, Shards: sh.n, Points: len(points)}
+		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: sh.i, Shards: sh.n, Points: len(points)}
 	ckPath := filepath.Join(*out, checkpointFile)
 	header := fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, sh)
 
