@@ -64,7 +64,8 @@ bytes = [8, "16KiB"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := NewJob(s, 3, Options{Warmup: 1, Iters: 2})
+	// MinTime adds iterations: a point here takes about 10 ms.
+	job, err := NewJob(s, 3, Options{Warmup: 1, Iters: 2, MinTime: 60 * time.Millisecond, MaxIters: 12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +86,9 @@ bytes = [8, "16KiB"]
 		}
 		if c.Predicted < 8e-3 {
 			t.Errorf("%s %d B: predicted %v", c.Algorithm, c.Bytes, c.Predicted)
+		}
+		if c.Repeats <= 2 || c.Repeats > 12 || len(c.Times) != c.Repeats {
+			t.Errorf("%s %d B: %d timed iterations (%d times), want 3 to 12", c.Algorithm, c.Bytes, c.Repeats, len(c.Times))
 		}
 	}
 	if !strings.Contains(table.String(), "emulated network") {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -31,6 +32,14 @@ type Options struct {
 	Warmup int
 	// Iters is the number of timed iterations; default DefaultIters.
 	Iters int
+	// MinTime, if positive, adds timed iterations after the first Iters
+	// while their total time is below it, up to MaxIters in all: many
+	// iterations of the sizes that take microseconds, where a machine's
+	// noise is largest, and Iters of those that take seconds. Rank 0's
+	// clock decides, for every rank.
+	MinTime time.Duration
+	// MaxIters caps the timed iterations MinTime adds (default 1000).
+	MaxIters int
 }
 
 func (o Options) withDefaults() Options {
@@ -43,6 +52,10 @@ func (o Options) withDefaults() Options {
 	if o.Iters <= 0 {
 		o.Iters = DefaultIters
 	}
+	if o.MaxIters <= 0 {
+		o.MaxIters = 1000
+	}
+	o.MaxIters = max(o.MaxIters, o.Iters)
 	return o
 }
 
@@ -101,10 +114,12 @@ func NewJob(s *scenario.Scenario, world int, opt Options) (*Job, error) {
 	}
 	h := sha256.New()
 	h.Write([]byte(s.Hash))
-	var b [24]byte
+	var b [40]byte
 	binary.LittleEndian.PutUint64(b[0:], uint64(world))
 	binary.LittleEndian.PutUint64(b[8:], uint64(j.Options.Warmup))
 	binary.LittleEndian.PutUint64(b[16:], uint64(j.Options.Iters))
+	binary.LittleEndian.PutUint64(b[24:], uint64(j.Options.MinTime))
+	binary.LittleEndian.PutUint64(b[32:], uint64(j.Options.MaxIters))
 	h.Write(b[:])
 	copy(j.ID[:], h.Sum(nil))
 	return j, nil

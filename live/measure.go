@@ -71,6 +71,9 @@ func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Re
 	if err := hello(ctx, l, job.ID); err != nil {
 		return nil, err
 	}
+	if err := warmUp(ctx, l); err != nil {
+		return nil, fmt.Errorf("live: warming the connections up: %w", err)
+	}
 	cl := &countingLink{Link: l}
 	opt := job.Options.withDefaults()
 	var results []Result
@@ -84,7 +87,7 @@ func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Re
 		if err != nil {
 			return nil, fmt.Errorf("%v: %w", p, err)
 		}
-		res, err := gatherStats(ctx, l, p, opt, st)
+		res, err := gatherStats(ctx, l, p, st)
 		if err != nil {
 			return nil, fmt.Errorf("%v: gathering times: %w", p, err)
 		}
@@ -145,6 +148,36 @@ func hello(ctx context.Context, l algos.Link, id [32]byte) error {
 	return nil
 }
 
+// warmUp exchanges messages of a few sizes, on either side of the bulk
+// threshold, between every pair of ranks, a few times: connections,
+// congestion windows and buffers are then past their start-up, which
+// the first points measured would otherwise pay (per-point warm-up
+// iterations are too few for that, on the first point).
+func warmUp(ctx context.Context, l algos.Link) error {
+	p, me := l.Size(), l.Rank()
+	seq := uint64(1)
+	for range 3 {
+		for _, n := range []int{8, 16 << 10, 1 << 20} {
+			sl := algos.Scoped(l, commHello, seq)
+			seq++
+			out := make(device.Host, n)
+			in := make([]device.Host, p)
+			reqs := make([]algos.Request, 0, 2*p)
+			for r := range p {
+				if r == me {
+					continue
+				}
+				in[r] = make(device.Host, n)
+				reqs = append(reqs, sl.Irecv(r, 0, in[r]), sl.Isend(r, 0, out))
+			}
+			if err := l.Wait(ctx, reqs...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // rankStats is what a rank measured of one point.
 type rankStats struct {
 	times    []float64 // timed iterations, seconds
@@ -163,11 +196,20 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 	}
 	late0 := start.late
 	st := rankStats{times: make([]float64, 0, opt.Iters)}
-	for it := range opt.Warmup + opt.Iters {
+	var timed int64 // on rank 0: its own time in the timed iterations
+	for it := 0; ; it++ {
 		d.reset()
-		t0, err := start.start(ctx)
+		// Rank 0 decides when the point has had enough: the warm-up and
+		// Iters timed iterations, then more while they took less than
+		// MinTime in all, up to MaxIters.
+		n := it - opt.Warmup
+		more := n < opt.Iters || timed < int64(opt.MinTime) && n < opt.MaxIters
+		t0, more, err := start.start(ctx, more)
 		if err != nil {
 			return st, fmt.Errorf("starting iteration %d: %w", it, err)
+		}
+		if !more {
+			break
 		}
 		before := cl.sent.Load()
 		err = p.Algorithm.Run(ctx, algos.Scoped(cl, 0, *seq), d.call)
@@ -184,6 +226,7 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 				st.messages = cl.sent.Load() - before
 			}
 			st.times = append(st.times, float64(elapsed)/1e9)
+			timed += elapsed
 		}
 		if beat != nil {
 			beat()
@@ -203,26 +246,28 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 
 // gatherStats sends every rank's stats to rank 0, which returns the
 // point's result; other ranks return a zero Result.
-func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, opt Options, st rankStats) (Result, error) {
-	size := 8*opt.Iters + 24
+func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, st rankStats) (Result, error) {
+	// Every rank ran the same iterations: rank 0 decided how many.
+	n := len(st.times)
+	size := 8*n + 24
 	encode := func(st rankStats) device.Host {
 		b := make(device.Host, size)
 		for i, t := range st.times {
 			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(t))
 		}
-		binary.LittleEndian.PutUint64(b[8*opt.Iters:], uint64(st.wrong))
-		binary.LittleEndian.PutUint64(b[8*opt.Iters+8:], uint64(st.messages))
-		binary.LittleEndian.PutUint64(b[8*opt.Iters+16:], uint64(st.late))
+		binary.LittleEndian.PutUint64(b[8*n:], uint64(st.wrong))
+		binary.LittleEndian.PutUint64(b[8*n+8:], uint64(st.messages))
+		binary.LittleEndian.PutUint64(b[8*n+16:], uint64(st.late))
 		return b
 	}
 	sl := algos.Scoped(l, commStats, uint64(p.Index))
 	if l.Rank() != 0 {
 		return Result{}, algos.Send(ctx, sl, 0, 0, encode(st))
 	}
-	n := l.Size()
-	bufs := make([]device.Host, n)
-	reqs := make([]algos.Request, 0, n)
-	for r := 1; r < n; r++ {
+	world := l.Size()
+	bufs := make([]device.Host, world)
+	reqs := make([]algos.Request, 0, world)
+	for r := 1; r < world; r++ {
 		bufs[r] = make(device.Host, size)
 		reqs = append(reqs, sl.Irecv(r, 0, bufs[r]))
 	}
@@ -230,15 +275,15 @@ func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, opt Options, 
 		return Result{}, err
 	}
 	bufs[0] = encode(st)
-	slowest := make([]float64, opt.Iters)
+	slowest := make([]float64, n)
 	var wrong, messages, late int64
 	for _, b := range bufs {
 		for i := range slowest {
 			slowest[i] = max(slowest[i], math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
 		}
-		wrong += int64(binary.LittleEndian.Uint64(b[8*opt.Iters:]))
-		messages += int64(binary.LittleEndian.Uint64(b[8*opt.Iters+8:]))
-		late += int64(binary.LittleEndian.Uint64(b[8*opt.Iters+16:]))
+		wrong += int64(binary.LittleEndian.Uint64(b[8*n:]))
+		messages += int64(binary.LittleEndian.Uint64(b[8*n+8:]))
+		late += int64(binary.LittleEndian.Uint64(b[8*n+16:]))
 	}
 	r := makeResult(p, slowest, wrong, messages)
 	r.LateStarts = late

@@ -105,27 +105,32 @@ func (s *starter) sync(ctx context.Context) error {
 	return nil
 }
 
-// start returns, on every rank, the local instant at which this
-// iteration starts, once it has come.
-func (s *starter) start(ctx context.Context) (int64, error) {
+// start returns, on every rank, the local instant at which the next
+// iteration starts, once it has come, or more false when rank 0 decides
+// (from its argument more, which only rank 0's counts) that the point has
+// had iterations enough: then nothing starts.
+func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 	p, me := s.l.Size(), s.l.Rank()
 	sl := s.link()
 	if me != 0 {
 		ready := make(device.Host, 8)
 		binary.LittleEndian.PutUint64(ready, uint64(s.late))
 		if err := algos.Send(ctx, sl, 0, 0, ready); err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		at := make(device.Host, 8)
+		at := make(device.Host, 16)
 		if err := algos.Recv(ctx, sl, 0, 1, at); err != nil {
-			return 0, err
+			return 0, false, err
+		}
+		if binary.LittleEndian.Uint64(at[8:]) == 0 {
+			return 0, false, nil
 		}
 		t := int64(binary.LittleEndian.Uint64(at))
 		if clock() > t {
 			s.late++
 		}
 		waitUntil(t)
-		return t, nil
+		return t, true, nil
 	}
 	readies := make([]device.Host, p)
 	reqs := make([]algos.Request, 0, p)
@@ -134,7 +139,7 @@ func (s *starter) start(ctx context.Context) (int64, error) {
 		reqs = append(reqs, sl.Irecv(r, 0, readies[r]))
 	}
 	if err := s.l.Wait(ctx, reqs...); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var late int64
 	for r := 1; r < p; r++ {
@@ -149,15 +154,21 @@ func (s *starter) start(ctx context.Context) (int64, error) {
 	reqs = reqs[:0]
 	ats := make([]device.Host, p)
 	for r := 1; r < p; r++ {
-		ats[r] = make(device.Host, 8)
+		ats[r] = make(device.Host, 16)
 		binary.LittleEndian.PutUint64(ats[r], uint64(t+s.offset[r]))
+		if more {
+			ats[r][8] = 1
+		}
 		reqs = append(reqs, sl.Isend(r, 1, ats[r]))
 	}
 	if err := s.l.Wait(ctx, reqs...); err != nil {
-		return 0, err
+		return 0, false, err
+	}
+	if !more {
+		return 0, false, nil
 	}
 	waitUntil(t)
-	return t, nil
+	return t, true, nil
 }
 
 // waitUntil waits for the local clock to reach t without spinning:

@@ -137,7 +137,8 @@ func runLinked(ctx context.Context, link algos.Link, job *Job, out Output, st *s
 func Preamble(job *Job, where string) []string {
 	lines := []string{
 		fmt.Sprintf("nexar-live: %s", where),
-		fmt.Sprintf("warmup iters: %d iters: %d, time: slowest rank per iteration, median over iterations; #wrong: elements differing from the reference", job.Options.Warmup, job.Options.Iters),
+		fmt.Sprintf("warmup iters: %d iters: %d%s, time: slowest rank per iteration from an agreed start, median over iterations; #wrong: elements differing from the reference",
+			job.Options.Warmup, job.Options.Iters, minTimeText(job.Options)),
 	}
 	if len(job.Skipped) > 0 {
 		lines = append(lines, fmt.Sprintf("left out: the scenario's world sizes %v (this run has %d ranks)", job.Skipped, job.Points[0].World))
@@ -201,4 +202,11 @@ func (s *status) beat() {
 
 func (s *status) errorf(err error) {
 	s.printf("error %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
+}
+
+func minTimeText(o Options) string {
+	if o.MinTime <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (more up to %d while under %v)", o.MaxIters, o.MinTime)
 }

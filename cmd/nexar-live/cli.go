@@ -126,6 +126,8 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 // measureFlags are the flags of the commands that measure.
 type measureFlags struct {
 	warmup, iters int
+	minTime       time.Duration
+	maxIters      int
 	timeout       time.Duration
 	bulk          string
 	trusted       bool
@@ -134,6 +136,8 @@ type measureFlags struct {
 func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.warmup, "warmup", live.DefaultWarmup, "untimed iterations before the timed ones (0: none)")
 	fs.IntVar(&m.iters, "iters", live.DefaultIters, "timed iterations per point")
+	fs.DurationVar(&m.minTime, "min-time", 0, "add timed iterations while a point's have taken less than this")
+	fs.IntVar(&m.maxIters, "max-iters", 1000, "at most this many timed iterations with --min-time")
 	fs.DurationVar(&m.timeout, "timeout", 2*time.Minute, "how long one collective may wait for its peers")
 	fs.StringVar(&m.bulk, "bulk-threshold", "64KiB", `size from which messages take the TCP bulk path; "off" never`)
 	fs.BoolVar(&m.trusted, "trusted-network", false, "send bulk payloads over plaintext TCP (QUIC stays encrypted)")
@@ -150,7 +154,10 @@ func (m *measureFlags) options() (live.Options, error) {
 	if w == 0 {
 		w = -1 // Options' zero means the default
 	}
-	return live.Options{Warmup: w, Iters: m.iters}, nil
+	if m.minTime < 0 {
+		return live.Options{}, fmt.Errorf("--min-time %v: want 0 or more", m.minTime)
+	}
+	return live.Options{Warmup: w, Iters: m.iters, MinTime: m.minTime, MaxIters: m.maxIters}, nil
 }
 
 func (m *measureFlags) config() (realnet.Config, error) {
@@ -182,6 +189,7 @@ func (m *measureFlags) config() (realnet.Config, error) {
 func (m *measureFlags) workerArgs() []string {
 	return []string{
 		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters),
+		"--min-time", m.minTime.String(), "--max-iters", strconv.Itoa(m.maxIters),
 		"--timeout", m.timeout.String(), "--bulk-threshold", m.bulk,
 	}
 }

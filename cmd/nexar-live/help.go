@@ -44,6 +44,10 @@ Example:
 const measureFlagsHelp = `  --warmup W           untimed iterations before the timed ones (default 5)
   --iters N            timed iterations per point (default 20); the time of
                        a point is the median over them of the slowest rank's
+  --min-time D         then more iterations while they took less than D in
+                       all (say 300ms: hundreds of the fast sizes, whose
+                       times a busy machine disturbs most)
+  --max-iters N        at most N timed iterations with --min-time (1000)
   --timeout D          how long a collective may wait for its peers before
                        it fails naming them (default 2m)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
