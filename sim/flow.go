@@ -562,20 +562,20 @@ func (n *flowNet) recompute() {
 		k := int32(len(n.onEdge[e]))
 		n.remCap[e], n.cnt[e] = n.capacity[e], k
 		if k > 0 {
-			h = pushShare(h, shareItem{n.capacity[e] / float64(k), e})
+			h = heapPush(h, shareItem{n.capacity[e] / float64(k), e})
 		}
 	}
 	left := len(flows)
 	for left > 0 && len(h) > 0 {
 		var it shareItem
-		it, h = popShare(h)
+		it, h = heapPop(h)
 		e := it.edge
 		if n.cnt[e] == 0 {
 			continue
 		}
 		s := max(n.remCap[e], 0) / float64(n.cnt[e])
 		if s > it.share {
-			h = pushShare(h, shareItem{s, e})
+			h = heapPush(h, shareItem{s, e})
 			continue
 		}
 		for _, f := range n.onEdge[e] {
@@ -795,44 +795,8 @@ type shareItem struct {
 	edge  int32
 }
 
-func shareLess(a, b shareItem) bool {
+func (a shareItem) less(b shareItem) bool {
 	return a.share < b.share || (a.share == b.share && a.edge < b.edge)
-}
-
-func pushShare(h []shareItem, it shareItem) []shareItem {
-	h = append(h, it)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !shareLess(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	return h
-}
-
-func popShare(h []shareItem) (shareItem, []shareItem) {
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		c := l
-		if l+1 < n && shareLess(h[l+1], h[l]) {
-			c = l + 1
-		}
-		if !shareLess(h[c], h[i]) {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-	return top, h
 }
 
 // flowHeap orders flows by (end, seq), with each flow's index kept in it

@@ -88,10 +88,10 @@ func (r *router) distTo(dst int) []int32 {
 	target := t.devices[dst]
 	dist[target] = 0
 	h := r.heap[:0]
-	h = pushRoute(h, routeItem{0, int32(target)})
+	h = heapPush(h, routeItem{0, int32(target)})
 	for len(h) > 0 {
 		var it routeItem
-		it, h = popRoute(h)
+		it, h = heapPop(h)
 		v := int(it.node)
 		if it.d != dist[v] {
 			continue
@@ -106,7 +106,7 @@ func (r *router) distTo(dst int) []int32 {
 			ed := &t.edges[e]
 			if nd := it.d + int32(ed.Cost); nd < dist[ed.From] {
 				dist[ed.From] = nd
-				h = pushRoute(h, routeItem{nd, int32(ed.From)})
+				h = heapPush(h, routeItem{nd, int32(ed.From)})
 			}
 		}
 	}
@@ -115,43 +115,7 @@ func (r *router) distTo(dst int) []int32 {
 	return dist
 }
 
-func routeLess(a, b routeItem) bool { return a.d < b.d || (a.d == b.d && a.node < b.node) }
-
-func pushRoute(h []routeItem, it routeItem) []routeItem {
-	h = append(h, it)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !routeLess(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	return h
-}
-
-func popRoute(h []routeItem) (routeItem, []routeItem) {
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		c := l
-		if l+1 < n && routeLess(h[l+1], h[l]) {
-			c = l + 1
-		}
-		if !routeLess(h[c], h[i]) {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-	return top, h
-}
+func (a routeItem) less(b routeItem) bool { return a.d < b.d || (a.d == b.d && a.node < b.node) }
 
 // mix64 is the splitmix64 finaliser: a fixed, well-spread hash, the same
 // on every platform and in every run.
