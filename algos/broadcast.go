@@ -50,9 +50,8 @@ func BinomialBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device
 	}
 	rl := relativeTo(l, root)
 	v, p := rl.Rank(), rl.Size()
-	span := treeSpan(p)
+	span := subtreeSpan(v, p)
 	if v != 0 {
-		span = treeLowBit(v)
 		if err := Recv(ctx, rl, v-span, tagBroadcast, buf); err != nil {
 			return err
 		}
@@ -217,9 +216,8 @@ func ScatterAllgatherBroadcast(ctx context.Context, l Link, buf device.Buffer, d
 		off := bl.off(from) * sz
 		return buf.Slice(off, bl.off(to)*sz-off)
 	}
-	mask := treeSpan(p)
+	mask := subtreeSpan(v, p)
 	if v != 0 {
-		mask = treeLowBit(v)
 		if err := Recv(ctx, rl, v-mask, tagBroadcastScatter, span(v, min(v+mask, p))); err != nil {
 			return err
 		}

@@ -57,3 +57,13 @@ func treeSpan(p int) int {
 // treeLowBit returns the lowest set bit of v > 0: in a binomial tree rooted at
 // 0, the distance from v to its parent and the span of v's subtree.
 func treeLowBit(v int) int { return v & -v }
+
+// subtreeSpan is the span of relative rank v's subtree in a binomial tree
+// over p ranks: the whole tree's span at the root, v's lowest set bit
+// elsewhere, which is also the distance from v to its parent.
+func subtreeSpan(v, p int) int {
+	if v == 0 {
+		return treeSpan(p)
+	}
+	return treeLowBit(v)
+}

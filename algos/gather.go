@@ -82,10 +82,7 @@ func BinomialGather(ctx context.Context, l Link, send, recv device.Buffer, dt de
 	}
 	rl := relativeTo(l, root)
 	v, p, b := rl.Rank(), rl.Size(), send.Len()
-	span := treeSpan(p)
-	if v != 0 {
-		span = treeLowBit(v)
-	}
+	span := subtreeSpan(v, p)
 	size := min(span, p-v) // blocks in v's subtree
 	if size == 1 {
 		return Send(ctx, rl, v-span, tagGather, send)

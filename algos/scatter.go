@@ -34,10 +34,7 @@ func BinomialScatter(ctx context.Context, l Link, send, recv device.Buffer, dt d
 	}
 	rl := relativeTo(l, root)
 	v, p, b := rl.Rank(), rl.Size(), recv.Len()
-	span := treeSpan(p)
-	if v != 0 {
-		span = treeLowBit(v)
-	}
+	span := subtreeSpan(v, p)
 	size := min(span, p-v) // blocks in v's subtree
 	if size == 1 {
 		return Recv(ctx, rl, v-span, tagScatter, recv)
