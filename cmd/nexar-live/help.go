@@ -233,6 +233,9 @@ Flags:
   --dense D            octaves on each side measured densely (default 1)
   --per-octave K       sizes per octave in the dense part (default 4)
   --dtype T            element type (default f32)
+  --reuse              measure nothing: read DIR/pN/results.csv of an earlier
+                       run (to predict it with another --scenario, such as a
+                       calibrated one)
 ` + measureFlagsHelp + `
 Example (a table derived for a 5 ms, 10 MB/s network, checked on 6 ranks):
   nexar-live verify tuning.toml --np 6 --emulate latency=5ms,bandwidth=10MB/s --out verify-out/

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
 )
 
 var full = flag.Bool("full", false, "run the full loopback sweep (every allreduce algorithm, 8 B..64 MiB, 4 ranks; minutes)")
@@ -276,5 +277,29 @@ func TestVerifyEmulated(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, verifyPlotFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPeer sets a results file beside the Open MPI log format of
+// scripts/ompi-allreduce.
+func TestPeer(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "results.csv")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := live.NewResultsWriter(f)
+	for _, r := range []live.Result{
+		{Row: sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 4, Bytes: 1 << 20, DType: "f32", Time: 4.82e-3, BusBW: 0.326}},
+		{Row: sweep.Row{Collective: "allreduce", Algorithm: "auto", World: 4, Bytes: 1 << 20, DType: "f32", Time: 5e-3, BusBW: 0.315}},
+	} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	code, stdout, stderr := runCLI("peer", "--name", "ompi", file, "../../live/testdata/ompi-allreduce.log")
+	if code != exitOK || !strings.Contains(stdout, "ompi time") || !strings.Contains(stdout, "    0.50") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -35,6 +35,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&topt.Dense, "dense", 1, "octaves on each side measured densely")
 	fs.IntVar(&topt.PerOctave, "per-octave", 4, "sizes per octave in the dense part")
 	dtype := fs.String("dtype", "f32", "element type")
+	reuse := fs.Bool("reuse", false, "do not measure: read DIR/pN/results.csv of an earlier run (to predict with another --scenario)")
 	pos, status, ok := parseCmd("verify", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -130,10 +131,12 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 			return exitUsage
 		}
-		fmt.Fprintf(stderr, "nexar-live verify: %d ranks: %d crossover(s), %d points (%s)\n", np, len(targets), len(job.Points), file)
-		err = measure(ctx, measurement{np: np, file: file, s: s, job: job, out: dir, m: m, cfg: cfg, emulate: em, noCompare: true}, stdout, stderr)
-		if code := finish(stderr, "verify", dir, err); code != exitOK {
-			return code
+		if !*reuse {
+			fmt.Fprintf(stderr, "nexar-live verify: %d ranks: %d crossover(s), %d points (%s)\n", np, len(targets), len(job.Points), file)
+			err = measure(ctx, measurement{np: np, file: file, s: s, job: job, out: dir, m: m, cfg: cfg, emulate: em, noCompare: true}, stdout, stderr)
+			if code := finish(stderr, "verify", dir, err); code != exitOK {
+				return code
+			}
 		}
 		rs, err := live.ReadResultsFile(filepath.Join(dir, live.ResultsFile))
 		if err != nil {
