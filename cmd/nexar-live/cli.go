@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
@@ -130,6 +131,8 @@ type measureFlags struct {
 	maxIters      int
 	timeout       time.Duration
 	bulk          string
+	bulkSet       bool // --bulk-threshold was given: it wins over --tuning
+	tuning        string
 	trusted       bool
 }
 
@@ -139,7 +142,12 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&m.minTime, "min-time", 0, "add timed iterations while a point's have taken less than this")
 	fs.IntVar(&m.maxIters, "max-iters", 1000, "at most this many timed iterations with --min-time")
 	fs.DurationVar(&m.timeout, "timeout", 2*time.Minute, "how long one collective may wait for its peers")
-	fs.StringVar(&m.bulk, "bulk-threshold", "64KiB", `size from which messages take the TCP bulk path; "off" never`)
+	m.bulk = "64KiB"
+	fs.Func("bulk-threshold", `size from which messages take the TCP bulk path; "off" never (default 64KiB)`, func(v string) error {
+		m.bulk, m.bulkSet = v, true
+		return nil
+	})
+	fs.StringVar(&m.tuning, "tuning", "", "tuning table whose [transport] bulk_threshold the ranks use")
 	fs.BoolVar(&m.trusted, "trusted-network", false, "send bulk payloads over plaintext TCP (QUIC stays encrypted)")
 }
 
@@ -182,16 +190,32 @@ func (m *measureFlags) config() (realnet.Config, error) {
 		}
 		cfg.BulkThreshold = int(n)
 	}
+	if m.tuning != "" {
+		t, err := algos.LoadTuning(m.tuning)
+		if err != nil {
+			return cfg, fmt.Errorf("--tuning: %w", err)
+		}
+		if !m.bulkSet {
+			cfg.ApplyTuning(t)
+		}
+	}
 	return cfg, nil
 }
 
 // workerArgs are the flags a launcher passes on to its workers.
 func (m *measureFlags) workerArgs() []string {
-	return []string{
+	args := []string{
 		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters),
 		"--min-time", m.minTime.String(), "--max-iters", strconv.Itoa(m.maxIters),
-		"--timeout", m.timeout.String(), "--bulk-threshold", m.bulk,
+		"--timeout", m.timeout.String(),
 	}
+	if m.bulkSet {
+		args = append(args, "--bulk-threshold", m.bulk)
+	}
+	if m.tuning != "" {
+		args = append(args, "--tuning", abs(m.tuning))
+	}
+	return args
 }
 
 // signalContext is cancelled by SIGINT and SIGTERM.

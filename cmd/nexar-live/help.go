@@ -52,6 +52,10 @@ const measureFlagsHelp = `  --warmup W           untimed iterations before the t
                        it fails naming them (default 2m)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
                        beside QUIC (default 64KiB; "off": QUIC only)
+  --tuning FILE        take the bulk threshold from the [transport]
+                       bulk_threshold of this tuning table (as nexar-sim
+                       derives it for a site; "never": QUIC only); an explicit
+                       --bulk-threshold wins; verify defaults to its table
   --trusted-network    bulk payloads over plaintext TCP (QUIC stays TLS)
   --no-compare         do not predict the points with the scenario's model
 `

@@ -303,3 +303,106 @@ func TestPeer(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// writeTuning writes a tuning table with the given [transport] table body.
+func writeTuning(t *testing.T, transport string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "tuning.toml")
+	text := "version = 1\n\n[[collective.allreduce.rule]]\nalgorithm = \"ring\"\n\n[transport]\n" + transport + "\n"
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestTuningFlag checks the threshold --tuning gives every rank's
+// realnet.Config, and that an explicit --bulk-threshold wins over it.
+func TestTuningFlag(t *testing.T) {
+	never := writeTuning(t, `bulk_threshold = "never"`)
+	zero := writeTuning(t, "bulk_threshold = 0")
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 64 << 10},
+		{[]string{"--tuning", never}, -1},
+		{[]string{"--tuning", zero}, 1},
+		{[]string{"--tuning", writeTuning(t, "bulk_threshold = 4096")}, 4096},
+		{[]string{"--tuning", never, "--bulk-threshold", "8KiB"}, 8 << 10},
+		{[]string{"--bulk-threshold", "8KiB", "--tuning", never}, 8 << 10},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var m measureFlags
+		m.register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := m.config()
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cfg.BulkThreshold != c.want {
+			t.Errorf("%q: BulkThreshold %d, want %d", c.args, cfg.BulkThreshold, c.want)
+		}
+		// The workers, given the launcher's arguments, resolve the same.
+		wfs := flag.NewFlagSet("w", flag.ContinueOnError)
+		var w measureFlags
+		w.register(wfs)
+		if err := wfs.Parse(m.workerArgs()); err != nil {
+			t.Fatal(err)
+		}
+		if wcfg, err := w.config(); err != nil || wcfg.BulkThreshold != c.want {
+			t.Errorf("%q: the workers' BulkThreshold %d (%v), want %d", c.args, wcfg.BulkThreshold, err, c.want)
+		}
+	}
+}
+
+// TestRunTuning runs 2 rank processes above the default bulk threshold
+// with a tuning table that keeps every message on QUIC and with one that
+// sends every message on the bulk path: both complete, nothing wrong. A
+// bad table is refused before any rank starts.
+func TestRunTuning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.toml")
+	if err := os.WriteFile(sc, []byte(`name = "tuning"
+seed = 1
+[network]
+model = "alpha-beta"
+latency = "100us"
+bandwidth = "500MB/s"
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [2]
+bytes = ["64KiB", "1MiB"]
+data = "host"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bt := range []string{`"never"`, "0"} {
+		t.Run(bt, func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, stderr := runCLI("run", "--np", "2", sc, "--out", out, "--tuning", writeTuning(t, "bulk_threshold = "+bt),
+				"--warmup", "1", "--iters", "2", "--timeout", "30s")
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			checkRun(t, out, 2, 2)
+		})
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("version = 1\n[transport]\nbulk_threshold = -5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "bad-out")
+	code, stdout, stderr := runCLI("run", "--np", "2", sc, "--out", out, "--tuning", bad)
+	if code != exitUsage || !strings.Contains(stderr, bad+":") || strings.Contains(stdout+stderr, "rank ") {
+		t.Errorf("bad tuning table: exit %d\n%s%s\nwant exit %d naming %s", code, stdout, stderr, exitUsage, bad)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused run created its output directory")
+	}
+}

@@ -64,6 +64,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "verify", "%v", err)
 	}
+	if m.tuning == "" {
+		m.tuning = pos[0] // its runs use the table's own [transport]
+	}
 	cfg, err := m.config()
 	if err != nil {
 		return usageError(stderr, "verify", "%v", err)
