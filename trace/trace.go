@@ -195,36 +195,23 @@ func (r *Recorder) Build(meta Meta) *File {
 			meta2("thread_name", rank, tid+lane, map[string]any{"name": n})
 			meta2("thread_sort_index", rank, tid+lane, map[string]any{"sort_index": tid + lane})
 		}
-		ls, n := lanes(len(sends[rank]), func(i int) (sim.Time, sim.Time) {
-			m := r.msgs[sends[rank][i]]
-			return m.start, m.deliver
+		// place lays the events idx (indexes into r.msgs or r.spans) out in
+		// lanes, records each one's lane in laneOf, and names the lanes.
+		place := func(idx, laneOf []int, base string, tid int, interval func(i int) (sim.Time, sim.Time)) {
+			ls, n := lanes(len(idx), func(i int) (sim.Time, sim.Time) { return interval(idx[i]) })
+			for i, l := range ls {
+				laneOf[idx[i]] = l
+			}
+			for l := range max(n, 1) {
+				name(base, tid, l)
+			}
+		}
+		msg := func(i int) (sim.Time, sim.Time) { return r.msgs[i].start, r.msgs[i].deliver }
+		place(sends[rank], sendLane, "send", sendTid, msg)
+		place(recvs[rank], recvLane, "recv", recvTid, msg)
+		place(comps[rank], compLane, "compute", computeTid, func(i int) (sim.Time, sim.Time) {
+			return r.spans[i].start, r.spans[i].end
 		})
-		for i, l := range ls {
-			sendLane[sends[rank][i]] = l
-		}
-		for l := range max(n, 1) {
-			name("send", sendTid, l)
-		}
-		ls, n = lanes(len(recvs[rank]), func(i int) (sim.Time, sim.Time) {
-			m := r.msgs[recvs[rank][i]]
-			return m.start, m.deliver
-		})
-		for i, l := range ls {
-			recvLane[recvs[rank][i]] = l
-		}
-		for l := range max(n, 1) {
-			name("recv", recvTid, l)
-		}
-		ls, n = lanes(len(comps[rank]), func(i int) (sim.Time, sim.Time) {
-			s := r.spans[comps[rank][i]]
-			return s.start, s.end
-		})
-		for i, l := range ls {
-			compLane[comps[rank][i]] = l
-		}
-		for l := range max(n, 1) {
-			name("compute", computeTid, l)
-		}
 	}
 	for i, m := range r.msgs {
 		dur := us(m.deliver - m.start)
