@@ -38,24 +38,6 @@ func startRooted(name string, l Link, block, full device.Buffer, dt device.DType
 	return b > 0, nil
 }
 
-// rotateBlocks copies src, p blocks of b bytes in order relative to root
-// (relative rank v's block first for v = 0), into dst in rank order, or
-// back when toRelative is set: relative block v is rank (v+root) mod p's.
-func rotateBlocks(l Link, dst, src device.Buffer, b, p, root int, toRelative bool) error {
-	head, tail := (p-root)*b, root*b // bytes of ranks root..p-1 and of 0..root-1
-	if toRelative {
-		// dst[0:head] = src[tail:], dst[head:] = src[0:tail]
-		if err := l.Copy(dst.Slice(0, head), src.Slice(tail, head)); err != nil {
-			return err
-		}
-		return l.Copy(dst.Slice(head, tail), src.Slice(0, tail))
-	}
-	if err := l.Copy(dst.Slice(tail, head), src.Slice(0, head)); err != nil {
-		return err
-	}
-	return l.Copy(dst.Slice(0, tail), src.Slice(head, tail))
-}
-
 // BinomialGather gathers every rank's send block into recv on the root,
 // rank r's block at offset r*len(send), along a binomial tree. recv must
 // hold p blocks on the root and is not used elsewhere (it may be nil).
@@ -106,7 +88,9 @@ func BinomialGather(ctx context.Context, l Link, send, recv device.Buffer, dt de
 		return Send(ctx, rl, v-span, tagGather, acc)
 	}
 	if root != 0 {
-		return rotateBlocks(l, recv, acc, b, p, root, false)
+		// Relative block v is rank v+root's: rotate left by the p-root
+		// blocks of ranks root..p-1.
+		return rotateLeft(l, recv, acc, (p-root)*b)
 	}
 	return nil
 }

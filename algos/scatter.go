@@ -48,7 +48,8 @@ func BinomialScatter(ctx context.Context, l Link, send, recv device.Buffer, dt d
 		}
 	case root != 0:
 		src = rl.Alloc(p * b)
-		if err := rotateBlocks(l, src, send, b, p, root, true); err != nil {
+		// Relative block v is rank v+root's: start from root's block.
+		if err := rotateLeft(l, src, send, root*b); err != nil {
 			return err
 		}
 	}
