@@ -290,37 +290,10 @@ func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, st rankStats)
 	return r, nil
 }
 
-// makeResult summarises a point's per-iteration times as a row.
+// makeResult summarises a point's per-iteration times as a row (sweep.NewRow,
+// on a copy: Times keeps the iterations in order).
 func makeResult(p sweep.Point, times []float64, wrong, messages int64) Result {
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
-	n := len(sorted)
-	med := sorted[n/2]
-	if n%2 == 0 {
-		med = (sorted[n/2-1] + sorted[n/2]) / 2
-	}
-	row := sweep.Row{
-		Collective: p.Collective.Name,
-		Algorithm:  p.VariantName(),
-		World:      p.World,
-		Bytes:      p.UsedBytes(),
-		DType:      p.DType.String(),
-		Time:       med,
-		Params:     sweep.FormatParams(p.Params),
-		Repeats:    n,
-		TimeMin:    sorted[0],
-		TimeMax:    sorted[n-1],
-		Spread:     (sorted[n-1] - sorted[0]) / 2,
-		Messages:   messages,
-	}
-	if p.Collective.Reduces {
-		row.Op = p.Op.String()
-	}
-	if row.Bytes > 0 && row.Time > 0 {
-		row.AlgBW = float64(row.Bytes) / row.Time / 1e9
-		row.BusBW = row.AlgBW * p.Collective.BusFactor(p.World)
-	}
-	return Result{Row: row, Wrong: wrong, Times: times}
+	return Result{Row: sweep.NewRow(p, slices.Clone(times), messages), Wrong: wrong, Times: times}
 }
 
 // countingLink counts the messages its rank sends to other ranks.

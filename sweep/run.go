@@ -176,7 +176,15 @@ func RunPoint(p Point) (Row, error) {
 			messages = res.Messages
 		}
 	}
+	return NewRow(p, times, messages), nil
+}
+
+// NewRow summarises p's per-iteration times in seconds (at least one;
+// sorted in place) as its row: the median, the extremes and the bandwidths
+// the point's bytes make of it. messages is what one iteration sent.
+func NewRow(p Point, times []float64, messages int64) Row {
 	slices.Sort(times)
+	n := len(times)
 	med := times[n/2]
 	if n%2 == 0 {
 		med = (times[n/2-1] + times[n/2]) / 2
@@ -202,7 +210,7 @@ func RunPoint(p Point) (Row, error) {
 		row.AlgBW = float64(row.Bytes) / row.Time / 1e9
 		row.BusBW = row.AlgBW * p.Collective.BusFactor(p.World)
 	}
-	return row, nil
+	return row
 }
 
 // Options tune Run.
