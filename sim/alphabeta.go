@@ -71,14 +71,36 @@ type abPort struct {
 	done    abDone
 	// ingress side
 	receiving bool
-	askers    []abAsk
+	askers    askers
 	dirty     bool
 }
 
-// abAsk is a sender's head message waiting for an ingress port.
-type abAsk struct {
+// asker is a message waiting for its receiver's port (or a receive slot),
+// and when it began to wait.
+type asker struct {
 	at Time
 	m  *Message
+}
+
+// askers are the messages waiting for one receiver, in the order they
+// asked.
+type askers []asker
+
+// take removes and returns the message that goes next: the first to ask,
+// ties to the lower sender rank. The alpha-beta and flow models share this
+// rule. as must not be empty.
+func (as *askers) take() *Message {
+	q := *as
+	best := 0
+	for i, a := range q[1:] {
+		b := q[best]
+		if a.at < b.at || (a.at == b.at && a.m.Src < b.m.Src) {
+			best = i + 1
+		}
+	}
+	m := q[best].m
+	*as = append(q[:best], q[best+1:]...)
+	return m
 }
 
 // abDone fires when the message on src's egress completes.
@@ -103,7 +125,7 @@ func (n *alphaBetaNet) ask(src int) {
 	m := p.queue.front()
 	p.asking = true
 	dst := &n.ports[m.Dst]
-	dst.askers = append(dst.askers, abAsk{at: n.e.Now(), m: m})
+	dst.askers = append(dst.askers, asker{at: n.e.Now(), m: m})
 	n.markDirty(m.Dst)
 }
 
@@ -121,16 +143,7 @@ func (n *alphaBetaNet) Settle() {
 		if p.receiving || len(p.askers) == 0 {
 			continue
 		}
-		best := 0
-		for i, a := range p.askers[1:] {
-			b := p.askers[best]
-			if a.at < b.at || (a.at == b.at && a.m.Src < b.m.Src) {
-				best = i + 1
-			}
-		}
-		m := p.askers[best].m
-		p.askers = append(p.askers[:best], p.askers[best+1:]...)
-		n.start(m)
+		n.start(p.askers.take())
 	}
 	n.dirty = n.dirty[:0]
 }

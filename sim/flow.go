@@ -196,13 +196,8 @@ type flowSender struct {
 // asking for one.
 type flowRecv struct {
 	active int
-	askers []flowAsk
+	askers askers
 	dirty  bool
-}
-
-type flowAsk struct {
-	at Time
-	m  *Message
 }
 
 // edgeUse accounts for one edge.
@@ -325,7 +320,7 @@ func (n *flowNet) tryStart(src int) {
 		}
 		s.asking++
 		rv := &n.recvs[m.Dst]
-		rv.askers = append(rv.askers, flowAsk{at: n.e.Now(), m: m})
+		rv.askers = append(rv.askers, asker{at: n.e.Now(), m: m})
 		n.markPort(m.Dst)
 	}
 }
@@ -344,15 +339,7 @@ func (n *flowNet) arbitrate() {
 		rv := &n.recvs[n.dirtyPorts[i]]
 		rv.dirty = false
 		for len(rv.askers) > 0 && rv.active < n.rslots {
-			best := 0
-			for j, a := range rv.askers[1:] {
-				b := rv.askers[best]
-				if a.at < b.at || (a.at == b.at && a.m.Src < b.m.Src) {
-					best = j + 1
-				}
-			}
-			m := rv.askers[best].m
-			rv.askers = append(rv.askers[:best], rv.askers[best+1:]...)
+			m := rv.askers.take()
 			n.senders[m.Src].asking--
 			if !n.start(m) {
 				n.tryStart(m.Src)
