@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
@@ -23,105 +23,27 @@ import (
 
 // Exit statuses.
 const (
-	exitOK    = 0
-	exitWrong = 1 // the run finished, but some results were wrong
-	exitUsage = 2 // bad input or usage; nothing was run
-	exitRanks = 3 // a rank crashed, hung or failed; partial results at most
+	exitOK    = cli.ExitOK
+	exitWrong = 1             // the run finished, but some results were wrong
+	exitUsage = cli.ExitUsage // bad input or usage; nothing was run
+	exitRanks = 3             // a rank crashed, hung or failed; partial results at most
 )
+
+// cmdline is the command line: its name, help, and usage errors.
+var cmdline = cli.Program{Name: "nexar-live", Help: mainHelp, CommandHelp: commandHelp}
 
 // run is the whole command: it parses args (without the program name),
 // writes to stdout and stderr, and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, mainHelp)
-		return exitUsage
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "-h", "-help", "--help":
-		fmt.Fprint(stdout, mainHelp)
-		return exitOK
-	case "help":
-		return helpCmd(rest, stdout, stderr)
-	case "run":
-		return runCmd(rest, stdout, stderr)
-	case "worker":
-		return workerCmd(rest, stdout, stderr)
-	case "compare":
-		return compareCmd(rest, stdout, stderr)
-	case "calibrate":
-		return calibrateCmd(rest, stdout, stderr)
-	case "verify":
-		return verifyCmd(rest, stdout, stderr)
-	case "peer":
-		return peerCmd(rest, stdout, stderr)
-	case "ca":
-		return caCmd(rest, stdout, stderr)
-	}
-	return usageError(stderr, "", "unknown command %q", cmd)
-}
-
-// usageError reports bad usage of cmd ("" for the program) and returns
-// exitUsage.
-func usageError(stderr io.Writer, cmd, format string, args ...any) int {
-	prog := "nexar-live"
-	if cmd != "" {
-		prog += " " + cmd
-	}
-	fmt.Fprintf(stderr, "%s: %s\n", prog, fmt.Sprintf(format, args...))
-	fmt.Fprintf(stderr, "Run 'nexar-live help %s' for usage.\n", cmd)
-	return exitUsage
-}
-
-// parseArgs parses flags that may come before, between or after the
-// positional arguments, which it returns; everything after "--" is
-// positional. It returns flag.ErrHelp for -h and --help.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// parseCmd parses the flags of cmd. It returns a status to exit with (and
-// ok false) on -h or bad usage.
-func parseCmd(cmd string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, status int, ok bool) {
-	pos, err := parseArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, commandHelp[cmd])
-		return nil, exitOK, false
-	}
-	if err != nil {
-		return nil, usageError(stderr, cmd, "%v", err), false
-	}
-	return pos, 0, true
-}
-
-func helpCmd(args []string, stdout, stderr io.Writer) int {
-	switch len(args) {
-	case 0:
-		fmt.Fprint(stdout, mainHelp)
-		return exitOK
-	case 1:
-		if h, ok := commandHelp[args[0]]; ok {
-			fmt.Fprint(stdout, h)
-			return exitOK
-		}
-		return usageError(stderr, "help", "unknown command %q", args[0])
-	}
-	return usageError(stderr, "help", "want at most one command, got %d arguments", len(args))
+	return cmdline.Run(args, stdout, stderr, map[string]cli.Command{
+		"run":       runCmd,
+		"worker":    workerCmd,
+		"compare":   compareCmd,
+		"calibrate": calibrateCmd,
+		"verify":    verifyCmd,
+		"peer":      peerCmd,
+		"ca":        caCmd,
+	})
 }
 
 // measureFlags are the flags of the commands that measure.
@@ -231,25 +153,25 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output directory")
 	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
-	pos, status, ok := parseCmd("run", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	switch {
 	case len(pos) != 1:
-		return usageError(stderr, "run", "want one scenario file, got %d arguments", len(pos))
+		return cmdline.UsageError(stderr, "run", "want one scenario file, got %d arguments", len(pos))
 	case *np < 1:
-		return usageError(stderr, "run", "missing --np N (the number of ranks)")
+		return cmdline.UsageError(stderr, "run", "missing --np N (the number of ranks)")
 	case *out == "":
-		return usageError(stderr, "run", "missing --out DIR")
+		return cmdline.UsageError(stderr, "run", "missing --out DIR")
 	}
 	opt, err := m.options()
 	if err != nil {
-		return usageError(stderr, "run", "%v", err)
+		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
 	cfg, err := m.config()
 	if err != nil {
-		return usageError(stderr, "run", "%v", err)
+		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
 	s, err := scenario.Load(pos[0])
 	if err != nil {
@@ -268,7 +190,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if *emulate != "" {
 		e, err := live.ParseEmulation(*emulate)
 		if err != nil {
-			return usageError(stderr, "run", "--emulate: %v", err)
+			return cmdline.UsageError(stderr, "run", "--emulate: %v", err)
 		}
 		em = &e
 	}
@@ -369,29 +291,29 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	m.register(fs)
 	out := fs.String("out", "", "output directory (rank 0 writes there)")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
-	pos, status, ok := parseCmd("worker", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("worker", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	switch {
 	case len(pos) != 1:
-		return usageError(stderr, "worker", "want one scenario file, got %d arguments", len(pos))
+		return cmdline.UsageError(stderr, "worker", "want one scenario file, got %d arguments", len(pos))
 	case *out == "":
-		return usageError(stderr, "worker", "missing --out DIR")
+		return cmdline.UsageError(stderr, "worker", "missing --out DIR")
 	}
 	opt, err := m.options()
 	if err != nil {
-		return usageError(stderr, "worker", "%v", err)
+		return cmdline.UsageError(stderr, "worker", "%v", err)
 	}
 	cfg, err := m.config()
 	if err != nil {
-		return usageError(stderr, "worker", "%v", err)
+		return cmdline.UsageError(stderr, "worker", "%v", err)
 	}
 	var statusW io.Writer
 	if fd := os.Getenv(live.StatusFDEnv); fd != "" {
 		n, err := strconv.Atoi(fd)
 		if err != nil || n < 3 {
-			return usageError(stderr, "worker", "%s=%q: want a file descriptor", live.StatusFDEnv, fd)
+			return cmdline.UsageError(stderr, "worker", "%s=%q: want a file descriptor", live.StatusFDEnv, fd)
 		}
 		f := os.NewFile(uintptr(n), "status")
 		defer f.Close()
@@ -417,15 +339,15 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 func caCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ca", flag.ContinueOnError)
 	name := fs.String("name", "rank", "name of the certificate issued")
-	pos, status, ok := parseCmd("ca", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("ca", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "ca", "want one directory, got %d arguments", len(pos))
+		return cmdline.UsageError(stderr, "ca", "want one directory, got %d arguments", len(pos))
 	}
 	if err := os.MkdirAll(pos[0], 0o700); err != nil {
-		return usageError(stderr, "ca", "%v", err)
+		return cmdline.UsageError(stderr, "ca", "%v", err)
 	}
 	ca, err := realnet.NewCA()
 	if err != nil {

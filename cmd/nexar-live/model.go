@@ -17,12 +17,12 @@ import (
 func compareCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	out := fs.String("out", "", "directory for compare.csv and compare.png (default: print only)")
-	pos, status, ok := parseCmd("compare", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("compare", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	if len(pos) != 2 {
-		return usageError(stderr, "compare", "want a scenario file and a results file, got %d arguments", len(pos))
+		return cmdline.UsageError(stderr, "compare", "want a scenario file and a results file, got %d arguments", len(pos))
 	}
 	s, err := scenario.Load(pos[0])
 	if err != nil {
@@ -43,7 +43,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	printSummary(stdout, cs)
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o777); err != nil {
-			return usageError(stderr, "compare", "--out: %v", err)
+			return cmdline.UsageError(stderr, "compare", "--out: %v", err)
 		}
 		var b bytes.Buffer
 		if err := live.WriteCompareCSV(&b, cs); err != nil {
@@ -91,12 +91,12 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opt.InPlace, "in-place", false, "fit nccl-tests' in-place times rather than out-of-place")
 	minBytes := fs.Int("min-bytes", 0, "leave out samples below this size")
 	verbose := fs.Bool("v", false, "print every sample's residual")
-	pos, status, ok := parseCmd("calibrate", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("calibrate", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	if len(pos) == 0 {
-		return usageError(stderr, "calibrate", "no measurement file given")
+		return cmdline.UsageError(stderr, "calibrate", "no measurement file given")
 	}
 	var samples []live.Sample
 	for _, file := range pos {

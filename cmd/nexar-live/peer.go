@@ -15,12 +15,12 @@ func peerCmd(args []string, stdout, stderr io.Writer) int {
 	var opt live.LogOptions
 	fs.StringVar(&opt.Collective, "collective", "", "collective of a log that does not name it")
 	fs.IntVar(&opt.World, "world", 0, "number of ranks of a log that does not say (OSU)")
-	pos, status, ok := parseCmd("peer", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("peer", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	if len(pos) != 2 {
-		return usageError(stderr, "peer", "want a results file and a peer's log, got %d arguments", len(pos))
+		return cmdline.UsageError(stderr, "peer", "want a results file and a peer's log, got %d arguments", len(pos))
 	}
 	rs, err := live.ReadResultsFile(pos[0])
 	if err != nil {

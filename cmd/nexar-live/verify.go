@@ -36,40 +36,40 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&topt.PerOctave, "per-octave", 4, "sizes per octave in the dense part")
 	dtype := fs.String("dtype", "f32", "element type")
 	reuse := fs.Bool("reuse", false, "do not measure: read DIR/pN/results.csv of an earlier run (to predict with another --scenario)")
-	pos, status, ok := parseCmd("verify", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("verify", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	switch {
 	case len(pos) != 1:
-		return usageError(stderr, "verify", "want one tuning table, got %d arguments", len(pos))
+		return cmdline.UsageError(stderr, "verify", "want one tuning table, got %d arguments", len(pos))
 	case *nps == "":
-		return usageError(stderr, "verify", "missing --np N[,M...] (the world sizes to verify)")
+		return cmdline.UsageError(stderr, "verify", "missing --np N[,M...] (the world sizes to verify)")
 	case *out == "":
-		return usageError(stderr, "verify", "missing --out DIR")
+		return cmdline.UsageError(stderr, "verify", "missing --out DIR")
 	}
 	var worlds []int
 	for _, f := range strings.Split(*nps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 2 {
-			return usageError(stderr, "verify", "--np %q: want world sizes of 2 or more", *nps)
+			return cmdline.UsageError(stderr, "verify", "--np %q: want world sizes of 2 or more", *nps)
 		}
 		worlds = append(worlds, n)
 	}
 	dt, err := device.ParseDType(*dtype)
 	if err != nil {
-		return usageError(stderr, "verify", "--dtype: %v", err)
+		return cmdline.UsageError(stderr, "verify", "--dtype: %v", err)
 	}
 	opt, err := m.options()
 	if err != nil {
-		return usageError(stderr, "verify", "%v", err)
+		return cmdline.UsageError(stderr, "verify", "%v", err)
 	}
 	if m.tuning == "" {
 		m.tuning = pos[0] // its runs use the table's own [transport]
 	}
 	cfg, err := m.config()
 	if err != nil {
-		return usageError(stderr, "verify", "%v", err)
+		return cmdline.UsageError(stderr, "verify", "%v", err)
 	}
 	tuning, err := algos.LoadTuning(pos[0])
 	if err != nil {
@@ -84,7 +84,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	if *emulate != "" {
 		e, err := live.ParseEmulation(*emulate)
 		if err != nil {
-			return usageError(stderr, "verify", "--emulate: %v", err)
+			return cmdline.UsageError(stderr, "verify", "--emulate: %v", err)
 		}
 		em = &e
 		network = fmt.Sprintf("model = \"alpha-beta\" # the emulated network (%v)\nlatency = %q\nbandwidth = %q",
@@ -112,7 +112,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		dir := filepath.Join(*out, fmt.Sprintf("p%d", np))
 		if err := os.MkdirAll(dir, 0o777); err != nil {
-			return usageError(stderr, "verify", "--out: %v", err)
+			return cmdline.UsageError(stderr, "verify", "--out: %v", err)
 		}
 		var b bytes.Buffer
 		if err := live.VerifyScenario(&b, fmt.Sprintf("verify-p%d", np), network, targets, dt); err != nil {

@@ -14,12 +14,12 @@ import (
 
 func listCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	pos, status, ok := parseCmd("list", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("list", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, "list", "unexpected argument %q", pos[0])
+		return cmdline.UsageError(stderr, "list", "unexpected argument %q", pos[0])
 	}
 	fmt.Fprintln(stdout, "Collectives (sweep: collective = NAME, algorithms = [NAME, ...]):")
 	for _, name := range algos.CollectiveNames() {

@@ -94,15 +94,15 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	noPlots := fs.Bool("no-plots", false, "write no figures")
 	quiet := fs.Bool("quiet", false, "say nothing on success")
 	fs.BoolVar(quiet, "q", false, "say nothing on success")
-	dirs, status, ok := parseCmd("merge", fs, args, stdout, stderr)
+	dirs, status, ok := cmdline.ParseCmd("merge", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	switch {
 	case len(dirs) == 0:
-		return usageError(stderr, "merge", "no shard directories given")
+		return cmdline.UsageError(stderr, "merge", "no shard directories given")
 	case *out == "":
-		return usageError(stderr, "merge", "missing --out DIR")
+		return cmdline.UsageError(stderr, "merge", "missing --out DIR")
 	}
 	shards, err := readShards(dirs)
 	if err != nil {
@@ -114,7 +114,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	rows := interleave(shards, m.Points)
 	o, err := newOutputs(*out)
 	if err != nil {
-		return usageError(stderr, "merge", "--out: %v", err)
+		return cmdline.UsageError(stderr, "merge", "--out: %v", err)
 	}
 	if err := writeCSV(o, rows); err != nil {
 		o.abort()

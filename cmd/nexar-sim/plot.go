@@ -18,17 +18,17 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	budget := fs.Float64("budget", autoBudgetPct, "slowdown of auto drawn as acceptable, in percent")
 	quiet := fs.Bool("quiet", false, "say nothing on success")
 	fs.BoolVar(quiet, "q", false, "say nothing on success")
-	pos, status, ok := parseCmd("plot", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("plot", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	switch {
 	case len(pos) != 1:
-		return usageError(stderr, "plot", "want one results file, got %d arguments", len(pos))
+		return cmdline.UsageError(stderr, "plot", "want one results file, got %d arguments", len(pos))
 	case *out == "":
-		return usageError(stderr, "plot", "missing --out DIR")
+		return cmdline.UsageError(stderr, "plot", "missing --out DIR")
 	case *budget < 0:
-		return usageError(stderr, "plot", "--budget %g: want a percentage of at least 0", *budget)
+		return cmdline.UsageError(stderr, "plot", "--budget %g: want a percentage of at least 0", *budget)
 	}
 	csvPath := pos[0]
 	// The ceiling: the flag, else the link bandwidth of the run that wrote
@@ -37,7 +37,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	if *ceiling != "" {
 		bw, err := scenario.ParseBandwidth(*ceiling)
 		if err != nil {
-			return usageError(stderr, "plot", "--ceiling: %v", err)
+			return cmdline.UsageError(stderr, "plot", "--ceiling: %v", err)
 		}
 		ceilGBps = bw / 1e9
 	} else if m, err := readManifest(filepath.Dir(csvPath)); err == nil {
@@ -50,7 +50,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	o, err := newOutputs(*out)
 	if err != nil {
-		return usageError(stderr, "plot", "--out: %v", err)
+		return cmdline.UsageError(stderr, "plot", "--out: %v", err)
 	}
 	if err := stagePlots(o, pts, ceilGBps, *budget); err != nil {
 		o.abort()

@@ -144,23 +144,23 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Func("trace", "write a timeline of a point", func(s string) error { traces = append(traces, s); return nil })
 	var links []string
 	fs.Func("links", "write the per-link account of a point", func(s string) error { links = append(links, s); return nil })
-	pos, status, ok := parseCmd("run", fs, args, stdout, stderr)
+	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	switch {
 	case len(pos) == 0:
-		return usageError(stderr, "run", "no scenario file given")
+		return cmdline.UsageError(stderr, "run", "no scenario file given")
 	case len(pos) > 1:
-		return usageError(stderr, "run", "want one scenario file, got %d arguments: %s", len(pos), strings.Join(pos, " "))
+		return cmdline.UsageError(stderr, "run", "want one scenario file, got %d arguments: %s", len(pos), strings.Join(pos, " "))
 	case *out == "":
-		return usageError(stderr, "run", "missing --out DIR")
+		return cmdline.UsageError(stderr, "run", "missing --out DIR")
 	case *jobs < 1:
-		return usageError(stderr, "run", "--jobs %d: want at least 1", *jobs)
+		return cmdline.UsageError(stderr, "run", "--jobs %d: want at least 1", *jobs)
 	}
 	sh, err := parseShard(*shardFlag)
 	if err != nil {
-		return usageError(stderr, "run", "%v", err)
+		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
 	file := pos[0]
 	s, points, ok := load(file, stderr)
@@ -171,20 +171,20 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	for _, spec := range traces {
 		p, err := selectPoint("--trace", spec, points)
 		if err != nil {
-			return usageError(stderr, "run", "%v", err)
+			return cmdline.UsageError(stderr, "run", "%v", err)
 		}
 		traced = append(traced, p)
 	}
 	linked, err := selectLinks(links, points)
 	if err != nil {
-		return usageError(stderr, "run", "%v", err)
+		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
 	mine := sh.of(points)
 
 	// Make sure the outputs can be written before simulating anything.
 	o, err := newOutputs(*out)
 	if err != nil {
-		return usageError(stderr, "run", "--out: %v", err)
+		return cmdline.UsageError(stderr, "run", "--out: %v", err)
 	}
 	m := manifest{Scenario: s.Name, Description: s.Description, File: file, Hash: s.Hash, Network: s.Network.Model,
 		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: sh.i, Shards: sh.n, Points: len(points)}
@@ -208,7 +208,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		prog.finish()
 		o.abort()
-		return usageError(stderr, "run", "--out: %v", err)
+		return cmdline.UsageError(stderr, "run", "--out: %v", err)
 	}
 	fail := func(status int, format string, args ...any) int {
 		prog.finish()

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// Exit statuses every command shares.
+const (
+	ExitOK    = 0
+	ExitUsage = 2 // bad input or usage; nothing was done
+)
+
+// Command is one command: it parses args (without its name), writes to
+// stdout and stderr, and returns the exit status.
+type Command func(args []string, stdout, stderr io.Writer) int
+
+// Program is a command line of commands.
+type Program struct {
+	Name        string            // the program, as usage errors name it
+	Help        string            // printed by -h, help, and no arguments
+	CommandHelp map[string]string // each command's help, by name
+	// HelpHint follows the error of "help" asked about an unknown command.
+	HelpHint string
+}
+
+// Run runs the command args[0] names, among cmds, with the rest of args;
+// -h, --help and "help [COMMAND]" print help.
+func (p *Program) Run(args []string, stdout, stderr io.Writer, cmds map[string]Command) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, p.Help)
+		return ExitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, p.Help)
+		return ExitOK
+	case "help":
+		return p.help(rest, stdout, stderr)
+	}
+	if c, ok := cmds[cmd]; ok {
+		return c(rest, stdout, stderr)
+	}
+	return p.UsageError(stderr, "", "unknown command %q", cmd)
+}
+
+func (p *Program) help(args []string, stdout, stderr io.Writer) int {
+	switch len(args) {
+	case 0:
+		fmt.Fprint(stdout, p.Help)
+		return ExitOK
+	case 1:
+		if h, ok := p.CommandHelp[args[0]]; ok {
+			fmt.Fprint(stdout, h)
+			return ExitOK
+		}
+		return p.UsageError(stderr, "help", "unknown command %q%s", args[0], p.HelpHint)
+	}
+	return p.UsageError(stderr, "help", "want at most one command, got %d arguments", len(args))
+}
+
+// UsageError reports bad usage of cmd ("" for the program) and returns
+// ExitUsage.
+func (p *Program) UsageError(stderr io.Writer, cmd, format string, args ...any) int {
+	prog := p.Name
+	if cmd != "" {
+		prog += " " + cmd
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", prog, fmt.Sprintf(format, args...))
+	fmt.Fprintf(stderr, "Run '%s help %s' for usage.\n", p.Name, cmd)
+	return ExitUsage
+}
+
+// ParseCmd parses the flags of cmd and returns its positional arguments.
+// On -h it prints cmd's help, on bad usage the error, and returns the
+// status to exit with and ok false.
+func (p *Program) ParseCmd(cmd string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, status int, ok bool) {
+	pos, err := ParseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, p.CommandHelp[cmd])
+		return nil, ExitOK, false
+	}
+	if err != nil {
+		return nil, p.UsageError(stderr, cmd, "%v", err), false
+	}
+	return pos, ExitOK, true
+}
+
+// ParseArgs parses flags that may come before, between or after the
+// positional arguments, which it returns; everything after "--" is
+// positional. It returns flag.ErrHelp for -h and --help.
+func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
