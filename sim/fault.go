@@ -112,12 +112,21 @@ func (s Straggler) String() string {
 	return fmt.Sprintf("rank %d computes %gx slower", s.Rank, s.Factor)
 }
 
+// checkFactor rejects a slow-down factor that is not a positive finite
+// number; f names the fault in the error.
+func checkFactor(f fmt.Stringer, factor float64) error {
+	if !(factor > 0) || math.IsInf(factor, 0) {
+		return fmt.Errorf("%v: factor must be positive", f)
+	}
+	return nil
+}
+
 func (s Straggler) apply(n *faultyNet) error {
 	if err := n.checkRank(s.Rank); err != nil {
 		return fmt.Errorf("%v: %w", s, err)
 	}
-	if !(s.Factor > 0) || math.IsInf(s.Factor, 0) {
-		return fmt.Errorf("%v: factor must be positive", s)
+	if err := checkFactor(s, s.Factor); err != nil {
+		return err
 	}
 	n.slow[s.Rank] *= s.Factor
 	return nil
@@ -140,8 +149,8 @@ func (s Stragglers) apply(n *faultyNet) error {
 	if s.Count < 0 || s.Count > w {
 		return fmt.Errorf("%v: count must be between 0 and the world size %d", s, w)
 	}
-	if !(s.Factor > 0) || math.IsInf(s.Factor, 0) {
-		return fmt.Errorf("%v: factor must be positive", s)
+	if err := checkFactor(s, s.Factor); err != nil {
+		return err
 	}
 	for _, r := range rand.New(n.stream("stragglers")).Perm(w)[:s.Count] {
 		n.slow[r] *= s.Factor
@@ -168,8 +177,8 @@ func (s SlowLink) apply(n *faultyNet) error {
 	if err != nil {
 		return err
 	}
-	if !(s.Factor > 0) || math.IsInf(s.Factor, 0) {
-		return fmt.Errorf("%v: factor must be positive", s)
+	if err := checkFactor(s, s.Factor); err != nil {
+		return err
 	}
 	t := n.Topology()
 	for _, e := range edges {
