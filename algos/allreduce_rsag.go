@@ -34,27 +34,16 @@ func RSAGAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DTy
 // reduces in across all ranks of l and leaves block r (of bl) of the result
 // in out, on rank r. It uses in as its workspace, which it overwrites.
 //
-// In step s (s = 0 .. p-2) rank r sends block r-s-1 to its right neighbour
-// and reduces block r-s-2 arriving from its left, so its last step reduces
-// block r. (p-1)α + ((p-1)/p)n(β + γ) on alpha-beta.
+// It is ringReduceScatter with its own tag, shifted so that rank r's last
+// step reduces block r. (p-1)α + ((p-1)/p)n(β + γ) on alpha-beta.
 func reduceScatterBlocks(ctx context.Context, l Link, in, out device.Buffer, bl blocks, dt device.DType, op device.Op) error {
-	r, p := l.Rank(), l.Size()
-	right, left := mod(r+1, p), mod(r-1, p)
-	var scratch device.Buffer
-	if p > 1 {
-		scratch = l.Alloc(bl.len(0) * dt.Size())
-	}
-	for s := 0; s < p-1; s++ {
-		dst := block(in, bl, mod(r-s-2, p), dt)
-		tmp := scratch.Slice(0, dst.Len())
-		if err := SendRecv(ctx, l, right, block(in, bl, mod(r-s-1, p), dt), left, tmp, tagRSAGReduceScatter); err != nil {
-			return err
-		}
-		if err := l.Reduce(dst, tmp, dt, op); err != nil {
+	if l.Size() > 1 {
+		scratch := l.Alloc(bl.len(0) * dt.Size())
+		if err := ringReduceScatter(ctx, l, in, scratch, bl, dt, op, 0, tagRSAGReduceScatter); err != nil {
 			return err
 		}
 	}
-	return l.Copy(out, block(in, bl, r, dt))
+	return l.Copy(out, block(in, bl, l.Rank(), dt))
 }
 
 // allgatherBlocks is a ring allgather over uneven blocks: it puts rank q's

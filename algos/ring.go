@@ -31,7 +31,7 @@ func RingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DTy
 	}
 	bl := blocks{count: count, p: p}
 	scratch := l.Alloc(bl.len(0) * dt.Size())
-	if err := ringReduceScatter(ctx, l, buf, scratch, bl, dt, op); err != nil {
+	if err := ringReduceScatter(ctx, l, buf, scratch, bl, dt, op, 1, tagRingReduceScatter); err != nil {
 		return err
 	}
 	return ringAllgather(ctx, l, buf, bl, dt, 1)
@@ -42,17 +42,18 @@ func block(buf device.Buffer, bl blocks, i int, dt device.DType) device.Buffer {
 	return buf.Slice(bl.off(i)*dt.Size(), bl.len(i)*dt.Size())
 }
 
-// ringReduceScatter leaves rank r with block r+1 of buf reduced over all
-// ranks. scratch must hold the largest block.
-func ringReduceScatter(ctx context.Context, l Link, buf, scratch device.Buffer, bl blocks, dt device.DType, op device.Op) error {
+// ringReduceScatter leaves rank r with block r+shift of buf reduced over
+// all ranks, in p-1 steps tagged tag: in step s rank r sends block
+// r+shift-1-s to its right neighbour and reduces block r+shift-2-s arriving
+// from its left into buf. scratch must hold the largest block.
+func ringReduceScatter(ctx context.Context, l Link, buf, scratch device.Buffer, bl blocks, dt device.DType, op device.Op, shift int, tag Tag) error {
 	r, p := l.Rank(), l.Size()
 	right, left := mod(r+1, p), mod(r-1, p)
 	for s := 0; s < p-1; s++ {
-		send := block(buf, bl, mod(r-s, p), dt)
-		recvIdx := mod(r-s-1, p)
-		dst := block(buf, bl, recvIdx, dt)
+		send := block(buf, bl, mod(r+shift-1-s, p), dt)
+		dst := block(buf, bl, mod(r+shift-2-s, p), dt)
 		tmp := scratch.Slice(0, dst.Len())
-		if err := SendRecv(ctx, l, right, send, left, tmp, tagRingReduceScatter); err != nil {
+		if err := SendRecv(ctx, l, right, send, left, tmp, tag); err != nil {
 			return err
 		}
 		if err := l.Reduce(dst, tmp, dt, op); err != nil {
