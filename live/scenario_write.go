@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,18 +52,7 @@ func (f *Fit) WriteScenario(w io.Writer, name string) error {
 		if sw.root != 0 {
 			fmt.Fprintf(&b, "root = %d\n", sw.root)
 		}
-		if len(sw.params) > 0 {
-			names := make([]string, 0, len(sw.params))
-			for n := range sw.params {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			parts := make([]string, len(names))
-			for i, n := range names {
-				parts[i] = fmt.Sprintf("%s = %d", n, sw.params[n])
-			}
-			fmt.Fprintf(&b, "params = { %s }\n", strings.Join(parts, ", "))
-		}
+		writeParams(&b, sw.params)
 	}
 	if _, err := scenario.Parse(name+".toml", b.Bytes()); err != nil {
 		return fmt.Errorf("live: the calibrated scenario does not parse: %w\n%s", err, b.String())
@@ -196,4 +186,18 @@ func joinInts(ns []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// writeParams writes a sweep's params line, its names in order; nothing
+// when there are none.
+func writeParams(b *bytes.Buffer, params map[string]int) {
+	if len(params) == 0 {
+		return
+	}
+	names := slices.Sorted(maps.Keys(params))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s = %d", n, params[n])
+	}
+	fmt.Fprintf(b, "params = { %s }\n", strings.Join(parts, ", "))
 }

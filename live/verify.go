@@ -166,18 +166,7 @@ func VerifyScenario(w io.Writer, name string, network string, targets []Crossove
 			fmt.Fprintf(&b, "\n# %s on %d ranks: %s below %s, %s from there (%s)\n", t.Collective, t.World, t.Below, formatBytes(t.Predicted), t.Above, t.From)
 			fmt.Fprintf(&b, "[[sweep]]\ncollective = %s\nalgorithms = [%s]\nworld = [%d]\nbytes = [%s]\ndtype = %s\ndata = \"host\"\n",
 				strconv.Quote(t.Collective), quoteAll(names), t.World, joinInts(t.Sizes), strconv.Quote(dt.String()))
-			if v := g[0]; len(v.Params) > 0 {
-				names := make([]string, 0, len(v.Params))
-				for n := range v.Params {
-					names = append(names, n)
-				}
-				slices.Sort(names)
-				parts := make([]string, len(names))
-				for i, n := range names {
-					parts[i] = fmt.Sprintf("%s = %d", n, v.Params[n])
-				}
-				fmt.Fprintf(&b, "params = { %s }\n", strings.Join(parts, ", "))
-			}
+			writeParams(&b, g[0].Params)
 		}
 	}
 	if _, err := scenario.Parse(name+".toml", b.Bytes()); err != nil {
