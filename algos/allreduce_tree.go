@@ -2,7 +2,6 @@ package algos
 
 import (
 	"context"
-	"math/bits"
 
 	"github.com/nexar-go/nexar-go/device"
 )
@@ -37,15 +36,11 @@ func BinomialTreeAllreduce(ctx context.Context, l Link, buf device.Buffer, dt de
 	return treeBroadcast(ctx, l, buf)
 }
 
-// treeTop is the largest distance of the binomial tree over p > 1 ranks,
-// 2^(ceil(lg p) - 1).
-func treeTop(p int) int { return 1 << (bits.Len(uint(p-1)) - 1) }
-
 // treeReduce reduces buf into rank 0's buf along the binomial tree.
 func treeReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
 	r, p := l.Rank(), l.Size()
 	var tmp device.Buffer
-	for d := treeTop(p); d >= 1; d /= 2 {
+	for d := treeSpan(p) / 2; d >= 1; d /= 2 {
 		switch {
 		case r < d && r+d < p:
 			if tmp == nil {
