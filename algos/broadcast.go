@@ -21,9 +21,10 @@ const (
 // serves messages of a few MiB to a few tens of MiB.
 const DefaultChainSegment = 256 << 10
 
-// startBroadcast checks the arguments every broadcast takes and reports
-// whether there is anything to move.
-func startBroadcast(l Link, buf device.Buffer, dt device.DType, root int) (bool, error) {
+// startRootedInPlace checks the arguments of a rooted collective that works
+// in place (every broadcast, and reduce) and reports whether there is
+// anything to move.
+func startRootedInPlace(l Link, buf device.Buffer, dt device.DType, root int) (bool, error) {
 	if err := checkBuffer(buf, dt); err != nil {
 		return false, err
 	}
@@ -45,7 +46,7 @@ func startBroadcast(l Link, buf device.Buffer, dt device.DType, root int) (bool,
 // messages, and wins for small buffers; for large ones every byte crosses
 // lg p links in sequence, which the pipelined chain and van de Geijn avoid.
 func BinomialBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device.DType, root int) error {
-	if ok, err := startBroadcast(l, buf, dt, root); !ok {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
 		return err
 	}
 	rl := relativeTo(l, root)
@@ -74,7 +75,7 @@ func BinomialBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device
 // below 4), where it costs the same as a tree: at p = 2 and p = 3 it equals
 // ceil(lg p)(α + nβ).
 func FlatBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device.DType, root int) error {
-	if ok, err := startBroadcast(l, buf, dt, root); !ok {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
 		return err
 	}
 	if l.Rank() != root {
@@ -106,7 +107,7 @@ func FlatBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device.DTy
 // lg p: it never beats BinomialBroadcast on alpha-beta, and is here to
 // simulate nexar's behaviour.
 func BinaryTreeBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device.DType, root int) error {
-	if ok, err := startBroadcast(l, buf, dt, root); !ok {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
 		return err
 	}
 	rl := relativeTo(l, root)
@@ -156,7 +157,7 @@ func PipelinedChainBroadcast(ctx context.Context, l Link, buf device.Buffer, dt 
 	if segment <= 0 {
 		return fmt.Errorf("algos: pipelined chain broadcast: segment of %d bytes, want a positive size", segment)
 	}
-	if ok, err := startBroadcast(l, buf, dt, root); !ok {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
 		return err
 	}
 	seg := max(segment-segment%dt.Size(), dt.Size())
@@ -204,7 +205,7 @@ func PipelinedChainBroadcast(ctx context.Context, l Link, buf device.Buffer, dt 
 // tree for large buffers; its p - 1 ring steps make it lose for small ones
 // and on many ranks.
 func ScatterAllgatherBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device.DType, root int) error {
-	if ok, err := startBroadcast(l, buf, dt, root); !ok {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
 		return err
 	}
 	rl := relativeTo(l, root)

@@ -28,14 +28,8 @@ const tagRootedReduce Tag = 0x200
 // each of lg p rounds, so it wins for small buffers; for large ones a
 // reduce-scatter followed by a gather moves 2((p-1)/p)n.
 func BinomialReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op, root int) error {
-	if err := checkBuffer(buf, dt); err != nil {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
 		return err
-	}
-	if err := checkRootRank(l, root); err != nil {
-		return err
-	}
-	if l.Size() == 1 || buf.Len() == 0 {
-		return nil
 	}
 	rl := relativeTo(l, root)
 	v, p := rl.Rank(), rl.Size()
