@@ -35,20 +35,30 @@
 // +0 (IEEE 754-2019 minimum and maximum). The conversions are exported as
 // F16ToF32, F32ToF16, BF16ToF32 and F32ToBF16.
 //
-// The kernels are plain Go: loops unrolled eight times over the memory
-// reinterpreted as typed slices, 8- and 16-bit integer sums done eight or
-// four lanes at a time in 64-bit words, f16 widened through a table, f32
-// sum and product run over 2 KiB blocks whose cache lines are loaded first,
-// and, on amd64, one VZEROUPPER before the loop (SSE code runs about three
-// times slower when earlier code left the upper halves of the AVX registers
-// dirty). Misaligned operands, and big-endian hosts, go through aligned
-// scratch blocks. On 64 MiB operands an f32 sum moves bytes at about 0.6 of
-// the speed of the built-in copy (whose large copies use non-temporal AVX
-// stores; plain Go has only scalar SSE arithmetic); f64 and 64-bit integer
-// sums run at about copy's speed, and f16 and bf16, limited by the
-// conversions, at about a tenth of it.
-// BenchmarkReduce and BenchmarkCopy in reduce_bench_test.go measure them,
-// counting bytes read plus written.
+// The portable kernels are plain Go: loops unrolled eight times over the
+// memory reinterpreted as typed slices, 8- and 16-bit integer sums done
+// eight or four lanes at a time in 64-bit words, f16 widened through a
+// table, f32 sum and product run over 2 KiB blocks whose cache lines are
+// loaded first, and, on amd64, one VZEROUPPER before the loop (SSE code runs
+// about three times slower when earlier code left the upper halves of the
+// AVX registers dirty). Misaligned operands, and big-endian hosts, go
+// through aligned scratch blocks.
+//
+// On amd64 CPUs with AVX2 and F16C (detected with golang.org/x/sys/cpu),
+// every operator on f16, bf16 and f32 runs in assembly instead
+// (kernels_amd64.s), 32 elements per loop iteration, the tail in Go: f16
+// converted by the CPU (VCVTPH2PS, VCVTPS2PH rounding to nearest even), bf16
+// widened by a shift and narrowed with the integer rounding of F32ToBF16,
+// and min and max built from VMINPS and VMAXPS so that NaNs and signed zeros
+// come out as the built-in min and max give them. They compute the same
+// bits as the portable kernels (any NaN for a NaN); the build tag purego
+// leaves them out. On 64 MiB operands these kernels, and the f64 and 64-bit
+// integer sums, move bytes at about the speed of the built-in copy (whose
+// large copies use non-temporal AVX stores); the portable f16 and bf16
+// kernels, limited by the conversions, run at about a tenth of it, and the
+// portable f32 kernels, in scalar SSE, at 0.5 to 0.8 of it.
+// BenchmarkReduce, BenchmarkReducePortable and BenchmarkCopy in
+// reduce_bench_test.go measure them, counting bytes read plus written.
 //
 // # How the kernels are checked
 //
@@ -61,5 +71,8 @@
 // values at and around every rounding boundary, and against
 // github.com/x448/float16; TestNarrowExhaustive (NEXAR_EXHAUSTIVE=1) checks
 // all 2^32 f32 inputs. FuzzReduceHost compares kernels and reference on
-// fuzzer-chosen bytes.
+// fuzzer-chosen bytes. TestAsmMatchesPortable runs every 16-bit pattern
+// against 64 others through the assembly and the portable kernels and
+// demands the same bits, FuzzAsmMatchesPortable does so on fuzzer-chosen
+// elements, and TestAsmExhaustive (NEXAR_EXHAUSTIVE=1) on all 2^32 pairs.
 package device

@@ -21,6 +21,12 @@ import (
 // multiple of dt.Size(), or if dt or op is invalid; callers validate first
 // (as Reduce does).
 func ReduceHost(dst, src []byte, dt DType, op Op) {
+	reduceWith(&kernels, dst, src, dt, op)
+}
+
+// reduceWith is ReduceHost with the kernels of table k, so that tests can
+// run the portable kernels where assembly ones replace them.
+func reduceWith(k *kernelTable, dst, src []byte, dt DType, op Op) {
 	if dt >= numDTypes || op >= numOps {
 		panic(fmt.Sprintf("device: reduce with invalid dtype %v or op %v", dt, op))
 	}
@@ -34,16 +40,16 @@ func ReduceHost(dst, src []byte, dt DType, op Op) {
 	if len(dst) == 0 {
 		return
 	}
-	k := kernels[dt][op]
+	kernel := k[dt][op]
 	if len(dst) >= avxCleanMin {
 		clearUpperAVX()
 	}
 	if size > 1 && (!hostLittleEndian || !aligned(dst, size) || !aligned(src, size)) {
-		reduceStaged(dst, src, size, k)
+		reduceStaged(dst, src, size, kernel)
 		return
 	}
 	if !touchFirst[dt][op] || len(dst) <= block {
-		k(dst, src)
+		kernel(dst, src)
 		return
 	}
 	// Block by block: first a load from every cache line of the block of
@@ -54,7 +60,7 @@ func ReduceHost(dst, src []byte, dt DType, op Op) {
 	for len(dst) > 0 {
 		n := min(block, len(dst))
 		t += touch(dst[:n], src[:n])
-		k(dst[:n], src[:n])
+		kernel(dst[:n], src[:n])
 		dst, src = dst[n:], src[n:]
 	}
 	touchSink(t)

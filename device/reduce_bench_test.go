@@ -81,7 +81,8 @@ func reportGBs(b *testing.B, bytesPerOp int) float64 {
 }
 
 // BenchmarkReduce measures ReduceHost on 64 MiB operands: the sum of every
-// element type, and every operator on f32.
+// element type, and every operator on the floats with assembly kernels
+// (f16, bf16 and f32; see kernels_amd64.go).
 //
 // On a shared machine the memory bandwidth left to a benchmark changes from
 // second to second, so besides GB/s each case also times one copy(dst, src)
@@ -93,18 +94,39 @@ func reportGBs(b *testing.B, bytesPerOp int) float64 {
 // reduction follows the copy's non-temporal stores. Interleaved copies come
 // out slower than BenchmarkCopy's, so compare with that too.
 func BenchmarkReduce(b *testing.B) {
+	benchReduce(b, &kernels, reduceCases(DTypes(), F16, BF16, F32))
+}
+
+// BenchmarkReducePortable measures the portable kernels that assembly ones
+// replace in ReduceHost, for comparison.
+func BenchmarkReducePortable(b *testing.B) {
+	benchReduce(b, &portableKernels, reduceCases(nil, F16, BF16, F32))
+}
+
+type reduceCase struct {
+	dt DType
+	op Op
+}
+
+// reduceCases returns the sums of the dtypes in sums, then the other
+// operators of the dtypes in all.
+func reduceCases(sums []DType, all ...DType) []reduceCase {
+	var cases []reduceCase
+	for _, dt := range sums {
+		cases = append(cases, reduceCase{dt, Sum})
+	}
+	for _, dt := range all {
+		for _, op := range Ops() {
+			if op != Sum || sums == nil {
+				cases = append(cases, reduceCase{dt, op})
+			}
+		}
+	}
+	return cases
+}
+
+func benchReduce(b *testing.B, k *kernelTable, cases []reduceCase) {
 	dst, src := benchBuffers()
-	type tc struct {
-		dt DType
-		op Op
-	}
-	var cases []tc
-	for _, dt := range DTypes() {
-		cases = append(cases, tc{dt, Sum})
-	}
-	for _, op := range Ops()[1:] {
-		cases = append(cases, tc{F32, op})
-	}
 	for _, c := range cases {
 		b.Run(fmt.Sprintf("%v/%v", c.dt, c.op), func(b *testing.B) {
 			fillOne(dst, c.dt, true)
@@ -112,7 +134,7 @@ func BenchmarkReduce(b *testing.B) {
 			var copyTime time.Duration
 			b.SetBytes(3 * benchBytes)
 			for b.Loop() {
-				ReduceHost(dst, src, c.dt, c.op)
+				reduceWith(k, dst, src, c.dt, c.op)
 				b.StopTimer()
 				t0 := time.Now()
 				copy(dst, src) // resets dst too, so values never drift

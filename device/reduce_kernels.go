@@ -187,8 +187,20 @@ func bytesOf[T any](k func(d, s []T)) func(d, s []byte) {
 	}
 }
 
-// kernels holds the kernel of every dtype and op, on bytes in host order.
-var kernels = [numDTypes][numOps]func(d, s []byte){
+// kernelTable holds a kernel for every dtype and op, on bytes in host order.
+type kernelTable [numDTypes][numOps]func(d, s []byte)
+
+// kernels are the kernels ReduceHost runs: the assembly ones where the CPU
+// has them (asmKernels), the portable ones elsewhere.
+var kernels = func() kernelTable {
+	if k := asmKernels(&portableKernels); k != nil {
+		return *k
+	}
+	return portableKernels
+}()
+
+// portableKernels are the kernels in Go.
+var portableKernels = kernelTable{
 	F16:  {bytesOf(sumF16), bytesOf(prodF16), bytesOf(minF16), bytesOf(maxF16)},
 	BF16: {bytesOf(sumBF16), bytesOf(prodBF16), bytesOf(minBF16), bytesOf(maxBF16)},
 	F32:  {bytesOf(sumT[float32]), bytesOf(prodT[float32]), bytesOf(minT[float32]), bytesOf(maxT[float32])},

@@ -20,10 +20,16 @@ var testLengths = []int{0, 1, 7, 8, 9, 63, 1000003}
 // is a NaN any NaN will do.
 func checkReduce(t testing.TB, dst, src []byte, dt DType, op Op) {
 	t.Helper()
+	checkReduceWith(t, &kernels, dst, src, dt, op)
+}
+
+// checkReduceWith is checkReduce with the kernels of table k.
+func checkReduceWith(t testing.TB, k *kernelTable, dst, src []byte, dt DType, op Op) {
+	t.Helper()
 	want := refReduce(dst, src, dt, op)
 	got := append([]byte(nil), dst...)
 	srcCopy := append([]byte(nil), src...)
-	ReduceHost(got, srcCopy, dt, op)
+	reduceWith(k, got, srcCopy, dt, op)
 	if !bytes.Equal(srcCopy, src) {
 		t.Fatalf("%v %v: ReduceHost modified src", dt, op)
 	}
@@ -55,6 +61,21 @@ func TestReduceHostMatchesReference(t *testing.T) {
 					checkReduce(t, randomElems(rng, dt, n), randomElems(rng, dt, n), dt, op)
 				}
 			})
+		}
+	}
+}
+
+// TestPortableKernelsMatchReference checks the portable kernels, which
+// assembly ones replace in ReduceHost where the CPU has them (see
+// kernels_amd64.go), on lengths that cover their unrolled loops and a few
+// blocks.
+func TestPortableKernelsMatchReference(t *testing.T) {
+	for _, dt := range DTypes() {
+		for _, op := range Ops() {
+			rng := rand.New(rand.NewPCG(uint64(dt), uint64(op)+100))
+			for _, n := range []int{1, 7, 9, 63, 10007} {
+				checkReduceWith(t, &portableKernels, randomElems(rng, dt, n), randomElems(rng, dt, n), dt, op)
+			}
 		}
 	}
 }
