@@ -124,6 +124,18 @@ func Open(ordinal int) (*Device, error) {
 	return drv.open(ordinal)
 }
 
+// OpenLibrary is Open with the driver library at path instead of the one
+// the dynamic loader finds (libcuda.so.1) or NEXAR_CUDA_LIB names: for a
+// driver outside the loader's search path, or the mock driver of package
+// cudamock in tests. The library is loaded once per path and process.
+func OpenLibrary(path string, ordinal int) (*Device, error) {
+	drv, err := libraryDriver(path)
+	if err != nil {
+		return nil, err
+	}
+	return drv.open(ordinal)
+}
+
 func (drv *driver) open(ordinal int) (*Device, error) {
 	n, err := drv.count()
 	if err != nil {

@@ -2,21 +2,15 @@ package cuda
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/algos/algotest"
 	"github.com/nexar-go/nexar-go/device"
-	"github.com/nexar-go/nexar-go/sim"
 )
 
 // gpuOrSkip opens the first real GPU, or skips with the reason there is
@@ -133,7 +127,7 @@ func TestErrorType(t *testing.T) {
 func TestMockDriver(t *testing.T) {
 	drv := mockDriver(t)
 	before := mockCounters()
-	mock.setDevices(0)
+	mock.ctl.SetDevices(0)
 	_, err := loadDriver([]string{mock.drv.cuInit.name}) // not a library path: fails to load
 	if !errors.Is(err, ErrNoDriver) {
 		t.Errorf("bad path: %v", err)
@@ -143,7 +137,7 @@ func TestMockDriver(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Name != "CUDA_ERROR_NO_DEVICE" || !errors.Is(err, ErrNoDevice) {
 		t.Errorf("cuInit with no devices: %v", err)
 	}
-	mock.setDevices(1)
+	mock.ctl.SetDevices(1)
 	if err := drv.call(drv.cuInit, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +173,7 @@ func TestMockDriver(t *testing.T) {
 		t.Error("Synchronize after Close succeeded")
 	}
 	after := mockCounters()
-	if after.allocs != before.allocs || after.streams != before.streams || after.retained != before.retained {
+	if after.Allocs != before.Allocs || after.Streams != before.Streams || after.Retained != before.Retained {
 		t.Errorf("leaked: before %+v, after %+v", before, after)
 	}
 }
@@ -418,109 +412,4 @@ func TestDeviceReduce(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestDeviceAllreduce runs every allreduce algorithm of the catalogue with
-// p = 2 and 4 ranks in one process on one device, each rank with its own
-// Link (its own streams, pinned and device memory) over the simulator with
-// host data, and checks every rank's result exactly.
-func TestDeviceAllreduce(t *testing.T) {
-	onDevices(t, func(t *testing.T, d *Device, large bool) {
-		coll, err := algos.Lookup("allreduce")
-		if err != nil {
-			t.Fatal(err)
-		}
-		counts := []int{0, 1, 1001}
-		if large {
-			counts = append(counts, 1<<20+5)
-		}
-		types := []device.DType{device.F32, device.BF16, device.F16, device.I32, device.U8, device.F64}
-		params := map[string]int{"segment": 4096, "group": 2, "tensors": 3}
-		run := 0
-		for _, a := range coll.Algorithms {
-			for _, p := range []int{2, 4} {
-				for _, count := range counts {
-					run++
-					dt, op := types[run%len(types)], device.Ops()[run%4]
-					seed := uint64(run)
-					want := algotest.Reduced(count, dt, op, p, seed)
-					_, err := sim.Run(sim.Config{World: p, Model: testModel, HostData: true}, func(ctx context.Context, inner algos.Link) error {
-						l, err := NewLink(inner, d, WithChunk(1<<16))
-						if err != nil {
-							return err
-						}
-						defer l.Close()
-						buf := l.Alloc(count * dt.Size())
-						if err := d.CopyFromHost(buf, algotest.Input(count, dt, op, l.Rank(), p, seed)); err != nil {
-							return err
-						}
-						if err := a.Run(ctx, l, algos.Call{Buf: buf, DType: dt, Op: op, Params: params}); err != nil {
-							return err
-						}
-						got := make([]byte, buf.Len())
-						if err := d.CopyToHost(got, buf); err != nil {
-							return err
-						}
-						return algotest.Compare(got, want, dt)
-					})
-					if err != nil {
-						t.Errorf("%s p=%d count=%d %s %s (seed %d): %v", a.Name, p, count, dt, op, seed, err)
-					}
-				}
-			}
-		}
-	})
-}
-
-// TestMockLinkMemory checks the Link's memory on the mock driver: Alloc's
-// buffers are reused once unreachable, pinned memory and fence events are
-// reused across messages, and Close frees every allocation, stream and
-// event the Link made.
-func TestMockLinkMemory(t *testing.T) {
-	d := mockOrSkip(t)
-	before := mockCounters()
-	_, err := sim.Run(sim.Config{World: 2, Model: testModel, HostData: true}, func(ctx context.Context, inner algos.Link) error {
-		l, err := NewLink(inner, d, WithChunk(1000))
-		if err != nil {
-			return err
-		}
-		if err := l.Alloc(4096).(*Buffer).Free(); err == nil {
-			return errors.New("Free of a pooled buffer succeeded")
-		}
-		// Buffers dropped at once are collected, and their memory comes
-		// back for allocations of the same size.
-		const allocs = 60
-		for i := range allocs {
-			_ = l.Alloc(4096)
-			if i%10 == 9 {
-				runtime.GC()
-				time.Sleep(5 * time.Millisecond) // cleanups run on their own goroutine
-			}
-		}
-		if n := len(l.m.(*gpuMover).pool.all); n >= allocs {
-			return fmt.Errorf("%d device allocations for %d short-lived buffers: none reused", n, allocs)
-		}
-		buf := l.Alloc(10_000)
-		for range 3 {
-			if err := ringU8(ctx, l, buf); err != nil {
-				return err
-			}
-		}
-		if n := len(l.pins.all); n > 4 {
-			return fmt.Errorf("%d pinned regions for three identical allreduces", n)
-		}
-		return l.Close()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := mockCounters()
-	if after.allocs != before.allocs || after.pinned != before.pinned || after.streams != before.streams || after.events != before.events {
-		t.Errorf("the Links leaked: before %+v, after %+v", before, after)
-	}
-}
-
-// ringU8 is a u8 sum ring allreduce of buf.
-func ringU8(ctx context.Context, l algos.Link, buf device.Buffer) error {
-	return algos.RingAllreduce(ctx, l, buf, device.U8, device.Sum)
 }

@@ -1,7 +1,9 @@
-// Package cuda puts the collectives of nexar-go on GPU memory: device
-// buffers, reduction kernels, and a Link that runs every algorithm of
-// package algos on GPU buffers over any host transport (realnet's QUIC, or
-// the simulator with host data).
+// Package cuda is nexar-go's GPU device: the CUDA driver binding, device
+// buffers, streams and events, the reduction kernels, and the GPU side of
+// staging messages through host memory (Stager). It imports only package
+// device; package staging builds on it to run every algorithm of package
+// algos on GPU buffers over any host transport (realnet's QUIC, or the
+// simulator with host data).
 //
 // # Layers
 //
@@ -43,73 +45,28 @@
 // the GPU holds at once (SMs times the occupancy the driver reports for
 // the kernel, or, failing that, the attributes' threads and blocks per SM).
 //
-// # Staging Link
+// # Staging
 //
-// NewLink(inner, dev) wraps an algos.Link that moves host memory. Its Alloc
-// returns device memory (pooled per Link), Reduce launches the kernel and
-// Copy copies device to device, both on the Link's compute stream, and
-// Isend and Irecv stage device buffers through pinned memory:
-//
-//	send:    device --D2H--> pinned --inner.Isend--> network
-//	receive: network --inner.Irecv--> pinned --H2D--> device
-//
-// in chunks (DefaultChunk, WithChunk), each its own inner message, so that
-// the copy of one chunk overlaps the network transfer of its neighbours
-// (double buffering, with the copy engine and the network as the two
-// stages); the D2H and H2D copies run on two more streams, one per
-// direction, and wait for the compute stream's earlier work through an
-// event. The Link calls its inner link only from the caller's goroutine
-// (algos.Link's contract), so it makes progress inside its own methods.
-// Every inner receive of a message is posted in Irecv and every send chunk
-// as soon as its copy is done; Wait posts all pending send chunks (waiting
-// only for local copies) before it waits on the network. The Link thus
-// never waits on the network while holding back a message a peer needs,
-// and cannot deadlock where the algorithm on the inner link alone would
-// not, even over a transport whose sends complete only when the receiver
-// is ready (realnet's bulk path and flow control). The cost is pinned
-// memory for the messages in flight (pooled, freed by Close) instead of
-// two chunk buffers per message. Every message is cut the same way
-// whatever its buffer (host buffers are sliced, not copied), and must be
-// received into a buffer of exactly its length.
-//
-// The staging logic sits behind a small interface (mover: device and
-// pinned allocation, asynchronous copies with fences, reductions) that
-// the GPU implements and the tests implement on host memory, with copies
-// that complete late, so it is tested without a GPU.
-//
-// # Cost in the simulator
-//
-// The simulator has no GPU: a staged message costs what its chunks cost
-// on the network, plus the copies. With host bandwidth H (pinned
-// D2H/H2D, as BenchmarkStaging measures), network bandwidth B and latency
-// α, a message of n bytes in chunks of c moves through three stages (D2H,
-// network, H2D) in about
-//
-//	α + n/min(B, H) + 2c/H      (chunk pipeline: fill, steady state, drain)
-//
-// against α + n/B unstaged: staging costs two chunk copies of latency when
-// PCIe is faster than the network, and caps the rate at H when it is not.
-// The hierarchical topology (sim.Hierarchical) has the parameter for it:
-// HostBandwidth (scenario key host_bandwidth) is the device-to-NIC link
-// that inter-node messages cross, so a flow-model run there charges the
-// steady-state min(B, H); the fill and drain (2c/H per message) are not
-// modelled, and neither is the staging of messages between devices of one
-// node, which the simulator sends over the intra-node switch while this
-// Link stages them through host memory too. Set HostBandwidth to the
-// measured pinned copy rate to model this Link; Topology.HostBandwidth
-// carries it for a future model of the copies themselves.
+// A Stager (NewStager) is what a link needs to move device buffers over a
+// transport of host memory: device memory pooled for reuse (Alloc),
+// page-locked host memory (AllocPinned), asynchronous copies between the
+// two whose completion a Fence reports (ToHost, FromHost), and reductions
+// and device-to-device copies (Reduce, Copy), on three streams of its own
+// (compute, and one per copy direction so that both copy engines work at
+// once) with the ordering its documentation states. Package staging's Link
+// cuts messages into chunks and pipelines them through a Stager; the cost
+// model of staged messages in the simulator is described there.
 //
 // # What is verified, and where
 //
 // Verified on a machine without GPU, driver or CUDA toolkit (go test):
 //   - builds and vets with CGO_ENABLED=0 and 1; the no-driver path
 //     (ErrNoDriver from a missing library or one without cuInit);
-//   - the binding end to end against a mock libcuda (testdata/mockcuda.c,
+//   - the binding end to end against a mock libcuda (package cudamock,
 //     built with the system C compiler when one is present) that requires
 //     the context current on the calling thread, counts live objects and
 //     runs kernel launches in the PTX interpreter below: Device, Buffer,
-//     Pinned, Stream, Event, the reduction path and the staging Link with
-//     the GPU mover, allreduce included;
+//     Pinned, Stream, Event, Stager and the reduction path;
 //   - the PTX: parsed, structurally checked (every entry with its five
 //     .u64 parameters, balanced braces, registers declared and in range,
 //     labels defined, every kernel ending in ret) and type-checked against
@@ -119,11 +76,9 @@
 //     device.ReduceHost bit for bit on random data with zeros, infinities,
 //     NaNs and subnormals, each byte of dst stored exactly once and
 //     nothing outside the operands touched;
-//   - the staging Link with the host fake: every allreduce algorithm of
-//     the catalogue at 2, 3 and 4 ranks on the simulator (counts 0, 1,
-//     odd, chunks with odd tails), and over realnet on loopback at 2 and 4
-//     ranks with rendezvous sends; message cutting, ordering of messages
-//     with one tag, mixed host and device buffers, errors.
+//   - above this package: package staging's Link on a Stager over the
+//     mock (every allreduce algorithm at p = 2 and 4), and nexar-live's
+//     --device cuda path on the mock (see their documentation).
 //
 // Not verified without a GPU: the PTX has never been compiled by the
 // driver's JIT or ptxas, the kernels have never run on a GPU, the binding

@@ -94,6 +94,31 @@ func getDriver() (*driver, error) {
 	return theDriver, driverErr
 }
 
+// libraries holds the drivers OpenLibrary loaded, by path.
+var libraries struct {
+	sync.Mutex
+	byPath map[string]*driver
+}
+
+// libraryDriver loads and initialises the driver library at path once per
+// process.
+func libraryDriver(path string) (*driver, error) {
+	libraries.Lock()
+	defer libraries.Unlock()
+	if d := libraries.byPath[path]; d != nil {
+		return d, nil
+	}
+	d, err := loadDriver([]string{path})
+	if err != nil {
+		return nil, err
+	}
+	if libraries.byPath == nil {
+		libraries.byPath = map[string]*driver{}
+	}
+	libraries.byPath[path] = d
+	return d, nil
+}
+
 // libraryNames are the library paths to try, in order.
 func libraryNames() []string {
 	if p := os.Getenv(libEnv); p != "" {

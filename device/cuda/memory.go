@@ -22,7 +22,8 @@ type memory struct {
 
 // Buffer is device memory: a device.Buffer whose bytes live on a GPU. A
 // Slice aliases the buffer it was cut from. Algorithms move and combine
-// Buffers through a Link (NewLink), or directly with a Device or Stream.
+// Buffers through package staging's Link, or directly with a Device, Stream
+// or Stager.
 type Buffer struct {
 	mem    *memory
 	off, n int
@@ -49,13 +50,14 @@ func (b *Buffer) Ptr() uint64 { return b.mem.ptr + uint64(b.off) }
 func (b *Buffer) Device() *Device { return b.mem.dev }
 
 // Free frees the allocation b was cut from (so every slice of it) right
-// away. It must not be in use by queued work. Buffers from a Link's Alloc
-// are pooled: Free returns an error for them; they are reused once
-// unreachable and freed by the Link's Close.
+// away. It must not be in use by queued work. Buffers from a Stager's
+// Alloc (which a staging Link's Alloc returns) are pooled: Free returns an
+// error for them; they are reused once unreachable and freed by the
+// Stager's Close.
 func (b *Buffer) Free() error {
 	m := b.mem
 	if m.pool != nil {
-		return errors.New("cuda: Free of a pooled buffer (from Link.Alloc)")
+		return errors.New("cuda: Free of a pooled buffer (from Stager.Alloc)")
 	}
 	if m.freed.Swap(true) || m.ptr == 0 {
 		return nil
@@ -111,11 +113,11 @@ func (d *Device) buffer(b device.Buffer) (*Buffer, error) {
 	return x, nil
 }
 
-// memPool keeps the device allocations of a Link, by size, for reuse: a
-// Buffer from Link.Alloc returns its memory here when the garbage collector
+// memPool keeps the device allocations of a Stager, by size, for reuse: a
+// Buffer from Stager.Alloc returns its memory here when the garbage collector
 // finds it unreachable (runtime.AddCleanup), and the next Alloc of the same
-// size takes it. The memory is only ever touched through the Link's
-// streams, whose ordering makes reuse safe (see gpuMover).
+// size takes it. The memory is only ever touched through the Stager's
+// streams, whose ordering makes reuse safe (see Stager).
 type memPool struct {
 	dev    *Device
 	mu     sync.Mutex
@@ -134,7 +136,7 @@ func (p *memPool) alloc(n int) (*Buffer, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, errors.New("cuda: allocation from a closed link")
+		return nil, errors.New("cuda: allocation from a closed stager")
 	}
 	var ptr uint64
 	if f := p.free[n]; len(f) > 0 {

@@ -1,4 +1,4 @@
-package cuda_test
+package staging_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/device/cuda"
 	"github.com/nexar-go/nexar-go/sim"
+	"github.com/nexar-go/nexar-go/staging"
 )
 
 // An allreduce of GPU buffers: four ranks of a simulated world share one
@@ -31,7 +32,7 @@ func ExampleNewLink() {
 	const world, count = 4, 1 << 20
 	model := sim.AlphaBeta{Latency: sim.Microsecond, Bandwidth: 25e9}
 	_, err = sim.Run(sim.Config{World: world, Model: model, HostData: true}, func(ctx context.Context, inner algos.Link) error {
-		l, err := cuda.NewLink(inner, dev)
+		l, err := staging.NewLink(inner, dev)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package cuda
+package staging
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/device/cuda"
 )
 
 // DefaultChunk is the staging chunk of a Link: messages are copied between
@@ -31,7 +32,7 @@ type linkConfig struct {
 func WithChunk(bytes int) Option {
 	return func(c *linkConfig) error {
 		if bytes <= 0 {
-			return fmt.Errorf("cuda: staging chunk of %d bytes", bytes)
+			return fmt.Errorf("staging: chunk of %d bytes", bytes)
 		}
 		c.chunk = bytes
 		return nil
@@ -97,18 +98,19 @@ type Link struct {
 var _ algos.Link = (*Link)(nil)
 
 // NewLink returns a Link that stages the device buffers of dev through
-// inner. It creates three streams on dev (compute and one per copy
-// direction); Close frees them with the Link's memory.
-func NewLink(inner algos.Link, dev *Device, opts ...Option) (*Link, error) {
+// inner, through a cuda.Stager of its own (three streams on dev: compute
+// and one per copy direction, pooled device memory, pinned memory); Close
+// frees them.
+func NewLink(inner algos.Link, dev *cuda.Device, opts ...Option) (*Link, error) {
 	cfg, err := configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	m, err := newGPUMover(dev)
+	s, err := cuda.NewStager(dev)
 	if err != nil {
 		return nil, err
 	}
-	return newLink(inner, m, cfg), nil
+	return newLink(inner, gpuMover{s}, cfg), nil
 }
 
 func configure(opts []Option) (linkConfig, error) {
@@ -144,7 +146,7 @@ func (l *Link) Now() time.Duration { return l.inner.Now() }
 func (l *Link) Alloc(n int) device.Buffer {
 	b, err := l.m.alloc(n)
 	if err != nil {
-		panic(fmt.Errorf("cuda: Link.Alloc(%d): %w", n, err))
+		panic(fmt.Errorf("staging: Link.Alloc(%d): %w", n, err))
 	}
 	return b
 }
@@ -161,7 +163,7 @@ func (l *Link) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) err
 	case !dd && !sd:
 		return l.inner.Reduce(dst, src, dt, op)
 	}
-	return fmt.Errorf("cuda: reduce of a %s buffer into a %s buffer", kind(l.m, src), kind(l.m, dst))
+	return fmt.Errorf("staging: reduce of a %s buffer into a %s buffer", kind(l.m, src), kind(l.m, dst))
 }
 
 // Copy implements algos.Link: device to device on the compute stream, host
@@ -170,7 +172,7 @@ func (l *Link) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) err
 func (l *Link) Copy(dst, src device.Buffer) error {
 	l.postSends(false)
 	if dst.Len() != src.Len() {
-		return fmt.Errorf("cuda: copy of %d bytes into a buffer of %d", src.Len(), dst.Len())
+		return fmt.Errorf("staging: copy of %d bytes into a buffer of %d", src.Len(), dst.Len())
 	}
 	dd, sd := l.m.isDevice(dst), l.m.isDevice(src)
 	var f fence
@@ -183,13 +185,13 @@ func (l *Link) Copy(dst, src device.Buffer) error {
 	case dd:
 		h, ok := device.HostBytes(src)
 		if !ok {
-			return fmt.Errorf("cuda: copy from a %T into device memory", src)
+			return fmt.Errorf("staging: copy from a %T into device memory", src)
 		}
 		f, err = l.m.fromHost(dst, h)
 	default:
 		h, ok := device.HostBytes(dst)
 		if !ok {
-			return fmt.Errorf("cuda: copy from device memory into a %T", dst)
+			return fmt.Errorf("staging: copy from device memory into a %T", dst)
 		}
 		f, err = l.m.toHost(h, src)
 	}
@@ -246,7 +248,7 @@ func (l *Link) newOp(send bool, peer int, tag algos.Tag, buf device.Buffer) *sta
 	o := &stagedOp{l: l, send: send, peer: peer, tag: tag, buf: buf, staged: l.m.isDevice(buf)}
 	n := buf.Len()
 	if l.closed {
-		o.err = errors.New("cuda: use of a closed Link")
+		o.err = errors.New("staging: use of a closed Link")
 		return o
 	}
 	if o.staged {
@@ -373,10 +375,10 @@ func (l *Link) Wait(ctx context.Context, reqs ...algos.Request) error {
 	for _, r := range reqs {
 		o, ok := r.(*stagedOp)
 		if !ok {
-			return fmt.Errorf("cuda: Wait on a request (%T) this Link did not return", r)
+			return fmt.Errorf("staging: Wait on a request (%T) this Link did not return", r)
 		}
 		if o.l != l {
-			return errors.New("cuda: Wait on a request of another Link")
+			return errors.New("staging: Wait on a request of another Link")
 		}
 		ops = append(ops, o)
 	}
