@@ -1,16 +1,17 @@
 /*
  * A mock of the CUDA driver library, for testing package cuda's binding
- * where there is no GPU. Built by the tests with the system C compiler and
- * loaded in place of libcuda.so.1. It declares each function as cuda.h
- * does (CUresult is int, CUdevice is int, CUdeviceptr is 64 bits, handles
- * are pointers, sizes are size_t).
+ * and the code above it where there is no GPU. Built by package cudamock
+ * with the system C compiler and loaded in place of libcuda.so.1. It
+ * declares each function as cuda.h does (CUresult is int, CUdevice is int,
+ * CUdeviceptr is 64 bits, handles are pointers, sizes are size_t).
  *
  * "Device memory" is host memory from malloc, filled with 0xEE; copies are
  * memcpy and run at once, so streams and events are always complete. The
  * current context is per thread, as in the real driver, and every function
  * that needs one fails with CUDA_ERROR_INVALID_CONTEXT (201) without it.
- * Kernel launches call a hook the test installs (it runs the PTX in an
- * interpreter). Counters of live objects let tests check for leaks.
+ * Kernel launches call a hook the Go side installs (cudamock.SetLaunch:
+ * package cuda's tests run the PTX in an interpreter, others reduce on the
+ * host). Counters of live objects let tests check for leaks.
  */
 #include <stdint.h>
 #include <stdlib.h>
