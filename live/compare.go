@@ -78,6 +78,9 @@ func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
 	if p.Root >= p.World {
 		p.Root = 0
 	}
+	if p.Network, err = networkFor(&s.Network, r); err != nil {
+		return sweep.Point{}, err
+	}
 	if s.Network.Random {
 		p.Repeat = 5 // a median over draws of the noise
 	}

@@ -35,11 +35,19 @@ type Result struct {
 	// started after the agreed instant (see RunRank; not written to
 	// results.csv): their times include the delay.
 	LateStarts int64
+	// Device is where the ranks' buffers were: "" (or DeviceHost) for
+	// host memory, DeviceCUDA for GPUs (a run with --device cuda, whose
+	// results.csv has a device column; see DeviceHeader).
+	Device string
 }
 
 // Header is the header of the results.csv nexar-live writes: nexar-sim's
 // columns (sweep.Header), then wrong.
 var Header = append(slices.Clone(sweep.Header), "wrong")
+
+// DeviceHeader is the header of the results.csv of a run on a device
+// other than the host: Header, then device.
+var DeviceHeader = append(slices.Clone(Header), "device")
 
 // Record returns r as CSV fields in the order of Header.
 func (r Result) Record() []string {
@@ -50,7 +58,13 @@ func (r Result) Record() []string {
 type ResultsWriter struct {
 	w      *csv.Writer
 	header bool
+	// Device, if set to a device other than the host, adds the device
+	// column (DeviceHeader) with that value in every row.
+	Device string
 }
+
+// withDevice reports whether the writer writes the device column.
+func (c *ResultsWriter) withDevice() bool { return c.Device != "" && c.Device != DeviceHost }
 
 // NewResultsWriter returns a writer of results to w.
 func NewResultsWriter(w io.Writer) *ResultsWriter { return &ResultsWriter{w: csv.NewWriter(w)} }
@@ -61,6 +75,9 @@ func (c *ResultsWriter) WriteHeader() error {
 		return nil
 	}
 	c.header = true
+	if c.withDevice() {
+		return c.w.Write(DeviceHeader)
+	}
 	return c.w.Write(Header)
 }
 
@@ -70,7 +87,11 @@ func (c *ResultsWriter) Write(r Result) error {
 	if err := c.WriteHeader(); err != nil {
 		return err
 	}
-	if err := c.w.Write(r.Record()); err != nil {
+	rec := r.Record()
+	if c.withDevice() {
+		rec = append(rec, c.Device)
+	}
+	if err := c.w.Write(rec); err != nil {
 		return err
 	}
 	return c.Flush()
@@ -83,8 +104,8 @@ func (c *ResultsWriter) Flush() error {
 }
 
 // ReadResults reads a results file that nexar-live or nexar-sim wrote:
-// the header must start with sweep.Header and may add wrong. Rows of
-// nexar-sim's files get Wrong = -1.
+// the header must start with sweep.Header and may add wrong, and then
+// device. Rows of nexar-sim's files get Wrong = -1.
 func ReadResults(r io.Reader) ([]Result, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -95,10 +116,12 @@ func ReadResults(r io.Reader) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	hasWrong := false
+	hasWrong, hasDevice := false, false
 	switch {
 	case slices.Equal(head, Header):
 		hasWrong = true
+	case slices.Equal(head, DeviceHeader):
+		hasWrong, hasDevice = true, true
 	case slices.Equal(head, sweep.Header):
 	default:
 		return nil, &sweep.CSVError{Line: 1, Msg: fmt.Sprintf("header %q is neither nexar-live's (%q) nor nexar-sim's", head, Header)}
@@ -119,6 +142,11 @@ func ReadResults(r io.Reader) ([]Result, error) {
 		res, err := parseResult(rec, hasWrong)
 		if err != nil {
 			return nil, &sweep.CSVError{Line: line, Msg: err.Error()}
+		}
+		if hasDevice {
+			if res.Device, err = checkDevice(rec[len(Header)]); err != nil {
+				return nil, &sweep.CSVError{Line: line, Msg: "device: " + err.Error()}
+			}
 		}
 		out = append(out, res)
 	}

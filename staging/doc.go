@@ -61,9 +61,12 @@
 // steady-state min(B, H); the fill and drain (2c/H per message) are not
 // modelled, and neither is the staging of messages between devices of one
 // node, which the simulator sends over the intra-node switch while this
-// Link stages them through host memory too. nexar-live's compare of a
-// --device cuda run applies the scenario's host_bandwidth to every message
-// in the same steady-state way (live.StagedModel).
+// Link stages them through host memory too. sim.Staged models this Link
+// on any network model: every message pays the copy of its first chunk at
+// the sender and of its last at the receiver (min(n, c)/H each, on the
+// ranks' compute) and moves no faster than H; nexar-live's compare of a
+// --device cuda run wraps the scenario's model in it, with the
+// hierarchical topology's host_bandwidth as H.
 //
 // # Tests
 //

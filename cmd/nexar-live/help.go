@@ -155,6 +155,13 @@ worst points. With --out, writes DIR/compare.csv and DIR/compare.png as
 'run' does. A calibrated scenario ('nexar-live calibrate --out') is meant
 for this.
 
+Points measured on GPUs (a results file of 'run --device cuda', with its
+device column) are predicted with every message staged through host
+memory: the copy of its first 1 MiB chunk before it leaves and of its last
+after it arrives, at the host_bandwidth of the scenario's hierarchical
+topology, and no faster than that bandwidth. A scenario without one
+leaves the copies out and says so.
+
 Example:
   nexar-live calibrate live-out/results.csv --out calibrated.toml
   nexar-live compare calibrated.toml live-out/results.csv --out live-out/calibrated/

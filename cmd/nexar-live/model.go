@@ -40,6 +40,9 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "model %q of %s against %s\n", s.Network.Model, pos[0], pos[1])
+	if note := live.StagingNote(s, rs); note != "" {
+		fmt.Fprintln(stdout, note)
+	}
 	printSummary(stdout, cs)
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o777); err != nil {

@@ -1,0 +1,72 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sim"
+	"github.com/nexar-go/nexar-go/staging"
+)
+
+// Where a run's buffers are (nexar-live run --device): host memory, or
+// GPUs, each rank's messages then staged through pinned host memory by
+// package staging's Link.
+const (
+	DeviceHost = "host"
+	DeviceCUDA = "cuda"
+)
+
+// Devices lists the values of --device.
+var Devices = []string{DeviceHost, DeviceCUDA}
+
+// checkDevice returns name if it is one of Devices.
+func checkDevice(name string) (string, error) {
+	for _, d := range Devices {
+		if name == d {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not a device (want %s)", name, strings.Join(Devices, " or "))
+}
+
+// staged reports whether a result's messages were staged through host
+// memory.
+func staged(r Result) bool { return r.Device == DeviceCUDA }
+
+// networkFor returns the network that predicts result r of a run on the
+// network n: n itself for a run on host memory; for a run on GPUs, n with
+// every message staged through host memory at the device's host
+// bandwidth, the host_bandwidth of n's hierarchical topology
+// (sim.Staged, with staging's DefaultChunk, the chunk of nexar-live's
+// staging Link), or n itself if n has none (StagingNote says so).
+func networkFor(n *scenario.Network, r Result) (*scenario.Network, error) {
+	if !staged(r) {
+		return n, nil
+	}
+	h, err := sim.HostBandwidthOf(n.Sim, r.World)
+	if err != nil || h == 0 {
+		return n, err
+	}
+	return n.Wrapped(func(m sim.Model) sim.Model {
+		return sim.Staged{Model: m, HostBandwidth: h, Chunk: staging.DefaultChunk, Bandwidth: n.LinkBandwidth}
+	}), nil
+}
+
+// StagingNote says how predictions of results rs on the network of s
+// treat the staging copies of points measured on GPUs: "" if there are
+// none.
+func StagingNote(s *scenario.Scenario, rs []Result) string {
+	for _, r := range rs {
+		if !staged(r) {
+			continue
+		}
+		h, err := sim.HostBandwidthOf(s.Network.Sim, r.World)
+		if err != nil || h == 0 {
+			return "buffers on GPUs, but the model has no host_bandwidth (topology = \"hierarchical\"): the predictions leave out the staging copies"
+		}
+		return fmt.Sprintf("buffers on GPUs: the predictions add the staging copies at the model's host_bandwidth (%.4g GB/s), in chunks of %d KiB",
+			h/1e9, staging.DefaultChunk>>10)
+	}
+	return ""
+}
