@@ -275,6 +275,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 			base = os.Environ()
 		}
 		vars["NEXAR_RANK"] = strconv.Itoa(r)
+		vars["LOCAL_RANK"] = strconv.Itoa(r) // every rank is on this host: --device cuda spreads them over its GPUs
 		cmd.Env = workerEnv(base, vars)
 		sr, sw, err := os.Pipe()
 		if err != nil {

@@ -187,7 +187,7 @@ type rankStats struct {
 }
 
 func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, start *starter, beat func()) (rankStats, error) {
-	d, err := newRankData(p, cl.Rank())
+	d, err := newRankData(p, cl)
 	if err != nil {
 		return rankStats{}, err
 	}

@@ -33,6 +33,11 @@ type Output struct {
 	// point for compare.csv.
 	Scenario  *scenario.Scenario
 	NoCompare bool
+
+	// Device is where the ranks' buffers are (DeviceHost if ""): a run on
+	// GPUs adds the device column to results.csv, and compare.csv predicts
+	// its points with the staging copies (see networkFor).
+	Device string
 }
 
 // WrongDataError reports a run that finished but left wrong elements:
@@ -84,6 +89,7 @@ func newRecorder(out Output) (*recorder, error) {
 	f.Chmod(0o644) // CreateTemp makes it private; results are not
 	r.tmp = f
 	r.csv = NewResultsWriter(f)
+	r.csv.Device = out.Device
 	if err := r.csv.WriteHeader(); err != nil {
 		return nil, err
 	}
@@ -91,6 +97,7 @@ func newRecorder(out Output) (*recorder, error) {
 }
 
 func (r *recorder) add(p sweep.Point, res Result) {
+	res.Device = r.out.Device
 	r.rep.Results = append(r.rep.Results, res)
 	if r.table != nil {
 		r.table.Add(p, res)
@@ -156,6 +163,9 @@ func (r *recorder) finish(runErr error) (*Report, error) {
 func (r *recorder) writeComparison(cs []Comparison) error {
 	if r.out.Table != nil {
 		fmt.Fprintf(r.out.Table, "# Model %q of %s: %v\n", r.out.Scenario.Network.Model, r.out.Scenario.File, Summarize(cs))
+		if note := StagingNote(r.out.Scenario, r.rep.Results); note != "" {
+			fmt.Fprintf(r.out.Table, "# %s\n", note)
+		}
 	}
 	if r.out.Dir == "" {
 		return nil

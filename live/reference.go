@@ -20,6 +20,11 @@ type rankData struct {
 	// want is what Buf must hold after the collective, nil when this
 	// rank's Buf is not the collective's to define (a reduce's non-root).
 	want []byte
+	// link, for a link whose memory is not host memory (a staging
+	// link's GPU), is the link whose Copy puts the inputs into Buf and
+	// Send and takes Buf's result out into got, a host copy, to check.
+	link algos.Link
+	got  []byte
 }
 
 // refMaker fills one rank's buffers for a point and says what they must
@@ -121,8 +126,12 @@ func block(p sweep.Point) int {
 	return used(p) / p.World
 }
 
-// newRankData allocates and fills rank's buffers for p.
-func newRankData(p sweep.Point, rank int) (*rankData, error) {
+// newRankData allocates and fills the buffers of l's rank for p: in host
+// memory, or, if l's Alloc gives memory of another kind (a staging link's
+// GPU memory), in that memory, with the inputs and the reference kept in
+// host memory.
+func newRankData(p sweep.Point, l algos.Link) (*rankData, error) {
+	rank := l.Rank()
 	fill, err := referenceMaker(p.Collective.Name)
 	if err != nil {
 		return nil, err
@@ -147,14 +156,39 @@ func newRankData(p sweep.Point, rank int) (*rankData, error) {
 	}
 	d.buf0 = bytes.Clone(buf)
 	d.send0 = bytes.Clone(sendBuf)
+	if _, host := device.HostBytes(l.Alloc(0)); !host {
+		// The link's memory is elsewhere: the collective runs there; buf
+		// becomes the host copy its result is checked on.
+		d.link, d.got = l, buf
+		d.call.Buf = l.Alloc(len(buf))
+		if sendBuf != nil {
+			d.call.Send = l.Alloc(len(sendBuf))
+		}
+	}
 	return d, nil
 }
 
 // reset restores the pristine input (and the garbage in outputs).
 func (d *rankData) reset() {
+	if d.link != nil {
+		d.linkCopy(d.call.Buf, device.Host(d.buf0))
+		if d.send0 != nil {
+			d.linkCopy(d.call.Send, device.Host(d.send0))
+		}
+		return
+	}
 	copy(d.call.Buf.(device.Host), d.buf0)
 	if d.send0 != nil {
 		copy(d.call.Send.(device.Host), d.send0)
+	}
+}
+
+// linkCopy copies between host memory and the link's memory. A copy that
+// fails there is a broken device, which no later point could use either:
+// the rank stops with the driver's error (its launcher reports it).
+func (d *rankData) linkCopy(dst, src device.Buffer) {
+	if err := d.link.Copy(dst, src); err != nil {
+		panic(fmt.Errorf("live: rank %d: copying a point's buffer between host and device memory: %w", d.link.Rank(), err))
 	}
 }
 
@@ -163,7 +197,13 @@ func (d *rankData) wrong() int64 {
 	if d.want == nil {
 		return 0
 	}
-	got := []byte(d.call.Buf.(device.Host))[:len(d.want)]
+	var got []byte
+	if d.link != nil {
+		d.linkCopy(device.Host(d.got), d.call.Buf)
+		got = d.got[:len(d.want)]
+	} else {
+		got = []byte(d.call.Buf.(device.Host))[:len(d.want)]
+	}
 	if bytes.Equal(got, d.want) {
 		return 0
 	}

@@ -144,7 +144,7 @@ func ReadResults(r io.Reader) ([]Result, error) {
 			return nil, &sweep.CSVError{Line: line, Msg: err.Error()}
 		}
 		if hasDevice {
-			if res.Device, err = checkDevice(rec[len(Header)]); err != nil {
+			if res.Device, err = ParseDevice(rec[len(Header)]); err != nil {
 				return nil, &sweep.CSVError{Line: line, Msg: "device: " + err.Error()}
 			}
 		}

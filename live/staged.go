@@ -2,33 +2,11 @@ package live
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/staging"
 )
-
-// Where a run's buffers are (nexar-live run --device): host memory, or
-// GPUs, each rank's messages then staged through pinned host memory by
-// package staging's Link.
-const (
-	DeviceHost = "host"
-	DeviceCUDA = "cuda"
-)
-
-// Devices lists the values of --device.
-var Devices = []string{DeviceHost, DeviceCUDA}
-
-// checkDevice returns name if it is one of Devices.
-func checkDevice(name string) (string, error) {
-	for _, d := range Devices {
-		if name == d {
-			return name, nil
-		}
-	}
-	return "", fmt.Errorf("%q is not a device (want %s)", name, strings.Join(Devices, " or "))
-}
 
 // staged reports whether a result's messages were staged through host
 // memory.

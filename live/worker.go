@@ -43,6 +43,9 @@ type WorkerConfig struct {
 	Status io.Writer
 	// JoinTimeout bounds assembling the world (DefaultJoinTimeout if 0).
 	JoinTimeout time.Duration
+	// Device is where the rank's buffers live: DeviceHost (or "") or
+	// DeviceCUDA, the GPU of its local rank (see device.go).
+	Device string
 }
 
 // Worker runs one rank of a run under any launcher: it reads its rank,
@@ -76,6 +79,10 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	if err != nil {
 		return fail(err)
 	}
+	dev, err := openRankDevice(cfg.Device, getenv)
+	if err != nil {
+		return fail(err)
+	}
 	jt := cfg.JoinTimeout
 	if jt <= 0 {
 		jt = DefaultJoinTimeout
@@ -92,7 +99,18 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	if out.Preamble == nil {
 		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
 	}
-	rep, err := runLinked(ctx, link, job, out, st)
+
+	out.Device = cfg.Device
+	if dev != nil {
+		out.Preamble = append(out.Preamble, dev.describe(link.Rank()))
+	}
+	rankLink, job, err := dev.stage(link, job)
+	if err != nil {
+		link.Abort()
+		return fail(err)
+	}
+	defer dev.close(rankLink) // after link is closed: the process ends next
+	rep, err := runLinked(ctx, rankLink, job, out, st)
 	if err != nil && !IsWrongData(err) {
 		link.Abort()
 		return rep, err

@@ -151,7 +151,16 @@ func TestMockLinkMemory(t *testing.T) {
 		if n := len(l.pins.all); n > 4 {
 			return fmt.Errorf("%d pinned regions for three identical allreduces", n)
 		}
-		return l.Close()
+		if err := l.Synchronize(); err != nil {
+			return err
+		}
+		if err := l.Close(); err != nil {
+			return err
+		}
+		if l.Synchronize() == nil {
+			return errors.New("Synchronize of a closed Link succeeded")
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -131,6 +131,18 @@ func (m *fakeMover) copy(dst, src device.Buffer) error {
 	return nil
 }
 
+// sync completes every pending copy, as a device's synchronization waits
+// for all its streams.
+func (m *fakeMover) sync() error {
+	for dir, q := range m.queues {
+		if n := len(q); n > 0 {
+			q[n-1].complete()
+		}
+		m.queues[dir] = nil
+	}
+	return nil
+}
+
 func (m *fakeMover) close() error {
 	m.closed = true
 	if len(m.pinned) != 0 {

@@ -488,6 +488,18 @@ func (l *Link) sweep() {
 	l.sends = kept
 }
 
+// Synchronize waits until the device work the Link has queued is done:
+// Reduce and Copy of device buffers return once the work is queued on the
+// GPU, and a collective may end with one, so a caller that times a
+// collective, or reads its result other than through the Link, calls
+// Synchronize first (as nccl-tests synchronizes its stream).
+func (l *Link) Synchronize() error {
+	if l.closed {
+		return errors.New("staging: use of a closed Link")
+	}
+	return l.m.sync()
+}
+
 // Close frees the Link's pinned memory, its pooled device memory (Alloc's
 // buffers must no longer be used) and its streams. Close the inner link
 // first, so that nothing still reads or writes the pinned memory of an

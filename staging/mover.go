@@ -39,6 +39,9 @@ type mover interface {
 	// reduce and copy start dst = dst op src and dst = src on the device.
 	reduce(dst, src device.Buffer, dt device.DType, op device.Op) error
 	copy(dst, src device.Buffer) error
+	// sync waits until the reductions, copies and staging copies issued
+	// so far are done.
+	sync() error
 	// close frees what the mover holds (streams, pooled memory).
 	close() error
 }
@@ -62,6 +65,7 @@ func (m gpuMover) allocPinned(n int) ([]byte, error) { return m.s.AllocPinned(n)
 func (m gpuMover) freePinned(b []byte) error         { return m.s.FreePinned(b) }
 func (m gpuMover) copy(dst, src device.Buffer) error { return m.s.Copy(dst, src) }
 func (m gpuMover) close() error                      { return m.s.Close() }
+func (m gpuMover) sync() error                       { return m.s.Synchronize() }
 
 func (m gpuMover) alloc(n int) (device.Buffer, error) {
 	b, err := m.s.Alloc(n)

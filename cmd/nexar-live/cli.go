@@ -153,6 +153,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output directory")
 	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
+	device := deviceFlag(fs)
 	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -164,6 +165,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "run", "missing --np N (the number of ranks)")
 	case *out == "":
 		return cmdline.UsageError(stderr, "run", "missing --out DIR")
+	case *emulate != "" && *device != live.DeviceHost:
+		return cmdline.UsageError(stderr, "run", "--device %s runs each rank in a process of its own: leave out --emulate", *device)
+	}
+	if status, ok := checkDevice(stderr, "run", *device); !ok {
+		return status
 	}
 	opt, err := m.options()
 	if err != nil {
@@ -196,7 +202,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare}, stdout, stderr)
+	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare,
+		device: *device}, stdout, stderr)
 	return finish(stderr, "run", *out, err)
 }
 
@@ -212,6 +219,7 @@ type measurement struct {
 	cfg       realnet.Config
 	emulate   *live.Emulation
 	noCompare bool
+	device    string // --device
 }
 
 // measure runs it; rank 0 writes its outputs into out.
@@ -224,6 +232,9 @@ func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error
 	wargs := append([]string{"worker", abs(r.file), "--out", abs(r.out)}, r.m.workerArgs()...)
 	if r.noCompare {
 		wargs = append(wargs, "--no-compare")
+	}
+	if r.device != "" && r.device != live.DeviceHost {
+		wargs = append(wargs, "--device", r.device)
 	}
 	l, err := launcher(r.np, wargs, r.m, stdout, stderr)
 	if err != nil {
@@ -291,6 +302,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	m.register(fs)
 	out := fs.String("out", "", "output directory (rank 0 writes there)")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
+	device := deviceFlag(fs)
 	pos, status, ok := cmdline.ParseCmd("worker", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -309,6 +321,9 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "worker", "%v", err)
 	}
+	if status, ok := checkDevice(stderr, "worker", *device); !ok {
+		return status
+	}
 	var statusW io.Writer
 	if fd := os.Getenv(live.StatusFDEnv); fd != "" {
 		n, err := strconv.Atoi(fd)
@@ -324,7 +339,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	_, err = live.Worker(ctx, live.WorkerConfig{
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
 		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
-		JoinTimeout: m.timeout,
+		JoinTimeout: m.timeout, Device: *device,
 	})
 	switch {
 	case err == nil:

@@ -75,6 +75,7 @@ one block per collective and algorithm, and in DIR:
                 repeats is the number of timed iterations, time_min_s and
                 time_max_s their extremes, spread_s half the difference,
                 messages the messages all ranks sent in one iteration.
+                A run with --device cuda adds device (cuda).
   compare.csv   collective, algorithm, world, bytes, dtype, params, op,
                 predicted_s (the simulator, on the scenario's [network]),
                 measured_s, ratio = predicted_s / measured_s
@@ -104,7 +105,7 @@ Flags:
                        e.g. latency=5ms,bandwidth=10MB/s. Go's timers are late
                        by up to about a millisecond on an idle Linux machine,
                        more on a loaded one: use latencies of milliseconds.
-` + measureFlagsHelp + `
+` + measureFlagsHelp + deviceFlagHelp + `
 ` + outputHelp + `
 Example:
   nexar-live run --np 4 scenarios/live-allreduce.toml --out live-out/
@@ -144,7 +145,7 @@ torchrun, on each node (NEXAR_SEED keeps clear of torchrun's own port):
 
 Flags:
   --out DIR            output directory, written by rank 0 (required)
-` + measureFlagsHelp + `
+` + measureFlagsHelp + deviceFlagHelp + `
 ` + outputHelp,
 	"compare": `Usage: nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]
 

@@ -170,6 +170,16 @@ func (m *Stager) Copy(dst, src device.Buffer) error {
 	return m.compute.Copy(dst, src)
 }
 
+// Synchronize waits until the work queued on the Stager's streams
+// (reductions, copies) is done.
+func (m *Stager) Synchronize() error {
+	var errs []error
+	for _, s := range []*Stream{m.compute, m.d2h, m.h2d} {
+		errs = append(errs, s.Synchronize())
+	}
+	return errors.Join(errs...)
+}
+
 // Close waits for the Stager's streams and frees them, its events, its
 // pinned memory and its pool of device memory, in use or not.
 func (m *Stager) Close() error {

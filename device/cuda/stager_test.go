@@ -62,6 +62,9 @@ func TestStager(t *testing.T) {
 		if err := st.Reduce(a, b, device.F32, device.Sum); err != nil {
 			t.Fatal(err)
 		}
+		if err := st.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
 		want := append([]byte(nil), x...)
 		device.ReduceHost(want, y, device.F32, device.Sum)
 		download := func(src *Buffer) []byte {

@@ -10,7 +10,9 @@
 // arguments must be in range, and counters of live objects (Counts) let a
 // test check that everything it created was freed. "Device memory" is host
 // memory from malloc, filled with 0xEE; copies run at once, so streams and
-// events are always complete.
+// events are always complete. It has one device, or as many as
+// NEXAR_MOCK_DEVICES says in the environment of the process that loads it
+// (for a child process, which cannot call SetDevices).
 //
 // Kernel launches call back into Go (SetLaunch): package cuda's own tests
 // run the kernels' PTX in an interpreter there, to check the kernels;

@@ -57,6 +57,13 @@ void mock_counters(long *out) {
 	out[3] = live_events; out[4] = launches; out[5] = copies; out[6] = retained;
 }
 
+/* NEXAR_MOCK_DEVICES sets the number of devices in a process that cannot
+ * call mock_set_devices (a child process that only loads the library). */
+__attribute__((constructor)) static void mock_init(void) {
+	const char *n = getenv("NEXAR_MOCK_DEVICES");
+	if (n && *n) devices = atoi(n);
+}
+
 CUresult cuInit(unsigned flags) {
 	if (flags != 0) return INVALID_VALUE;
 	if (devices == 0) return NO_DEVICE;
