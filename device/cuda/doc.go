@@ -88,14 +88,32 @@
 // there is no performance figure. The tests and benchmarks that need a GPU
 // skip with the reason ("no CUDA driver: ...").
 //
-// On a machine with a GPU (from the repository root):
+// On a machine with a GPU. Build the test binaries and the command where
+// Go is (from the repository root), and carry bin/ to the GPU machine:
 //
 //	CGO_ENABLED=0 go test -c -o bin/cuda.test ./device/cuda/
-//	bin/cuda.test -test.v -test.run 'Device|NoDriver'      # kernels vs host, allreduce p=2,4 on the GPU
-//	bin/cuda.test -test.run '^$' -test.bench . -test.benchtime 10x
+//	CGO_ENABLED=0 go test -c -o bin/staging.test ./staging/
+//	CGO_ENABLED=0 go build -o bin/nexar-live ./cmd/nexar-live
 //
-// The test binary embeds everything it needs (the kernels, and the mock's
-// source); it is linked dynamically against the C library (libc,
-// libdl.so.2, libpthread), as is any binary that imports this package,
-// because purego needs the C runtime to load the driver.
+// There, from the repository root (the scenario files are read from it):
+//
+//	bin/cuda.test -test.v -test.run 'NoDriver|Device|Stager'   # binding, memory, every kernel vs the host, the Stager
+//	bin/staging.test -test.v -test.run 'DeviceAllreduce'      # every allreduce at p = 2 and 4 on one GPU
+//	bin/cuda.test -test.run '^$' -test.bench . -test.benchtime 10x     # H2D/D2H pinned GB/s; kernels vs D2D copy (0.8 target)
+//	bin/staging.test -test.run '^$' -test.bench AllreduceBusbw -test.benchtime 5x  # busbw, GPU vs CPU buffers, 64 MiB
+//	bin/nexar-live run --np 4 --device cuda live/examples/loopback-gpu.toml --out out/gpu --iters 5
+//	bin/nexar-live run --np 4 live/examples/loopback-gpu.toml --out out/host --iters 5
+//
+// and compare the two runs' busbw size by size; set the scenario's
+// host_bandwidth to BenchmarkStaging's figure and run 'bin/nexar-live
+// compare live/examples/loopback-gpu.toml out/gpu/results.csv' to see the
+// staged prediction against the measurement. Without a GPU the GPU tests
+// and benchmarks skip, and nexar-live --device cuda exits with status 2.
+//
+// The test binaries embed what they need (the kernels, and the mock's
+// source, which they build with cc where there is one). CGO_ENABLED=0
+// leaves cgo out, but the binaries are still linked dynamically against
+// the C library (libc, libdl.so.2, libpthread), as is any binary that
+// imports this package, because purego needs the C runtime to load the
+// driver: the GPU machine needs glibc, not Go or a C compiler.
 package cuda
