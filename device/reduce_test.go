@@ -33,6 +33,15 @@ func checkReduceWith(t testing.TB, k *kernelTable, dst, src []byte, dt DType, op
 	if !bytes.Equal(srcCopy, src) {
 		t.Fatalf("%v %v: ReduceHost modified src", dt, op)
 	}
+	compareElements(t, dst, src, got, want, dt, op, "want")
+}
+
+// compareElements reports the elements of got that differ from want, bit
+// for bit except that where want is a NaN any NaN will do, with the
+// operands dst and src they came from; it stops the test after a few.
+// wantName names want in the messages.
+func compareElements(t testing.TB, dst, src, got, want []byte, dt DType, op Op, wantName string) {
+	t.Helper()
 	size := dt.Size()
 	bad := 0
 	for i := 0; i < len(dst); i += size {
@@ -40,8 +49,8 @@ func checkReduceWith(t testing.TB, k *kernelTable, dst, src []byte, dt DType, op
 		if bytes.Equal(g, w) || isNaNBits(w, dt) && isNaNBits(g, dt) {
 			continue
 		}
-		t.Errorf("%v %v: element %d of %d: %x op %x = %x, want %x",
-			dt, op, i/size, len(dst)/size, dst[i:i+size], src[i:i+size], g, w)
+		t.Errorf("%v %v: element %d of %d: %x op %x = %x, %s %x",
+			dt, op, i/size, len(dst)/size, dst[i:i+size], src[i:i+size], g, wantName, w)
 		if bad++; bad > 5 {
 			t.FailNow()
 		}
