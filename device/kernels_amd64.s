@@ -36,7 +36,7 @@
 	VCMPPS $3, b, a, t; \
 	VORPS  t, u, a
 
-// The loop around a body that does 32 elements from DI and SI.
+// PROLOGUE loads the arguments: DI = d, SI = s, CX = n/32 iterations.
 #define PROLOGUE \
 	MOVQ d+0(FP), DI; \
 	MOVQ s+8(FP), SI; \
@@ -138,126 +138,32 @@ GLOBL bf16Bias<>(SB), RODATA|NOPTR, $4
 DATA bf16Quiet<>+0(SB)/4, $0x40
 GLOBL bf16Quiet<>(SB), RODATA|NOPTR, $4
 
-// func sumF32AVX2(d, s unsafe.Pointer, n int)
-TEXT ·sumF32AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F32BODY(OPSUM)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
+// KERNEL defines func name(d, s unsafe.Pointer, n int): SETUP, then BODY
+// with the operator OP over 32 elements at a time.
+#define KERNEL(name, SETUP, BODY, OP) \
+TEXT name(SB), NOSPLIT, $0-24; \
+	PROLOGUE; \
+	SETUP; \
+loop: \
+	BODY(OP); \
+	DECQ CX; \
+	JNZ  loop; \
+	VZEROUPPER; \
 	RET
 
-// func prodF32AVX2(d, s unsafe.Pointer, n int)
-TEXT ·prodF32AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F32BODY(OPPROD)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
+#define NOSETUP
 
-// func minF32AVX2(d, s unsafe.Pointer, n int)
-TEXT ·minF32AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F32BODY(OPMIN)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
+KERNEL(·sumF32AVX2, NOSETUP, F32BODY, OPSUM)
+KERNEL(·prodF32AVX2, NOSETUP, F32BODY, OPPROD)
+KERNEL(·minF32AVX2, NOSETUP, F32BODY, OPMIN)
+KERNEL(·maxF32AVX2, NOSETUP, F32BODY, OPMAX)
 
-// func maxF32AVX2(d, s unsafe.Pointer, n int)
-TEXT ·maxF32AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F32BODY(OPMAX)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
+KERNEL(·sumF16AVX2, NOSETUP, F16BODY, OPSUM)
+KERNEL(·prodF16AVX2, NOSETUP, F16BODY, OPPROD)
+KERNEL(·minF16AVX2, NOSETUP, F16BODY, OPMIN)
+KERNEL(·maxF16AVX2, NOSETUP, F16BODY, OPMAX)
 
-// func sumF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·sumF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F16BODY(OPSUM)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
-
-// func prodF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·prodF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F16BODY(OPPROD)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
-
-// func minF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·minF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F16BODY(OPMIN)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
-
-// func maxF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·maxF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-loop:
-	F16BODY(OPMAX)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
-
-// func sumBF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·sumBF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-	BF16CONSTANTS
-loop:
-	BF16BODY(OPSUM)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
-
-// func prodBF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·prodBF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-	BF16CONSTANTS
-loop:
-	BF16BODY(OPPROD)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
-
-// func minBF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·minBF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-	BF16CONSTANTS
-loop:
-	BF16BODY(OPMIN)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
-
-// func maxBF16AVX2(d, s unsafe.Pointer, n int)
-TEXT ·maxBF16AVX2(SB), NOSPLIT, $0-24
-	PROLOGUE
-	BF16CONSTANTS
-loop:
-	BF16BODY(OPMAX)
-	DECQ CX
-	JNZ  loop
-	VZEROUPPER
-	RET
+KERNEL(·sumBF16AVX2, BF16CONSTANTS, BF16BODY, OPSUM)
+KERNEL(·prodBF16AVX2, BF16CONSTANTS, BF16BODY, OPPROD)
+KERNEL(·minBF16AVX2, BF16CONSTANTS, BF16BODY, OPMIN)
+KERNEL(·maxBF16AVX2, BF16CONSTANTS, BF16BODY, OPMAX)
