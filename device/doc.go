@@ -48,7 +48,8 @@
 // every operator on f16, bf16 and f32 runs in assembly instead
 // (kernels_amd64.s), 32 elements per loop iteration, the tail in Go: f16
 // converted by the CPU (VCVTPH2PS, VCVTPS2PH rounding to nearest even), bf16
-// widened by a shift and narrowed with the integer rounding of F32ToBF16,
+// widened by a shift and narrowed with the integer rounding of F32ToBF16
+// (min and max need none),
 // and min and max built from VMINPS and VMAXPS so that NaNs and signed zeros
 // come out as the built-in min and max give them. They compute the same
 // bits as the portable kernels (any NaN for a NaN); the build tag purego

@@ -12,7 +12,8 @@
 // nearest even whatever MXCSR says; Go leaves MXCSR at its default, so
 // subnormals are neither flushed nor treated as zero); bf16 is widened by
 // putting its bits in the upper half of a zero dword and narrowed by the
-// same integer rounding as F32ToBF16.
+// same integer rounding as F32ToBF16 (min and max, whose results need no
+// rounding, keep the upper half).
 
 // The operators, each a = a op b on float32 lanes; t and u are scratch.
 //
@@ -101,11 +102,26 @@
 	VPOR      Y15, t, t; \
 	VBLENDVPS m, t, x, x
 
-// bf16: 16 elements of each operand at a time, twice. VPUNPCKLWD and
-// VPUNPCKHWD with the zero Y12 widen the low and high four words of each
-// 128-bit lane; VPACKUSDW of the two halves puts the words back in their
-// places (its values are below 0x10000, so it never saturates).
-#define BF16HALF(OP, off) \
+// BF16EXACT narrows the result of min or max, which is the value of an
+// operand (a bfloat16 value: nothing to round) or, from OPMINNAN and OPMAX,
+// a NaN of all ones (0xffff, a quiet NaN): it keeps the upper half.
+#define BF16EXACT(x, m, t, u) VPSRLD $16, x, x
+
+// OPMINNAN is OPMIN with its NaNs made all ones, as OPMAX makes them, so
+// that BF16EXACT narrows them to quiet NaNs.
+#define OPMINNAN(a, b, t, u) \
+	VMINPS b, a, t; \
+	VMINPS a, b, u; \
+	VORPS  t, u, t; \
+	VCMPPS $3, b, a, u; \
+	VORPS  t, u, a
+
+// bf16: 16 elements of each operand at a time, twice, narrowed by NARROW.
+// VPUNPCKLWD and VPUNPCKHWD with the zero Y12 widen the low and high four
+// words of each 128-bit lane; VPACKUSDW of the two halves puts the words
+// back in their places (its values are below 0x10000, so it never
+// saturates).
+#define BF16HALF(OP, NARROW, off) \
 	VMOVDQU    off(DI), Y0; \
 	VMOVDQU    off(SI), Y1; \
 	VPUNPCKLWD Y0, Y12, Y2; \
@@ -114,16 +130,20 @@
 	VPUNPCKHWD Y1, Y12, Y5; \
 	OP(Y2, Y4, Y6, Y7); \
 	OP(Y3, Y5, Y8, Y9); \
-	BF16NARROW(Y2, Y6, Y7, Y10); \
-	BF16NARROW(Y3, Y8, Y9, Y11); \
+	NARROW(Y2, Y6, Y7, Y10); \
+	NARROW(Y3, Y8, Y9, Y11); \
 	VPACKUSDW  Y3, Y2, Y0; \
 	VMOVDQU    Y0, off(DI)
 
-#define BF16BODY(OP) \
-	BF16HALF(OP, 0); \
-	BF16HALF(OP, 32); \
+#define BF16BODY(OP, NARROW) \
+	BF16HALF(OP, NARROW, 0); \
+	BF16HALF(OP, NARROW, 32); \
 	ADDQ $64, DI; \
 	ADDQ $64, SI
+
+// The bodies of sum and product (rounded), and of min and max (exact).
+#define BF16ROUNDED(OP) BF16BODY(OP, BF16NARROW)
+#define BF16SELECTED(OP) BF16BODY(OP, BF16EXACT)
 
 #define BF16CONSTANTS \
 	VPXOR        Y12, Y12, Y12; \
@@ -163,7 +183,7 @@ KERNEL(·prodF16AVX2, NOSETUP, F16BODY, OPPROD)
 KERNEL(·minF16AVX2, NOSETUP, F16BODY, OPMIN)
 KERNEL(·maxF16AVX2, NOSETUP, F16BODY, OPMAX)
 
-KERNEL(·sumBF16AVX2, BF16CONSTANTS, BF16BODY, OPSUM)
-KERNEL(·prodBF16AVX2, BF16CONSTANTS, BF16BODY, OPPROD)
-KERNEL(·minBF16AVX2, BF16CONSTANTS, BF16BODY, OPMIN)
-KERNEL(·maxBF16AVX2, BF16CONSTANTS, BF16BODY, OPMAX)
+KERNEL(·sumBF16AVX2, BF16CONSTANTS, BF16ROUNDED, OPSUM)
+KERNEL(·prodBF16AVX2, BF16CONSTANTS, BF16ROUNDED, OPPROD)
+KERNEL(·minBF16AVX2, BF16CONSTANTS, BF16SELECTED, OPMINNAN)
+KERNEL(·maxBF16AVX2, BF16CONSTANTS, BF16SELECTED, OPMAX)
