@@ -47,19 +47,21 @@
 // On amd64 CPUs with AVX2 and F16C (detected with golang.org/x/sys/cpu),
 // every operator on f16, bf16 and f32 runs in assembly instead
 // (kernels_amd64.s), 32 elements per loop iteration, the tail in Go: f16
-// converted by the CPU (VCVTPH2PS, VCVTPS2PH rounding to nearest even), bf16
-// widened by a shift and narrowed with the integer rounding of F32ToBF16
-// (min and max need none),
-// and min and max built from VMINPS and VMAXPS so that NaNs and signed zeros
-// come out as the built-in min and max give them. They compute the same
-// bits as the portable kernels (any NaN for a NaN); the build tag purego
-// leaves them out. On 64 MiB operands these kernels, and the f64 and 64-bit
-// integer sums, move bytes at about the speed of the built-in copy (whose
-// large copies use non-temporal AVX stores); the portable f16 and bf16
-// kernels, limited by the conversions, run at about a tenth of it, and the
-// portable f32 kernels, in scalar SSE, at 0.5 to 0.8 of it.
-// BenchmarkReduce, BenchmarkReducePortable and BenchmarkCopy in
-// reduce_bench_test.go measure them, counting bytes read plus written.
+// converted by the CPU (VCVTPH2PS, VCVTPS2PH rounding to nearest even),
+// bf16 widened by a shift and narrowed with the integer rounding of
+// F32ToBF16 (min and max need none), and min and max built from VMINPS and
+// VMAXPS so that NaNs and signed zeros come out as the built-in min and max
+// give them. They compute the same bits as the portable kernels (any NaN
+// for a NaN); the build tag purego leaves them out. On 64 MiB operands
+// these kernels, and the f64 and 64-bit integer sums, move bytes at about
+// the speed of the built-in copy (whose large copies use non-temporal AVX
+// stores); the portable f16 and bf16 kernels, limited by the conversions,
+// run at about a tenth of it, and the portable f32 kernels, in scalar SSE,
+// at 0.6 to 0.85 of it (max slowest). BenchmarkReduce,
+// BenchmarkReducePortable and BenchmarkCopy in reduce_bench_test.go
+// measure them, counting bytes read plus written:
+//
+//	go test ./device/ -run '^$' -bench 'BenchmarkReduce/(f16|bf16|f32)/|BenchmarkCopy' -benchtime 10x -count 10
 //
 // # How the kernels are checked
 //
