@@ -15,7 +15,7 @@ import (
 
 // Where a run's buffers are (nexar-live run --device): host memory, or
 // GPUs. On GPUs each rank's buffers are device memory of the GPU its local
-// rank picks (rankGPU), the collectives run on package staging's Link,
+// rank picks (gpuOrdinal), the collectives run on package staging's Link,
 // which stages every message through pinned host memory over the rank's
 // QUIC link, and the results are checked on a copy in host memory.
 const (
@@ -141,11 +141,9 @@ func openRankDevice(device string, getenv func(string) string) (*rankDevice, err
 	return &rankDevice{gpu: gpu, desc: why}, nil
 }
 
-// describe says in a line of the table's header where the buffers are.
+// describe says in a line of the table's header where the buffers of a
+// rank on a GPU are.
 func (d *rankDevice) describe(rank int) string {
-	if d == nil {
-		return "buffers: host memory"
-	}
 	return fmt.Sprintf("buffers: GPU memory (--device cuda; rank %d on %v, by %s); every message staged through pinned host memory in chunks of %d KiB; results checked on a copy in host memory",
 		rank, d.gpu, d.desc, staging.DefaultChunk>>10)
 }

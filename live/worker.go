@@ -83,6 +83,8 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	if err != nil {
 		return fail(err)
 	}
+	var rankLink algos.Link                // what the collectives run on (dev.stage)
+	defer func() { dev.close(rankLink) }() // after link is closed
 	jt := cfg.JoinTimeout
 	if jt <= 0 {
 		jt = DefaultJoinTimeout
@@ -99,17 +101,14 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	if out.Preamble == nil {
 		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
 	}
-
 	out.Device = cfg.Device
 	if dev != nil {
 		out.Preamble = append(out.Preamble, dev.describe(link.Rank()))
 	}
-	rankLink, job, err := dev.stage(link, job)
-	if err != nil {
+	if rankLink, job, err = dev.stage(link, job); err != nil {
 		link.Abort()
 		return fail(err)
 	}
-	defer dev.close(rankLink) // after link is closed: the process ends next
 	rep, err := runLinked(ctx, rankLink, job, out, st)
 	if err != nil && !IsWrongData(err) {
 		link.Abort()
