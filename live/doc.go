@@ -37,13 +37,9 @@
 //
 // Predict simulates each measured point on the scenario's network model;
 // compare.csv puts prediction and measurement side by side and
-// ComparePlot draws them. Calibrate fits a model's parameters (alpha,
-// beta, gamma of alpha-beta; L, o, g, G and gamma of LogGP) to
-// measurements by least squares on relative error, simulating every
-// point, and WriteScenario writes the calibrated model as a scenario
-// nexar-sim reads. Measurements may also come from the logs of nccl-tests
-// (ParseNCCLTests) and of the OSU micro-benchmarks (ParseOSU), so that a
-// cluster's existing benchmark runs calibrate the simulator.
+// ComparePlot draws them. Fitting a model's parameters to measurements,
+// and reading the logs of nccl-tests and of the OSU micro-benchmarks, is
+// package calibrate's.
 //
 // Verify takes a tuning table nexar-sim derived (algos.Tuning), measures
 // the two algorithms of each crossover at sizes around the predicted

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/calibrate"
 )
 
 // PeerRow sets nexar-live beside another library (Open MPI, NCCL) at one
@@ -38,7 +39,7 @@ func (r PeerRow) Ratio() float64 { return r.Best.BusBW / r.PeerBusBW() }
 // ComparePeer pairs each peer sample with nexar-live's results of the same
 // collective, world size and size: the fastest algorithm there, and auto.
 // Samples nexar-live has no result for are left out.
-func ComparePeer(rs []Result, peer []Sample) ([]PeerRow, error) {
+func ComparePeer(rs []Result, peer []calibrate.Sample) ([]PeerRow, error) {
 	var out []PeerRow
 	for _, s := range peer {
 		coll, err := algos.Lookup(s.Collective)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/calibrate"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -17,7 +18,7 @@ func TestComparePeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	peer, err := ParseNCCLTests("ompi.log", f, LogOptions{})
+	peer, err := calibrate.ParseNCCLTests("ompi.log", f, calibrate.LogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,16 +118,16 @@ func checkCalibrate(t *testing.T, out string) {
 }
 
 // TestCalibrateLogs calibrates from the sample benchmark logs of package
-// live and writes scenarios nexar-sim reads.
+// calibrate and writes scenarios nexar-sim reads.
 func TestCalibrateLogs(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"../../live/testdata/nccl-allreduce.log"}, "alpha  = 2.5 µs"},
-		{[]string{"--world", "4", "../../live/testdata/osu-allreduce.log"}, "(1.2 GB/s)"},
-		{[]string{"--model", "loggp", "--world", "2", "--dtype", "u8", "../../live/testdata/osu-bcast-full.log"}, "loggp model fitted to 9 samples"},
+		{[]string{"../../calibrate/testdata/nccl-allreduce.log"}, "alpha  = 2.5 µs"},
+		{[]string{"--world", "4", "../../calibrate/testdata/osu-allreduce.log"}, "(1.2 GB/s)"},
+		{[]string{"--model", "loggp", "--world", "2", "--dtype", "u8", "../../calibrate/testdata/osu-bcast-full.log"}, "loggp model fitted to 9 samples"},
 	} {
 		out := filepath.Join(dir, "c.toml")
 		code, stdout, stderr := runCLI(append([]string{"calibrate", "--out", out}, c.args...)...)
@@ -139,7 +139,7 @@ func TestCalibrateLogs(t *testing.T) {
 			t.Errorf("%q: %v", c.args, err)
 		}
 	}
-	code, _, stderr := runCLI("calibrate", "../../live/testdata/osu-allreduce.log")
+	code, _, stderr := runCLI("calibrate", "../../calibrate/testdata/osu-allreduce.log")
 	if code != exitUsage || !strings.Contains(stderr, "give the world size") {
 		t.Errorf("OSU log without --world: exit %d, %s", code, stderr)
 	}

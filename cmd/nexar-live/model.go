@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/calibrate"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
 )
 
 func compareCmd(args []string, stdout, stderr io.Writer) int {
@@ -86,7 +88,7 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "write the calibrated scenario file here")
 	name := fs.String("name", "calibrated", "name of the calibrated scenario")
 	format := fs.String("format", "", `input format: "results", "nccl-tests" or "osu" (default: guessed per file)`)
-	var opt live.LogOptions
+	var opt calibrate.LogOptions
 	fs.StringVar(&opt.Collective, "collective", "", "collective of logs that do not name it")
 	fs.StringVar(&opt.Algorithm, "algorithm", "", `algorithm a log's library ran, as the catalogue names it (default "ring", or the collective's first)`)
 	fs.IntVar(&opt.World, "world", 0, "number of ranks of logs that do not say (OSU)")
@@ -101,7 +103,7 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	if len(pos) == 0 {
 		return cmdline.UsageError(stderr, "calibrate", "no measurement file given")
 	}
-	var samples []live.Sample
+	var samples []calibrate.Sample
 	for _, file := range pos {
 		ss, err := readSamples(file, *format, opt)
 		if err != nil {
@@ -114,7 +116,7 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fit, err := live.Calibrate(samples, *model, live.CalibrateOptions{})
+	fit, err := calibrate.Calibrate(samples, *model, calibrate.CalibrateOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live calibrate: %v\n", err)
 		return exitUsage
@@ -131,7 +133,7 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	for _, n := range fit.Notes {
 		fmt.Fprintf(stdout, "  note: %s\n", n)
 	}
-	cs := fit.Comparisons()
+	cs := comparisons(fit.Residuals())
 	fmt.Fprint(stdout, "residuals: ")
 	printSummary(stdout, cs)
 	if *verbose {
@@ -155,6 +157,17 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// comparisons sets a fit's residuals out as compare's points.
+func comparisons(rs []calibrate.Residual) []live.Comparison {
+	cs := make([]live.Comparison, len(rs))
+	for i, r := range rs {
+		s := r.Sample
+		cs[i] = live.Comparison{Result: live.Result{Row: sweep.Row{Collective: s.Collective, Algorithm: s.Algorithm, World: s.World,
+			Bytes: s.Bytes, DType: s.DType.String(), Time: s.Time, Params: sweep.FormatParams(s.Params)}}, Predicted: r.Predicted}
+	}
+	return cs
+}
+
 func rateText(perByte float64) string {
 	switch {
 	case perByte <= 0:
@@ -166,13 +179,13 @@ func rateText(perByte float64) string {
 }
 
 // readSamples reads one measurement file in the given or guessed format.
-func readSamples(file, format string, opt live.LogOptions) ([]live.Sample, error) {
+func readSamples(file, format string, opt calibrate.LogOptions) ([]calibrate.Sample, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
 	if format == "" {
-		if format = live.LogFormat(data); format == "" {
+		if format = calibrate.LogFormat(data); format == "" {
 			return nil, fmt.Errorf("%s: neither a results.csv, an nccl-tests log nor an OSU log (use --format)", file)
 		}
 	}
@@ -182,11 +195,15 @@ func readSamples(file, format string, opt live.LogOptions) ([]live.Sample, error
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		return live.SamplesFromResults(rs, file)
+		rows := make([]sweep.Row, len(rs))
+		for i, r := range rs {
+			rows[i] = r.Row
+		}
+		return calibrate.SamplesFromRows(rows, file)
 	case "nccl-tests":
-		return live.ParseNCCLTests(file, bytes.NewReader(data), opt)
+		return calibrate.ParseNCCLTests(file, bytes.NewReader(data), opt)
 	case "osu":
-		return live.ParseOSU(file, bytes.NewReader(data), opt)
+		return calibrate.ParseOSU(file, bytes.NewReader(data), opt)
 	}
 	return nil, fmt.Errorf("--format %q: want results, nccl-tests or osu", format)
 }

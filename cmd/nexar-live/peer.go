@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/nexar-go/nexar-go/calibrate"
 	"github.com/nexar-go/nexar-go/live"
 )
 
@@ -12,7 +13,7 @@ func peerCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("peer", flag.ContinueOnError)
 	name := fs.String("name", "peer", "what to call the other library in the table")
 	format := fs.String("format", "", `the peer log's format: "nccl-tests" or "osu" (default: guessed)`)
-	var opt live.LogOptions
+	var opt calibrate.LogOptions
 	fs.StringVar(&opt.Collective, "collective", "", "collective of a log that does not name it")
 	fs.IntVar(&opt.World, "world", 0, "number of ranks of a log that does not say (OSU)")
 	pos, status, ok := cmdline.ParseCmd("peer", fs, args, stdout, stderr)

@@ -1,4 +1,4 @@
-package live
+package calibrate
 
 import (
 	"bytes"
@@ -91,27 +91,6 @@ func TestParseLogs(t *testing.T) {
 	}
 }
 
-// TestParseOwnTable: nexar-live's table reads back with its algorithm,
-// parameters and world size.
-func TestParseOwnTable(t *testing.T) {
-	coll, _ := algos.Lookup("allreduce")
-	alg, _ := coll.Algorithm("pipelined_ring")
-	p := sweep.Point{Collective: coll, Algorithm: alg, Name: "pipelined_ring(segment=64KiB)", World: 3, Bytes: 1 << 20,
-		DType: device.F32, Params: map[string]int{"segment": 65536}}
-	var b bytes.Buffer
-	tab := NewTable(&b, "preamble")
-	r := makeResult(p, []float64{2e-3, 3e-3, 4e-3}, 0, 12)
-	tab.Add(p, r)
-	tab.Close()
-	ss, err := ParseNCCLTests("table", &b, LogOptions{})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b.String())
-	}
-	if len(ss) != 1 || ss[0].Algorithm != p.Name || ss[0].World != 3 || ss[0].Params["segment"] != 65536 || ss[0].Time != 3e-3 {
-		t.Errorf("read back %+v from\n%s", ss, b.String())
-	}
-}
-
 func TestParseLogErrors(t *testing.T) {
 	header := "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
 	for _, c := range []struct {
@@ -151,7 +130,6 @@ func TestLogFormat(t *testing.T) {
 		"testdata/nccl-allgather-old.log": "nccl-tests",
 		"testdata/osu-allreduce.log":      "osu",
 		"testdata/osu-barrier.log":        "osu",
-		"testdata/allreduce.toml":         "",
 	} {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -161,8 +139,11 @@ func TestLogFormat(t *testing.T) {
 			t.Errorf("%s: %q, want %q", file, got, want)
 		}
 	}
-	if got := LogFormat([]byte(strings.Join(Header, ",") + "\n")); got != "results" {
+	if got := LogFormat([]byte(strings.Join(sweep.Header, ",") + "\n")); got != "results" {
 		t.Errorf("results.csv: %q", got)
+	}
+	if got := LogFormat([]byte("name = \"x\"\n[network]\n")); got != "" {
+		t.Errorf("scenario file: %q", got)
 	}
 }
 

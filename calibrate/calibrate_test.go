@@ -1,4 +1,4 @@
-package live
+package calibrate
 
 import (
 	"bytes"
@@ -50,14 +50,14 @@ func TestCalibrateAlphaBeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s after %d iterations; %v; notes %q", f.Describe(), f.Iterations, Summarize(f.Comparisons()), f.Notes)
+	t.Logf("%s after %d iterations; %v; notes %q", f.Describe(), f.Iterations, f.Summary(), f.Notes)
 	for i, want := range []float64{alpha, 1 / bw, 1 / rbw} {
 		// 3% noise on 96 points pins each parameter within a few percent.
 		if got := f.Values[i]; math.Abs(got/want-1) > 0.05 {
 			t.Errorf("%s = %g, want %g", f.Model.Params[i].Symbol, got, want)
 		}
 	}
-	if s := Summarize(f.Comparisons()); s.Median > 0.03 {
+	if s := f.Summary(); s.Median > 0.03 {
 		t.Errorf("median error %.3f above the noise", s.Median)
 	}
 }
@@ -73,7 +73,7 @@ func TestCalibrateLogGP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Summarize(f.Comparisons())
+	s := f.Summary()
 	t.Logf("%s after %d iterations; %v", f.Describe(), f.Iterations, s)
 	if s.Median > 0.01 || s.Worst[0].RelErr() > 0.05 {
 		t.Errorf("fit does not reproduce the times: %v, worst %.3f", s, s.Worst[0].RelErr())

@@ -1,4 +1,4 @@
-package live
+package calibrate
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -40,12 +41,12 @@ type Sample struct {
 }
 
 func (s Sample) String() string {
-	return fmt.Sprintf("%s/%s p=%d %s", s.Collective, s.Algorithm, s.World, formatBytes(s.Bytes))
+	return fmt.Sprintf("%s/%s p=%d %s", s.Collective, s.Algorithm, s.World, plots.FormatBytes(float64(s.Bytes)))
 }
 
-// SamplesFromResults turns results (of nexar-live, or of nexar-sim) into
-// samples; source names the file.
-func SamplesFromResults(rs []Result, source string) ([]Sample, error) {
+// SamplesFromRows turns results rows (of nexar-live, or of nexar-sim)
+// into samples; source names the file.
+func SamplesFromRows(rs []sweep.Row, source string) ([]Sample, error) {
 	out := make([]Sample, 0, len(rs))
 	for i, r := range rs {
 		params, err := sweep.ParseParams(r.Params)
@@ -142,7 +143,7 @@ func fitModel(name string) (*ModelSpec, error) {
 	for i, m := range fitModels {
 		names[i] = m.Name
 	}
-	return nil, fmt.Errorf("live: cannot calibrate model %q (want %s)", name, strings.Join(names, " or "))
+	return nil, fmt.Errorf("calibrate: cannot calibrate model %q (want %s)", name, strings.Join(names, " or "))
 }
 
 // Fit is a calibrated model.
@@ -162,17 +163,6 @@ type Fit struct {
 
 // SimModel is the calibrated model.
 func (f *Fit) SimModel() sim.Model { return f.Model.Build(f.Values) }
-
-// Comparisons returns the samples beside the calibrated model's times,
-// for Summarize.
-func (f *Fit) Comparisons() []Comparison {
-	cs := make([]Comparison, len(f.Samples))
-	for i, s := range f.Samples {
-		cs[i] = Comparison{Result: Result{Row: sweep.Row{Collective: s.Collective, Algorithm: s.Algorithm, World: s.World,
-			Bytes: s.Bytes, DType: s.DType.String(), Time: s.Time, Params: sweep.FormatParams(s.Params)}}, Predicted: f.Predicted[i]}
-	}
-	return cs
-}
 
 // CalibrateOptions tune Calibrate.
 type CalibrateOptions struct {
@@ -205,7 +195,7 @@ func Calibrate(samples []Sample, model string, opt CalibrateOptions) (*Fit, erro
 		return nil, err
 	}
 	if len(samples) == 0 {
-		return nil, errors.New("live: no samples to calibrate with")
+		return nil, errors.New("calibrate: no samples to calibrate with")
 	}
 	maxIter := opt.MaxIter
 	if maxIter <= 0 {
@@ -214,10 +204,10 @@ func Calibrate(samples []Sample, model string, opt CalibrateOptions) (*Fit, erro
 	sims := make([]*sampleSim, len(samples))
 	for i, s := range samples {
 		if !(s.Time > 0) || math.IsInf(s.Time, 0) {
-			return nil, fmt.Errorf("live: %s (%s): time %g s cannot be fitted", s, s.Source, s.Time)
+			return nil, fmt.Errorf("calibrate: %s (%s): time %g s cannot be fitted", s, s.Source, s.Time)
 		}
 		if sims[i], err = newSampleSim(s, opt.Tuning); err != nil {
-			return nil, fmt.Errorf("live: %s (%s): %v", s, s.Source, err)
+			return nil, fmt.Errorf("calibrate: %s (%s): %v", s, s.Source, err)
 		}
 	}
 	f, J, err := gaussNewton(spec, samples, sims, maxIter, 0)
@@ -588,17 +578,4 @@ func simulateAll(sims []*sampleSim, m sim.Model) ([]float64, error) {
 	close(next)
 	wg.Wait()
 	return out, errors.Join(errs...)
-}
-
-// formatBytes writes a size in binary units.
-func formatBytes(n int) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
 }
