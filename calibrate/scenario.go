@@ -25,8 +25,12 @@ import (
 func (f *Fit) WriteScenario(w io.Writer, name string) error {
 	var b bytes.Buffer
 	sum := f.Summary()
-	fmt.Fprintf(&b, "# Calibrated by nexar-live calibrate: the %s model fitted to %d measured points\n", f.Model.Name, len(f.Samples))
+	fmt.Fprintf(&b, "# Calibrated by nexar-go's calibrate: the %s model fitted to %d measured points\n", f.Model.Name, len(f.Samples))
 	fmt.Fprintf(&b, "# by least squares on relative error (%s).\n", sum)
+	sweeps, pointToPoint := sweepsOf(f.Samples)
+	if pointToPoint > 0 {
+		fmt.Fprintf(&b, "# %d point-to-point samples (osu_latency, osu_bw, ...) were fitted; nexar-sim sweeps collectives only.\n", pointToPoint)
+	}
 	for _, n := range f.Notes {
 		fmt.Fprintf(&b, "# Note: %s\n", n)
 	}
@@ -41,7 +45,14 @@ func (f *Fit) WriteScenario(w io.Writer, name string) error {
 			fmt.Fprintf(&b, "%s = %s # %s\n", p.Name, strconv.Quote(formatDuration(v)), p.Symbol)
 		}
 	}
-	if err := writeSweeps(&b, sweepsOf(f.Samples)); err != nil {
+	if len(sweeps) == 0 {
+		// Only point-to-point samples: predict the allreduce of two ranks
+		// at their sizes.
+		b.WriteString("\n# No collective was measured: what the fitted model predicts for an allreduce of two ranks.\n")
+		sweeps = []*sweepSpec{{Collective: "allreduce", Algorithms: []string{"ring"}, Worlds: []int{2}, DType: "u8", Op: "sum", Bytes: sizesOf(f.Samples)}}
+	}
+	b.WriteString("\n")
+	if err := writeSweeps(&b, sweeps); err != nil {
 		return err
 	}
 	if _, err := scenario.Parse(name+".toml", b.Bytes()); err != nil {
@@ -117,13 +128,15 @@ func writeSweeps(w io.Writer, sweeps []*sweepSpec) error {
 	}{sweeps})
 }
 
-// sweepsOf groups samples into the sweeps of a scenario.
-func sweepsOf(samples []Sample) []*sweepSpec {
+// sweepsOf groups the collective samples into the sweeps of a scenario,
+// and counts the others.
+func sweepsOf(samples []Sample) (sweeps []*sweepSpec, pointToPoint int) {
 	var out []*sweepSpec
 	idx := map[string]*sweepSpec{}
 	for _, s := range samples {
 		coll, err := algos.Lookup(s.Collective)
 		if err != nil {
+			pointToPoint++
 			continue
 		}
 		op := ""
@@ -159,5 +172,17 @@ func sweepsOf(samples []Sample) []*sweepSpec {
 			sw.Root = 0
 		}
 	}
+	return out, pointToPoint
+}
+
+// sizesOf are the sizes of samples, in order, each once.
+func sizesOf(samples []Sample) []int {
+	var out []int
+	for _, s := range samples {
+		if !slices.Contains(out, s.Bytes) {
+			out = append(out, s.Bytes)
+		}
+	}
+	slices.Sort(out)
 	return out
 }

@@ -38,10 +38,14 @@ func (r PeerRow) Ratio() float64 { return r.Best.BusBW / r.PeerBusBW() }
 
 // ComparePeer pairs each peer sample with nexar-live's results of the same
 // collective, world size and size: the fastest algorithm there, and auto.
-// Samples nexar-live has no result for are left out.
+// Samples nexar-live has no result for, and point-to-point ones, are
+// left out.
 func ComparePeer(rs []Result, peer []calibrate.Sample) ([]PeerRow, error) {
 	var out []PeerRow
 	for _, s := range peer {
+		if s.Collective == calibrate.PointToPoint {
+			continue
+		}
 		coll, err := algos.Lookup(s.Collective)
 		if err != nil {
 			return nil, err

@@ -18,10 +18,11 @@ func TestComparePeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	peer, err := calibrate.ParseNCCLTests("ompi.log", f, calibrate.LogOptions{})
+	log, err := calibrate.ReadNCCLTests("ompi.log", f, calibrate.LogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	peer := log.Samples()
 	res := func(alg string, bytes int, time float64) Result {
 		return Result{Row: sweep.Row{Collective: "allreduce", Algorithm: alg, World: 4, Bytes: bytes, DType: "f32", Time: time,
 			BusBW: float64(bytes) / time / 1e9 * 1.5}}

@@ -22,11 +22,12 @@ func TestParseOwnTable(t *testing.T) {
 	r := makeResult(p, []float64{2e-3, 3e-3, 4e-3}, 0, 12)
 	tab.Add(p, r)
 	tab.Close()
-	ss, err := calibrate.ParseNCCLTests("table", &b, calibrate.LogOptions{})
+	log, err := calibrate.ReadNCCLTests("table", &b, calibrate.LogOptions{})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	if len(ss) != 1 || ss[0].Algorithm != p.Name || ss[0].World != 3 || ss[0].Params["segment"] != 65536 || ss[0].Time != 3e-3 {
+	ss := log.Samples()
+	if len(ss) != 1 || ss[0].Algorithm != p.Name || ss[0].World != 3 || ss[0].Params["segment"] != 65536 || ss[0].Time != 3e-3 || ss[0].Assumed {
 		t.Errorf("read back %+v from\n%s", ss, b.String())
 	}
 }

@@ -1,5 +1,7 @@
 package main
 
+import "github.com/nexar-go/nexar-go/internal/calibratecmd"
+
 const mainHelp = `nexar-live runs nexar-go's collective algorithms on real ranks over QUIC,
 checks every result, and holds the measurements against the simulator.
 
@@ -7,7 +9,7 @@ Usage:
   nexar-live run --np N SCENARIO.toml --out DIR [flags]
   nexar-live worker SCENARIO.toml --out DIR [flags]     (one rank, under srun, torchrun, mpirun)
   nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]
-  nexar-live calibrate [--model alpha-beta|loggp] [--out FILE.toml] MEASUREMENTS...
+  nexar-live calibrate [--model alpha-beta|loggp] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS...
   nexar-live verify TUNING.toml --np N[,M...] --out DIR [--emulate SPEC] [--scenario S]
   nexar-live peer RESULTS.csv PEER.log
   nexar-live ca DIR
@@ -167,50 +169,7 @@ Example:
   nexar-live calibrate live-out/results.csv --out calibrated.toml
   nexar-live compare calibrated.toml live-out/results.csv --out live-out/calibrated/
 `,
-	"calibrate": `Usage: nexar-live calibrate [flags] MEASUREMENTS...
-
-Fits the parameters of a network model to measured times by least squares
-on relative error (each point's (predicted - measured)/measured, squared
-and summed), predicting every point by simulating its algorithm on the
-model, prints them with the residuals, and with --out writes a scenario
-file whose [network] is the fitted model and whose sweeps cover the
-measured points; nexar-sim reads it.
-
-  alpha-beta   latency (alpha), bandwidth (1/beta), reduce_bandwidth (1/gamma)
-  loggp        latency (L), overhead (o), gap (g), bandwidth (1/G),
-               reduce_bandwidth (1/gamma)
-
-MEASUREMENTS are files of any of these kinds, told apart by their first
-lines (or --format):
-
-  results      a results.csv of nexar-live (or nexar-sim)
-  nccl-tests   the output of all_reduce_perf and its siblings: the
-               collective from "# Collective test starting", the world
-               size from the "#  Rank" lines, out-of-place times
-  osu          the output of osu_allreduce and its siblings; OSU does not
-               print the number of ranks: give --world
-
-A benchmark log does not say which algorithm its library ran: the model
-simulates --algorithm (default the ring, where the collective has one).
-
-Flags:
-  --model M        alpha-beta (default) or loggp
-  --out FILE       write the calibrated scenario to FILE
-  --name NAME      the scenario's name (default "calibrated")
-  --format F       results, nccl-tests or osu, for every file
-  --collective C   collective of logs that do not name it
-  --algorithm A    algorithm the logs' library ran
-  --world N        number of ranks of the logs' runs
-  --dtype T        element type of OSU logs without a datatype line
-  --in-place       nccl-tests' in-place times instead of out-of-place
-  --min-bytes N    leave out smaller samples
-  -v               print every sample's residual
-
-Example:
-  nexar-live calibrate live-out/results.csv --out calibrated.toml
-  nexar-live calibrate --world 16 osu_allreduce.log --out cluster.toml
-  nexar-live calibrate --model loggp all_reduce_perf.log
-`,
+	"calibrate": calibratecmd.Help("nexar-live"),
 	"verify": `Usage: nexar-live verify TUNING.toml --np N[,M...] --out DIR [flags]
 
 Checks the crossovers of a tuning table (algos.Tuning's format, as

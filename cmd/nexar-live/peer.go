@@ -28,12 +28,12 @@ func peerCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live peer: %v\n", err)
 		return exitUsage
 	}
-	samples, err := readSamples(pos[1], *format, opt)
+	log, err := calibrate.ReadFile(pos[1], *format, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live peer: %v\n", err)
 		return exitUsage
 	}
-	rows, err := live.ComparePeer(rs, samples)
+	rows, err := live.ComparePeer(rs, log.Samples())
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live peer: %v\n", err)
 		return exitUsage

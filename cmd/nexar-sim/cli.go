@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/nexar-go/nexar-go/internal/calibratecmd"
 	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -20,7 +21,7 @@ const (
 )
 
 // cmdline is the command line: its name, help, and usage errors.
-var cmdline = cli.Program{Name: "nexar-sim", Help: mainHelp, CommandHelp: commandHelp, HelpHint: " (want run, validate, list, plot, merge or help)"}
+var cmdline = cli.Program{Name: "nexar-sim", Help: mainHelp, CommandHelp: commandHelp, HelpHint: " (want run, validate, list, plot, merge, calibrate or help)"}
 
 // run is the whole command: it parses args (without the program name),
 // writes to stdout and stderr, and returns the exit status.
@@ -31,6 +32,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"list":     listCmd,
 		"plot":     plotCmd,
 		"merge":    mergeCmd,
+		// Calibrate is nexar-live's too: users without the live runner
+		// turn their benchmark logs into a model here.
+		"calibrate": calibratecmd.Command(&cmdline, exitFailed),
 	})
 }
 

@@ -1,5 +1,7 @@
 package main
 
+import "github.com/nexar-go/nexar-go/internal/calibratecmd"
+
 // exampleScenario is the scenario the help teaches the schema with.
 const exampleScenario = `name = "example"
 description = "ring allreduce on a 100 Gbit/s-class network"
@@ -51,6 +53,7 @@ Usage:
   nexar-sim list
   nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT]
   nexar-sim merge --out DIR SHARD_DIR...
+  nexar-sim calibrate [--model alpha-beta|loggp] [--algorithm A,B] [--out FILE.toml] LOGS...
   nexar-sim help [COMMAND]
 
 Commands:
@@ -59,6 +62,8 @@ Commands:
   list      show the collectives, algorithms, network models, topologies and faults
   plot      draw the figures of a results.csv again
   merge     join the outputs of the shards of one run
+  calibrate fit a network model to nccl-tests or OSU logs (or measured
+            results) and write a scenario with it
   help      show help for a command
 
 Exit status: 0 on success; 1 when a simulation fails (deadlock, wrong data)
@@ -74,6 +79,7 @@ Example:
 `
 
 var commandHelp = map[string]string{
+	"calibrate": calibratecmd.Help("nexar-sim"),
 	"run": `Usage: nexar-sim run SCENARIO.toml --out DIR [flags]
 
 Validates the scenario, then simulates each point (collective, algorithm

@@ -1,0 +1,258 @@
+package calibrate
+
+import (
+	"cmp"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	// launcherPrefix is what launchers put before each line of a rank's
+	// output: Open MPI's --tag-output ("[1,0]<stdout>:"), Slurm's srun
+	// --label (" 0: "), MPICH's -prepend-rank ("[0] "), torchrun's tee
+	// ("[default0]:"), and kubectl logs --prefix ("[pod/name/c] ").
+	launcherPrefix = regexp.MustCompile(`^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?:\s|$)|\[\d+\]\s|\[default\d+\]:|\[pod/[^\]]*\]\s?)`)
+	// quoteMarkers are Markdown's and e-mail's quote markers.
+	quoteMarkers = regexp.MustCompile(`^(?:>[ \t]?)+`)
+	// terminalEscapes are the colour codes of a terminal session kept in
+	// a file.
+	terminalEscapes = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+)
+
+// cleanLine returns a benchmark's own text of a line of a log as people
+// keep them: without the launcher's prefix, a document's indentation and
+// quote markers (in any order), terminal colour codes and trailing
+// blanks. Lines a benchmark printed are returned unchanged but for
+// leading blanks.
+func cleanLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = terminalEscapes.ReplaceAllString(s, "")
+	}
+	for range 8 {
+		t := strings.TrimLeft(s, " \t")
+		t = quoteMarkers.ReplaceAllString(t, "")
+		if loc := launcherPrefix.FindStringIndex(t); loc != nil {
+			t = t[loc[1]:]
+		}
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return s
+}
+
+// hints are what the lines before a run say about it that the
+// benchmark's own output may not: the benchmark's binary, and the number
+// of processes the launcher started (its command line, a batch script's
+// directives, Slurm's environment).
+type hints struct {
+	// benchmark is the binary a line names ("all_reduce_perf",
+	// "osu_bw"), and benchmarkLine that line.
+	benchmark     string
+	benchmarkLine int
+	// procs is the number of processes a command line starts (-np and
+	// its kin, or nodes x processes per node), procsFrom that line.
+	procs     int
+	procsFrom string
+	// dtype is an OSU -T/--type value, window an OSU -W value.
+	dtype  string
+	window int
+	// batch are a batch script's directives (#SBATCH), which hold for
+	// every run after them.
+	batch batchHints
+}
+
+type batchHints struct {
+	procs, nodes, perNode int
+	from                  string
+}
+
+// next returns the hints that outlive a run: a batch script's.
+func (h hints) next() hints { return hints{batch: h.batch} }
+
+// processes is the number of processes the hints give, 0 if they do
+// not, and where it comes from.
+func (h hints) processes() (int, string) {
+	b := h.batch
+	switch {
+	case h.procs > 0:
+		return h.procs, h.procsFrom
+	case b.procs > 0:
+		return b.procs, b.from
+	case b.nodes > 0 && b.perNode > 0:
+		return b.nodes * b.perNode, b.from
+	}
+	return 0, ""
+}
+
+var (
+	// binaryName finds the benchmark binaries of nccl-tests (and its
+	// forks) and OSU in a line: "./build/all_reduce_perf",
+	// "osu_allreduce".
+	binaryName = regexp.MustCompile(`(?:^|[\s/'"=])((?:[a-z0-9]+_)*[a-z0-9]+_perf(?:_mpi)?|osu_[a-z0-9_]+)\b`)
+	// launcherWord finds a launcher in a command line.
+	launcherWord = regexp.MustCompile(`(?:^|[\s/'"])(mpirun|mpiexec|orterun|prterun|srun|aprun|flux\s+(?:run|submit))(?:\s|$)`)
+	// slurmTasks is Slurm's environment, as job scripts print it.
+	slurmTasks = regexp.MustCompile(`\bSLURM_(?:NTASKS|NPROCS)=(\d+)\b`)
+	// batchDirective is a batch script's directive.
+	batchDirective = regexp.MustCompile(`^#(?:SBATCH|PBS|FLUX:)\s+(.*)$`)
+)
+
+// isCommandLine reports whether l runs a launcher: a line after which a
+// new run begins.
+func isCommandLine(l string) bool { return launcherWord.MatchString(l) }
+
+// scan reads what line n (cleaned) says into h, and reports whether it
+// said anything.
+func (h *hints) scan(line string, n int) bool {
+	found := false
+	if m := binaryName.FindAllStringSubmatch(line, -1); m != nil {
+		h.benchmark, h.benchmarkLine = m[len(m)-1][1], n
+		found = true
+	}
+	if m := slurmTasks.FindStringSubmatch(line); m != nil {
+		if v := positive(m[1]); v > 0 {
+			h.procs, h.procsFrom = v, describeLine(n, m[0])
+			found = true
+		}
+	}
+	if m := batchDirective.FindStringSubmatch(line); m != nil {
+		f := launcherFlags("srun", strings.Fields(m[1]))
+		b := &h.batch
+		if f.procs > 0 {
+			b.procs = f.procs
+		}
+		if f.nodes > 0 {
+			b.nodes = f.nodes
+		}
+		if f.perNode > 0 {
+			b.perNode = f.perNode
+		}
+		if f.procs > 0 || f.nodes > 0 || f.perNode > 0 {
+			b.from = describeLine(n, line)
+			found = true
+		}
+		return found
+	}
+	loc := launcherWord.FindStringSubmatchIndex(line)
+	if loc == nil {
+		return found
+	}
+	f := launcherFlags(strings.Fields(line[loc[2]:loc[3]])[0], strings.Fields(line[loc[3]:]))
+	procs := f.procs
+	if procs == 0 && (f.nodes > 0 || f.perNode > 0) {
+		nodes, perNode := cmp.Or(f.nodes, h.batch.nodes), cmp.Or(f.perNode, h.batch.perNode)
+		procs = nodes * perNode
+	}
+	if procs > 0 {
+		h.procs, h.procsFrom = procs, describeLine(n, line)
+	}
+	if f.dtype != "" {
+		h.dtype = f.dtype
+	}
+	if f.window > 0 {
+		h.window = f.window
+	}
+	return true
+}
+
+// flags are what a launcher's command line says.
+type flags struct {
+	procs, nodes, perNode int
+	dtype                 string
+	window                int
+}
+
+// launcherFlags reads a launcher's flags, up to the program it starts,
+// and the benchmark's flags after it.
+func launcherFlags(launcher string, args []string) flags {
+	var f flags
+	// value returns the value of flag args[i] (in the next argument, or
+	// after "=" or glued to a short flag) and how many arguments it took.
+	value := func(i int, name string) (string, int, bool) {
+		a := args[i]
+		switch {
+		case a == name:
+			if i+1 < len(args) {
+				return args[i+1], 2, true
+			}
+		case strings.HasPrefix(a, name+"="):
+			return a[len(name)+1:], 1, true
+		case len(name) == 2 && strings.HasPrefix(a, name) && len(a) > 2 && a[2] >= '0' && a[2] <= '9':
+			return a[2:], 1, true
+		}
+		return "", 1, false
+	}
+	mpi := launcher != "srun" && launcher != "flux"
+	perNodeFlags := []string{"--ntasks-per-node", "--tasks-per-node", "-npernode", "--npernode", "-ppn", "--ppn"}
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") && binaryName.MatchString(" "+a) {
+			i++
+			break // the program: its own flags follow
+		}
+		took := 1
+		for _, name := range []string{"-np", "--np", "-n", "--n", "--ntasks", "-c", "--nodes", "-N", "--map-by"} {
+			v, t, ok := value(i, name)
+			if !ok || name == "-c" && !mpi { // srun's -c is CPUs per task
+				continue
+			}
+			took = t
+			switch {
+			case name == "--nodes" || name == "-N" && !mpi:
+				f.nodes = positive(v)
+			case name == "-N":
+				f.perNode = positive(v) // Open MPI's -N: processes per node
+			case name == "--map-by":
+				// ppr:N:node places N processes per node.
+				if p := strings.Split(v, ":"); len(p) >= 3 && p[0] == "ppr" && p[2] == "node" {
+					f.perNode = positive(p[1])
+				}
+			default:
+				f.procs = positive(v)
+			}
+			break
+		}
+		for _, name := range perNodeFlags {
+			if v, t, ok := value(i, name); ok {
+				f.perNode, took = positive(v), t
+			}
+		}
+		i += took
+	}
+	for ; i < len(args); i++ {
+		for _, name := range []string{"-T", "--type"} {
+			if v, _, ok := value(i, name); ok && v != "" && !strings.HasPrefix(v, "-") {
+				f.dtype = v
+			}
+		}
+		for _, name := range []string{"-W", "--window-size"} {
+			if v, _, ok := value(i, name); ok {
+				f.window = positive(v)
+			}
+		}
+	}
+	return f
+}
+
+// positive reads a whole number from 1 to 2^24, 0 otherwise.
+func positive(s string) int {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 || v > 1<<24 {
+		return 0
+	}
+	return v
+}
+
+// describeLine names line n by its number and, shortened, its text.
+func describeLine(n int, text string) string {
+	text = strings.TrimSpace(text)
+	if len(text) > 60 {
+		text = text[:57] + "..."
+	}
+	return "line " + strconv.Itoa(n) + ": " + text
+}

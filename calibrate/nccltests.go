@@ -1,0 +1,537 @@
+package calibrate
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/device"
+)
+
+var (
+	ncclStart     = regexp.MustCompile(`^#\s*Collective test starting:\s*(\S+?)(?:\s+\(algorithm (.+), (\d+) ranks\))?\s*$`)
+	ncclConcluded = regexp.MustCompile(`^#\s*Collective test concluded:`)
+	ncclVersion   = regexp.MustCompile(`^#\s*[a-z]*-?tests version\b`)
+	ncclThreads   = regexp.MustCompile(`^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)`)
+	ncclUsing     = regexp.MustCompile(`^#\s*Using devices`)
+	ncclRank      = regexp.MustCompile(`^#\s*Rank\s+(\d+)\b`)
+	ncclColumns   = regexp.MustCompile(`^#\s*size\s+count\s+type\b`)
+	ncclEnd       = regexp.MustCompile(`^#\s*(?:Out of bounds values|Avg bus bandwidth)`)
+	// ncclMarker is a line only nccl-tests' output has, for LogFormat.
+	ncclMarker = regexp.MustCompile(`^#\s*(?:nThread\s+\d|Collective test starting|[a-z]*-?tests version|size\s+count\s+type\b)`)
+)
+
+// ReadNCCLTests reads the output of nccl-tests (all_reduce_perf and its
+// siblings, RCCL's port, forks that keep its layout) or nexar-live's own
+// table: one sample per row, with the out-of-place time (the in-place
+// one with opt.InPlace).
+//
+// A log is read as people keep it: each line may carry a launcher's
+// prefix (Open MPI's --tag-output "[1,0]<stdout>:", Slurm's srun
+// --label " 0: "), Markdown indentation or quote markers; library and
+// launcher lines (NCCL INFO, warnings, shell prompts) may stand anywhere,
+// within the table too. A file may hold several runs, of one collective
+// or several; each run is read on its own, from its own lines:
+//
+//   - its collective from "# Collective test starting: all_reduce_perf"
+//     (nexar-live adds "(algorithm ring, 4 ranks)"), or where older
+//     versions print no such line, from the binary a command line or a
+//     launcher's message names before it, else opt.Collective, else the
+//     file's name;
+//   - its world size from the "#  Rank N ..." lines, as the highest rank
+//     listed plus one: where the list is elided ("...", or cut short by
+//     nccl-tests itself at 2 KB a process) it is rounded up to whole
+//     processes of nThread x nGpus ranks; without rank lines, nThread x
+//     nGpus x the processes a launcher's command line started (mpirun
+//     -np, srun -n or -N x --ntasks-per-node, SLURM_NTASKS), or one
+//     process when there is no launcher; opt.World overrides all;
+//   - its columns from the header "#  size  count  type  redop  root
+//     time  algbw  busbw  #wrong  time ...": the first time is the
+//     out-of-place one, the second the in-place one; older layouts
+//     without redop or root, with "error" for "#wrong", or with
+//     per-iteration or timestamp columns are read by the same names.
+//
+// Sizes are in bytes, times in microseconds. Rows cut short (a file
+// that ends mid-row), rows with a time of "N/A" and rows whose results
+// were wrong are left out, and a note of the Log counts them; an "N/A"
+// in the #wrong column (validation off) is not a problem. A row with a
+// number where none can be is an error naming its line and column.
+func ReadNCCLTests(file string, r io.Reader, opt LogOptions) (*Log, error) {
+	p := &ncclReader{log: &Log{File: file, Format: FormatNCCLTests}, opt: opt}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		p.line++
+		if err := p.readLine(cleanLine(sc.Text())); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := p.endRun(); err != nil {
+		return nil, err
+	}
+	p.noteSkipped()
+	if len(p.log.Runs) == 0 {
+		return nil, &LogError{file, p.line, "no nccl-tests results: want a \"#  size  count  type ...\" header and rows of numbers under it"}
+	}
+	return p.log, nil
+}
+
+// ncclReader is the state of ReadNCCLTests.
+type ncclReader struct {
+	log  *Log
+	opt  LogOptions
+	line int
+	// pending are the hints seen since the last run began.
+	pending hints
+	run     *ncclRun
+	// cut, na and wrong count the rows left out, by line.
+	cut, na, wrong []int
+}
+
+// ncclRun is a run being read.
+type ncclRun struct {
+	line int
+	// benchmark and collective are what the start line says; algorithm,
+	// world and params are nexar-live's additions to it.
+	benchmark, collective, algorithm string
+	world                            int
+	params                           map[string]int
+	hints                            hints
+	nThread, nGpus                   int
+	ranks                            map[int]bool
+	maxRank                          int
+	elided                           bool
+	// cols names the columns of the current table, headerLine is its
+	// line, closed is set after its summary; rows are its rows.
+	cols       []string
+	headerLine int
+	closed     bool
+	rows       []ncclRow
+}
+
+// ncclRow is a row read, waiting for its run's collective and world.
+type ncclRow struct {
+	line int
+	s    Sample
+}
+
+// hasContent reports whether the run has a table or rows, after which a
+// new start line begins a new run.
+func (r *ncclRun) hasContent() bool { return r.cols != nil || len(r.rows) > 0 }
+
+// begin ends the current run if it has content, and returns the run the
+// line at p.line belongs to.
+func (p *ncclReader) begin(force bool) (*ncclRun, error) {
+	if p.run != nil && (force || p.run.hasContent()) {
+		if err := p.endRun(); err != nil {
+			return nil, err
+		}
+	}
+	if p.run == nil {
+		p.run = &ncclRun{line: p.line, ranks: map[int]bool{}, maxRank: -1, hints: p.pending}
+		p.pending = p.pending.next()
+	}
+	return p.run, nil
+}
+
+func (p *ncclReader) readLine(l string) error {
+	if l == "" {
+		return nil
+	}
+	switch {
+	case ncclStart.MatchString(l):
+		m := ncclStart.FindStringSubmatch(l)
+		// A run begins here, unless the lines before it (version,
+		// nThread) began it already.
+		run, err := p.begin(p.run != nil && p.run.benchmark != "")
+		if err != nil {
+			return err
+		}
+		run.benchmark = path.Base(m[1])
+		if m[2] != "" {
+			run.algorithm = m[2]
+			if run.params, err = variantParams(m[2]); err != nil {
+				return &LogError{p.log.File, p.line, err.Error()}
+			}
+			run.world, _ = strconv.Atoi(m[3])
+		}
+		return nil
+	case ncclConcluded.MatchString(l) || ncclEnd.MatchString(l):
+		if p.run != nil {
+			p.run.closed = true
+		}
+		return nil
+	case ncclVersion.MatchString(l):
+		_, err := p.begin(true)
+		return err
+	case ncclThreads.MatchString(l):
+		m := ncclThreads.FindStringSubmatch(l)
+		run, err := p.begin(p.run != nil && p.run.nThread > 0)
+		if err != nil {
+			return err
+		}
+		run.nThread, _ = strconv.Atoi(m[1])
+		run.nGpus, _ = strconv.Atoi(m[2])
+		return nil
+	case ncclUsing.MatchString(l):
+		_, err := p.begin(false)
+		return err
+	case ncclRank.MatchString(l):
+		m := ncclRank.FindStringSubmatch(l)
+		run, err := p.begin(false)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n > 1<<20 {
+			return &LogError{p.log.File, p.line, fmt.Sprintf("rank %q is not a rank number", m[1])}
+		}
+		run.ranks[n] = true
+		run.maxRank = max(run.maxRank, n)
+		if strings.HasSuffix(l, "...") {
+			run.elided = true // nccl-tests cut this process's list short
+		}
+		return nil
+	case ncclColumns.MatchString(l):
+		run, err := p.begin(false)
+		if err != nil {
+			return err
+		}
+		if len(run.rows) > 0 {
+			// A second table with no lines of its own before it: the
+			// same benchmark on the same ranks.
+			prev := *run
+			if run, err = p.begin(true); err != nil {
+				return err
+			}
+			run.benchmark, run.collective, run.algorithm, run.world, run.params = prev.benchmark, prev.collective, prev.algorithm, prev.world, prev.params
+			run.hints, run.nThread, run.nGpus, run.ranks, run.maxRank, run.elided = prev.hints, prev.nThread, prev.nGpus, prev.ranks, prev.maxRank, prev.elided
+			p.log.note(p.line, "a second table with no header lines of its own: read as the run of line %d again", prev.line)
+		}
+		run.cols = strings.Fields(strings.TrimPrefix(l, "#"))
+		run.headerLine, run.closed = p.line, false
+		return nil
+	}
+	if strings.HasPrefix(l, "#") {
+		if p.run != nil && p.run.cols == nil && isElision(l) {
+			p.run.elided = true
+		}
+		if batchDirective.MatchString(l) {
+			return p.hint(l)
+		}
+		return nil
+	}
+	f := strings.Fields(l)
+	if p.run == nil || p.run.cols == nil || !isCount(f[0]) || len(f) < 3 {
+		if p.run != nil && p.run.cols == nil && isElision(l) {
+			p.run.elided = true
+			return nil
+		}
+		return p.hint(l)
+	}
+	if p.run.closed {
+		return nil // rows after a summary: not this table's
+	}
+	return p.readRow(f)
+}
+
+// hint reads what a line that is not nccl-tests' says about the runs
+// that follow; a command line after a run's rows ends that run.
+func (p *ncclReader) hint(l string) error {
+	command := isCommandLine(l) || batchDirective.MatchString(l)
+	if command && p.run != nil && len(p.run.rows) > 0 {
+		if err := p.endRun(); err != nil {
+			return err
+		}
+	}
+	target := &p.pending
+	if !command && p.run != nil && !p.run.hasContent() {
+		// A message naming the binary while the run starts up.
+		target = &p.run.hints
+	}
+	target.scan(l, p.line)
+	return nil
+}
+
+// isElision reports whether l stands for lines left out ("...", "#  ...",
+// "(snip)").
+func isElision(l string) bool {
+	t := strings.TrimSpace(strings.TrimPrefix(l, "#"))
+	return t == "..." || t == "…" || strings.HasPrefix(t, "...") && !strings.ContainsAny(t, "0123456789") || strings.EqualFold(t, "(snip)") || t == "[...]"
+}
+
+// readRow reads a row of numbers under the current header.
+func (p *ncclReader) readRow(f []string) error {
+	run := p.run
+	cols := run.cols
+	if len(f) < len(cols) {
+		p.cut = append(p.cut, p.line)
+		return nil
+	}
+	if len(f) > len(cols) {
+		return &LogError{p.log.File, p.line, fmt.Sprintf("%d fields under the header of line %d, which names %d (%s)",
+			len(f), run.headerLine, len(cols), strings.Join(cols, " "))}
+	}
+	s := Sample{Op: device.Sum}
+	size, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || size > 1<<50 {
+		return &LogError{p.log.File, p.line, fmt.Sprintf("size %q: want a number of bytes", f[0])}
+	}
+	s.Bytes = int(size)
+	timeCol, inPlaceCol, count, wrongCol := -1, -1, int64(-1), -1
+	for i, c := range cols {
+		switch c {
+		case "count":
+			if n, err := strconv.ParseInt(f[i], 10, 64); err == nil {
+				count = n
+			}
+		case "type":
+			dt, ok := logDType(f[i])
+			if !ok {
+				// A type nexar-go has not (f8e4m3): one of the same
+				// size times alike.
+				if count > 0 && size%count == 0 {
+					dt, ok = sameSizeDType(int(size / count))
+				}
+				if !ok {
+					return &LogError{p.log.File, p.line, fmt.Sprintf("type %q: want an element type (float, half, bfloat16, int8, ...)", f[i])}
+				}
+			}
+			s.DType = dt
+		case "redop":
+			op := strings.ToLower(f[i])
+			switch op {
+			case "none", "avg", "premulsum", "mulsum":
+				op = "sum" // what the network does is a sum's
+			}
+			if s.Op, err = device.ParseOp(op); err != nil {
+				return &LogError{p.log.File, p.line, fmt.Sprintf("redop %q: want sum, prod, min, max, avg or none", f[i])}
+			}
+		case "root":
+			n, err := strconv.Atoi(f[i])
+			if err != nil {
+				return &LogError{p.log.File, p.line, fmt.Sprintf("root %q: want a rank or -1", f[i])}
+			}
+			s.Root = max(n, 0)
+		case "time", "cputime":
+			if timeCol < 0 {
+				timeCol = i
+			} else if inPlaceCol < 0 {
+				inPlaceCol = i
+			}
+		case "#wrong", "error", "wrong":
+			if wrongCol < 0 {
+				wrongCol = i
+			}
+		}
+	}
+	col, which := timeCol, "out-of-place time"
+	if p.opt.InPlace {
+		col, which = inPlaceCol, "in-place time"
+	}
+	if col < 0 {
+		if p.opt.InPlace && timeCol >= 0 {
+			return &LogError{p.log.File, p.line, fmt.Sprintf("the table of line %d has no in-place times (one time column)", run.headerLine)}
+		}
+		return &LogError{p.log.File, p.line, fmt.Sprintf("the header of line %d names no time column", run.headerLine)}
+	}
+	if f[col] == "N/A" {
+		p.na = append(p.na, p.line)
+		return nil
+	}
+	us, ok := parseNumber(f[col])
+	if !ok {
+		return &LogError{p.log.File, p.line, fmt.Sprintf("%s %q: want a number of microseconds", which, f[col])}
+	}
+	if wrongCol >= 0 {
+		// The #wrong after the chosen time is its validation.
+		w := wrongCol
+		for i := col + 1; i < len(cols); i++ {
+			if cols[i] == cols[wrongCol] {
+				w = i
+				break
+			}
+		}
+		if n, ok := parseNumber(f[w]); ok && n > 0 {
+			p.wrong = append(p.wrong, p.line)
+			return nil
+		}
+	}
+	s.Time = us * 1e-6
+	run.rows = append(run.rows, ncclRow{line: p.line, s: s})
+	return nil
+}
+
+// endRun resolves the current run's collective and world size and adds
+// its samples to the log.
+func (p *ncclReader) endRun() error {
+	run := p.run
+	p.run = nil
+	if run == nil {
+		return nil
+	}
+	if len(run.rows) == 0 {
+		if run.cols != nil {
+			p.log.note(run.headerLine, "a table with no results under it (the benchmark failed, or the log ends)")
+		}
+		return nil
+	}
+	at := run.rows[0].line
+	coll, bench, benchmark, err := p.collective(run, at)
+	if err != nil {
+		return err
+	}
+	world, from, err := p.world(run, at)
+	if err != nil {
+		return err
+	}
+	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from}
+	for _, row := range run.rows {
+		s := row.s
+		s.Collective, s.World, s.Params = coll, world, run.params
+		s.Source = fmt.Sprintf("%s:%d", p.log.File, row.line)
+		switch {
+		case coll == PointToPoint:
+			s.Algorithm = bench
+		case run.algorithm != "" && p.opt.Algorithm == "":
+			s.Algorithm = run.algorithm
+		case p.opt.Algorithm != "":
+			s.Algorithm, s.Assumed = p.opt.Algorithm, true
+		default:
+			s.Algorithm, s.Assumed = defaultAlgorithm(coll), true
+		}
+		if err := checkSample(&s); err != nil {
+			return &LogError{p.log.File, row.line, err.Error()}
+		}
+		out.Samples = append(out.Samples, s)
+	}
+	p.log.Runs = append(p.log.Runs, out)
+	return nil
+}
+
+// collective is the run's collective (and point-to-point benchmark), and
+// the name of its benchmark, from the most direct source there is.
+func (p *ncclReader) collective(run *ncclRun, at int) (coll, bench, benchmark string, err error) {
+	type source struct{ name, from string }
+	var found source
+	for _, c := range []source{
+		{run.benchmark, "its start line"},
+		{run.hints.benchmark, fmt.Sprintf("line %d", run.hints.benchmarkLine)},
+	} {
+		if c.name != "" {
+			found = c
+			break
+		}
+	}
+	if p.opt.Collective != "" {
+		c, b, ok := benchmarkName(p.opt.Collective)
+		if !ok {
+			return "", "", "", fmt.Errorf("collective %q: not a collective or benchmark nexar-go models", p.opt.Collective)
+		}
+		if found.name != "" {
+			if fc, fb, _ := benchmarkName(found.name); fc != c || fb != b {
+				p.log.note(at, "the log names %s (%s); the collective given, %s, is taken instead", found.name, found.from, p.opt.Collective)
+			}
+		}
+		return c, b, cmp.Or(found.name, p.opt.Collective), nil
+	}
+	if found.name == "" {
+		if n := fromFileName(p.log.File); n != "" {
+			found = source{n, "the file's name"}
+			p.log.note(at, "no line names the benchmark: %s taken from the file's name", n)
+		}
+	}
+	if found.name == "" {
+		return "", "", "", &LogError{p.log.File, at, "no collective: no \"# Collective test starting\" line or command line names the benchmark of this table; name it (all_reduce_perf, allreduce, ...)"}
+	}
+	c, b, ok := benchmarkName(found.name)
+	if !ok {
+		return "", "", "", &LogError{p.log.File, at, fmt.Sprintf("benchmark %s (%s) is not one nexar-go models", found.name, found.from)}
+	}
+	return c, b, found.name, nil
+}
+
+// world is the run's world size and where it comes from.
+func (p *ncclReader) world(run *ncclRun, at int) (int, string, error) {
+	perProcess := run.nThread * run.nGpus
+	procs, procsFrom := run.hints.processes()
+	var world int
+	var from string
+	switch {
+	case run.world > 0:
+		world, from = run.world, "its start line"
+	case len(run.ranks) > 0:
+		world = run.maxRank + 1
+		from = fmt.Sprintf("ranks 0-%d listed", run.maxRank)
+		if len(run.ranks) < world || run.elided {
+			from = fmt.Sprintf("highest rank listed, %d (the list is elided)", run.maxRank)
+			if perProcess > 0 && world%perProcess != 0 {
+				// nccl-tests cut a process's list: round up to whole
+				// processes of nThread x nGpus ranks.
+				world = (world/perProcess + 1) * perProcess
+				from = fmt.Sprintf("highest rank listed, %d, rounded up to whole processes of %d ranks (the list is elided)", run.maxRank, perProcess)
+			}
+		}
+		if procs > 0 && perProcess > 0 && procs*perProcess > world {
+			world = procs * perProcess
+			from = fmt.Sprintf("%d processes (%s) x nThread %d x nGpus %d; the rank list is shorter", procs, procsFrom, run.nThread, run.nGpus)
+		}
+	case perProcess > 0 && procs > 0:
+		world = procs * perProcess
+		from = fmt.Sprintf("%d processes (%s) x nThread %d x nGpus %d", procs, procsFrom, run.nThread, run.nGpus)
+	case perProcess == 0 && procs > 0:
+		world = procs
+		from = fmt.Sprintf("%d processes (%s), one GPU each (no \"# nThread\" line: nccl-tests' default)", procs, procsFrom)
+	case perProcess > 1:
+		world = perProcess
+		from = fmt.Sprintf("nThread %d x nGpus %d in one process (no rank lines and no launcher's command line)", run.nThread, run.nGpus)
+		p.log.note(at, "no \"#  Rank\" lines and no launcher's command line: taken as one process of nThread x nGpus = %d ranks", world)
+	}
+	if p.opt.World > 0 {
+		if world > 0 && world != p.opt.World {
+			p.log.note(at, "the log gives %d ranks (%s); the world size given, %d, is taken instead", world, from, p.opt.World)
+		}
+		return p.opt.World, "given", nil
+	}
+	if world == 0 {
+		return 0, "", &LogError{p.log.File, at, "no world size: the log has no \"#  Rank\" lines and no launcher's command line (mpirun -np, srun -n) before the run; give it"}
+	}
+	return world, from, nil
+}
+
+// noteSkipped notes the rows left out.
+func (p *ncclReader) noteSkipped() {
+	for _, c := range []struct {
+		lines []int
+		why   string
+	}{
+		{p.cut, "cut short (fewer fields than the header names)"},
+		{p.na, "with a time of N/A"},
+		{p.wrong, "whose results were wrong (#wrong above 0)"},
+	} {
+		if len(c.lines) > 0 {
+			p.log.note(c.lines[0], "%d row(s) %s left out (lines %s)", len(c.lines), c.why, lineList(c.lines))
+		}
+	}
+}
+
+// lineList writes line numbers, at most a few.
+func lineList(ls []int) string {
+	parts := make([]string, 0, 6)
+	for i, l := range ls {
+		if i == 5 {
+			parts = append(parts, "...")
+			break
+		}
+		parts = append(parts, strconv.Itoa(l))
+	}
+	return strings.Join(parts, ", ")
+}

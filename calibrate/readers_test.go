@@ -1,0 +1,327 @@
+package calibrate
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// wantRun is what a run of a log must read as.
+type wantRun struct {
+	collective, algorithm string
+	world, samples        int
+}
+
+// wantSample checks one sample of a log: its index among all the log's
+// samples (-1: the last), size, type and time.
+type wantSample struct {
+	i     int
+	bytes int
+	dt    device.DType
+	us    float64
+}
+
+// The corpus in testdata holds a log of each variant people keep: the
+// layouts of nccl-tests (2.x and older) and the OSU benchmarks (5.x and
+// 7.x), with launchers' prefixes, documents' indentation and quotes,
+// library lines among the rows, several runs and benchmarks per file,
+// elided rank lists, rows cut short. The figures in them follow the
+// shapes of published runs; each case below says what its file tests.
+func TestReadCorpus(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		opt     LogOptions
+		runs    []wantRun
+		samples []wantSample
+		notes   []string // substrings of the log's notes, in order
+	}{
+		// nccl-tests 2.13, one process per GPU, out-of-place times.
+		{"nccl-allreduce.log", LogOptions{}, []wantRun{{"allreduce", "ring", 8, 25}},
+			[]wantSample{{0, 8, device.F32, 35.00}, {-1, 128 << 20, device.F32, 11779.1}}, nil},
+		// The in-place columns.
+		{"nccl-allreduce.log", LogOptions{InPlace: true}, []wantRun{{"allreduce", "ring", 8, 25}},
+			[]wantSample{{0, 8, device.F32, 34.30}, {-1, 128 << 20, device.F32, 11543.5}}, nil},
+		// Older nccl-tests: no start line, no command line: the collective
+		// is given; no redop or root, "error" columns, NCCL INFO lines;
+		// one process of 4 GPUs, its rank lines without "Group".
+		{"nccl-allgather-old.log", LogOptions{Collective: "allgather"}, []wantRun{{"allgather", "ring", 4, 6}},
+			[]wantSample{{0, 1024, device.F32, 24.31}, {-1, 1 << 20, device.F32, 116.3}}, nil},
+		// Open MPI's --tag-output on every line, NCCL INFO lines of other
+		// ranks before and inside the table; 2 nodes of 8.
+		{"nccl-tag-output.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 13}},
+			[]wantSample{{0, 8, device.F32, 21.98}, {3, 512, device.F32, 21.97}}, nil},
+		// Slurm's srun --label, an nccl-tests without the start line (the
+		// collective from the command line), N/A in #wrong (-c 0).
+		{"nccl-srun-label.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 11}},
+			[]wantSample{{0, 8 << 20, device.F32, 164.77}, {-1, 8 << 30, device.F32, 107084}}, nil},
+		// Three collectives one after the other, each with its own start
+		// line and rank list (one process of 8 GPUs).
+		{"nccl-several-collectives.log", LogOptions{}, []wantRun{
+			{"allgather", "ring", 8, 10}, {"allreduce", "ring", 8, 10}, {"broadcast", "binomial_tree", 8, 10}},
+			[]wantSample{{0, 1024, device.F32, 12.01}, {10, 1024, device.F32, 11.91}, {29, 256 << 20, device.F32, 2269.7}}, nil},
+		// Two runs of one collective, 4 ranks then 2: each its own world;
+		// older layout, the collective from each run's command line, a
+		// shell prompt at the end.
+		{"nccl-several-runs.log", LogOptions{}, []wantRun{{"allreduce", "ring", 4, 4}, {"allreduce", "ring", 2, 4}},
+			[]wantSample{{0, 64 << 10, device.F32, 10.57}, {4, 64 << 10, device.F32, 12.39}}, nil},
+		// A shell prompt after the table, the last row cut short, NCCL
+		// INFO lines inside the table.
+		{"nccl-prompt-truncated.log", LogOptions{}, []wantRun{{"reduce_scatter", "ring", 8, 6}},
+			[]wantSample{{0, 1024, device.F32, 10.90}, {-1, 32 << 20, device.F32, 221.43}},
+			[]string{"nccl-prompt-truncated.log:27: 1 row(s) cut short"}},
+		// Elided rank lists: 0-3, "...", 126-127 (128 ranks); then 0-2 and
+		// "..." with mpirun -np 64 (64 ranks).
+		{"nccl-elided-ranks.log", LogOptions{}, []wantRun{{"allreduce", "ring", 128, 6}, {"allgather", "ring", 64, 6}},
+			[]wantSample{{0, 1 << 20, device.F32, 92.02}, {6, 1 << 20, device.F32, 107.22}}, nil},
+		// nccl-tests' own cut of a process's list at 2 KB: 4 threads x 8
+		// GPUs, ranks up to 25 listed.
+		{"nccl-cut-rank-list.log", LogOptions{}, []wantRun{{"alltoall", "pairwise", 32, 6}},
+			[]wantSample{{0, 32 << 10, device.F32, 40.32}}, nil},
+		// A Markdown page: a run indented in a tabbed block, with ragged
+		// indentation and loader warnings; a run quoted with "> ".
+		{"nccl-markdown.md", LogOptions{}, []wantRun{{"allreduce", "ring", 8, 9}, {"broadcast", "binomial_tree", 4, 4}},
+			[]wantSample{{0, 8, device.F32, 18.01}, {3, 4096, device.F32, 21.58}, {9, 4096, device.F32, 25.44}}, nil},
+		// The multi-node allreduce of the bandwidth check.
+		{"nccl-multinode-allreduce.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 32}},
+			[]wantSample{{-1, 16 << 30, device.F32, 172596}}, nil},
+		// The algorithm a log does not name, given.
+		{"nccl-multinode-allreduce.log", LogOptions{Algorithm: "halving_doubling"}, []wantRun{{"allreduce", "halving_doubling", 16, 32}}, nil, nil},
+		// The world size given overrides the log's, and says so.
+		{"nccl-several-runs.log", LogOptions{World: 4}, []wantRun{{"allreduce", "ring", 4, 4}, {"allreduce", "ring", 4, 4}}, nil,
+			[]string{"the log gives 2 ranks (ranks 0-1 listed); the world size given, 4, is taken instead"}},
+
+		// OSU 7.3 allreduce, MPI_FLOAT; the world given.
+		{"osu-allreduce.log", LogOptions{World: 4}, []wantRun{{"allreduce", "ring", 4, 19}},
+			[]wantSample{{0, 4, device.F32, 72.00}, {-1, 1 << 20, device.F32, 1382.72}}, nil},
+		// osu_allreduce -f (min, max, iterations), 16 ranks from mpirun -np.
+		{"osu-allreduce-full.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 11}},
+			[]wantSample{{0, 4, device.F32, 7.99}}, nil},
+		// OSU 5.9 broadcast -f without a datatype line: bytes.
+		{"osu-bcast-full.log", LogOptions{World: 2}, []wantRun{{"broadcast", "binomial_tree", 2, 9}},
+			[]wantSample{{0, 1, device.I8, 19.00}, {-1, 65536, device.I8, 150.07}}, nil},
+		// OSU 5.4 broadcast: MPI_CHAR, 8 ranks from #SBATCH directives.
+		{"osu-bcast-v5.log", LogOptions{}, []wantRun{{"broadcast", "binomial_tree", 8, 11}},
+			[]wantSample{{0, 1, device.I8, 5.17}}, nil},
+		// OSU's allgather size is a rank's block: times the world.
+		{"osu-allgather.log", LogOptions{World: 4}, []wantRun{{"allgather", "ring", 4, 7}},
+			[]wantSample{{0, 4, device.I8, 20.00}, {-1, 4 * 65536, device.I8, 216.61}}, nil},
+		{"osu-barrier.log", LogOptions{World: 8}, []wantRun{{"barrier", "dissemination", 8, 1}},
+			[]wantSample{{0, 0, device.I8, 31.84}}, nil},
+		// osu_latency and osu_bw of 5.6: point-to-point samples, 2 ranks;
+		// bandwidth in MB/s becomes a time per message.
+		{"osu-pt2pt-v5.log", LogOptions{}, []wantRun{{PointToPoint, PingPong, 2, 24}, {PointToPoint, Stream, 2, 23}},
+			[]wantSample{{0, 0, device.U8, 1.59}, {-1, 4 << 20, device.U8, float64(4<<20) / 11490.35}}, nil},
+		// osu_latency --validation and osu_bibw -W 32 of 7.5.
+		{"osu-pt2pt-v7.log", LogOptions{}, []wantRun{{PointToPoint, PingPong, 2, 21}, {PointToPoint, BiStream, 2, 23}},
+			[]wantSample{{0, 1, device.I8, 2.88}, {-1, 4 << 20, device.I8, 2 * float64(4<<20) / 46190.39}}, nil},
+		// A suite: what can be read is, the rest is named with why.
+		{"osu-suite.log", LogOptions{}, []wantRun{{PointToPoint, PingPong, 2, 11}, {"allreduce", "ring", 4, 10}, {"barrier", "dissemination", 4, 1}},
+			[]wantSample{{11, 4, device.I32, 3.12}, {-1, 0, device.I8, 4.91}},
+			[]string{"Hello World Test v7.3 skipped: a start-up test", "Init Test v7.3 skipped: a start-up test",
+				"Multiple Bandwidth / Message Rate Test v7.3 skipped: a message-rate test", "Allgatherv Latency Test v7.3 skipped: a vector collective",
+				"Non-blocking Allreduce Latency Test v7.3 skipped: a non-blocking collective", "MPI_Put Latency Test v7.3 skipped: not a benchmark of MPI"}},
+		// The "#" lines lost: the benchmark from the file's name.
+		{"osu_latency-numbers-only.txt", LogOptions{}, []wantRun{{PointToPoint, PingPong, 2, 23}},
+			[]wantSample{{0, 1, device.U8, 1.70}}, []string{"read as osu_latency (the file's name)"}},
+		// ... or given.
+		{"osu_latency-numbers-only.txt", LogOptions{Collective: "allreduce", World: 8, DType: "i8"}, []wantRun{{"allreduce", "ring", 8, 23}}, nil, nil},
+	} {
+		name := c.file
+		t.Run(name, func(t *testing.T) {
+			log, err := ReadFile(filepath.Join("testdata", c.file), "", c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(log.Runs) != len(c.runs) {
+				t.Fatalf("%d runs, want %d: %+v", len(log.Runs), len(c.runs), log.Runs)
+			}
+			for i, w := range c.runs {
+				r := log.Runs[i]
+				if r.Collective != w.collective || r.World != w.world || len(r.Samples) != w.samples || r.Samples[0].Algorithm != w.algorithm {
+					t.Errorf("run %d (line %d, %s): %s/%s on %d ranks (%s), %d samples; want %s/%s on %d, %d samples", i, r.Line, r.Benchmark,
+						r.Collective, r.Samples[0].Algorithm, r.World, r.WorldFrom, len(r.Samples), w.collective, w.algorithm, w.world, w.samples)
+				}
+			}
+			ss := log.Samples()
+			validSamples(t, ss)
+			for _, w := range c.samples {
+				i := w.i
+				if i < 0 {
+					i = len(ss) - 1
+				}
+				s := ss[i]
+				if s.Bytes != w.bytes || s.DType != w.dt || math.Abs(s.Time*1e6-w.us) > 0.006*math.Max(1, w.us/1000) {
+					t.Errorf("sample %d = %v %s %.4f us (%s), want %d B %s %.4f us", i, s, s.DType, s.Time*1e6, s.Source, w.bytes, w.dt, w.us)
+				}
+			}
+			j := 0
+			for _, n := range log.Notes {
+				if j < len(c.notes) && strings.Contains(n, c.notes[j]) {
+					j++
+				}
+			}
+			if j < len(c.notes) {
+				t.Errorf("no note %q among\n%s", c.notes[j], strings.Join(log.Notes, "\n"))
+			}
+		})
+	}
+}
+
+// TestReadErrors: what cannot be read fails naming its line and what
+// was expected there.
+func TestReadErrors(t *testing.T) {
+	header := "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+	row := "  8  2  float  sum  -1  3.5  0  0  0\n"
+	start := "# Collective test starting: all_reduce_perf\n#  Rank  0 Group 0\n#  Rank  1 Group 0\n"
+	for _, c := range []struct {
+		format string
+		in     string
+		opt    LogOptions
+		want   string
+	}{
+		{FormatNCCLTests, "hello\n", LogOptions{}, "log:1: no nccl-tests results"},
+		{FormatNCCLTests, header + row, LogOptions{}, "log:2: no collective"},
+		{FormatNCCLTests, "# Collective test starting: all_reduce_perf\n" + header + row, LogOptions{}, "log:3: no world size"},
+		{FormatNCCLTests, start + header + "  8  2  float  sum  -1  3.5  0  0  0  7  8\n", LogOptions{}, "log:5: 11 fields under the header of line 4, which names 9"},
+		{FormatNCCLTests, start + header + "  8  3  quux  sum  -1  3.5  0  0  0\n", LogOptions{}, `log:5: type "quux": want an element type`},
+		{FormatNCCLTests, start + header + "  8  2  float  sum  -1  3.x  0  0  0\n", LogOptions{}, `log:5: out-of-place time "3.x": want a number of microseconds`},
+		{FormatNCCLTests, start + header + "  8  2  float  sum  -1  3.5  0  0  0\n", LogOptions{InPlace: true}, "log:5: the table of line 4 has no in-place times"},
+		{FormatNCCLTests, start + header + "  6  2  float  sum  -1  3.5  0  0  0\n", LogOptions{}, "log:5: size 6 bytes is not a whole number of f32 elements"},
+		{FormatNCCLTests, start + header + row, LogOptions{Algorithm: "rign"}, `log:5: unknown allreduce algorithm "rign"`},
+		{FormatNCCLTests, "# Collective test starting: hypercube_perf\n#  Rank  0\n#  Rank  1\n" + header + row, LogOptions{}, "log:5: benchmark hypercube_perf (its start line) is not one nexar-go models"},
+		{FormatOSU, "# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)\n4   1.5\n", LogOptions{}, "log:3: OSU logs do not say how many ranks ran"},
+		{FormatOSU, "# OSU MPI_Put Latency Test v7.3\n# Size  Latency (us)\n1  1.4\n", LogOptions{World: 2}, "log:1: OSU MPI_Put Latency Test v7.3 is not a benchmark nexar-go models"},
+		{FormatOSU, "# OSU MPI Multiple Bandwidth / Message Rate Test v5.6.2\n", LogOptions{}, "log:1: OSU MPI Multiple Bandwidth / Message Rate Test v5.6.2 is not a benchmark nexar-go models: a message-rate test"},
+		{FormatOSU, "# OSU MPI Allreduce Latency Test v7.3\n# Datatype: MPI_COMPLEX.\n# Size  Avg Latency(us)\n4  1.5\n", LogOptions{World: 2}, "log:2: datatype MPI_COMPLEX has no nexar-go dtype"},
+		{FormatOSU, "4   1.5\n8   1.6\n", LogOptions{}, "log:1: rows of numbers with no OSU title before them"},
+		{FormatOSU, "\n", LogOptions{}, "log:1: no OSU results"},
+		{FormatResults, "", LogOptions{}, "log:1: empty file"},
+		{FormatResults, "collective,world\n", LogOptions{}, "log:1: the header has no algorithm column"},
+		{FormatResults, strings.Join(sweep.Header, ",") + "\nallreduce,ring,x,8,f32,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: world "x": want a number of ranks`},
+		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log nor an OSU log"},
+	} {
+		_, err := Read("log", []byte(c.in), c.format, c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestReadResults reads a results.csv of nexar-live by its columns, one
+// run per collective and world size, and leaves wrong rows out.
+func TestReadResults(t *testing.T) {
+	in := strings.Join(append(sweep.Header, "wrong"), ",") + "\n" +
+		"allreduce,pipelined_ring(segment=64KiB),4,1048576,f32,0.002,0,0,segment=65536,sum,10,0,0,0,24,0\n" +
+		"allreduce,ring,4,8,f32,0.0001,0,0,,sum,10,0,0,0,24,3\n" +
+		"broadcast,binomial_tree,2,1024,u8,0.00005,0,0,,,10,0,0,0,1,0\n"
+	log, err := Read("results.csv", []byte(in), "", LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Runs) != 2 || log.Runs[0].Collective != "allreduce" || log.Runs[0].World != 4 || log.Runs[1].World != 2 || len(log.Samples()) != 2 {
+		t.Fatalf("runs %+v", log.Runs)
+	}
+	s := log.Samples()[0]
+	if s.Algorithm != "pipelined_ring(segment=64KiB)" || s.Params["segment"] != 65536 || s.Assumed || s.Time != 0.002 {
+		t.Errorf("sample %+v", s)
+	}
+	if len(log.Notes) != 1 || !strings.Contains(log.Notes[0], "results.csv:3: 1 row(s) whose results were wrong left out") {
+		t.Errorf("notes %q", log.Notes)
+	}
+}
+
+func TestLogFormat(t *testing.T) {
+	for file, want := range map[string]string{
+		"nccl-allreduce.log":           FormatNCCLTests,
+		"nccl-allgather-old.log":       FormatNCCLTests,
+		"nccl-tag-output.log":          FormatNCCLTests,
+		"nccl-srun-label.log":          FormatNCCLTests,
+		"nccl-markdown.md":             FormatNCCLTests,
+		"osu-allreduce.log":            FormatOSU,
+		"osu-barrier.log":              FormatOSU,
+		"osu-suite.log":                FormatOSU,
+		"osu_latency-numbers-only.txt": FormatOSU,
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := LogFormat(b); got != want {
+			t.Errorf("%s: %q, want %q", file, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		strings.Join(sweep.Header, ",") + "\n": FormatResults,
+		"name = \"x\"\n[network]\n":            "",
+		"$ mpirun -np 2 osu_bw\n":              FormatOSU,
+		"[1,0]<stdout>:# nThread 1 nGpus 1\n":  FormatNCCLTests,
+	} {
+		if got := LogFormat([]byte(in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCleanLine: launchers' prefixes, indentation and quote markers go,
+// in any order; a benchmark's own lines stay.
+func TestCleanLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"[1,0]<stdout>:#  Rank  0 Group  0":         "#  Rank  0 Group  0",
+		"[1,12]<stderr>:  1024  256  float":         "1024  256  float",
+		" 0: # nThread 1 nGpus 1":                   "# nThread 1 nGpus 1",
+		"12:       8388608       2097152     float": "8388608       2097152     float",
+		" 0:":                                                "",
+		"    > > # Using devices\r":                          "# Using devices",
+		">    [1,0]<stdout>:         8":                      "8",
+		"[0] # OSU MPI Latency Test v7.3":                    "# OSU MPI Latency Test v7.3",
+		"[default0]:# nThread 1":                             "# nThread 1",
+		"\x1b[32m  4096  1024  float\x1b[0m":                 "4096  1024  float",
+		"gpu07:9911:9925 [3] NCCL INFO Channel 00/32 :    0": "gpu07:9911:9925 [3] NCCL INFO Channel 00/32 :    0",
+		"   1048576        262144     float     sum      -1": "1048576        262144     float     sum      -1",
+		"12:34:56 starting":                                  "12:34:56 starting",
+	} {
+		if got := cleanLine(in); got != want {
+			t.Errorf("cleanLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHints: the processes a launcher's command line starts.
+func TestHints(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		procs int
+		bench string
+	}{
+		{[]string{"$ mpirun -np 16 -N 8 ./build/all_reduce_perf -b 8 -g 1"}, 16, "all_reduce_perf"},
+		{[]string{"mpirun --np=4 osu_allreduce"}, 4, "osu_allreduce"},
+		{[]string{"srun -N 2 --ntasks-per-node=8 ./all_gather_perf"}, 16, "all_gather_perf"},
+		{[]string{"srun -N2 -n4 osu_allreduce"}, 4, "osu_allreduce"},
+		{[]string{"flux run -N4 --tasks-per-node=96 /opt/osu/osu_barrier"}, 384, "osu_barrier"},
+		{[]string{"mpiexec -n 8 -ppn 4 ./reduce_scatter_perf_mpi"}, 8, "reduce_scatter_perf_mpi"},
+		{[]string{"#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=4", "srun ./osu_bcast"}, 8, "osu_bcast"},
+		{[]string{"#SBATCH --nodes=4", "srun --ntasks-per-node=2 ./osu_bcast"}, 8, "osu_bcast"},
+		{[]string{"SLURM_NTASKS=16"}, 16, ""},
+		{[]string{"srun -c 8 -n 2 ./osu_latency"}, 2, "osu_latency"},
+		{[]string{"mpirun -np 2 osu_bw -W 32 -T mpi_float"}, 2, "osu_bw"},
+		{[]string{"/nccl-tests/build/all_reduce_perf: /usr/lib/libnl-3.so.200: no version information"}, 0, "all_reduce_perf"},
+	} {
+		var h hints
+		for i, l := range c.lines {
+			h.scan(cleanLine(l), i+1)
+		}
+		if n, from := h.processes(); n != c.procs || h.benchmark != c.bench {
+			t.Errorf("%q: %d processes (%s), benchmark %q; want %d, %q", c.lines, n, from, h.benchmark, c.procs, c.bench)
+		}
+	}
+	var h hints
+	h.scan("mpirun -np 2 osu_bw -W 32 -T mpi_float", 1)
+	if h.window != 32 || h.dtype != "mpi_float" {
+		t.Errorf("osu_bw flags: window %d, type %q", h.window, h.dtype)
+	}
+}

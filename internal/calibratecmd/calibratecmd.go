@@ -1,0 +1,279 @@
+// Package calibratecmd is the calibrate command that nexar-sim and
+// nexar-live share: its flags, its report and its help.
+package calibratecmd
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/calibrate"
+	"github.com/nexar-go/nexar-go/internal/cli"
+	"github.com/nexar-go/nexar-go/plots"
+	"github.com/nexar-go/nexar-go/scenario"
+)
+
+// Command returns the calibrate command of prog; writeFailed is the exit
+// status when the scenario cannot be written.
+func Command(prog *cli.Program, writeFailed int) cli.Command {
+	return func(args []string, stdout, stderr io.Writer) int {
+		return run(prog, writeFailed, args, stdout, stderr)
+	}
+}
+
+// holds are --hold flags: NAME=VALUE.
+type holds map[string]string
+
+func (h holds) String() string { return "" }
+
+func (h holds) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" || value == "" {
+		return fmt.Errorf("%q: want NAME=VALUE (latency=5us, bandwidth=12.5GB/s)", v)
+	}
+	h[name] = value
+	return nil
+}
+
+// values converts the held values to the units of the model's
+// parameters: a duration ("5us") for durations, a bandwidth
+// ("12.5GB/s", or "inf") for the per-byte ones.
+func (h holds) values(model string) (map[string]float64, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	spec, err := calibrate.LookupModel(model)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for name, value := range h {
+		j := spec.Param(name)
+		if j < 0 {
+			return nil, fmt.Errorf("--hold %s: the %s model has no such parameter (want %s)", name, model, spec.ParamNames())
+		}
+		p := spec.Params[j]
+		if !p.PerByte {
+			d, err := scenario.ParseDuration(value)
+			if err != nil {
+				return nil, fmt.Errorf("--hold %s: %v", name, err)
+			}
+			out[p.Name] = d.Seconds()
+			continue
+		}
+		if value == "inf" {
+			out[p.Name] = 0
+			continue
+		}
+		bw, err := scenario.ParseBandwidth(value)
+		if err != nil {
+			return nil, fmt.Errorf("--hold %s: %v", name, err)
+		}
+		out[p.Name] = 1 / bw
+	}
+	return out, nil
+}
+
+func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	model := fs.String("model", "alpha-beta", `model to fit: "alpha-beta" or "loggp"`)
+	out := fs.String("out", "", "write the calibrated scenario file here")
+	name := fs.String("name", "calibrated", "name of the calibrated scenario")
+	format := fs.String("format", "", `input format: "results", "nccl-tests" or "osu" (default: guessed per file)`)
+	var opt calibrate.LogOptions
+	fs.StringVar(&opt.Collective, "collective", "", "benchmark of runs a log does not name")
+	algorithms := fs.String("algorithm", "", "algorithm(s) the logs' library ran, comma-separated: the best-fitting is reported")
+	fs.IntVar(&opt.World, "world", 0, "number of ranks of every run (OSU logs do not say)")
+	fs.StringVar(&opt.DType, "dtype", "", "element type of runs whose log does not say")
+	fs.BoolVar(&opt.InPlace, "in-place", false, "fit nccl-tests' in-place times rather than out-of-place")
+	minBytes := fs.Int("min-bytes", 0, "leave out samples below this size")
+	hold := holds{}
+	fs.Var(hold, "hold", "hold a parameter at a value: latency=5us, bandwidth=12.5GB/s (repeatable)")
+	leastSquares := fs.Bool("least-squares", false, "weigh every sample alike (plain least squares)")
+	verbose := fs.Bool("v", false, "print every sample's residual")
+	pos, status, ok := prog.ParseCmd("calibrate", fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(pos) == 0 {
+		return prog.UsageError(stderr, "calibrate", "no measurement file given")
+	}
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "%s calibrate: %s\n", prog.Name, fmt.Sprintf(format, args...))
+		return cli.ExitUsage
+	}
+	var samples []calibrate.Sample
+	for _, file := range pos {
+		log, err := calibrate.ReadFile(file, *format, opt)
+		if err != nil {
+			return fail("%v", err)
+		}
+		fmt.Fprintf(stdout, "%s (%s):\n", file, log.Format)
+		for _, r := range log.Runs {
+			fmt.Fprintf(stdout, "  line %d: %s, %s on %d ranks (%s), %d samples\n", r.Line, r.Benchmark, r.Collective, r.World, r.WorldFrom, len(r.Samples))
+		}
+		for _, n := range log.Notes {
+			fmt.Fprintf(stdout, "  note: %s\n", strings.TrimPrefix(n, file+":"))
+		}
+		for _, s := range log.Samples() {
+			if s.Bytes >= *minBytes {
+				samples = append(samples, s)
+			}
+		}
+	}
+	held, err := hold.values(*model)
+	if err != nil {
+		return prog.UsageError(stderr, "calibrate", "%v", err)
+	}
+	fopt := calibrate.Options{Hold: held, LeastSquares: *leastSquares}
+	var fit *calibrate.Fit
+	candidates := splitList(*algorithms)
+	if len(candidates) > 0 {
+		var cs []calibrate.Candidate
+		cs, err = calibrate.FitCandidates(samples, *model, candidates, fopt)
+		if len(cs) > 1 {
+			fmt.Fprintf(stdout, "algorithms assumed for the logs, best first:\n")
+			for _, c := range cs {
+				if c.Fit != nil {
+					fmt.Fprintf(stdout, "  %-24s median |predicted/measured - 1| = %.1f%%\n", c.Algorithm, 100*c.Median)
+				} else {
+					fmt.Fprintf(stdout, "  %-24s %v\n", c.Algorithm, c.Err)
+				}
+			}
+		}
+		if err == nil {
+			fit = cs[0].Fit
+		}
+	} else {
+		fit, err = calibrate.Calibrate(samples, *model, fopt)
+	}
+	var refused *calibrate.RefusedError
+	if errors.As(err, &refused) {
+		return fail("%v (hold a parameter with --hold NAME=VALUE)", err)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	report(stdout, fit, pos, *verbose)
+	if *out == "" {
+		return cli.ExitOK
+	}
+	var b bytes.Buffer
+	if err := fit.WriteScenario(&b, *name); err != nil {
+		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
+		return writeFailed
+	}
+	if err := writeFile(*out, b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
+		return writeFailed
+	}
+	fmt.Fprintf(stderr, "%s calibrate: wrote %s (nexar-sim run %s --out DIR)\n", prog.Name, *out, *out)
+	return cli.ExitOK
+}
+
+// report prints the fitted parameters, the notes and the residuals.
+func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
+	fmt.Fprintf(w, "%s model fitted to %d samples from %s (%d Gauss-Newton steps):\n", fit.Model.Name, len(fit.Samples), strings.Join(files, ", "), fit.Iterations)
+	for _, e := range fit.Estimates {
+		value := plots.FormatSeconds(e.Value)
+		if e.PerByte {
+			value = fmt.Sprintf("%.4g ns/B", e.Value*1e9)
+		}
+		state := fmt.Sprintf("fitted; up to %.0f%% of a sample's time", 100*e.Share)
+		if e.Held {
+			state = "held: " + e.Why
+		}
+		fmt.Fprintf(w, "  %-6s = %-14s %-17s %-13s %s\n", e.Symbol, value, e.Name, rateText(e), state)
+	}
+	for _, n := range fit.Notes {
+		if !strings.Contains(n, ") is held at ") {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
+	s := fit.Summary()
+	fmt.Fprintf(w, "residuals: %v\n", s)
+	if len(s.Worst) > 0 {
+		fmt.Fprintf(w, "worst points:\n")
+		for _, r := range s.Worst {
+			printResidual(w, r)
+		}
+	}
+	if verbose {
+		fmt.Fprintf(w, "every point (weight in the fit):\n")
+		for i, r := range fit.Residuals() {
+			printResidual(w, r)
+			fmt.Fprintf(w, "      weight %.2f\n", fit.Weights[i])
+		}
+	}
+}
+
+func printResidual(w io.Writer, r calibrate.Residual) {
+	fmt.Fprintf(w, "  %-40s %-28s predicted %9s  measured %9s  (%+.0f%%)\n", r.Sample.String(), r.Source,
+		plots.FormatSeconds(r.Predicted), plots.FormatSeconds(r.Time), 100*(r.Ratio()-1))
+}
+
+// rateText is a PerByte estimate as a bandwidth.
+func rateText(e calibrate.Estimate) string {
+	switch {
+	case !e.PerByte:
+		return ""
+	case e.Value <= 0:
+		return "(inf)"
+	case e.Value < 1e-9:
+		return fmt.Sprintf("(%.4g GB/s)", 1e-9/e.Value)
+	}
+	return fmt.Sprintf("(%.4g MB/s)", 1e-6/e.Value)
+}
+
+// splitList splits a comma-separated list whose items may hold commas
+// in parentheses ("ring,pipelined_ring(segment=1MiB,x=2)").
+func splitList(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		switch {
+		case i == len(s) || s[i] == ',' && depth == 0:
+			if p := strings.TrimSpace(s[start:i]); p != "" {
+				out = append(out, p)
+			}
+			start = i + 1
+		case s[i] == '(':
+			depth++
+		case s[i] == ')':
+			depth--
+		}
+	}
+	return out
+}
+
+// writeFile writes data to path whole or not at all: through a file
+// beside it, renamed into place.
+func writeFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package calibratecmd
+
+import "strings"
+
+// Help is the calibrate command's help for prog ("nexar-sim",
+// "nexar-live").
+func Help(prog string) string { return strings.ReplaceAll(help, "PROG", prog) }
+
+// Usage is its line in the program's usage.
+func Usage(prog string) string {
+	return prog + " calibrate [--model alpha-beta|loggp] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS..."
+}
+
+const help = `Usage: PROG calibrate [flags] MEASUREMENTS...
+
+Fits the parameters of a network model to measured times, the logs of
+nccl-tests and OSU a cluster already has, or nexar-live's results, and
+with --out writes a scenario file whose [network] is the fitted model and
+whose sweeps cover the measured points; nexar-sim reads it.
+
+  alpha-beta   latency (alpha), bandwidth (1/beta), reduce_bandwidth (1/gamma)
+  loggp        latency (L), overhead (o), gap (g), bandwidth (1/G),
+               reduce_bandwidth (1/gamma)
+
+MEASUREMENTS are files of these kinds, told apart by their lines (or
+--format):
+
+  nccl-tests   the output of all_reduce_perf and its siblings (RCCL's too),
+               as it was kept: with mpirun --tag-output or srun --label
+               prefixes, indented or quoted in a Markdown page, with NCCL
+               INFO lines, prompts and commands around it, its last row cut
+               short. Each run in a file is read on its own: its collective
+               from "# Collective test starting" or the command line that
+               started it, its world size from the "#  Rank" lines (the
+               highest rank, where the list is elided) or nThread x nGpus x
+               the processes of mpirun -np / srun. Out-of-place times.
+  osu          the output of the OSU micro-benchmarks, one or a suite:
+               osu_allreduce and the other collectives (with or without -f),
+               osu_latency, osu_bw and osu_bibw as point-to-point samples;
+               what nexar-go does not model is skipped and named. OSU does
+               not print the number of ranks: it comes from the command line
+               before a run (mpirun -np, srun -n), or give --world. Rows
+               whose "#" lines were lost read when the benchmark is named
+               by a command line, the file's name or --collective.
+  results      a results.csv of nexar-live (or nexar-sim)
+
+Every point is predicted by simulating its algorithm on the model, and
+the fit minimises the squared relative errors. A model of two parameters
+cannot follow a library that changes protocol with size (NCCL's LL, LL128,
+Simple): the fit follows the samples where each parameter dominates and
+names those it does not follow, which weigh less (--least-squares weighs
+all alike). A benchmark log does not say which algorithm its library ran:
+the model simulates --algorithm (default the ring, where the collective
+has one); give several, comma-separated, and each is fitted and the best
+reported.
+
+What the samples cannot determine is said: a parameter that changes
+every prediction as another does, or accounts for less than 5% of every
+sample's time. An optional one (gamma, LogGP's o and g) is then held at 0
+and the fit says so; latency or bandwidth undetermined (samples of one
+size, or sizes all where latency or bandwidth dominates) refuses the fit:
+exit status 2 and the reason, nothing written. --hold gives a value the
+samples cannot.
+
+Flags:
+  --model M          alpha-beta (default) or loggp
+  --out FILE         write the calibrated scenario to FILE
+  --name NAME        the scenario's name (default "calibrated")
+  --format F         results, nccl-tests or osu, for every file
+  --collective C     benchmark of runs a log does not name: allreduce (or
+                     all_reduce_perf, osu_allreduce), osu_latency, osu_bw, ...
+  --algorithm A,B    algorithm(s) the logs' library ran
+  --world N          number of ranks of every run
+  --dtype T          element type of runs whose log does not say
+  --in-place         nccl-tests' in-place times instead of out-of-place
+  --min-bytes N      leave out smaller samples
+  --hold NAME=VALUE  hold a parameter: latency=5us, bandwidth=12.5GB/s,
+                     reduce_bandwidth=inf (repeatable)
+  --least-squares    weigh every sample alike
+  -v                 print every sample's residual and weight
+
+Flags override what a log says; a note says where they disagree.
+
+Examples:
+  PROG calibrate all_reduce_perf.log --out cluster.toml
+  PROG calibrate --algorithm ring,halving_doubling,recursive_doubling nccl.log
+  PROG calibrate osu_latency.log osu_bw.log
+  PROG calibrate --world 16 osu_allreduce.log --hold latency=2us
+`
