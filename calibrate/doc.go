@@ -1,5 +1,44 @@
-// Package calibrate fits the parameters of a network model (alpha-beta,
-// LogGP) to measured times of collectives, and reads those times from
-// the logs people already have: nccl-tests, the OSU micro-benchmarks,
-// and the results.csv of nexar-live and nexar-sim.
+// Package calibrate turns measured times of collectives into the
+// parameters of a network model the simulator runs: the logs of
+// nccl-tests and the OSU micro-benchmarks that a cluster's owner already
+// has, or the results of nexar-live. It is what `nexar-sim calibrate`
+// and `nexar-live calibrate` run.
+//
+// # Reading
+//
+// Read (ReadFile) takes a measurement file as it was kept and returns a
+// Log: its Runs, each a table of one collective (or point-to-point
+// benchmark) on one set of ranks, with its Samples; and Notes, which say
+// what was read differently from how it stands or not at all, and why.
+// ReadNCCLTests, ReadOSU and ReadResults read one format each; LogFormat
+// guesses which. The readers look through what launchers and documents
+// add (Open MPI's --tag-output and Slurm's --label prefixes, indentation,
+// quote markers, library and shell lines), read each run of a file on its
+// own (its collective from its header, command line or binary name; its
+// world size from its rank list, elided or not, or from the processes a
+// launcher started), and fail only on a line they cannot make sense of,
+// naming it and what was expected there. LogOptions supply what a log
+// does not say, and override what it does.
+//
+// # Fitting
+//
+// Calibrate fits a model's parameters (ModelSpec: alpha-beta's latency,
+// bandwidth and reduce bandwidth; LogGP's L, o, g, G and gamma) to
+// samples by least squares on relative error, predicting each sample by
+// simulating its algorithm, or its point-to-point benchmark, on the
+// model: every algorithm of the catalogue can be fitted, not only those a
+// formula times. A fit says what it could not do rather than write a
+// number: a parameter the samples do not determine is held, and reported
+// (Estimate.Held, Fit.Notes); a fit that would determine nothing useful,
+// latency or bandwidth among the undetermined, fails with a
+// *RefusedError that says why and what to measure. Samples the model
+// cannot follow (a library that changes protocol with size) weigh less,
+// and the fit names them. FitCandidates fits several algorithms assumed
+// for logs that do not say which ran, and ranks them. Fit.WriteScenario
+// writes the calibrated model as a scenario nexar-sim runs.
+//
+// A new model is fitted by adding a ModelSpec to the list Models
+// returns: its Params (named as the scenario keys, each Required or
+// optional with the Default it is held at), and how a vector of their
+// values becomes a sim.Model.
 package calibrate

@@ -212,6 +212,25 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// TestReadNewerColumns: per-iteration, cputime and timestamp columns of
+// newer nccl-tests.
+func TestReadNewerColumns(t *testing.T) {
+	in := "# Collective test starting: reduce_perf\n#  Rank  0 Group  0\n#  Rank  1 Group  0\n" +
+		"#       size         count      type   redop    root  cputime   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%  cputime   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%  timestamp\n" +
+		"        4096          1024  bfloat16     max       1    11.50    0.36    0.36       0    11.1     12.0     12.0     1.5    11.70    0.35    0.35       0    11.2     12.1     12.1     1.4  2025-01-31 12:00:00\n"
+	for _, inPlace := range []bool{false, true} {
+		log, err := Read("log", []byte(in), FormatNCCLTests, LogOptions{InPlace: inPlace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := log.Samples()[0]
+		want := map[bool]float64{false: 11.5e-6, true: 11.7e-6}[inPlace]
+		if s.Collective != "reduce" || s.World != 2 || s.DType != device.BF16 || s.Op != device.Max || s.Root != 1 || math.Abs(s.Time-want) > 1e-12 {
+			t.Errorf("in-place %v: %+v", inPlace, s)
+		}
+	}
+}
+
 // TestReadResults reads a results.csv of nexar-live by its columns, one
 // run per collective and world size, and leaves wrong rows out.
 func TestReadResults(t *testing.T) {

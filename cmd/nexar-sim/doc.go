@@ -10,6 +10,7 @@
 //	nexar-sim list                          collectives, algorithms, models, topologies, faults
 //	nexar-sim plot RESULTS.csv --out DIR    draw the figures again
 //	nexar-sim merge --out DIR SHARD_DIR...  join the shards of a run
+//	nexar-sim calibrate LOGS... --out F     fit a network model to nccl-tests and OSU logs
 //	nexar-sim help [COMMAND]                help, with examples
 //
 // Points run in parallel (--jobs), with results in a deterministic order;
