@@ -1,8 +1,10 @@
 package calibrate
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -124,6 +126,24 @@ func ReadFile(path, format string, opt LogOptions) (*Log, error) {
 		return nil, err
 	}
 	return Read(path, data, format, opt)
+}
+
+// scanLines calls read with each line of r, cleaned (cleanLine), and its
+// number from 1.
+func scanLines(file string, r io.Reader, read func(line string, n int) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		if err := read(cleanLine(sc.Text()), n); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
 }
 
 // LogFormat guesses the format of a measurement file from its lines:

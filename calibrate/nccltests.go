@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
 	"io"
@@ -63,16 +62,8 @@ var (
 // number where none can be is an error naming its line and column.
 func ReadNCCLTests(file string, r io.Reader, opt LogOptions) (*Log, error) {
 	p := &ncclReader{log: &Log{File: file, Format: FormatNCCLTests}, opt: opt}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		p.line++
-		if err := p.readLine(cleanLine(sc.Text())); err != nil {
-			return nil, err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := scanLines(file, r, p.readLine); err != nil {
+		return nil, err
 	}
 	if err := p.endRun(); err != nil {
 		return nil, err
@@ -142,7 +133,8 @@ func (p *ncclReader) begin(force bool) (*ncclRun, error) {
 	return p.run, nil
 }
 
-func (p *ncclReader) readLine(l string) error {
+func (p *ncclReader) readLine(l string, n int) error {
+	p.line = n
 	if l == "" {
 		return nil
 	}

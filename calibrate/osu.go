@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"regexp"
@@ -57,16 +56,8 @@ var (
 // opt.Collective ("allreduce", "osu_latency") or from the file's name.
 func ReadOSU(file string, r io.Reader, opt LogOptions) (*Log, error) {
 	p := &osuReader{log: &Log{File: file, Format: FormatOSU}, opt: opt}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		p.line++
-		if err := p.readLine(cleanLine(sc.Text())); err != nil {
-			return nil, err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := scanLines(file, r, p.readLine); err != nil {
+		return nil, err
 	}
 	if err := p.endRun(); err != nil {
 		return nil, err
@@ -116,7 +107,8 @@ type osuRow struct {
 	value float64
 }
 
-func (p *osuReader) readLine(l string) error {
+func (p *osuReader) readLine(l string, n int) error {
+	p.line = n
 	if l == "" {
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 )
 
 // DefaultDPI is the resolution of PNG output.
@@ -252,30 +253,7 @@ func (f *Figure) Save(path string) error {
 	if err := f.Encode(&buf, format); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, buf.Bytes())
-}
-
-func writeFileAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("plots: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("plots: write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("plots: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("plots: write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("plots: %w", err)
 	}
 	return nil

@@ -8,11 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/nexar-go/nexar-go/calibrate"
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
@@ -168,7 +167,7 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
 		return writeFailed
 	}
-	if err := writeFile(*out, b.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(*out, b.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
 		return writeFailed
 	}
@@ -249,31 +248,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// writeFile writes data to path whole or not at all: through a file
-// beside it, renamed into place.
-func writeFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
