@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -21,6 +22,11 @@ type Candidate struct {
 	// Median is the fit's median |predicted/measured - 1| over all its
 	// samples, by which candidates are ranked.
 	Median float64
+	// Ties is set for a candidate whose median is the best one's, to a
+	// tenth of a percentage point: the samples do not tell the two apart
+	// (on one world size, every algorithm whose time is latency plus
+	// bytes times a constant fits alike, with another bandwidth).
+	Ties bool
 }
 
 // FitCandidates fits the model once for each algorithm of candidates,
@@ -28,8 +34,9 @@ type Candidate struct {
 // collective has an algorithm of that name (a variant such as
 // "pipelined_ring(segment=512KiB)" is allowed), and returns the fits,
 // the best first: the one whose median |predicted/measured - 1| is
-// least, refused fits last. It fails only when no candidate gives a fit,
-// with the first candidate's error.
+// least, refused fits last; candidates that tie keep the order given.
+// It fails only when no candidate gives a fit, with the first
+// candidate's error.
 func FitCandidates(samples []Sample, model string, candidates []string, opt Options) ([]Candidate, error) {
 	if len(candidates) == 0 {
 		return nil, errors.New("calibrate: no algorithm to try")
@@ -56,8 +63,11 @@ func FitCandidates(samples []Sample, model string, candidates []string, opt Opti
 		case b.Fit == nil:
 			return -1
 		}
-		return cmp.Compare(a.Median, b.Median)
+		return cmp.Compare(rank(a), rank(b))
 	})
+	for i := 1; i < len(out); i++ {
+		out[i].Ties = out[i].Fit != nil && out[0].Fit != nil && rank(out[i]) == rank(out[0])
+	}
 	if out[0].Fit == nil {
 		for _, c := range out {
 			if c.Algorithm == candidates[0] {
@@ -67,6 +77,9 @@ func FitCandidates(samples []Sample, model string, candidates []string, opt Opti
 	}
 	return out, nil
 }
+
+// rank is a candidate's median to a tenth of a percentage point.
+func rank(c Candidate) float64 { return math.Round(c.Median * 1000) }
 
 // assume returns samples with algorithm name assumed where it applies.
 func assume(samples []Sample, name string) ([]Sample, error) {

@@ -203,11 +203,13 @@ func TestPointToPointSamples(t *testing.T) {
 func TestFitCandidates(t *testing.T) {
 	truth := sim.AlphaBeta{Latency: sim.FromSeconds(10e-6), Bandwidth: 5e9}
 	var ss []Sample
-	for _, b := range []int{8, 1024, 65536, 1 << 20, 16 << 20} {
-		s := Sample{Collective: "allreduce", Algorithm: "recursive_doubling", World: 8, Bytes: b, DType: device.F32, Source: "test"}
-		s.Time = simulated(t, s, truth)
-		s.Algorithm, s.Assumed = "ring", true
-		ss = append(ss, s)
+	for _, p := range []int{4, 16} {
+		for _, b := range []int{8, 1024, 65536, 1 << 20, 16 << 20} {
+			s := Sample{Collective: "allreduce", Algorithm: "recursive_doubling", World: p, Bytes: b, DType: device.F32, Source: "test"}
+			s.Time = simulated(t, s, truth)
+			s.Algorithm, s.Assumed = "ring", true
+			ss = append(ss, s)
+		}
 	}
 	cs, err := FitCandidates(ss, "alpha-beta", []string{"ring", "recursive_doubling", "halving_doubling", "pipelined_chain"}, Options{})
 	if err != nil {
@@ -216,10 +218,23 @@ func TestFitCandidates(t *testing.T) {
 	for _, c := range cs {
 		t.Logf("%s: median %.3f err %v", c.Algorithm, c.Median, c.Err)
 	}
-	if cs[0].Algorithm != "recursive_doubling" || cs[0].Median > 1e-3 {
-		t.Errorf("best %s (median %.3f), want recursive_doubling", cs[0].Algorithm, cs[0].Median)
+	if cs[0].Algorithm != "recursive_doubling" || cs[0].Median > 1e-3 || cs[1].Ties {
+		t.Errorf("best %s (median %.3f), want recursive_doubling alone", cs[0].Algorithm, cs[0].Median)
 	}
 	if last := cs[len(cs)-1]; last.Fit != nil || last.Err == nil || !strings.Contains(last.Err.Error(), `no sample of a log has a collective with algorithm "pipelined_chain"`) {
 		t.Errorf("pipelined_chain: %+v", last)
+	}
+	// On one world size, latency plus bytes times a constant fits alike
+	// whatever the algorithm: they tie, and keep the order given.
+	one := ringSamples(t, truth, 8, 1024, 65536, 1<<20, 16<<20)
+	for i := range one {
+		one[i].Assumed = true
+	}
+	cs, err = FitCandidates(one, "alpha-beta", []string{"halving_doubling", "ring"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs[0].Algorithm != "halving_doubling" || !cs[1].Ties {
+		t.Errorf("one world: %s then %s (ties %v), want halving_doubling tied with ring", cs[0].Algorithm, cs[1].Algorithm, cs[1].Ties)
 	}
 }

@@ -90,16 +90,16 @@ type ncclReader struct {
 // ncclRun is a run being read.
 type ncclRun struct {
 	line int
-	// benchmark and collective are what the start line says; algorithm,
-	// world and params are nexar-live's additions to it.
-	benchmark, collective, algorithm string
-	world                            int
-	params                           map[string]int
-	hints                            hints
-	nThread, nGpus                   int
-	ranks                            map[int]bool
-	maxRank                          int
-	elided                           bool
+	// benchmark is what the start line names; algorithm, world and params
+	// are nexar-live's additions to it.
+	benchmark, algorithm string
+	world                int
+	params               map[string]int
+	hints                hints
+	nThread, nGpus       int
+	ranks                map[int]bool
+	maxRank              int
+	elided               bool
 	// cols names the columns of the current table, headerLine is its
 	// line, closed is set after its summary; rows are its rows.
 	cols       []string
@@ -204,7 +204,7 @@ func (p *ncclReader) readLine(l string, n int) error {
 			if run, err = p.begin(true); err != nil {
 				return err
 			}
-			run.benchmark, run.collective, run.algorithm, run.world, run.params = prev.benchmark, prev.collective, prev.algorithm, prev.world, prev.params
+			run.benchmark, run.algorithm, run.world, run.params = prev.benchmark, prev.algorithm, prev.world, prev.params
 			run.hints, run.nThread, run.nGpus, run.ranks, run.maxRank, run.elided = prev.hints, prev.nThread, prev.nGpus, prev.ranks, prev.maxRank, prev.elided
 			p.log.note(p.line, "a second table with no header lines of its own: read as the run of line %d again", prev.line)
 		}

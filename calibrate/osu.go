@@ -153,7 +153,7 @@ func (p *osuReader) readLine(l string, n int) error {
 	if !isCount(f[0]) || len(f) > 6 {
 		if p.hint(l) && run != nil && len(run.rows) > 0 {
 			// A command line after a run's rows: what follows is
-			// another run.
+			// another run (with its title, or rows of its own).
 			return p.endRun()
 		}
 		return nil
@@ -195,10 +195,11 @@ func (p *osuReader) readLine(l string, n int) error {
 }
 
 // hint reads what a line that is not OSU's says about the runs that
-// follow, and reports whether it is a command line.
+// follow, and reports whether it starts one: a command line, or a line
+// naming a benchmark's binary.
 func (p *osuReader) hint(l string) bool {
 	p.pending.scan(l, p.line)
-	return isCommandLine(l)
+	return isCommandLine(l) || p.pending.benchmarkLine == p.line
 }
 
 // untitled names the benchmark of rows with no title: from a command
@@ -365,10 +366,10 @@ func (p *osuReader) noteLeftOut(run *osuRun) {
 // world is the run's world size and where it comes from.
 func (p *osuReader) world(run *osuRun, coll string, at int) (int, string, error) {
 	switch {
+	case coll == PointToPoint && run.bench != Shift:
+		return 2, "a point-to-point benchmark", nil // whatever the world given
 	case p.opt.World > 0:
 		return p.opt.World, "given", nil
-	case coll == PointToPoint && run.bench != Shift:
-		return 2, "a point-to-point benchmark", nil
 	}
 	if n, from := run.hints.processes(); n > 0 {
 		return n, from, nil

@@ -22,7 +22,7 @@ func TestCalibrate(t *testing.T) {
 		{[]string{logs + "osu-pt2pt-v5.log"}, []string{"pt2pt on 2 ranks", "alpha  = 1.6 µs", "(11.49 GB/s)"}},
 		{[]string{"--algorithm", "ring,recursive_doubling,binomial_tree", logs + "nccl-several-runs.log"}, []string{"algorithms assumed for the logs, best first:\n", "  ring      ", "  binomial_tree   "}},
 		{[]string{"--hold", "latency=2us", logs + "nccl-srun-label.log"}, []string{"alpha  = 2 µs", "held: held at the value given", "fitted; up to"}},
-		{[]string{logs + "osu-suite.log"}, []string{"note: 28: OSU MPI Multiple Bandwidth / Message Rate Test v7.3 skipped: a message-rate test", "barrier on 4 ranks (line 80: mpirun -np 4 osu_barrier)"}},
+		{[]string{logs + "osu-suite.log"}, []string{"note, line 28: OSU MPI Multiple Bandwidth / Message Rate Test v7.3 skipped: a message-rate test", "barrier on 4 ranks (line 80: mpirun -np 4 osu_barrier)"}},
 	} {
 		out := filepath.Join(dir, "c.toml")
 		os.Remove(out)

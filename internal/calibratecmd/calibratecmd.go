@@ -103,7 +103,8 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 		return prog.UsageError(stderr, "calibrate", "no measurement file given")
 	}
 	fail := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "%s calibrate: %s\n", prog.Name, fmt.Sprintf(format, args...))
+		msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "calibrate: ")
+		fmt.Fprintf(stderr, "%s calibrate: %s\n", prog.Name, msg)
 		return cli.ExitUsage
 	}
 	var samples []calibrate.Sample
@@ -117,7 +118,10 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 			fmt.Fprintf(stdout, "  line %d: %s, %s on %d ranks (%s), %d samples\n", r.Line, r.Benchmark, r.Collective, r.World, r.WorldFrom, len(r.Samples))
 		}
 		for _, n := range log.Notes {
-			fmt.Fprintf(stdout, "  note: %s\n", strings.TrimPrefix(n, file+":"))
+			if line, msg, ok := strings.Cut(strings.TrimPrefix(n, file+":"), ": "); ok {
+				n = fmt.Sprintf("line %s: %s", line, msg)
+			}
+			fmt.Fprintf(stdout, "  note, %s\n", n)
 		}
 		for _, s := range log.Samples() {
 			if s.Bytes >= *minBytes {
@@ -137,12 +141,20 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 		cs, err = calibrate.FitCandidates(samples, *model, candidates, fopt)
 		if len(cs) > 1 {
 			fmt.Fprintf(stdout, "algorithms assumed for the logs, best first:\n")
+			ties := 0
 			for _, c := range cs {
-				if c.Fit != nil {
+				switch {
+				case c.Ties:
+					ties++
+					fmt.Fprintf(stdout, "  %-24s median |predicted/measured - 1| = %.1f%%, the same as the best's\n", c.Algorithm, 100*c.Median)
+				case c.Fit != nil:
 					fmt.Fprintf(stdout, "  %-24s median |predicted/measured - 1| = %.1f%%\n", c.Algorithm, 100*c.Median)
-				} else {
-					fmt.Fprintf(stdout, "  %-24s %v\n", c.Algorithm, c.Err)
+				default:
+					fmt.Fprintf(stdout, "  %-24s %v\n", c.Algorithm, strings.TrimPrefix(c.Err.Error(), "calibrate: "))
 				}
+			}
+			if ties > 0 {
+				fmt.Fprintf(stdout, "  the samples do not tell %d of them from the best (more world sizes would); the first given of those is reported\n", ties)
 			}
 		}
 		if err == nil {

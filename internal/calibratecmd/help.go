@@ -52,7 +52,8 @@ names those it does not follow, which weigh less (--least-squares weighs
 all alike). A benchmark log does not say which algorithm its library ran:
 the model simulates --algorithm (default the ring, where the collective
 has one); give several, comma-separated, and each is fitted and the best
-reported.
+reported, or, where the samples cannot tell some apart (one world size),
+the first given of those.
 
 What the samples cannot determine is said: a parameter that changes
 every prediction as another does, or accounts for less than 5% of every
