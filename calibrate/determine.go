@@ -92,7 +92,7 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 				found = append(found, finding{best, fmt.Sprintf("so that %s, which the model needs, is determined: on these samples %s took its part", p.Symbol, spec.Params[best].Symbol)})
 			}
 			if len(found) > 0 {
-				return found, ""
+				return found, "" // and judge this one again
 			}
 			return nil, pr.regime(p, shares[j])
 		}
@@ -103,6 +103,7 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 		case sol.theta[j] <= p.Min:
 			why = "it fitted to its bound: the samples give it no weight, or a negative value fitted them better"
 		}
+		marked[j] = true
 		found = append(found, finding{j, why})
 	}
 	return found, ""

@@ -33,8 +33,8 @@ type Estimate struct {
 	// Value is in seconds, or seconds per byte for PerByte parameters.
 	Value float64
 	// Held is set when the fit did not determine the value: it was given
-	// (Options.Hold), or the samples cannot determine it and it is held
-	// at its Default. Why says which.
+	// (Options.Hold; Why is "given"), or the samples cannot determine it
+	// and it is held at its Default (Why says why).
 	Held bool
 	Why  string
 	// Share is the largest part of a sample's predicted time that the
@@ -65,6 +65,9 @@ type Fit struct {
 
 // SimModel is the calibrated model.
 func (f *Fit) SimModel() sim.Model { return f.Model.Build(f.Values) }
+
+// heldGiven is the Why of parameters Options.Hold gives.
+const heldGiven = "given"
 
 // RefusedError is a fit that determines nothing useful: a parameter the
 // model needs is one the samples cannot determine. Reason says which and
@@ -165,7 +168,7 @@ func Calibrate(samples []Sample, model string, opt Options) (*Fit, error) {
 		if !(v >= spec.Params[j].Min) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("calibrate: %s held at %g: want at least %g", name, v, spec.Params[j].Min)
 		}
-		theta[j], held[j], why[j] = v, true, "held at the value given"
+		theta[j], held[j], why[j] = v, true, heldGiven
 	}
 	iterations := 0
 	for {
@@ -226,7 +229,7 @@ func (pr *problem) fit(sol *solution, held map[int]bool, why []string) *Fit {
 	for j, p := range spec.Params {
 		e := Estimate{Param: p, Value: sol.theta[j], Held: held[j], Why: why[j], Share: shares[j]}
 		f.Estimates = append(f.Estimates, e)
-		if e.Held && e.Why != "held at the value given" {
+		if e.Held && e.Why != heldGiven {
 			f.Notes = append(f.Notes, fmt.Sprintf("%s (%s) is held at %s: %s", p.Name, p.Symbol, formatValue(p, e.Value), e.Why))
 		}
 	}

@@ -21,7 +21,7 @@ func TestCalibrate(t *testing.T) {
 		{[]string{logs + "nccl-multinode-allreduce.log"}, []string{"allreduce on 16 ranks (ranks 0-15 listed), 32 samples", "(182.9 GB/s)", "the model does not follow 12 of 32 samples"}},
 		{[]string{logs + "osu-pt2pt-v5.log"}, []string{"pt2pt on 2 ranks", "alpha  = 1.6 µs", "(11.49 GB/s)"}},
 		{[]string{"--algorithm", "ring,recursive_doubling,binomial_tree", logs + "nccl-several-runs.log"}, []string{"algorithms assumed for the logs, best first:\n", "  ring      ", "  binomial_tree   "}},
-		{[]string{"--hold", "latency=2us", logs + "nccl-srun-label.log"}, []string{"alpha  = 2 µs", "held: held at the value given", "fitted; up to"}},
+		{[]string{"--hold", "latency=2us", logs + "nccl-srun-label.log"}, []string{"alpha  = 2 µs", "held: given", "fitted; up to"}},
 		{[]string{logs + "osu-suite.log"}, []string{"note, line 28: OSU MPI Multiple Bandwidth / Message Rate Test v7.3 skipped: a message-rate test", "barrier on 4 ranks (line 80: mpirun -np 4 osu_barrier)"}},
 	} {
 		out := filepath.Join(dir, "c.toml")
@@ -75,7 +75,7 @@ func TestCalibrateRefuses(t *testing.T) {
 	}
 	// Holding what the samples cannot give makes the fit.
 	code, stdout, stderr := nexarSim("calibrate", "--out", out, "--hold", "bandwidth=20GB/s", oneSize)
-	if code != exitOK || !strings.Contains(stdout, "held: held at the value given") {
+	if code != exitOK || !strings.Contains(stdout, "held: given") {
 		t.Errorf("held: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
