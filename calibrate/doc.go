@@ -38,7 +38,8 @@
 // writes the calibrated model as a scenario nexar-sim runs.
 //
 // A new model is fitted by adding a ModelSpec to the list Models
-// returns: its Params (named as the scenario keys, each Required or
-// optional with the Default it is held at), and how a vector of their
-// values becomes a sim.Model.
+// returns (fitModels, in model.go): its Params, named as the scenario
+// keys, each Required or optional with the Default it is held at; how a
+// vector of their values becomes a sim.Model; and whether its messages
+// overlap their latency (Overlaps).
 package calibrate
