@@ -231,6 +231,23 @@ func TestReadNewerColumns(t *testing.T) {
 	}
 }
 
+// TestReadSendRecv: nccl-tests' sendrecv_perf is a point-to-point
+// benchmark on every rank: each sends to the next.
+func TestReadSendRecv(t *testing.T) {
+	in := "# Collective test starting: sendrecv_perf\n#  Rank  0 Group  0\n#  Rank  1 Group  0\n#  Rank  2 Group  0\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+		"     1048576        262144     float     sum      -1    45.10   23.25   23.25      0    45.02   23.29   23.29    N/A\n"
+	log, err := Read("log", []byte(in), "", LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := log.Samples()[0]
+	if s.Collective != PointToPoint || s.Algorithm != Shift || s.World != 3 || s.Bytes != 1<<20 || math.Abs(s.Time-45.1e-6) > 1e-12 {
+		t.Errorf("%+v", s)
+	}
+	validSamples(t, log.Samples())
+}
+
 // TestReadResults reads a results.csv of nexar-live by its columns, one
 // run per collective and world size, and leaves wrong rows out.
 func TestReadResults(t *testing.T) {
