@@ -269,6 +269,15 @@ func TestReadResults(t *testing.T) {
 	if len(log.Notes) != 1 || !strings.Contains(log.Notes[0], "results.csv:3: 1 row(s) whose results were wrong left out") {
 		t.Errorf("notes %q", log.Notes)
 	}
+	// A run on GPUs (nexar-live --device cuda): a device column.
+	gpu := strings.Join(append(sweep.Header, "wrong", "device"), ",") + "\n" +
+		"allreduce,ring,4,1048576,f32,0.002,0,0,,sum,10,0,0,0,24,0,cuda\n"
+	if log, err = Read("results.csv", []byte(gpu), "", LogOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Samples()) != 1 || len(log.Notes) != 1 || !strings.Contains(log.Notes[0], "results.csv:2: 1 row(s) measured with buffers on a device") {
+		t.Errorf("device rows: %d samples, notes %q", len(log.Samples()), log.Notes)
+	}
 }
 
 func TestLogFormat(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 // algorithm, world, bytes, dtype and time_s are needed; params, op and
 // nexar-live's wrong are read when present), so files of other versions
 // read too. Rows whose results were wrong are left out, and a note says
-// so. Each collective and world size is a run. opt is not used: a
+// so; rows measured on a device (nexar-live --device cuda) are kept, and
+// a note says their times include its copies. Each collective and world size is a run. opt is not used: a
 // results file says everything.
 func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 	log := &Log{File: file, Format: FormatResults}
@@ -46,7 +47,7 @@ func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 		}
 		return ""
 	}
-	var wrong []int
+	var wrong, device []int
 	runs := map[string]int{} // collective and world: index in log.Runs
 	for {
 		rec, err := cr.Read()
@@ -68,6 +69,9 @@ func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 			wrong = append(wrong, line)
 			continue
 		}
+		if d := get(rec, "device"); d != "" && d != "host" {
+			device = append(device, line)
+		}
 		s.Source = fmt.Sprintf("%s:%d", file, line)
 		if err := checkSample(&s); err != nil {
 			return nil, &LogError{file, line, err.Error()}
@@ -83,6 +87,10 @@ func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 	}
 	if len(wrong) > 0 {
 		log.note(wrong[0], "%d row(s) whose results were wrong left out (lines %s)", len(wrong), lineList(wrong))
+	}
+	if len(device) > 0 {
+		log.note(device[0], "%d row(s) measured with buffers on a device (lines %s): their times include the copies between it and the host, "+
+			"which the network model does not have; they are fitted as the network's", len(device), lineList(device))
 	}
 	if len(log.Runs) == 0 {
 		return nil, &LogError{file, 1, "no rows under the header"}
