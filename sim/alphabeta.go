@@ -39,6 +39,16 @@ func (a AlphaBeta) Validate() error {
 // MessageTime is alpha + m*beta, the time a message of m bytes holds its ports.
 func (a AlphaBeta) MessageTime(m int) Time { return a.Latency + TransferTime(m, a.Bandwidth) }
 
+// messageTime is MessageTime for m as it goes on the wire: its wire
+// bytes, and its latency and bandwidth scaled by its factors (see
+// Protocol).
+func (a AlphaBeta) messageTime(m *Message) Time {
+	return m.latency(a.Latency) + m.transferTime(a.Bandwidth)
+}
+
+// ControlTime implements ControlTimer: a message alone on its ports.
+func (n *alphaBetaNet) ControlTime(m *Message) Time { return n.messageTime(m) }
+
 // NewNetwork implements Model.
 func (a AlphaBeta) NewNetwork(e *Engine) Network {
 	n := &alphaBetaNet{
@@ -156,7 +166,7 @@ func (n *alphaBetaNet) start(m *Message) {
 	src.sending = m
 	n.ports[m.Dst].receiving = true
 	n.e.Started(m)
-	n.e.At(n.e.Now()+n.MessageTime(m.Bytes), &src.done)
+	n.e.At(n.e.Now()+n.messageTime(m), &src.done)
 }
 
 // complete frees the ports of src's message, delivers it, and lets src's

@@ -1,11 +1,9 @@
 package sim
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/nexar-go/nexar-go/algos"
 )
@@ -103,6 +101,16 @@ func (e *Engine) Deliver(m *Message) {
 	e.checkDead(src)
 }
 
+// Release completes m's send now, before m is delivered: an eager
+// protocol has copied the message, and its sender may go on (reuse its
+// buffer, post more). Delivering m later completes nothing more on the
+// sender's side.
+func (e *Engine) Release(m *Message) {
+	if !e.ranks[m.Src].crashed {
+		m.send.complete(nil)
+	}
+}
+
 // Drop tells the engine that the network gave up on m now (no path left
 // for it): its send fails with err, and so does the receive at its
 // destination that would have matched it, now or when it is posted.
@@ -167,23 +175,9 @@ func (e *Engine) checkDead(r *rank) {
 // failReceivesFrom fails every receive posted from src on the other live
 // ranks, in rank and then tag order.
 func (e *Engine) failReceivesFrom(src int, err error) {
-	var keys []matchKey
 	for _, r := range e.ranks {
-		if r.id == src || r.crashed {
-			continue
-		}
-		keys = keys[:0]
-		for k, q := range r.posted {
-			if k.src == src && q.len() > 0 {
-				keys = append(keys, k)
-			}
-		}
-		slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
-		for _, k := range keys {
-			q := r.posted[k]
-			for q.len() > 0 {
-				q.pop().complete(err)
-			}
+		if r.id != src && !r.crashed {
+			r.failReceivesFrom(src, err)
 		}
 	}
 }

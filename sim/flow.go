@@ -361,7 +361,7 @@ func (n *flowNet) start(m *Message) bool {
 	f := n.alloc()
 	f.m, f.route, f.seq = m, r, n.seq
 	n.seq++
-	f.rem, f.rate, f.counted, f.since = float64(m.Bytes), 0, 0, n.e.Now()
+	f.rem, f.rate, f.counted, f.since = m.wireVolume(), 0, 0, n.e.Now()
 	f.sending, f.dropped = true, false
 	n.senders[m.Src].active++
 	f.lidx = len(n.live)
@@ -462,11 +462,11 @@ func (n *flowNet) wakeUp() {
 	for n.ends.len() > 0 && n.ends.min().end <= now {
 		f := n.ends.pop()
 		f.sending = false
-		n.detach(f, float64(f.m.Bytes)-f.counted)
-		if f.route.latency == 0 {
+		n.detach(f, f.m.wireVolume()-f.counted)
+		if lat := f.m.latency(f.route.latency); lat == 0 {
 			n.deliver(f)
 		} else {
-			n.e.At(now+f.route.latency, f)
+			n.e.At(now+lat, f)
 		}
 	}
 }
@@ -609,6 +609,20 @@ func transfer(rem, rate float64) Time {
 	return Time(math.Round(rem * float64(Second) / rate))
 }
 
+// ControlTime implements ControlTimer: the route's latency and the bytes
+// at its narrowest edge's bandwidth, as if alone on it.
+func (n *flowNet) ControlTime(m *Message) Time {
+	r := n.route(m.Src, m.Dst)
+	if r == nil {
+		return 0
+	}
+	bw := math.Inf(1)
+	for _, e := range r.cons {
+		bw = min(bw, n.capacity[e])
+	}
+	return m.latency(r.latency) + transfer(m.wireVolume(), bw)
+}
+
 func (n *flowNet) ReduceTime(_, bytes int) Time {
 	if n.reduceBW == 0 {
 		return 0
@@ -691,7 +705,7 @@ func (n *flowNet) sentSince(f *flowState) float64 {
 	} else if math.IsInf(f.rate, 1) {
 		rem = 0
 	}
-	return float64(f.m.Bytes) - f.counted - rem
+	return f.m.wireVolume() - f.counted - rem
 }
 
 // FailLink implements LinkFaulter: the edge carries nothing more. Flows in
@@ -720,7 +734,7 @@ func (n *flowNet) FailLink(edge int) {
 		sent := n.sentSince(f)
 		n.detach(f, sent)
 		f.counted += sent
-		f.rem = float64(f.m.Bytes) - f.counted
+		f.rem = f.m.wireVolume() - f.counted
 		r := n.route(f.m.Src, f.m.Dst)
 		if r == nil {
 			m := f.m

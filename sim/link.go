@@ -55,7 +55,8 @@ func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request
 		return req
 	}
 	r.inflight++
-	m := &Message{Src: r.id, Dst: dst, Tag: tag, Bytes: buf.Len(), ID: e.messages, Posted: e.now, send: req}
+	m := &Message{Src: r.id, Dst: dst, Tag: tag, Bytes: buf.Len(), ID: e.messages, Posted: e.now, send: req,
+		wire: buf.Len(), latFac: 1, bwFac: 1}
 	e.messages++
 	if h, ok := device.HostBytes(buf); ok && e.hostData {
 		// The sender may reuse its buffer once the send completes, which
@@ -63,6 +64,7 @@ func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request
 		// own copy, as an eager protocol does.
 		m.payload = append([]byte(nil), h...)
 	}
+	e.ranks[dst].announce(m)
 	if dst == r.id {
 		if e.obs != nil {
 			e.obs.MessageStarted(m, e.now)
@@ -85,21 +87,7 @@ func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request
 		req.complete(errAborted)
 		return req
 	}
-	key := matchKey{src: src, tag: tag}
-	if q := r.unexpected[key]; q != nil && q.len() > 0 {
-		r.fill(req, q.pop())
-		return req
-	}
-	if err := r.e.ranks[src].deadErr; err != nil && src != r.id {
-		req.complete(err)
-		return req
-	}
-	q := r.posted[key]
-	if q == nil {
-		q = &fifo[*request]{}
-		r.posted[key] = q
-	}
-	q.push(req)
+	r.receive(req, src, tag)
 	return req
 }
 

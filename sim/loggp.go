@@ -90,7 +90,7 @@ func (x *logGPMsg) Fire() {
 	if !x.started {
 		x.started = true
 		n.e.Started(x.m)
-		n.e.At(n.e.Now()+TransferTime(x.m.Bytes, n.Bandwidth)+n.Latency, x)
+		n.e.At(n.e.Now()+x.m.transferTime(n.Bandwidth)+x.m.latency(n.Latency), x)
 		return
 	}
 	n.e.Deliver(x.m)
@@ -99,7 +99,7 @@ func (x *logGPMsg) Fire() {
 func (n *logGPNet) Post(m *Message) {
 	now := n.e.Now()
 	s := max(now, n.next[m.Src])
-	k := TransferTime(m.Bytes, n.Bandwidth)
+	k := m.transferTime(n.Bandwidth)
 	n.next[m.Src] = s + max(n.Gap, k)
 	x := &logGPMsg{n: n, m: m}
 	if s == now {
@@ -110,6 +110,11 @@ func (n *logGPNet) Post(m *Message) {
 }
 
 func (n *logGPNet) Settle() {}
+
+// ControlTime implements ControlTimer: kG + L, without overheads or gaps.
+func (n *logGPNet) ControlTime(m *Message) Time {
+	return m.transferTime(n.Bandwidth) + m.latency(n.Latency)
+}
 
 func (n *logGPNet) ReduceTime(_, bytes int) Time {
 	if n.ReduceBandwidth == 0 {

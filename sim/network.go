@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/nexar-go/nexar-go/algos"
+import (
+	"math"
+
+	"github.com/nexar-go/nexar-go/algos"
+)
 
 // Model describes a network: its parameters, free of the state of any run.
 // A Model is safe to use from several runs at once.
@@ -42,6 +46,49 @@ type Message struct {
 	// err is set on a message the network gave up on (Engine.Drop): the
 	// receive it matches fails with it.
 	err error
+
+	// seq is the message's place among those from Src to Dst with Tag:
+	// it matches the seq-th receive Dst posts for them (see matchQueue).
+	seq int64
+	// matched is set once the receive it matches is posted; arrived once
+	// it is delivered.
+	matched, arrived bool
+
+	// What the network carries and how fast, set by a Protocol (the
+	// engine sets Bytes and factors of 1): wire bytes (the payload and
+	// the envelope), and the factors its latency and bandwidth are
+	// multiplied by.
+	wire          int
+	latFac, bwFac float64
+}
+
+// Matched reports whether the receive m matches has been posted: a
+// rendezvous may start.
+func (m *Message) Matched() bool { return m.matched }
+
+// WireBytes is the number of bytes m puts on the wire: its payload and,
+// under a Protocol, its envelope.
+func (m *Message) WireBytes() int { return m.wire }
+
+// latency is lat scaled by m's latency factor.
+func (m *Message) latency(lat Time) Time {
+	if m.latFac == 1 || lat == 0 {
+		return lat
+	}
+	return Time(math.Round(float64(lat) * m.latFac))
+}
+
+// transferTime is the time m's wire bytes take at bandwidth bw scaled by
+// m's bandwidth factor.
+func (m *Message) transferTime(bw float64) Time {
+	return TransferTime(m.wire, bw*m.bwFac)
+}
+
+// wireVolume is what m's bytes count for on a shared link: its wire bytes
+// divided by its bandwidth factor, so that it moves at the factor times
+// its share of the link, as SimGrid's bandwidth factors do.
+func (m *Message) wireVolume() float64 {
+	return float64(m.wire) / m.bwFac
 }
 
 // The optional interfaces below extend Network. The engine and the fault
@@ -85,6 +132,15 @@ type LinkFaulter interface {
 	FailLink(edge int)
 	// ScaleLink sets edge's bandwidth to factor times its nominal one.
 	ScaleLink(edge int, factor float64)
+}
+
+// Matcher is implemented by networks that hold messages until the
+// receive they match is posted (a rendezvous protocol). The engine calls
+// Matched(m) when that receive is posted after m was; a message whose
+// receive was posted first is already Matched when Post sees it.
+// Decorators forward it.
+type Matcher interface {
+	Matched(m *Message)
 }
 
 // LinkReporter is implemented by networks that account for their links;

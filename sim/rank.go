@@ -1,12 +1,15 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
 	"runtime/debug"
+	"slices"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 )
 
@@ -35,12 +38,13 @@ type rank struct {
 	// and has nothing left in flight.
 	deadErr error
 
-	posted     map[matchKey]*fifo[*request]
-	unexpected map[matchKey]*fifo[*Message]
+	// match pairs messages to this rank with its receives, by source
+	// and tag (see matchQueue).
+	match map[matchKey]*matchQueue
 }
 
 func newRank(e *Engine, id int) *rank {
-	return &rank{e: e, id: id, posted: map[matchKey]*fifo[*request]{}, unexpected: map[matchKey]*fifo[*Message]{}}
+	return &rank{e: e, id: id, match: map[matchKey]*matchQueue{}}
 }
 
 // spawn starts fn as a new process of the rank at the current time. If done
@@ -105,20 +109,77 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 	return finish, finished, err
 }
 
-// arrive matches a delivered message with the oldest receive posted for
-// it, or keeps it until one is.
+// announce records m, just sent to this rank, in its match queue, and
+// marks it matched if its receive is already posted.
+func (r *rank) announce(m *Message) {
+	if r.queue(matchKey{src: m.Src, tag: m.Tag}).announce(m) != nil {
+		m.matched = true
+	}
+}
+
+// arrive completes the receive m matches with m, now that it is delivered,
+// or keeps it until that receive is posted.
 func (r *rank) arrive(m *Message) {
 	key := matchKey{src: m.Src, tag: m.Tag}
-	if q := r.posted[key]; q != nil && q.len() > 0 {
-		r.fill(q.pop(), m)
+	q := r.match[key]
+	if q == nil || m.seq < q.base {
+		return // its receive failed already (its sender is gone)
+	}
+	s := q.slot(m.seq)
+	m.arrived = true
+	if s.req == nil {
 		return
 	}
-	q := r.unexpected[key]
-	if q == nil {
-		q = &fifo[*Message]{}
-		r.unexpected[key] = q
+	r.fill(s.req, m)
+	r.finish(key, q, s)
+}
+
+// receive posts req for the next message from src with tag: it completes
+// at once if that message arrived, fails if the sender is gone and can
+// send nothing more, and otherwise waits; if its message is on its way
+// but held for its receive (a rendezvous), the network is told.
+func (r *rank) receive(req *request, src int, tag algos.Tag) {
+	key := matchKey{src: src, tag: tag}
+	q := r.queue(key)
+	s, m := q.post(req)
+	switch {
+	case m != nil && m.arrived:
+		r.fill(req, m)
+		r.finish(key, q, s)
+	case src != r.id && r.e.ranks[src].deadErr != nil:
+		// A message on its way from a rank that failed is lost.
+		req.complete(r.e.ranks[src].deadErr)
+		r.finish(key, q, s)
+	case m != nil:
+		m.matched = true
+		if mt, ok := r.e.net.(Matcher); ok {
+			mt.Matched(m)
+		}
 	}
-	q.push(m)
+}
+
+// failReceivesFrom fails every receive posted from src that no delivered
+// message completes, in tag order.
+func (r *rank) failReceivesFrom(src int, err error) {
+	var keys []matchKey
+	for k := range r.match {
+		if k.src == src {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
+	for _, k := range keys {
+		q := r.match[k]
+		for i := q.head; i < len(q.slots); i++ {
+			if s := &q.slots[i]; s.req != nil && !s.done {
+				s.req.complete(err)
+				s.done = true
+			}
+		}
+		if q.trim() {
+			delete(r.match, k)
+		}
+	}
 }
 
 // fill completes receive req with message m: at once, or once the rank's

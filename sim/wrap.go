@@ -13,6 +13,8 @@ var (
 	_ RankDropper  = (*wrapped)(nil)
 	_ LinkFaulter  = (*wrapped)(nil)
 	_ LinkReporter = (*wrapped)(nil)
+	_ Matcher      = (*wrapped)(nil)
+	_ ControlTimer = (*wrapped)(nil)
 )
 
 func (w *wrapped) Post(m *Message)                 { w.inner.Post(m) }
@@ -38,6 +40,21 @@ func (w *wrapped) DropRank(rank int) []*Message {
 		return d.DropRank(rank)
 	}
 	return nil
+}
+
+func (w *wrapped) Matched(m *Message) {
+	if mt, ok := w.inner.(Matcher); ok {
+		mt.Matched(m)
+	}
+}
+
+// ControlTime returns the inner network's time for a control message, or
+// 0 if it cannot tell (Protocol checks that it can before it asks).
+func (w *wrapped) ControlTime(m *Message) Time {
+	if c, ok := w.inner.(ControlTimer); ok {
+		return c.ControlTime(m)
+	}
+	return 0
 }
 
 // Topology returns the inner network's topology, or nil if it has none.
