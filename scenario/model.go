@@ -44,6 +44,17 @@ type builtModel struct {
 	linkBandwidth float64
 }
 
+// withProtocol returns b with protocol p on top of its model.
+func (b *builtModel) withProtocol(p sim.Protocol) *builtModel {
+	out := *b
+	out.seeded = func(seed uint64) sim.Model {
+		q := p
+		q.Model = b.seeded(seed)
+		return q
+	}
+	return &out
+}
+
 // fixed is a model that draws no random numbers.
 func fixed(m sim.Model, linkBandwidth float64) *builtModel {
 	return &builtModel{seeded: func(uint64) sim.Model { return m }, linkBandwidth: linkBandwidth}

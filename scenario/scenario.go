@@ -322,6 +322,11 @@ func (c *checker) network(t *table, top *table) Network {
 	n.Model = name
 	t.what = fmt.Sprintf("[network] of model %s", name)
 	m := spec.build(t, top)
+	if prot, ok := c.protocol(t); !ok {
+		m = nil
+	} else if prot != nil && m != nil {
+		m = m.withProtocol(*prot)
+	}
 	faults, random, ok := c.faultList, c.faultRandom, c.faultsOK
 	if m != nil && ok {
 		n.seeded, n.Random, n.LinkBandwidth = m.seeded, m.random || random, m.linkBandwidth
@@ -353,18 +358,20 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 
 	algNames, ok := t.stringList("algorithms", `a list of algorithm names: ["ring"]`)
 	if ok && sw.Collective != nil {
-		seen := map[string]bool{}
+		seen := map[string]string{} // the name each algorithm was listed by
 		for _, name := range algNames {
 			a, err := sw.Collective.Algorithm(name)
 			switch {
 			case err != nil:
 				t.errorf(key("algorithms"), "%v", err)
-			case seen[name]:
+			case seen[a.Name] == name:
 				t.errorf(key("algorithms"), "algorithm %q is listed twice", name)
+			case seen[a.Name] != "":
+				t.errorf(key("algorithms"), "algorithm %q is %s, listed already as %q", name, a.Name, seen[a.Name])
 			default:
 				sw.Algorithms = append(sw.Algorithms, a)
+				seen[a.Name] = name
 			}
-			seen[name] = true
 		}
 	}
 
