@@ -43,23 +43,32 @@ func AllgatherRing(ctx context.Context, l Link, send, recv device.Buffer, dt dev
 }
 
 // AllgatherRecursiveDoubling gathers every rank's send block into recv on
-// every rank, like AllgatherRing, in ceil(lg p) rounds.
+// every rank, like AllgatherRing, by MPICH's recursive doubling (SimGrid's
+// "rdb") for any p.
 //
-// For p a power of two, in the round at distance d = 1, 2, 4, ..., p/2
-// rank r exchanges everything it has gathered so far (the d blocks of its
-// aligned group) with rank r XOR d, so the data doubles every round; on
-// alpha-beta the time is lg p α + ((p-1)/p)nβ. For other p the partner
-// XOR d does not always exist, and the algorithm runs AllgatherBruck
-// instead (as Open MPI's recursive doubling does): same number of rounds,
-// same data, ceil(lg p)α + ((p-1)/p)nβ. The least latency of the
-// allgathers with optimal bandwidth on alpha-beta, it wins for small and
-// medium messages; its partners are far apart, which real topologies can
-// punish for large ones.
+// In the round at distance d = 1, 2, 4, ... rank r exchanges everything it
+// has gathered (the existing blocks of its aligned group of d ranks,
+// [r &^ (d-1), ...)) with rank r XOR d, so the data doubles every round.
+// For p a power of two that is all: on alpha-beta lg p α + ((p-1)/p)nβ.
+// Otherwise the partner's group may be cut short by the end of the world,
+// or missing: then, in the same round, the ranks of the whole group that
+// received the other half pass it on inside their group along a binomial
+// tree (distances d/2, ..., 1), to the ranks whose partner did not exist.
+// A round whose upper group holds c ranks (c < d) so costs up to lg d more
+// messages of c blocks on the way to the last rank served; on alpha-beta,
+// with m = n/p and b_i the blocks of the round at distance d_i = 2^i:
+//
+//	Σ_i (α + b_i mβ) + Σ_{i: c_i < d_i} i (α + c_i mβ)
+//
+// where b_i = min(d_i, p - (r &^ (d_i-1))) is what the slowest pair
+// exchanges and c_i = p - g_i - d_i the ranks of the short upper group
+// above the lowest group g_i that has one. It keeps recursive doubling's
+// lg p exchanges where the world allows them and pays for the rest; Bruck
+// (AllgatherBruck) has ceil(lg p) rounds for every p and no such cost,
+// which is why it is the better algorithm off powers of two on a flat
+// network.
 func AllgatherRecursiveDoubling(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType) error {
 	r, p := l.Rank(), l.Size()
-	if !isPowerOfTwo(p) {
-		return AllgatherBruck(ctx, l, send, recv, dt)
-	}
 	b, err := checkReduceScatter("allgather", recv, send, p, dt)
 	if err != nil || b == 0 {
 		return err
@@ -67,15 +76,58 @@ func AllgatherRecursiveDoubling(ctx context.Context, l Link, send, recv device.B
 	if err := l.Copy(recv.Slice(r*b, b), send); err != nil {
 		return err
 	}
+	// blocks returns the blocks rank x holds when the round at distance d
+	// starts: those of its aligned group of d ranks that exist.
+	blocks := func(x, d int) (from, n int) {
+		from = x &^ (d - 1)
+		return from, min(d, p-from)
+	}
 	round := 0
 	for d := 1; d < p; d *= 2 {
 		peer := r ^ d
-		mine := recv.Slice(r&^(d-1)*b, d*b)
-		theirs := recv.Slice(peer&^(d-1)*b, d*b)
-		if err := SendRecv(ctx, l, peer, mine, peer, theirs, tagAllgatherDoubling+Tag(round)); err != nil {
-			return err
+		mine, mn := blocks(r, d)
+		theirs := peer &^ (d - 1)
+		if peer < p {
+			_, tn := blocks(peer, d)
+			if err := SendRecv(ctx, l, peer, recv.Slice(mine*b, mn*b), peer, recv.Slice(theirs*b, tn*b), tagAllgatherDoubling+Tag(round)); err != nil {
+				return err
+			}
+		}
+		if theirs+d > p {
+			// The other group is short: those of mine who got it pass
+			// its c blocks on to those who did not.
+			if err := rdbForward(ctx, l, recv, b, r, d, p-mine-d, tagAllgatherDoubling+0x40+Tag(round)); err != nil {
+				return err
+			}
 		}
 		round++
+	}
+	return nil
+}
+
+// rdbForward is the second part of a round of AllgatherRecursiveDoubling
+// at distance d whose upper group is short: inside rank r's group of d
+// ranks, the first c (those whose partner existed) hold the c blocks of
+// the upper group and pass them down a binomial tree, distances d/2 to 1,
+// to the others. Nothing moves when c <= 0.
+func rdbForward(ctx context.Context, l Link, recv device.Buffer, b, r, d, c int, tag Tag) error {
+	if c <= 0 {
+		return nil
+	}
+	data := recv.Slice(((r&^(d-1))+d)*b, c*b)
+	for t := d / 2; t >= 1; t /= 2 {
+		peer := r ^ t
+		root := r &^ (2*t - 1) // the root of the subtree being split
+		switch {
+		case peer > r && r < root+c && peer >= root+c:
+			if err := Send(ctx, l, peer, tag, data); err != nil {
+				return err
+			}
+		case peer < r && peer < root+c && r >= root+c:
+			if err := Recv(ctx, l, peer, tag, data); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -13,15 +13,15 @@ func init() {
 			return block, whole, whole
 		},
 		Algorithms: []*Algorithm{
-			{Name: "ring", Summary: "blocks travel around a ring; p-1 steps, bandwidth-optimal",
+			{Name: "ring", SMPI: "NTSLR", Summary: "blocks travel around a ring; p-1 steps, bandwidth-optimal",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return AllgatherRing(ctx, l, c.Send, c.Buf, c.DType)
 				}},
-			{Name: "recursive_doubling", Summary: "exchange everything gathered with partners at doubling distances; lg p rounds (bruck when p is not a power of two)",
+			{Name: "recursive_doubling", SMPI: "rdb", Summary: "MPICH's: exchange everything gathered with partners at doubling distances; lg p rounds, forwarding inside groups off powers of two",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return AllgatherRecursiveDoubling(ctx, l, c.Send, c.Buf, c.DType)
 				}},
-			{Name: "bruck", Summary: "send what you have to rank r-d at doubling distances d; ceil(lg p) rounds, any p",
+			{Name: "bruck", SMPI: "bruck", Summary: "send what you have to rank r-d at doubling distances d; ceil(lg p) rounds, any p",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return AllgatherBruck(ctx, l, c.Send, c.Buf, c.DType)
 				}},

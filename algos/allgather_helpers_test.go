@@ -133,6 +133,9 @@ func phantomTime(t *testing.T, m sim.Model, p int, alg *algos.Algorithm, send, r
 // lgCeil is ceil(lg p), the number of rounds of the logarithmic algorithms.
 func lgCeil(p int) float64 { return float64(bits.Len(uint(p - 1))) }
 
+// isPow2 reports whether p is a power of two.
+func isPow2(p int) bool { return p > 0 && p&(p-1) == 0 }
+
 // costWorlds are the world sizes of the cost tests.
 func costWorlds() []int {
 	w := make([]int, 0, 36)

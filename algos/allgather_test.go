@@ -50,7 +50,8 @@ func TestAllgatherData(t *testing.T) {
 
 // TestAllgatherCost checks each algorithm's simulated time on alpha-beta
 // against its row of reference/cost-models.md. recursive_doubling's row
-// is for powers of two; elsewhere it runs bruck, whose row covers every p.
+// is for powers of two; TestAllgatherRecursiveDoublingBounds covers the
+// rest.
 func TestAllgatherCost(t *testing.T) {
 	t.Parallel()
 	logRounds := func(m sim.AlphaBeta, p int, n float64) float64 {
@@ -62,12 +63,39 @@ func TestAllgatherCost(t *testing.T) {
 			a, b, _ := abg(m)
 			return float64(p-1)*a + float64(p-1)/float64(p)*n*b
 		}},
-		{alg: "recursive_doubling", time: logRounds},
+		{alg: "recursive_doubling", time: logRounds, holds: func(p int, _ sim.AlphaBeta, _ float64) bool { return isPow2(p) }},
 		{alg: "bruck", time: logRounds},
 	}
 	checkCostTable(t, "allgather", rows, []int{4, 4096, 1 << 20}, func(p, b int) (int, int, int) {
 		return b, p * b, p * b
 	})
+}
+
+// TestAllgatherRecursiveDoublingBounds: off powers of two MPICH's
+// recursive doubling forwards the short groups' blocks inside groups
+// (AllgatherRecursiveDoubling): never faster than Bruck's
+// ceil(lg p)α + ((p-1)/p)nβ, and at most two messages a round and three
+// times the buffer, 2 ceil(lg p)α + 3nβ.
+func TestAllgatherRecursiveDoublingBounds(t *testing.T) {
+	t.Parallel()
+	alg := algorithm(t, "allgather", "recursive_doubling")
+	for _, cm := range costModels {
+		a, b, _ := abg(cm.m)
+		for _, p := range costWorlds() {
+			if isPow2(p) {
+				continue
+			}
+			for _, blk := range []int{4, 4096, 1 << 20} {
+				n := float64(p * blk)
+				lo := lgCeil(p)*a + float64(p-1)/float64(p)*n*b
+				hi := 2*lgCeil(p)*a + 3*n*b
+				got := phantomTime(t, cm.m, p, alg, blk, p*blk, nil)
+				if got < lo*(1-1e-9) || got > hi*(1+1e-9) {
+					t.Errorf("%s model, p=%d, n=%g: %.6f us outside [%.6f, %.6f] us", cm.name, p, n, got*1e6, lo*1e6, hi*1e6)
+				}
+			}
+		}
+	}
 }
 
 func TestAllgatherBadBuffers(t *testing.T) {

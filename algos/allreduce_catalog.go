@@ -9,7 +9,7 @@ func init() {
 		Layout:    func(count, _ int) (int, int, int) { return 0, count, count },
 		Reduces:   true,
 		Algorithms: []*Algorithm{
-			{Name: "ring", Summary: "reduce-scatter then allgather around a ring; bandwidth-optimal",
+			{Name: "ring", SMPI: "lr", Summary: "reduce-scatter then allgather around a ring; bandwidth-optimal",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return RingAllreduce(ctx, l, c.Buf, c.DType, c.Op)
 				}},
@@ -18,17 +18,29 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return PipelinedRingAllreduce(ctx, l, c.Buf, c.DType, c.Op, c.Param("segment", DefaultPipelineSegment))
 				}},
-			{Name: "halving_doubling", Summary: "Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather; folds non-powers of two",
+			{Name: "halving_doubling", Summary: "Rabenseifner: recursive-halving reduce-scatter (farthest rank first), recursive-doubling allgather; folds non-powers of two",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return HalvingDoublingAllreduce(ctx, l, c.Buf, c.DType, c.Op)
 				}},
-			{Name: "recursive_doubling", Summary: "whole-buffer exchanges at doubling distances; fewest rounds, for small messages",
+			{Name: "halving_doubling_nearest", SMPI: "rab_rdb", Summary: "MPICH's Rabenseifner: halving_doubling with the largest halves exchanged with the nearest rank first",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return HalvingDoublingNearestAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "recursive_doubling", Summary: "whole-buffer exchanges at doubling distances, farthest first; fewest rounds, for small messages",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return RecursiveDoublingAllreduce(ctx, l, c.Buf, c.DType, c.Op)
 				}},
-			{Name: "binomial_tree", Summary: "binomial-tree reduce to rank 0, then binomial-tree broadcast",
+			{Name: "recursive_doubling_nearest", SMPI: "rdb", Summary: "MPICH's recursive doubling: recursive_doubling with the nearest partner first",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return RecursiveDoublingNearestAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "binomial_tree", Summary: "binomial-tree reduce to rank 0, farthest subtree first, then binomial-tree broadcast, nearest first",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return BinomialTreeAllreduce(ctx, l, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "binomial_tree_nearest", Summary: "MPICH's reduce then broadcast: binomial reduce nearest subtree first, binomial broadcast farthest first",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return BinomialTreeNearestAllreduce(ctx, l, c.Buf, c.DType, c.Op)
 				}},
 			{Name: "rs_ag", Summary: "ring reduce-scatter then ring allgather, as two composed collectives",
 				Run: func(ctx context.Context, l Link, c Call) error {

@@ -63,6 +63,19 @@ func arHalvingDoublingSlack(m sim.AlphaBeta, p, n int) float64 {
 	return max(L-1, 0) * a
 }
 
+// arHalvingDoublingNearestSlack is how far above the halving-doubling row
+// the nearest-first order may be off powers of two: the cost of another
+// fold, 2α + 2nβ + nγ, as HalvingDoublingNearestAllreduce documents (its
+// largest halves go first, so a rank that ran ahead can hold a folded
+// partner's port for a large block).
+func arHalvingDoublingNearestSlack(m sim.AlphaBeta, p, n int) float64 {
+	if arPow2(p) {
+		return 0
+	}
+	a, b, g := arTerms(m)
+	return 2*a + 2*float64(n)*b + float64(n)*g
+}
+
 // "allreduce | recursive_doubling": arLog2 p (α + nβ + nγ) for p = 2^k;
 // otherwise (floor(arLog2 p) + 2)(α + nβ) + (floor(arLog2 p) + 1)nγ.
 func arRecursiveDoublingCost(m sim.AlphaBeta, p int, n float64) float64 {
@@ -147,9 +160,15 @@ func TestAllreduceCost(t *testing.T) {
 	rows := []arCostRow{
 		{"halving_doubling", arFixed(algos.HalvingDoublingAllreduce), arAlways, pow2Multiple,
 			func(m sim.AlphaBeta, p, n int) float64 { return arHalvingDoublingCost(m, p, float64(n)) }, arHalvingDoublingSlack},
+		{"halving_doubling_nearest", arFixed(algos.HalvingDoublingNearestAllreduce), arAlways, pow2Multiple,
+			func(m sim.AlphaBeta, p, n int) float64 { return arHalvingDoublingCost(m, p, float64(n)) }, arHalvingDoublingNearestSlack},
 		{"recursive_doubling", arFixed(algos.RecursiveDoublingAllreduce), arAlways, arByP,
 			func(m sim.AlphaBeta, p, n int) float64 { return arRecursiveDoublingCost(m, p, float64(n)) }, nil},
+		{"recursive_doubling_nearest", arFixed(algos.RecursiveDoublingNearestAllreduce), arAlways, arByP,
+			func(m sim.AlphaBeta, p, n int) float64 { return arRecursiveDoublingCost(m, p, float64(n)) }, nil},
 		{"binomial_tree", arFixed(algos.BinomialTreeAllreduce), arPow2, arByP,
+			func(m sim.AlphaBeta, p, n int) float64 { return arBinomialTreeCost(m, p, float64(n)) }, nil},
+		{"binomial_tree_nearest", arFixed(algos.BinomialTreeNearestAllreduce), arPow2, arByP,
 			func(m sim.AlphaBeta, p, n int) float64 { return arBinomialTreeCost(m, p, float64(n)) }, nil},
 		{"rs_ag", arFixed(algos.RSAGAllreduce), arAlways, arByP,
 			func(m sim.AlphaBeta, p, n int) float64 { return ringAllreduceCost(m, float64(p), float64(n)) }, nil},

@@ -19,6 +19,24 @@ import (
 // It has the fewest messages of any allreduce but moves the whole buffer
 // in each, so it wins only for small messages, where α dominates.
 func RecursiveDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
+	return recursiveDoublingAllreduce(ctx, l, buf, dt, op, farthestFirst)
+}
+
+// RecursiveDoublingNearestAllreduce is MPICH's recursive-doubling
+// allreduce (SimGrid's "rdb"): RecursiveDoublingAllreduce with the rounds
+// at distance d = 1, 2, ..., p/2, nearest first, and the same fold.
+//
+// On alpha-beta the same time for p = 2^k, lg p (α + nβ + nγ); off powers
+// of two the fold's ranks are one round behind as in the farthest-first
+// order, and with free reductions the time is again (floor(lg p) +
+// 2)(α + nβ). Where distance costs something, the early rounds stay among
+// neighbours; every round moves the whole buffer, so the order matters
+// less than for halving-doubling.
+func RecursiveDoublingNearestAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
+	return recursiveDoublingAllreduce(ctx, l, buf, dt, op, nearestFirst)
+}
+
+func recursiveDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op, o order) error {
 	_, done, err := allreducePrologue(l, buf, dt)
 	if err != nil || done {
 		return err
@@ -29,8 +47,7 @@ func RecursiveDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, 
 		return err
 	}
 	if v := f.vrank(l.Rank()); v >= 0 {
-		round := 0
-		for d := f.p2 / 2; d >= 1; d /= 2 {
+		for round, d := range o.distances(f.p2) {
 			peer := f.rank(v ^ d)
 			if err := SendRecv(ctx, l, peer, buf, peer, scratch, tagRecursiveDoubling+Tag(round)); err != nil {
 				return err
@@ -38,7 +55,6 @@ func RecursiveDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, 
 			if err := l.Reduce(buf, scratch, dt, op); err != nil {
 				return err
 			}
-			round++
 		}
 	}
 	return f.out(ctx, l, buf)

@@ -2,6 +2,7 @@ package algos
 
 import (
 	"context"
+	"slices"
 
 	"github.com/nexar-go/nexar-go/device"
 )
@@ -39,6 +40,53 @@ import (
 // 8 ranks below 8 MiB. Off powers of two the fold's 2nβ + nγ costs it
 // dearly for large messages.
 func HalvingDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
+	return halvingDoublingAllreduce(ctx, l, buf, dt, op, farthestFirst)
+}
+
+// HalvingDoublingNearestAllreduce is MPICH's Rabenseifner allreduce
+// (SimGrid's "rab_rdb"): HalvingDoublingAllreduce with the rounds in the
+// other order. The reduce-scatter exchanges its largest halves with the
+// nearest partner, at distance d = 1, 2, ..., p/2, and the allgather
+// retraces the rounds from d = p/2 down to 1; the fold is the same.
+//
+// On alpha-beta the order changes nothing for p = 2^k: 2 lg p α +
+// 2((p-1)/p)nβ + ((p-1)/p)nγ. Off powers of two the time is at least
+// HalvingDoublingAllreduce's row, the p' time + 2α + 2nβ + nγ, and often
+// equal to it; but the largest halves now go first, so a rank that did
+// not fold and ran ahead can hold a folded partner's port for a large
+// block, and the time can exceed the row by up to another fold's
+// 2α + 2nβ + nγ (by α + (n/p')β at p = 6 with free reductions, say).
+// Where distance costs something (a fat tree whose leaves hold
+// neighbouring ranks, a torus), nearest-first keeps the big exchanges
+// local and sends only the small ones far: on a 2:1 oversubscribed fat
+// tree it is the faster order.
+func HalvingDoublingNearestAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
+	return halvingDoublingAllreduce(ctx, l, buf, dt, op, nearestFirst)
+}
+
+// order is the order in which a recursive algorithm visits its partners.
+type order bool
+
+const (
+	farthestFirst order = false
+	nearestFirst  order = true
+)
+
+// distances returns the partner distances of the rounds among p2 ranks
+// (a power of two) in order o: p2/2, ..., 2, 1 farthest first, the reverse
+// nearest first.
+func (o order) distances(p2 int) []int {
+	var ds []int
+	for d := p2 / 2; d >= 1; d /= 2 {
+		ds = append(ds, d)
+	}
+	if o == nearestFirst {
+		slices.Reverse(ds)
+	}
+	return ds
+}
+
+func halvingDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op, o order) error {
 	count, done, err := allreducePrologue(l, buf, dt)
 	if err != nil || done {
 		return err
@@ -53,7 +101,7 @@ func HalvingDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt
 		return err
 	}
 	if v := f.vrank(l.Rank()); v >= 0 {
-		if err := halvingDoubling(ctx, l, f, v, buf, scratch, count, dt, op); err != nil {
+		if err := halvingDoubling(ctx, l, f, v, buf, scratch, count, dt, op, o.distances(f.p2)); err != nil {
 			return err
 		}
 	}
@@ -61,8 +109,9 @@ func HalvingDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt
 }
 
 // halvingDoubling runs Rabenseifner's algorithm among the p2 ranks of f, as
-// virtual rank v. The rounds go from the largest distance down (see fold).
-func halvingDoubling(ctx context.Context, l Link, f fold, v int, buf, scratch device.Buffer, count int, dt device.DType, op device.Op) error {
+// virtual rank v: the reduce-scatter rounds at the distances ds in order,
+// then the allgather rounds in the reverse order.
+func halvingDoubling(ctx context.Context, l Link, f fold, v int, buf, scratch device.Buffer, count int, dt device.DType, op device.Op, ds []int) error {
 	type span struct {
 		off, n int
 		lower  bool // the lower half of the range before the round
@@ -70,8 +119,7 @@ func halvingDoubling(ctx context.Context, l Link, f fold, v int, buf, scratch de
 	// kept[i] is the range held after reduce-scatter round i.
 	var kept []span
 	cur := span{0, count, true}
-	round := 0
-	for d := f.p2 / 2; d >= 1; d /= 2 {
+	for round, d := range ds {
 		lo := span{cur.off, cur.n / 2, true}
 		hi := span{cur.off + lo.n, cur.n - lo.n, false}
 		keep, give := lo, hi
@@ -88,13 +136,12 @@ func halvingDoubling(ctx context.Context, l Link, f fold, v int, buf, scratch de
 		}
 		kept = append(kept, keep)
 		cur = keep
-		round++
 	}
 	// The allgather: undo the rounds, the last one first. In the round at
 	// distance d the partner holds the other half of the range both held
 	// before it.
-	for i, d := len(kept)-1, 1; i >= 0; i, d = i-1, d*2 {
-		mine := kept[i]
+	for i := len(kept) - 1; i >= 0; i-- {
+		d, mine := ds[i], kept[i]
 		parent := span{0, count, true}
 		if i > 0 {
 			parent = kept[i-1]

@@ -36,6 +36,27 @@ func BinomialTreeAllreduce(ctx context.Context, l Link, buf device.Buffer, dt de
 	return treeBroadcast(ctx, l, buf)
 }
 
+// BinomialTreeNearestAllreduce is MPICH's allreduce by reduce then
+// broadcast (SimGrid's "redbcast" with the binomial reduce and the
+// binomial_tree broadcast): BinomialReduce to rank 0, nearest subtree
+// first, then BinomialBroadcast from rank 0, farthest subtree first.
+//
+// On alpha-beta, p = 2^k, the same as BinomialTreeAllreduce:
+// lg p (2α + 2nβ + nγ). Both halves send their first message to the
+// nearest rank in the reduce and their last ones, few, far: on a fat
+// tree whose leaves hold neighbouring ranks the uplinks carry one message
+// per round where the farthest-first reduce puts p/2 on them at once.
+func BinomialTreeNearestAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
+	_, done, err := allreducePrologue(l, buf, dt)
+	if err != nil || done {
+		return err
+	}
+	if err := BinomialReduce(ctx, l, buf, dt, op, 0); err != nil {
+		return err
+	}
+	return BinomialBroadcast(ctx, l, buf, dt, 0)
+}
+
 // treeReduce reduces buf into rank 0's buf along the binomial tree.
 func treeReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
 	r, p := l.Rank(), l.Size()

@@ -35,16 +35,20 @@ func startRootedInPlace(l Link, buf device.Buffer, dt device.DType, root int) (b
 }
 
 // BinomialBroadcast copies root's buf into buf on every rank along a
-// binomial tree, farthest subtree first.
+// binomial tree, farthest subtree first: MPICH's binomial broadcast
+// (SimGrid's "binomial_tree").
 //
 // Ranks are numbered relative to the root, v = (rank - root) mod p. Rank v
 // receives the whole buffer from v - lowbit(v), then sends it to v + m for
 // m = lowbit(v)/2, lowbit(v)/4, ..., 1 (the root starts from the smallest
-// power of two >= p), so the largest subtree is served first and every
-// rank receives exactly once. Every round doubles the ranks that hold the
-// data: ceil(lg p)(α + nβ) for every p. It is latency-optimal for whole
+// power of two >= p), one blocking send after the other as MPICH does, so
+// the largest subtree is served first and every rank receives exactly
+// once. Every round doubles the ranks that hold the data:
+// ceil(lg p)(α + nβ) for every p. It is latency-optimal for whole
 // messages, and wins for small buffers; for large ones every byte crosses
-// lg p links in sequence, which the pipelined chain and van de Geijn avoid.
+// lg p links in sequence, which the pipelined chain and van de Geijn
+// avoid. Under an eager protocol the blocking sends return at once and a
+// rank's sends share its link; by rendezvous they go one at a time.
 func BinomialBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device.DType, root int) error {
 	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
 		return err
@@ -57,13 +61,32 @@ func BinomialBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device
 			return err
 		}
 	}
-	var reqs []Request
 	for m := span / 2; m >= 1; m /= 2 {
 		if v+m < p {
-			reqs = append(reqs, rl.Isend(v+m, tagBroadcast, buf))
+			if err := Send(ctx, rl, v+m, tagBroadcast, buf); err != nil {
+				return err
+			}
 		}
 	}
-	return rl.Wait(ctx, reqs...)
+	return nil
+}
+
+// BinomialNearestBroadcast is the binomial broadcast the other way round,
+// nearest subtree first: with ranks relative to the root, in the round at
+// distance d = 1, 2, 4, ... every rank v < d that holds the data sends it
+// to v + d (if that rank exists). Rank v receives from v - highbit(v),
+// then serves v + 2highbit(v), v + 4highbit(v), ... in turn; the root
+// serves 1, 2, 4, ... . It is the same number of rounds,
+// ceil(lg p)(α + nβ) on alpha-beta for every p, but its first message
+// goes to the nearest rank and its last ones, all at once, to the
+// farthest: on a fat tree whose leaves hold neighbouring ranks, the
+// bisection carries p/2 messages in the last round where the
+// farthest-first tree sends one in the first.
+func BinomialNearestBroadcast(ctx context.Context, l Link, buf device.Buffer, dt device.DType, root int) error {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
+		return err
+	}
+	return treeBroadcast(ctx, relativeTo(l, root), buf)
 }
 
 // FlatBroadcast is nexar's broadcast for small worlds: the root sends the
@@ -223,14 +246,12 @@ func ScatterAllgatherBroadcast(ctx context.Context, l Link, buf device.Buffer, d
 			return err
 		}
 	}
-	var reqs []Request
 	for m := mask / 2; m >= 1; m /= 2 {
 		if c := v + m; c < p {
-			reqs = append(reqs, rl.Isend(c, tagBroadcastScatter, span(c, min(c+m, p))))
+			if err := Send(ctx, rl, c, tagBroadcastScatter, span(c, min(c+m, p))); err != nil {
+				return err
+			}
 		}
-	}
-	if err := rl.Wait(ctx, reqs...); err != nil {
-		return err
 	}
 	return ringAllgather(ctx, rl, buf, bl, dt, 0)
 }

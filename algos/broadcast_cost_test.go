@@ -159,6 +159,7 @@ func TestBroadcastCost(t *testing.T) {
 			n := 4 * p * per // divides into p blocks of whole elements
 			cases = append(cases,
 				rootedCostCase{coll: "broadcast", alg: "binomial_tree", p: p, n: n, want: bcastBinomialCost},
+				rootedCostCase{coll: "broadcast", alg: "binomial_tree_nearest", p: p, n: n, want: bcastBinomialCost},
 				rootedCostCase{coll: "broadcast", alg: "scatter_allgather", p: p, n: n, want: bcastScatterAllgatherCost},
 				rootedCostCase{coll: "broadcast", alg: "flat", p: p, n: n, want: bcastFlatCost},
 				rootedCostCase{coll: "broadcast", alg: "binary_tree", p: p, n: n, want: bcastBinaryTreeCost},

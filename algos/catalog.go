@@ -3,6 +3,7 @@ package algos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +40,15 @@ func (c Call) Param(name string, def int) int {
 // Algorithm is one way to perform a collective.
 type Algorithm struct {
 	Name string
+	// SMPI is the name of the same algorithm in SimGrid SMPI, which names
+	// the implementations it ports from MPICH and Open MPI ("lr",
+	// "rab_rdb", "ompi_bruck"; see smpirun --help-coll), "" if SMPI has
+	// none. Same means message for message: the same partners, sizes and
+	// order. A scenario may name the algorithm by it, and nexar-sim's
+	// SimGrid peer check (scripts/simgrid) runs it.
+	SMPI string
+	// Aliases are other names of the algorithm that scenarios accept.
+	Aliases []string
 	// Summary is one line for listings.
 	Summary string
 	// Params names the parameters the algorithm reads from Call.Params,
@@ -48,6 +58,16 @@ type Algorithm struct {
 	// power of two.
 	PowerOfTwo bool
 	Run        func(ctx context.Context, l Link, c Call) error
+}
+
+// Names returns every name a scenario may call the algorithm by: its
+// name, then its SMPI name if that differs, then its aliases.
+func (a *Algorithm) Names() []string {
+	names := []string{a.Name}
+	if a.SMPI != "" && a.SMPI != a.Name {
+		names = append(names, a.SMPI)
+	}
+	return append(names, a.Aliases...)
 }
 
 // Collective describes an operation and the algorithms that perform it.
@@ -66,10 +86,16 @@ type Collective struct {
 	Algorithms []*Algorithm
 }
 
-// Algorithm returns the algorithm called name.
+// Algorithm returns the algorithm called name, or known by name as an
+// alias.
 func (c *Collective) Algorithm(name string) (*Algorithm, error) {
 	for _, a := range c.Algorithms {
 		if a.Name == name {
+			return a, nil
+		}
+	}
+	for _, a := range c.Algorithms {
+		if a.SMPI == name || slices.Contains(a.Aliases, name) {
 			return a, nil
 		}
 	}
@@ -87,6 +113,15 @@ var catalogue = map[string]*Collective{}
 func Register(c *Collective) {
 	if _, dup := catalogue[c.Name]; dup {
 		panic("algos: collective " + c.Name + " registered twice")
+	}
+	names := map[string]bool{}
+	for _, a := range c.Algorithms {
+		for _, n := range a.Names() {
+			if names[n] {
+				panic("algos: " + c.Name + " algorithm name " + n + " used twice")
+			}
+			names[n] = true
+		}
 	}
 	catalogue[c.Name] = c
 }

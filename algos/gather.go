@@ -97,15 +97,41 @@ func BinomialGather(ctx context.Context, l Link, send, recv device.Buffer, dt de
 
 // LinearGather gathers every rank's send block into recv on the root, rank
 // r's block at offset r*len(send): every rank sends its block straight to
-// the root, which posts all p-1 receives at once. It is also nexar's
-// "flat" gather, which does exactly this.
+// the root, which receives them one blocking receive after the other in
+// rank order, as Open MPI's basic linear gather (SimGrid's
+// "ompi_basic_linear").
 //
 // The root's port takes the blocks one after another: (p-1)(α + (n/p)β),
 // n the root's buffer, for every p. The bandwidth term equals the binomial
 // tree's but the latency term is linear in p, so it wins only when α is
 // negligible next to (n/p)β, or where a tree's extra hop costs more than
-// α (for example a root with a faster port than its peers').
+// α (for example a root with a faster port than its peers'). Under a
+// protocol whose messages wait for their receive the root takes them
+// strictly in turn; FlatGather lets them all come at once.
 func LinearGather(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, root int) error {
+	if ok, err := startRooted("gather", l, send, recv, dt, root); !ok {
+		return err
+	}
+	if l.Rank() != root {
+		return Send(ctx, l, root, tagGather, send)
+	}
+	b := send.Len()
+	for r := 0; r < l.Size(); r++ {
+		if r == root {
+			if err := l.Copy(recv.Slice(root*b, b), send); err != nil {
+				return err
+			}
+		} else if err := Recv(ctx, l, r, tagGather, recv.Slice(r*b, b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FlatGather is nexar's gather: every rank sends its block straight to the
+// root, which posts all p-1 receives at once and lets the network order
+// them. On alpha-beta the time is LinearGather's, (p-1)(α + (n/p)β).
+func FlatGather(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, root int) error {
 	if ok, err := startRooted("gather", l, send, recv, dt, root); !ok {
 		return err
 	}

@@ -28,13 +28,13 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return BinomialGather(ctx, l, c.Send, c.Buf, c.DType, c.Root)
 				}},
-			{Name: "linear", Summary: "every rank sends to the root, all receives posted at once; (p-1)(α+(n/p)β)",
+			{Name: "linear", SMPI: "ompi_basic_linear", Summary: "Open MPI's: every rank sends to the root, which receives in rank order; (p-1)(α+(n/p)β)",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return LinearGather(ctx, l, c.Send, c.Buf, c.DType, c.Root)
 				}},
-			{Name: "flat", Summary: "nexar's gather: the same as linear",
+			{Name: "flat", Summary: "nexar's gather: every rank sends to the root, all receives posted at once; (p-1)(α+(n/p)β)",
 				Run: func(ctx context.Context, l Link, c Call) error {
-					return LinearGather(ctx, l, c.Send, c.Buf, c.DType, c.Root)
+					return FlatGather(ctx, l, c.Send, c.Buf, c.DType, c.Root)
 				}},
 		},
 	})

@@ -130,24 +130,25 @@ func ReduceScatterPairwise(ctx context.Context, l Link, send, recv device.Buffer
 }
 
 // ReduceScatterRecursiveHalving reduces send across all ranks with op and
-// leaves block r of the result in recv on rank r, in ceil(lg p) rounds.
+// leaves block r of the result in recv on rank r: the recursive halving of
+// Thakur, Rabenseifner and Gropp as Open MPI and MPICH run it (SimGrid's
+// "ompi_basic_recursivehalving").
 //
-// For p a power of two it is the recursive halving of Thakur, Rabenseifner
-// and Gropp: in the round at distance d = p/2, p/4, ..., 1 rank r and its
-// partner r XOR d split the blocks they are still responsible for in two
-// halves; each sends the half that holds the other's block and reduces
-// the half it keeps, so the data halves every round. For other p it runs
-// the same rounds in dissemination form (the transpose of Bruck's
-// allgather): in the round at distance d = 2^(ceil(lg p)-1), ..., 2, 1 rank
-// r sends the partials of the min(d, p-d) blocks r+d, r+d+1, ... to rank
-// r+d and reduces those arriving from rank r-d. Either way each rank sends
-// and reduces p-1 blocks in total, and on alpha-beta the time is
-// ceil(lg p)α + ((p-1)/p)n(β + γ): the row of reference/cost-models.md for
-// powers of two, and the same closed form for every p. It has the fewest
-// rounds of the reduce-scatters and the least data, so it wins whenever
-// rounds cost anything; on real networks its far partners can lose to
-// ring's neighbour traffic for large messages. It needs a commutative op,
-// which every device op is.
+// For p a power of two, in the round at distance d = p/2, p/4, ..., 1 rank
+// r and its partner r XOR d split the blocks they are still responsible
+// for in two halves; each sends the half that holds the other's block and
+// reduces the half it keeps, so the data halves every round: on
+// alpha-beta lg p α + ((p-1)/p)n(β + γ), the row of
+// reference/cost-models.md. For other p the e = p - p' extra ranks (p' the
+// largest power of two below p) fold: among the first 2e ranks, even rank
+// 2i sends its whole input to 2i+1 and waits; the p' others run the
+// halving on p' "virtual" blocks, the first e of them double (the blocks
+// of a folded pair), and at the end rank 2i+1 sends 2i its block. That
+// costs a whole-buffer message and reduction, α + nβ + nγ, before and a
+// block, α + (n/p)β, after, and the halving rounds carry the double blocks
+// besides: it is the slower form off powers of two (see
+// ReduceScatterDissemination), kept because it is what MPI libraries run.
+// It needs a commutative op, which every device op is.
 func ReduceScatterRecursiveHalving(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, op device.Op) error {
 	p := l.Size()
 	b, err := checkReduceScatter("reduce_scatter", send, recv, p, dt)
@@ -160,7 +161,104 @@ func ReduceScatterRecursiveHalving(ctx context.Context, l Link, send, recv devic
 	if isPowerOfTwo(p) {
 		return halvingButterfly(ctx, l, send, recv, b, dt, op)
 	}
+	return halvingFold(ctx, l, send, recv, b, dt, op)
+}
+
+// ReduceScatterDissemination reduces send across all ranks with op and
+// leaves block r of the result in recv on rank r, in ceil(lg p) rounds of
+// recursive halving in dissemination form (the transpose of Bruck's
+// allgather): in the round at distance d = 2^(ceil(lg p)-1), ..., 2, 1 rank
+// r sends the partials of the min(d, p-d) blocks r+d, r+d+1, ... to rank
+// r+d and reduces those arriving from rank r-d. Each rank sends and
+// reduces p-1 blocks in total, and on alpha-beta the time is
+// ceil(lg p)α + ((p-1)/p)n(β + γ) for every p: the recursive halving's
+// time without its fold. It has the fewest rounds of the reduce-scatters
+// and the least data, so it wins whenever rounds cost anything; on real
+// networks its far partners can lose to ring's neighbour traffic for large
+// messages. It needs a commutative op, which every device op is.
+func ReduceScatterDissemination(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, op device.Op) error {
+	p := l.Size()
+	b, err := checkReduceScatter("reduce_scatter", send, recv, p, dt)
+	if err != nil || b == 0 {
+		return err
+	}
+	if p == 1 {
+		return l.Copy(recv, send)
+	}
 	return halvingDissemination(ctx, l, send, recv, b, dt, op)
+}
+
+// Tags of the folded recursive halving's fold and fix-up.
+const (
+	tagReduceScatterFoldIn  Tag = 0x1300
+	tagReduceScatterFoldOut Tag = 0x1301
+)
+
+// halvingFold is Open MPI's recursive halving for p not a power of two
+// (reduce_scatter_intra_basic_recursivehalving): fold the extra ranks in,
+// halve among the p' others over virtual blocks, send the folded ranks
+// their blocks.
+func halvingFold(ctx context.Context, l Link, send, recv device.Buffer, b int, dt device.DType, op device.Op) error {
+	r, p := l.Rank(), l.Size()
+	f := newFold(p)
+	n := p * b
+	switch v := f.vrank(r); {
+	case v < 0: // an extra rank: give everything, get its block back
+		if err := Send(ctx, l, r+1, tagReduceScatterFoldIn, send); err != nil {
+			return err
+		}
+		return Recv(ctx, l, r+1, tagReduceScatterFoldOut, recv)
+	default:
+		result, in := l.Alloc(n), l.Alloc(n)
+		if err := l.Copy(result, send); err != nil {
+			return err
+		}
+		if r < 2*f.e {
+			if err := Recv(ctx, l, r-1, tagReduceScatterFoldIn, in); err != nil {
+				return err
+			}
+			if err := l.Reduce(result, in, dt, op); err != nil {
+				return err
+			}
+		}
+		// Virtual block i holds the blocks of the ranks behind virtual
+		// rank i: two for a folded pair, one otherwise; off is where it
+		// starts, in bytes.
+		off := func(i int) int {
+			if i < f.e {
+				return 2 * i * b
+			}
+			return (i + f.e) * b
+		}
+		bytes := func(from, to int) device.Buffer { return result.Slice(off(from), off(to)-off(from)) }
+		lo, hi := 0, f.p2 // the virtual blocks v is still responsible for
+		round := 0
+		for d := f.p2 / 2; d >= 1; d /= 2 {
+			mid := lo + d
+			keepLo, keepHi, giveLo, giveHi := lo, mid, mid, hi
+			if v&d != 0 {
+				keepLo, keepHi, giveLo, giveHi = mid, hi, lo, mid
+			}
+			peer := f.rank(v ^ d)
+			mine := bytes(keepLo, keepHi)
+			tmp := in.Slice(0, mine.Len())
+			if err := SendRecv(ctx, l, peer, bytes(giveLo, giveHi), peer, tmp, tagReduceScatterHalving+Tag(round)); err != nil {
+				return err
+			}
+			if err := l.Reduce(mine, tmp, dt, op); err != nil {
+				return err
+			}
+			lo, hi = keepLo, keepHi
+			round++
+		}
+		if err := l.Copy(recv, result.Slice(r*b, b)); err != nil {
+			return err
+		}
+		if r < 2*f.e {
+			return Send(ctx, l, r-1, tagReduceScatterFoldOut, result.Slice((r-1)*b, b))
+		}
+		return nil
+	}
 }
 
 // halvingButterfly is recursive halving for p a power of two.

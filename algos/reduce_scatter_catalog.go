@@ -27,15 +27,19 @@ func init() {
 		},
 		Reduces: true,
 		Algorithms: []*Algorithm{
-			{Name: "ring", Summary: "partials travel around a ring, each rank adding its block; p-1 steps, bandwidth-optimal",
+			{Name: "ring", SMPI: "ompi_ring", Summary: "partials travel around a ring, each rank adding its block; p-1 steps, bandwidth-optimal",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return ReduceScatterRing(ctx, l, c.Send, c.Buf, c.DType, c.Op)
 				}},
-			{Name: "recursive_halving", Summary: "exchange half the remaining blocks with partners at halving distances; ceil(lg p) rounds, any p",
+			{Name: "recursive_halving", SMPI: "ompi_basic_recursivehalving", Summary: "Open MPI's and MPICH's: exchange half the remaining blocks with partners at halving distances; lg p rounds, extra ranks fold in off powers of two",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return ReduceScatterRecursiveHalving(ctx, l, c.Send, c.Buf, c.DType, c.Op)
 				}},
-			{Name: "pairwise", Summary: "in step s send block r+s to its owner, reduce block r from rank r-s; p-1 steps",
+			{Name: "dissemination", Summary: "recursive halving in dissemination form (transposed Bruck): ceil(lg p) rounds, any p, no fold",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return ReduceScatterDissemination(ctx, l, c.Send, c.Buf, c.DType, c.Op)
+				}},
+			{Name: "pairwise", SMPI: "mpich_pair", Summary: "in step s send block r+s to its owner, reduce block r from rank r-s; p-1 steps",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return ReduceScatterPairwise(ctx, l, c.Send, c.Buf, c.DType, c.Op)
 				}},

@@ -3,6 +3,7 @@ package algos_test
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -81,6 +82,10 @@ func TestReduceScatterData(t *testing.T) {
 // doc comment).
 func TestReduceScatterCost(t *testing.T) {
 	t.Parallel()
+	logRounds := func(m sim.AlphaBeta, p int, n float64) float64 {
+		a, b, g := abg(m)
+		return lgCeil(p)*a + float64(p-1)/float64(p)*n*(b+g)
+	}
 	pipelined := func(m sim.AlphaBeta, p int, n float64) float64 {
 		a, b, g := abg(m)
 		return float64(p-1)*a + float64(p-1)/float64(p)*n*(b+g)
@@ -88,14 +93,67 @@ func TestReduceScatterCost(t *testing.T) {
 	rows := []costRow{
 		{alg: "ring", time: pipelined},
 		{alg: "pairwise", time: pipelined},
-		{alg: "recursive_halving", time: func(m sim.AlphaBeta, p int, n float64) float64 {
-			a, b, g := abg(m)
-			return lgCeil(p)*a + float64(p-1)/float64(p)*n*(b+g)
-		}},
+		{alg: "recursive_halving", time: logRounds, holds: func(p int, _ sim.AlphaBeta, _ float64) bool { return isPow2(p) }},
+		{alg: "dissemination", time: logRounds},
 	}
 	checkCostTable(t, "reduce_scatter", rows, []int{4, 4096, 1 << 20}, func(p, b int) (int, int, int) {
 		return p * b, b, p * b
 	})
+}
+
+// reduceScatterFoldCost is recursive_halving's time off powers of two
+// (ReduceScatterRecursiveHalving) along the rank that keeps the lowest,
+// double, blocks: p' = 2^floor(lg p), e = p - p', m = n/p,
+//
+//	(lg p' + 2)α + n(β + γ) + (p' - 1 + Σ_{d = 1, 2, ..., p'/2} min(e, d))m(β + γ) + mβ
+//
+// the fold, the halving rounds and the block sent back. It is the time
+// with free reductions when at least p'/2 ranks fold; with fewer, ranks
+// that did not fold run ahead and can hold a folded partner's port, up to
+// (lg p' - 1)α later (as in HalvingDoublingAllreduce); with reductions it
+// is an upper bound.
+func reduceScatterFoldCost(m sim.AlphaBeta, p int, n float64) float64 {
+	a, b, g := abg(m)
+	p2 := 1 << (bits.Len(uint(p)) - 1)
+	e := p - p2
+	blocks := p2 - 1
+	for d := 1; d < p2; d *= 2 {
+		blocks += min(e, d)
+	}
+	mb := n / float64(p)
+	return float64(bits.Len(uint(p))+1)*a + n*(b+g) + float64(blocks)*mb*(b+g) + mb*b
+}
+
+func TestReduceScatterFoldCost(t *testing.T) {
+	t.Parallel()
+	alg := algorithm(t, "reduce_scatter", "recursive_halving")
+	free := sim.AlphaBeta{Latency: 7 * sim.Microsecond, Bandwidth: 5e9}
+	models := append([]struct {
+		name string
+		m    sim.AlphaBeta
+	}{{"free-reduce", free}}, costModels...)
+	for _, cm := range models {
+		a, b, g := abg(cm.m)
+		for _, p := range []int{3, 5, 6, 7, 9, 12, 13, 24, 33} {
+			p2 := 1 << (bits.Len(uint(p)) - 1)
+			for _, blk := range []int{4, 4096, 1 << 20} {
+				n := float64(p * blk)
+				got := phantomTime(t, cm.m, p, alg, p*blk, blk, nil)
+				want := reduceScatterFoldCost(cm.m, p, n)
+				if cm.name == "free-reduce" && 2*(p-p2) >= p2 {
+					if e := relErr(got, want); e > 1e-6 {
+						t.Errorf("free reductions, p=%d, n=%g: simulated %.6f us, formula %.6f us", p, n, got*1e6, want*1e6)
+					}
+					continue
+				}
+				lo := lgCeil(p)*a + float64(p-1)/float64(p)*n*(b+g)
+				hi := want + float64(bits.Len(uint(p))-2)*a
+				if got < lo*(1-1e-9) || got > hi*(1+1e-9) {
+					t.Errorf("%s model, p=%d, n=%g: %.6f us outside [%.6f, %.6f] us", cm.name, p, n, got*1e6, lo*1e6, hi*1e6)
+				}
+			}
+		}
+	}
 }
 
 // TestReduceScatterBadBuffers checks that mismatched buffers are errors,

@@ -10,7 +10,8 @@ import (
 const tagRootedReduce Tag = 0x200
 
 // BinomialReduce reduces buf across all ranks with op into buf on the root,
-// along a binomial tree. On the other ranks buf is input only, and holds a
+// along a binomial tree, nearest subtree first: MPICH's binomial reduce
+// (SimGrid's "binomial"). On the other ranks buf is input only, and holds a
 // partial reduction afterwards.
 //
 // Ranks are numbered relative to the root, v = (rank - root) mod p. In
@@ -52,4 +53,23 @@ func BinomialReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DT
 		}
 	}
 	return nil
+}
+
+// BinomialFarthestReduce is the binomial reduce the other way round,
+// farthest subtree first: with ranks relative to the root, in the round at
+// distance d = 2^(ceil(lg p)-1), ..., 2, 1 every rank in [d, 2d) sends its
+// partial result to v - d and stops, and every rank v < d with a rank
+// v + d receives that rank's partial and reduces it into its own (the
+// reduce half of BinomialTreeAllreduce, from any root).
+//
+// For p = 2^k every round waits for the one before: lg p (α + nβ + nγ), as
+// BinomialReduce. Its first round sends half the ranks' buffers across the
+// middle of the world at once, where the nearest-first tree sends only one
+// message that far, in its last round: on a fat tree whose leaves hold
+// neighbouring ranks it loads the uplinks at the worst moment.
+func BinomialFarthestReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op, root int) error {
+	if ok, err := startRootedInPlace(l, buf, dt, root); !ok {
+		return err
+	}
+	return treeReduce(ctx, relativeTo(l, root), buf, dt, op)
 }

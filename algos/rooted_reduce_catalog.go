@@ -13,9 +13,13 @@ func init() {
 		Reduces:   true,
 		Rooted:    true,
 		Algorithms: []*Algorithm{
-			{Name: "binomial_tree", Summary: "binomial tree, nearest subtree first; lg p (α+nβ+nγ) at p = 2^k",
+			{Name: "binomial_tree", SMPI: "binomial", Summary: "binomial tree, nearest subtree first (MPICH's); lg p (α+nβ+nγ) at p = 2^k",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return BinomialReduce(ctx, l, c.Buf, c.DType, c.Op, c.Root)
+				}},
+			{Name: "binomial_tree_farthest", Summary: "binomial tree, farthest subtree first; lg p (α+nβ+nγ) at p = 2^k",
+				Run: func(ctx context.Context, l Link, c Call) error {
+					return BinomialFarthestReduce(ctx, l, c.Buf, c.DType, c.Op, c.Root)
 				}},
 		},
 	})

@@ -16,7 +16,8 @@ func TestRootedReduceCost(t *testing.T) {
 	var cases []rootedCostCase
 	for _, p := range []int{2, 4, 8, 16, 32, 64} {
 		for _, n := range []int{4, 4096, 1 << 20} {
-			cases = append(cases, rootedCostCase{coll: "reduce", alg: "binomial_tree", p: p, n: n, want: reduceBinomialCost})
+			cases = append(cases, rootedCostCase{coll: "reduce", alg: "binomial_tree", p: p, n: n, want: reduceBinomialCost},
+				rootedCostCase{coll: "reduce", alg: "binomial_tree_farthest", p: p, n: n, want: reduceBinomialCost})
 		}
 	}
 	checkRootedCosts(t, worked, cases)
@@ -30,7 +31,8 @@ func TestRootedReduceCostFreeReduction(t *testing.T) {
 	var cases []rootedCostCase
 	for _, p := range []int{2, 3, 5, 6, 7, 12, 13, 33} {
 		for _, n := range []int{4, 4096, 1 << 20} {
-			cases = append(cases, rootedCostCase{coll: "reduce", alg: "binomial_tree", p: p, n: n, want: bcastBinomialCost})
+			cases = append(cases, rootedCostCase{coll: "reduce", alg: "binomial_tree", p: p, n: n, want: bcastBinomialCost},
+				rootedCostCase{coll: "reduce", alg: "binomial_tree_farthest", p: p, n: n, want: bcastBinomialCost})
 		}
 	}
 	checkRootedCosts(t, free, cases)

@@ -66,15 +66,40 @@ func BinomialScatter(ctx context.Context, l Link, send, recv device.Buffer, dt d
 }
 
 // LinearScatter sends block r of the root's send buffer, p blocks of
-// len(recv) bytes, into recv on rank r: the root posts all p-1 sends at
-// once, in rank order, and every other rank receives its block. It is also
-// nexar's "flat" scatter, which does exactly this.
+// len(recv) bytes, into recv on rank r: the root sends the blocks one
+// blocking send after the other in rank order, as Open MPI's basic linear
+// scatter (SimGrid's "ompi_basic_linear"), and every other rank receives
+// its block.
 //
 // The root's port sends the blocks one after another: (p-1)(α + (n/p)β),
 // n the root's buffer, for every p. Same bandwidth term as the binomial
 // tree, linear latency term; it wins only when α is negligible next to
-// (n/p)β.
+// (n/p)β. Under an eager protocol the sends overlap on the root's link;
+// by rendezvous they go strictly in turn, as on alpha-beta.
 func LinearScatter(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, root int) error {
+	if ok, err := startRooted("scatter", l, recv, send, dt, root); !ok {
+		return err
+	}
+	if l.Rank() != root {
+		return Recv(ctx, l, root, tagScatter, recv)
+	}
+	b := recv.Len()
+	for r := 0; r < l.Size(); r++ {
+		if r == root {
+			if err := l.Copy(recv, send.Slice(root*b, b)); err != nil {
+				return err
+			}
+		} else if err := Send(ctx, l, r, tagScatter, send.Slice(r*b, b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FlatScatter is nexar's scatter: the root posts all p-1 sends at once, in
+// rank order, and every other rank receives its block. On alpha-beta the
+// time is LinearScatter's, (p-1)(α + (n/p)β).
+func FlatScatter(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, root int) error {
 	if ok, err := startRooted("scatter", l, recv, send, dt, root); !ok {
 		return err
 	}

@@ -21,13 +21,13 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return BinomialScatter(ctx, l, c.Send, c.Buf, c.DType, c.Root)
 				}},
-			{Name: "linear", Summary: "the root sends every rank its block, all sends posted at once; (p-1)(α+(n/p)β)",
+			{Name: "linear", SMPI: "ompi_basic_linear", Summary: "Open MPI's: the root sends every rank its block, one send after the other; (p-1)(α+(n/p)β)",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return LinearScatter(ctx, l, c.Send, c.Buf, c.DType, c.Root)
 				}},
-			{Name: "flat", Summary: "nexar's scatter: the same as linear",
+			{Name: "flat", Summary: "nexar's scatter: the root posts every block's send at once; (p-1)(α+(n/p)β)",
 				Run: func(ctx context.Context, l Link, c Call) error {
-					return LinearScatter(ctx, l, c.Send, c.Buf, c.DType, c.Root)
+					return FlatScatter(ctx, l, c.Send, c.Buf, c.DType, c.Root)
 				}},
 		},
 	})
