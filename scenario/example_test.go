@@ -110,7 +110,7 @@ func ExampleModels() {
 	}
 	// Output:
 	// alpha-beta: latency bandwidth reduce_bandwidth overhead
-	// flow: topology placement placement_group send_slots recv_slots reduce_bandwidth overhead
+	// flow: topology placement placement_group send_slots recv_slots sharing reduce_bandwidth overhead
 	// loggp: latency overhead gap bandwidth reduce_bandwidth
 }
 

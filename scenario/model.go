@@ -102,6 +102,7 @@ var models = []modelSpec{
 				{"placement_group", false, `devices per group for placement = "round_robin", such as the devices of a node: 8`},
 				{"send_slots", false, "messages a rank may send at once (default 1, as alpha-beta's single port; -1 is unlimited)"},
 				{"recv_slots", false, "messages a rank may receive at once (default 1; -1 is unlimited, arrivals then share the rank's link)"},
+				{"sharing", false, `how flows share a link: "max_min" (default) or "latency_weighted" (SimGrid's CM02: a message pays its route's latency first, shares go by the inverse of the route's latency)`},
 				keyReduceBandwidth, keyOverhead,
 			},
 		},
@@ -176,6 +177,7 @@ func lookupModel(name string) *modelSpec {
 
 // buildFlow reads the flow model's keys.
 func buildFlow(t, _ *table) *builtModel {
+	var err error
 	name, ok := t.str("topology", false, "crossbar", `a topology name such as "fat_tree"`)
 	if !ok {
 		return nil
@@ -199,6 +201,13 @@ func buildFlow(t, _ *table) *builtModel {
 	good = good && ok
 	o, ok := t.duration("overhead", false)
 	good = good && ok
+	var sharing sim.Sharing
+	if sh, ok := t.str("sharing", false, "max_min", `"max_min" or "latency_weighted"`); !ok {
+		good = false
+	} else if sharing, err = sim.ParseSharing(sh); err != nil {
+		t.errorf(joinPath(t.path, "sharing"), "%v", err)
+		good = false
+	}
 	place, ok := t.str("placement", false, "linear", `"linear", "round_robin" or "random"`)
 	good = good && ok
 	group, groupOK := t.integer("placement_group", 0, 1, MaxWorld)
@@ -224,7 +233,7 @@ func buildFlow(t, _ *table) *builtModel {
 		return nil
 	}
 	// 0 slots mean 1 to sim.Flow; -1 is unlimited.
-	f := sim.Flow{Topology: topo, ReduceBandwidth: rbw, SendSlots: int(sendSlots), RecvSlots: int(recvSlots)}
+	f := sim.Flow{Topology: topo, ReduceBandwidth: rbw, SendSlots: int(sendSlots), RecvSlots: int(recvSlots), Sharing: sharing}
 	b := &builtModel{linkBandwidth: linkBW, random: place == "random"}
 	b.seeded = func(seed uint64) sim.Model {
 		var m sim.Model = f

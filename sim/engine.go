@@ -111,6 +111,26 @@ func (e *Engine) Release(m *Message) {
 	}
 }
 
+// Exited reports whether rank has returned (all its processes), so that
+// it will post no more receives.
+func (e *Engine) Exited(rank int) bool { return e.ranks[rank].exited }
+
+// Unreceivable fails the send of m, which waits for a receive that its
+// destination, having returned, will never post (see Holder).
+func (e *Engine) Unreceivable(m *Message) {
+	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
+	src.inflight--
+	root := dst.exitErr
+	var pe *PeerExitedError
+	if errors.As(root, &pe) {
+		root = pe.Err
+	}
+	if !src.crashed {
+		m.send.complete(&NoReceiveError{Dst: m.Dst, Err: root})
+	}
+	e.checkDead(src)
+}
+
 // Drop tells the engine that the network gave up on m now (no path left
 // for it): its send fails with err, and so does the receive at its
 // destination that would have matched it, now or when it is posted.

@@ -153,3 +153,21 @@ func (e *PeerExitedError) Error() string {
 
 // Unwrap returns the root cause.
 func (e *PeerExitedError) Unwrap() error { return e.Err }
+
+// NoReceiveError reports that a message to rank Dst that waits for its
+// receive (a rendezvous) can never start: Dst returned without posting
+// that receive. Err is the root cause if Dst returned with an error (as
+// PeerExitedError's), nil if it simply returned.
+type NoReceiveError struct {
+	Dst int
+	Err error
+}
+
+func (e *NoReceiveError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("sim: rank %d returned without posting the receive this message waits for", e.Dst)
+	}
+	return fmt.Sprintf("sim: rank %d returned with an error before posting the receive this message waits for; root cause: %v", e.Dst, e.Err)
+}
+
+func (e *NoReceiveError) Unwrap() error { return e.Err }

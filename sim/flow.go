@@ -75,6 +75,46 @@ type Flow struct {
 	// RecvSlots is how many messages a rank may receive at once (key
 	// "recv_slots"); 0 means 1, as alpha-beta; negative is unlimited.
 	RecvSlots int
+	// Sharing is how flows share a link (key "sharing").
+	Sharing Sharing
+}
+
+// Sharing is how the flow model shares links between flows.
+type Sharing uint8
+
+const (
+	// MaxMin is plain max-min fairness (sharing = "max_min", the
+	// default): every flow on a full link gets the same share, and a
+	// message pays its route's latency after its last byte is sent.
+	MaxMin Sharing = iota
+	// LatencyWeighted is SimGrid's CM02 model (sharing =
+	// "latency_weighted"): a message first pays its route's latency,
+	// then moves its bytes, and max-min shares are weighted by the
+	// inverse of the route's latency, so a flow on a route of half the
+	// latency gets twice the share (the throughput of TCP, whose window
+	// grows once per round trip). A route of zero latency weighs as one
+	// of a second, as in SimGrid. On routes of equal latency the times
+	// are MaxMin's.
+	LatencyWeighted
+)
+
+var sharingNames = []string{"max_min", "latency_weighted"}
+
+func (s Sharing) String() string {
+	if int(s) < len(sharingNames) {
+		return sharingNames[s]
+	}
+	return fmt.Sprintf("sharing(%d)", uint8(s))
+}
+
+// ParseSharing returns the Sharing named s.
+func ParseSharing(s string) (Sharing, error) {
+	for i, n := range sharingNames {
+		if n == s {
+			return Sharing(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown sharing %q (want max_min or latency_weighted)", s)
 }
 
 // FlowCrossbar is the flow model on a crossbar with alpha-beta's
@@ -120,12 +160,16 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	if rslots == 0 {
 		rslots = 1
 	}
+	if f.Sharing > LatencyWeighted {
+		return nil, fmt.Errorf("flow model: %v", f.Sharing)
+	}
 	ne := len(t.edges)
 	n := &flowNet{
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
-		base: make([]float64, ne), capacity: make([]float64, ne), onEdge: make([][]*flowState, ne),
+		latencyFirst: f.Sharing == LatencyWeighted,
+		base:         make([]float64, ne), capacity: make([]float64, ne), onEdge: make([][]*flowState, ne),
 		use: make([]edgeUse, ne), emark: make([]uint32, ne),
-		remCap: make([]float64, ne), cnt: make([]int32, ne),
+		remCap: make([]float64, ne), wsum: make([]float64, ne),
 		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	n.clearRoutes()
@@ -145,6 +189,9 @@ type flowNet struct {
 	slots    int // send slots per rank, < 0 unlimited
 	rslots   int // receive slots per rank, < 0 unlimited
 	reduceBW float64
+	// latencyFirst is LatencyWeighted sharing: latency before bytes,
+	// shares weighted by the inverse of the route's latency.
+	latencyFirst bool
 
 	base, capacity []float64 // per edge: nominal and current bandwidth
 	onEdge         [][]*flowState
@@ -175,7 +222,7 @@ type flowNet struct {
 	compFlows []*flowState
 	compEdges []int32
 	remCap    []float64
-	cnt       []int32
+	wsum      []float64 // weights of the flows not yet fixed, per edge
 	shares    []shareItem
 }
 
@@ -184,6 +231,9 @@ type flowRoute struct {
 	path    []int32 // every edge
 	cons    []int32 // the edges of finite bandwidth
 	latency Time
+	// weight is a flow's weight in LatencyWeighted sharing: the inverse
+	// of latency in seconds (1 for a route of zero latency).
+	weight float64
 }
 
 type flowSender struct {
@@ -227,11 +277,21 @@ type flowState struct {
 	frozen  uint32
 	sending bool
 	dropped bool
-	lidx    int // index in live
+	// latent is set while a LatencyWeighted flow pays its latency,
+	// before its bytes move.
+	latent bool
+	lidx   int // index in live
 }
 
-// Fire delivers the flow's message, its latency over.
-func (f *flowState) Fire() { f.n.deliver(f) }
+// Fire ends the flow's latency: it delivers the message, or, with
+// LatencyWeighted sharing, starts its bytes.
+func (f *flowState) Fire() {
+	if f.latent {
+		f.n.endLatency(f)
+		return
+	}
+	f.n.deliver(f)
+}
 
 type flowWake struct{ n *flowNet }
 
@@ -299,6 +359,10 @@ func (n *flowNet) findRoute(src, dst int) *flowRoute {
 			r.cons = append(r.cons, e)
 		}
 	}
+	r.weight = 1
+	if n.latencyFirst && r.latency > 0 {
+		r.weight = 1 / r.latency.Seconds()
+	}
 	return r
 }
 
@@ -362,13 +426,49 @@ func (n *flowNet) start(m *Message) bool {
 	f.m, f.route, f.seq = m, r, n.seq
 	n.seq++
 	f.rem, f.rate, f.counted, f.since = m.wireVolume(), 0, 0, n.e.Now()
-	f.sending, f.dropped = true, false
+	f.sending, f.dropped, f.latent = true, false, false
 	n.senders[m.Src].active++
 	f.lidx = len(n.live)
 	n.live = append(n.live, f)
 	n.e.Started(m)
+	if n.latencyFirst {
+		if lat := m.latency(r.latency); lat > 0 {
+			f.sending, f.latent = false, true
+			n.e.At(n.e.Now()+lat, f)
+			return true
+		}
+	}
 	n.attach(f, nil)
 	return true
+}
+
+// endLatency starts the bytes of a LatencyWeighted flow whose latency is
+// paid, on its route as it now is (a link may have failed meanwhile).
+func (n *flowNet) endLatency(f *flowState) {
+	f.latent = false
+	if f.dropped {
+		n.release(f)
+		return
+	}
+	r := f.route
+	if n.failed != nil {
+		for _, e := range r.path {
+			if n.failed[e] {
+				r = n.route(f.m.Src, f.m.Dst)
+				break
+			}
+		}
+	}
+	if r == nil {
+		m := f.m
+		n.freeSlots(m)
+		n.release(f)
+		n.e.Drop(m, &PathCutError{Src: m.Src, Dst: m.Dst, At: n.e.Now()})
+		n.tryStart(m.Src)
+		return
+	}
+	f.route, f.sending, f.since = r, true, n.e.Now()
+	n.attach(f, nil)
 }
 
 // attach puts a sending flow on the edges of its route. old is the route
@@ -463,7 +563,7 @@ func (n *flowNet) wakeUp() {
 		f := n.ends.pop()
 		f.sending = false
 		n.detach(f, f.m.wireVolume()-f.counted)
-		if lat := f.m.latency(f.route.latency); lat == 0 {
+		if lat := f.m.latency(f.route.latency); lat == 0 || n.latencyFirst {
 			n.deliver(f)
 		} else {
 			n.e.At(now+lat, f)
@@ -544,12 +644,20 @@ func (n *flowNet) recompute() {
 	// so the heap keeps each edge under the share it had when pushed and
 	// an edge popped under an old share goes back under its current one:
 	// the least current share always comes out first.
+	//
+	// With weights (LatencyWeighted) a share is per unit of weight: an
+	// edge's is its capacity left over the weights of its flows not yet
+	// fixed, and a flow fixed at share s gets s times its weight. Plain
+	// max-min is every weight 1.
 	h := n.shares[:0]
 	for _, e := range edges {
-		k := int32(len(n.onEdge[e]))
-		n.remCap[e], n.cnt[e] = n.capacity[e], k
-		if k > 0 {
-			h = heapPush(h, shareItem{n.capacity[e] / float64(k), e})
+		w := 0.0
+		for _, f := range n.onEdge[e] {
+			w += f.route.weight
+		}
+		n.remCap[e], n.wsum[e] = n.capacity[e], w
+		if len(n.onEdge[e]) > 0 {
+			h = heapPush(h, shareItem{n.capacity[e] / w, e})
 		}
 	}
 	left := len(flows)
@@ -557,10 +665,10 @@ func (n *flowNet) recompute() {
 		var it shareItem
 		it, h = heapPop(h)
 		e := it.edge
-		if n.cnt[e] == 0 {
+		if !(n.wsum[e] > 0) {
 			continue
 		}
-		s := max(n.remCap[e], 0) / float64(n.cnt[e])
+		s := max(n.remCap[e], 0) / n.wsum[e]
 		if s > it.share {
 			h = heapPush(h, shareItem{s, e})
 			continue
@@ -569,11 +677,12 @@ func (n *flowNet) recompute() {
 			if f.frozen == ep {
 				continue
 			}
-			f.frozen, f.newRate = ep, s
+			rate := s * f.route.weight
+			f.frozen, f.newRate = ep, rate
 			left--
 			for _, e2 := range f.route.cons {
-				n.remCap[e2] -= s
-				n.cnt[e2]--
+				n.remCap[e2] -= rate
+				n.wsum[e2] -= f.route.weight
 			}
 		}
 	}

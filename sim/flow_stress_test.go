@@ -76,8 +76,17 @@ func TestFlowStress(t *testing.T) {
 			}
 			return l.Wait(ctx, reqs...)
 		}
-		m := sim.WithFaults(model, seed, faults...)
-		name := fmt.Sprintf("seed %d: %s, %d ranks, slots %d/%d, %v", seed, top.Name, world, model.SendSlots, model.RecvSlots, m)
+		// Every other seed shares links by latency; every third runs
+		// an MPI protocol (eager below 64 KiB, rendezvous with RTS/CTS
+		// on every sixth). Chosen by the seed, not drawn, so that the
+		// draws above stay those of earlier versions of this test.
+		model.Sharing = sim.Sharing(seed % 2)
+		var inner sim.Model = model
+		if seed%3 == 1 {
+			inner = sim.Protocol{Model: model, EagerLimit: 64 << 10, Envelope: 16, Handshake: sim.Handshake{RTSCTS: seed%6 == 1}}
+		}
+		m := sim.WithFaults(inner, seed, faults...)
+		name := fmt.Sprintf("seed %d: %s, %d ranks, slots %d/%d, %v, %v", seed, top.Name, world, model.SendSlots, model.RecvSlots, model.Sharing, m)
 		a, errA := sim.Run(sim.Config{World: world, Model: m}, body)
 		b, errB := sim.Run(sim.Config{World: world, Model: m}, body)
 		var d *sim.DeadlockError

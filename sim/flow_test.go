@@ -378,3 +378,39 @@ func TestHierarchicalBeatsFlatRing(t *testing.T) {
 		t.Logf("NICs per node %d: hierarchical beats the flat ring %.3fx (formula %.3fx)", nics, gotFlat/gotTwo, flat/two)
 	}
 }
+
+func TestFlowLatencyWeighted(t *testing.T) {
+	// Two sources reach one destination through link a->b of 1 GB/s,
+	// src0 over 1 us of latency and src1 over 3 us. With LatencyWeighted
+	// sharing a message pays its latency first; src1 sends at 0 and src0
+	// at 2 us (after reducing 2000 bytes at 1 GB/s), so both start their bytes at 3 us and share a->b 3:1 (the
+	// inverse of their latencies): src0 moves at 0.75 GB/s, src1 at 0.25.
+	// With m = 3000 bytes src0 ends at 3 us + 4 us = 7 us, having let
+	// src1 send 1000; src1 sends its 2000 left alone, ending at 9 us.
+	// Plain max-min would end both at 3 us + 6 us (src0 waiting its 1 us
+	// after its bytes: 10 us and 9 us with the latency after).
+	top := sim.NewTopology("weighted")
+	a, b := top.AddNode(sim.NodeSwitch, "a"), top.AddNode(sim.NodeSwitch, "b")
+	for i, lat := range []sim.Time{sim.Microsecond, 3 * sim.Microsecond} {
+		top.Connect(top.AddNode(sim.NodeDevice, fmt.Sprintf("src%d", i)), a, sim.LinkParams{Latency: lat})
+	}
+	top.Connect(top.AddNode(sim.NodeDevice, "dst"), b, sim.LinkParams{})
+	top.Connect(a, b, sim.LinkParams{Bandwidth: 1e9})
+	const m = 3000
+	f := sim.Flow{Topology: top, SendSlots: -1, RecvSlots: -1, Sharing: sim.LatencyWeighted, ReduceBandwidth: 1e9}
+	res := runModel(t, f, 3, func(ctx context.Context, l algos.Link) error {
+		switch l.Rank() {
+		case 0:
+			if err := l.Reduce(l.Alloc(2000), l.Alloc(2000), device.U8, device.Sum); err != nil {
+				return err
+			}
+			return algos.Send(ctx, l, 2, 0, l.Alloc(m))
+		case 1:
+			return algos.Send(ctx, l, 2, 1, l.Alloc(m))
+		}
+		return l.Wait(ctx, l.Irecv(0, 0, l.Alloc(m)), l.Irecv(1, 1, l.Alloc(m)))
+	})
+	if !near(res.Finish[0], us(7)) || !near(res.Finish[1], us(9)) {
+		t.Errorf("finish %v, want src0 at 7us and src1 at 9us", res.Finish)
+	}
+}

@@ -143,6 +143,15 @@ type Matcher interface {
 	Matched(m *Message)
 }
 
+// Holder is implemented by networks that hold messages for their receive
+// (see Matcher). When a rank has returned, so that it will post no more
+// receives, the engine calls HeldFor with it: the network returns, and
+// forgets, the messages to it that it holds, and the engine fails their
+// sends with a *NoReceiveError. Decorators forward it.
+type Holder interface {
+	HeldFor(rank int) []*Message
+}
+
 // LinkReporter is implemented by networks that account for their links;
 // Run puts the report, taken at the end of the run, in Result.Links.
 type LinkReporter interface {

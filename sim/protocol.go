@@ -267,11 +267,29 @@ func (n *protocolNet) Post(m *Message) {
 		} else if n.ctl != nil {
 			r.rts += n.control(m.Src, m.Dst)
 		}
+		if !m.Matched() && n.e.Exited(m.Dst) {
+			n.e.Unreceivable(m)
+			return
+		}
 		n.held[m] = r
 		if m.Matched() {
 			n.Matched(m)
 		}
 	}
+}
+
+// HeldFor implements Holder: the messages held for a receive of rank,
+// which returned, in the order they were posted.
+func (n *protocolNet) HeldFor(rank int) []*Message {
+	out := n.wrapped.HeldFor(rank)
+	for m, r := range n.held {
+		if m.Dst == rank && !r.scheduled {
+			delete(n.held, m)
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Message) int { return cmpInt64(a.ID, b.ID) })
+	return out
 }
 
 // control is the time of one control message from src to dst.

@@ -88,6 +88,11 @@ func (r *rank) procReturned() {
 		r.exitErr = err
 		r.e.checkDead(r)
 	}
+	if h, ok := r.e.net.(Holder); ok {
+		for _, m := range h.HeldFor(r.id) {
+			r.e.Unreceivable(m)
+		}
+	}
 }
 
 // outcome is when the rank finished (its last process returned), whether

@@ -15,6 +15,7 @@ var (
 	_ LinkReporter = (*wrapped)(nil)
 	_ Matcher      = (*wrapped)(nil)
 	_ ControlTimer = (*wrapped)(nil)
+	_ Holder       = (*wrapped)(nil)
 )
 
 func (w *wrapped) Post(m *Message)                 { w.inner.Post(m) }
@@ -46,6 +47,13 @@ func (w *wrapped) Matched(m *Message) {
 	if mt, ok := w.inner.(Matcher); ok {
 		mt.Matched(m)
 	}
+}
+
+func (w *wrapped) HeldFor(rank int) []*Message {
+	if h, ok := w.inner.(Holder); ok {
+		return h.HeldFor(rank)
+	}
+	return nil
 }
 
 // ControlTime returns the inner network's time for a control message, or
