@@ -80,6 +80,14 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("a = 1\n[[sweep]]\n[[sweep]]\nworld = \"1..8\"\n"))
 	f.Add([]byte(""))
+	f.Add([]byte(withNetwork(`model = "flow"
+latency = "5us"
+bandwidth = "12.5GB/s"
+sharing = "latency_weighted"
+eager_limit = "64KiB"
+envelope = 16
+lat_factors = "0:2;64KiB:1"
+handshake = "rts_cts"`, "")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.toml", data)
 		if err != nil {

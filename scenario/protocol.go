@@ -103,9 +103,14 @@ func (t *table) size(key string) (int64, bool) {
 	if !ok {
 		return -1, true
 	}
-	vals, err := sizeElem(path, v)
-	if err == nil && len(vals) != 1 {
-		err = fmt.Errorf("want one size, not a range")
+	var vals []int64
+	var err error
+	if str, ok := v.(string); ok {
+		var n int64
+		n, err = ParseBytes(str)
+		vals = []int64{n}
+	} else {
+		vals, err = sizeElem(path, v)
 	}
 	if err != nil {
 		t.errorf(path, "%v", err)
