@@ -13,7 +13,8 @@ import (
 // protocolKeys are the [network] keys of the message protocol, read for
 // every model (see sim.Protocol).
 var protocolKeys = []KeyInfo{
-	{"eager_limit", false, `messages of fewer bytes are sent eagerly (the send completes at once, the message moves at once and waits for its receive), from it on by rendezvous (the message moves once its receive is posted): "64KiB"; left out: no protocol (sends complete on delivery, messages move at once)`},
+	{"eager_limit", false, `messages of fewer bytes are sent eagerly (the send completes at once), from it on by rendezvous (the message moves once its receive is posted, its send completes on delivery): "64KiB"; left out: no protocol (sends complete on delivery, messages move at once)`},
+	{"eager_moves", false, `when an eager message moves: "on_match" (default: once its receive is posted, as SimGrid SMPI's detached sends) or "at_once" (at once, to wait at the receiver, as an MPI library over TCP)`},
 	{"envelope", false, `bytes added to every message on the wire: "16B" (SimGrid SMPI's; default 0)`},
 	{"lat_factors", false, `factors of each message's latency by its size on the wire, SimGrid's smpi/lat-factor syntax: "0:1;64KiB:1.4" (a step applies above its size; default 1)`},
 	{"bw_factors", false, `factors of each message's bandwidth by its size on the wire, as lat_factors: "0:0.8;64KiB:0.95" (default 1)`},
@@ -82,10 +83,19 @@ func (c *checker) protocol(t *table) (*sim.Protocol, bool) {
 	d, ok := t.duration("handshake_delay", false)
 	p.Handshake.Delay = d
 	good = good && ok
+	switch m, ok := t.str("eager_moves", false, "on_match", `"on_match" or "at_once"`); {
+	case !ok:
+		good = false
+	case m == "at_once":
+		p.EagerAtOnce = true
+	case m != "on_match":
+		t.errorf(joinPath(t.path, "eager_moves"), `unknown eager_moves %q (want "on_match" or "at_once")`, m)
+		good = false
+	}
 	if good && p.EagerLimit < 0 {
-		for _, k := range []string{"handshake", "handshake_delay"} {
+		for _, k := range []string{"handshake", "handshake_delay", "eager_moves"} {
 			if _, set := t.m[k]; set {
-				t.errorf(joinPath(t.path, k), "%s is for rendezvous messages: set eager_limit too", k)
+				t.errorf(joinPath(t.path, k), "%s is for the eager and rendezvous protocol: set eager_limit too", k)
 				good = false
 			}
 		}

@@ -21,7 +21,8 @@ envelope = "16B"
 lat_factors = "65472:11.6436;0:2.01467;15424:3.48845"
 bw_factors = "0:0.8;64KiB:0.95;"
 handshake = "rts_cts"
-handshake_delay = "500ns"`, "")
+handshake_delay = "500ns"
+eager_moves = "at_once"`, "")
 	s, err := Parse("p.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +34,7 @@ handshake_delay = "500ns"`, "")
 		LatencyFactors:   sim.Factors{{From: 0, Factor: 2.01467}, {From: 15424, Factor: 3.48845}, {From: 65472, Factor: 11.6436}},
 		BandwidthFactors: sim.Factors{{From: 0, Factor: 0.8}, {From: 65536, Factor: 0.95}},
 		Handshake:        sim.Handshake{RTSCTS: true, Delay: 500 * sim.Nanosecond},
+		EagerAtOnce:      true,
 	}
 	if !reflect.DeepEqual(s.Network.Sim, want) {
 		t.Errorf("model\n%#v\nwant\n%#v", s.Network.Sim, want)
@@ -88,7 +90,7 @@ sharing = "tcp"`, "")
 latency = "5us"
 bandwidth = "12.5GB/s"
 handshake = "rts_cts"`, "")))
-	if err == nil || !strings.Contains(err.Error(), "p.toml:8: network.handshake: handshake is for rendezvous messages: set eager_limit too") {
+	if err == nil || !strings.Contains(err.Error(), "p.toml:8: network.handshake: handshake is for the eager and rendezvous protocol: set eager_limit too") {
 		t.Errorf("handshake without eager_limit: %v", err)
 	}
 }

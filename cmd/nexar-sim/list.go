@@ -43,9 +43,15 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, line)
 		for _, a := range c.Algorithms {
-			fmt.Fprintf(stdout, "    %-20s %s\n", a.Name, a.Summary)
+			fmt.Fprintf(stdout, "    %-26s %s\n", a.Name, a.Summary)
+			if a.SMPI != "" {
+				fmt.Fprintf(stdout, "    %-26s SimGrid SMPI's %q (the same algorithm; also a name here)\n", "", a.SMPI)
+			}
+			if len(a.Aliases) > 0 {
+				fmt.Fprintf(stdout, "    %-26s also named %s\n", "", strings.Join(a.Aliases, ", "))
+			}
 			if a.PowerOfTwo {
-				fmt.Fprintf(stdout, "    %-20s needs a power-of-two world size\n", "")
+				fmt.Fprintf(stdout, "    %-26s needs a power-of-two world size\n", "")
 			}
 			if len(a.Params) > 0 {
 				names := make([]string, 0, len(a.Params))
@@ -56,7 +62,7 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 				for i, n := range names {
 					names[i] = fmt.Sprintf("%s = %d", n, a.Params[n])
 				}
-				fmt.Fprintf(stdout, "    %-20s params (defaults): %s\n", "", strings.Join(names, ", "))
+				fmt.Fprintf(stdout, "    %-26s params (defaults): %s\n", "", strings.Join(names, ", "))
 			}
 		}
 	}
@@ -79,6 +85,9 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %s: %s\n", t.Name, t.Summary)
 		keys(t.Keys)
 	}
+	fmt.Fprintln(stdout, "\nMessage protocol ([network], any model): how sends meet receives, as in MPI libraries;")
+	fmt.Fprintln(stdout, "  eager_limit = \"64KiB\" with envelope = \"16B\" is SimGrid SMPI's protocol")
+	keys(scenario.ProtocolKeys())
 	fmt.Fprintln(stdout, "\nTransport ([network.transport], any model): realnet's QUIC and bulk TCP paths, each alpha-beta;")
 	fmt.Fprintln(stdout, "  run derives where the bulk path (a QUIC round trip for permission, then TCP) overtakes QUIC,")
 	fmt.Fprintln(stdout, "  written to tuning.toml as [transport] bulk_threshold; the sweeps do not run on it")

@@ -410,7 +410,8 @@ func TestList(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"params (defaults): segment = 65536", "alpha-beta:", "latency", "reduce_bandwidth",
-		"Topologies of the flow model", "fat_tree:", "inter_", "Noise and faults", "jitter:", "lets a sweep repeat"} {
+		"Topologies of the flow model", "fat_tree:", "inter_", "Noise and faults", "jitter:", "lets a sweep repeat",
+		"Message protocol", "eager_limit", "lat_factors", `SimGrid SMPI's "rab_rdb"`} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("list does not show %q:\n%s", want, stdout)
 		}
