@@ -14,11 +14,13 @@
 //	latency = "5us"               # alpha: ps, ns, us, ms, s
 //	bandwidth = "12.5GB/s"        # 1/beta: B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s, Gbit/s, ...
 //	reduce_bandwidth = "25GB/s"   # 1/gamma; optional, "inf" (free) by default
+//	eager_limit = "64KiB"         # optional message protocol (ProtocolKeys): eager
+//	envelope = "16B"              # below, rendezvous from it; bytes added per message
 //
 //	[network.transport]           # optional: realnet's two paths (Transport),
 //	quic_latency = "30us"         # from which nexar-sim derives the tuning
 //	quic_bandwidth = "1.65Gbit/s" # table's [transport] bulk_threshold; the
-//	bulk_latency = "10us"         # sweeps do not run on it
+//	bulk_latency = "10us"         # sweeps run on them with model = "realnet"
 //	bulk_bandwidth = "1.09GB/s"
 //
 //	[[fault]]                     # optional noise and faults, any number
@@ -46,10 +48,15 @@
 // "pipelined_ring(segment=2MiB)" (the names results give them), while ring
 // and auto, which take no segment, run once.
 //
-// The network models (Models) are "alpha-beta", "loggp" and "flow"; the
-// flow model runs on a topology (Topologies): a crossbar, a ring, a torus,
-// a fat tree, a dragonfly or a hierarchical cluster of nodes. The keys of
-// each are those sim's types document, one to one. [[fault]] tables
+// The network models (Models) are "alpha-beta", "loggp", "flow" and
+// "realnet" (realnet's two paths, from [network.transport]); the flow
+// model runs on a topology (Topologies): a crossbar, a ring, a torus, a
+// fat tree, a dragonfly or a hierarchical cluster of nodes, its links
+// shared by plain or latency-weighted max-min. Every model takes the
+// message protocol keys (ProtocolKeys: eager and rendezvous, an envelope,
+// SimGrid-style latency and bandwidth factors by size), which put a
+// sim.Protocol over it. The keys of each are those sim's types document,
+// one to one. [[fault]] tables
 // (Faults) add noise and faults to any model, seeded by the scenario's
 // seed; a sweep may repeat only on a network that draws random numbers.
 //

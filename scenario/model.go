@@ -138,6 +138,18 @@ var models = []modelSpec{
 			return fixed(m, bw)
 		},
 	},
+	{
+		ModelInfo: ModelInfo{
+			Name: "realnet",
+			Summary: "realnet's transport, path by path: messages below bulk_threshold on QUIC (eager), larger ones by rendezvous " +
+				"(request and clear to send on QUIC) on the bulk TCP path; each path alpha-beta, from [network.transport]",
+			Keys: []KeyInfo{
+				{"bulk_threshold", false, `payload size from which messages take the bulk path, as the tuning table's [transport] bulk_threshold: "16KiB" (default, realnet's), or "never"`},
+				keyReduceBandwidth,
+			},
+		},
+		build: buildRealnet,
+	},
 }
 
 // withOverhead wraps m in LogGP's per-message overhead o, if o is not 0.
@@ -289,4 +301,35 @@ func (p placed) NewNetworkChecked(e *sim.Engine) (sim.Network, error) {
 		return nil, fmt.Errorf("flow model on %s: %w", topo.Name, err)
 	}
 	return f.NewNetworkChecked(e)
+}
+
+// DefaultBulkThreshold is the realnet model's bulk_threshold when the
+// scenario leaves it out: realnet's own default (16 KiB).
+const DefaultBulkThreshold = 16 << 10
+
+// buildRealnet reads the realnet model: its paths from
+// [network.transport], read before the model.
+func buildRealnet(t, _ *table) *builtModel {
+	rbw, ok := t.bandwidth("reduce_bandwidth", false, math.Inf(1))
+	threshold := int64(DefaultBulkThreshold)
+	if v, present := t.m["bulk_threshold"]; present && v == "never" {
+		t.known = append(t.known, "bulk_threshold")
+		threshold = -1
+	} else if v, good := t.size("bulk_threshold"); !good {
+		ok = false
+	} else if v >= 0 {
+		threshold = v
+	}
+	if t.c.paths == nil {
+		if _, present := t.m["transport"]; !present {
+			t.errorf(joinPath(t.path, "model"), `model = "realnet" runs on realnet's two paths: add a [network.transport] table (quic_latency, quic_bandwidth, bulk_latency, bulk_bandwidth)`)
+		}
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	tr := t.c.paths
+	m := sim.TwoPaths{QUIC: tr.QUIC(), Bulk: tr.Bulk(), BulkThreshold: int(threshold), ReduceBandwidth: rbw}
+	return fixed(m, tr.BulkBandwidth)
 }

@@ -101,9 +101,9 @@ func TestParseFactors(t *testing.T) {
 		want sim.Factors
 		err  string
 	}{
-		{"0:1", sim.Factors{{0, 1}}, ""},
-		{" 1KiB : 0.5 ; 0:2 ", sim.Factors{{0, 2}, {1024, 0.5}}, ""},
-		{"0:1;", sim.Factors{{0, 1}}, ""},
+		{"0:1", sim.Factors{{From: 0, Factor: 1}}, ""},
+		{" 1KiB : 0.5 ; 0:2 ", sim.Factors{{From: 0, Factor: 2}, {From: 1024, Factor: 0.5}}, ""},
+		{"0:1;", sim.Factors{{From: 0, Factor: 1}}, ""},
 		{"", nil, "want SIZE:FACTOR"},
 		{"0:0", nil, "not a positive number"},
 		{"0:inf", nil, "not a positive number"},
@@ -141,4 +141,42 @@ func FuzzParseFactors(f *testing.F) {
 			t.Fatalf("ParseFactors(%q) = %v, written %q, read back %v, %v", s, fs, fs.String(), back, err)
 		}
 	})
+}
+
+func TestRealnetModel(t *testing.T) {
+	paths := `model = "realnet"
+%s
+[network.transport]
+quic_latency = "30us"
+quic_bandwidth = "1.65Gbit/s"
+bulk_latency = "10us"
+bulk_bandwidth = "1.09GB/s"`
+	s, err := Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `bulk_threshold = "32KiB"`, 1), "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sim.TwoPaths{QUIC: sim.AlphaBeta{Latency: 30 * sim.Microsecond, Bandwidth: 1.65e9 / 8},
+		Bulk: sim.AlphaBeta{Latency: 10 * sim.Microsecond, Bandwidth: 1.09e9}, BulkThreshold: 32 << 10, ReduceBandwidth: inf}
+	if !reflect.DeepEqual(s.Network.Sim, want) || s.Network.LinkBandwidth != 1.09e9 {
+		t.Errorf("model %#v, link bandwidth %g; want %#v", s.Network.Sim, s.Network.LinkBandwidth, want)
+	}
+	if err := s.Network.Check(4); err != nil {
+		t.Error(err)
+	}
+	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `bulk_threshold = "never"`, 1), "")))
+	if err != nil || s.Network.Sim.(sim.TwoPaths).BulkThreshold != -1 {
+		t.Errorf("bulk_threshold = \"never\": %v, %v", err, s)
+	}
+	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", "", 1), "")))
+	if err != nil || s.Network.Sim.(sim.TwoPaths).BulkThreshold != DefaultBulkThreshold {
+		t.Errorf("no bulk_threshold: %v, %v", err, s)
+	}
+	_, err = Parse("r.toml", []byte(withNetwork(`model = "realnet"`, "")))
+	if err == nil || !strings.Contains(err.Error(), `r.toml:5: network.model: model = "realnet" runs on realnet's two paths: add a [network.transport] table`) {
+		t.Errorf("realnet without paths: %v", err)
+	}
+	_, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `bulk_threshold = "sometimes"`, 1), "")))
+	if err == nil || !strings.Contains(err.Error(), `r.toml:6: network.bulk_threshold: "sometimes" is not a size`) {
+		t.Errorf("bad bulk_threshold: %v", err)
+	}
 }

@@ -321,6 +321,8 @@ func (c *checker) network(t *table, top *table) Network {
 	}
 	n.Model = name
 	t.what = fmt.Sprintf("[network] of model %s", name)
+	n.Transport = c.transport(t)
+	c.paths = n.Transport
 	m := spec.build(t, top)
 	if prot, ok := c.protocol(t); !ok {
 		m = nil
@@ -338,7 +340,6 @@ func (c *checker) network(t *table, top *table) Network {
 		n.Sim = n.seeded(c.seed)
 		c.networkOK, c.random = true, n.Random
 	}
-	n.Transport = c.transport(t)
 	t.finish()
 	return n
 }

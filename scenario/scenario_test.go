@@ -154,7 +154,7 @@ var badCases = []struct {
 	{"unknown top key", edit("seed =", "sead = 1"), 2, "sead", `unknown key in the top level; did you mean "seed"?`},
 	{"unknown network key", edit("latency =", `latncy = "5us"`), 6, "network.latncy", `did you mean "latency"?`},
 	{"unknown sweep key", edit("data =", `dat = "host"`), 17, "sweep[0].dat", `unknown key in [[sweep]] 1; did you mean "data"?`},
-	{"unknown model", edit("model =", `model = "logp"`), 5, "network.model", `unknown network model "logp" (want one of alpha-beta, flow, loggp)`},
+	{"unknown model", edit("model =", `model = "logp"`), 5, "network.model", `unknown network model "logp" (want one of alpha-beta, flow, loggp, realnet)`},
 	{"unknown collective", edit("collective =", `collective = "allreduse"`), 11, "sweep[0].collective", `unknown collective "allreduse"`},
 	{"unknown algorithm", edit("algorithms =", `algorithms = ["ring", "rign"]`), 12, "sweep[0].algorithms", `unknown allreduce algorithm "rign"`},
 	{"duplicate algorithm", edit("algorithms =", `algorithms = ["ring", "ring"]`), 12, "sweep[0].algorithms", `"ring" is listed twice`},

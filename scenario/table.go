@@ -33,6 +33,9 @@ type checker struct {
 	// their own.
 	defaultTuning     *algos.Tuning
 	defaultTuningFile string
+	// paths is [network.transport], read before the model (nil if the
+	// file has none or it is bad): the realnet model runs on it.
+	paths *Transport
 }
 
 // errorf records a problem with the key at path, on its line.

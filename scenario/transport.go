@@ -9,8 +9,9 @@ import (
 // Transport is the optional [network.transport] table: realnet's two paths
 // between a pair of ranks, each an alpha-beta link, from which nexar-sim
 // derives the bulk threshold of the tuning table it writes ([transport]
-// bulk_threshold; see package derive). The sweeps do not run on it: they
-// run on the [network] model.
+// bulk_threshold; see package derive). The sweeps run on the [network]
+// model; with model = "realnet" that model is these two paths
+// (sim.TwoPaths), so a live run can be predicted path by path.
 //
 //	[network.transport]
 //	quic_latency = "30us"          # one way, a message on its QUIC stream

@@ -9,16 +9,18 @@ seed = 1                        # seeds every random draw; repeat k runs with se
 # tuning = "tuning.toml"        # the table "auto" selects by (default: nexar's)
 
 [network]
-model = "alpha-beta"            # or "flow" (with a topology), "loggp"; see 'nexar-sim list'
+model = "alpha-beta"            # or "flow" (with a topology), "loggp", "realnet"; see 'nexar-sim list'
 latency = "5us"                 # alpha: ps, ns, us, ms, s
 bandwidth = "12.5GB/s"          # 1/beta: B/s, KB/s, MB/s, GB/s, TB/s (10^3 steps),
                                 # KiB/s, MiB/s, GiB/s, TiB/s (2^10), Mbit/s, Gbit/s, Tbit/s
 reduce_bandwidth = "25GB/s"     # 1/gamma; optional, "inf" (free) by default
+# eager_limit = "64KiB"         # message protocol, any model: eager below, rendezvous
+# envelope = "16B"              # from it; bytes added per message (see 'nexar-sim list')
 
 # [network.transport]           # optional: realnet's QUIC and bulk TCP paths, from
 # quic_latency = "30us"         # which run derives tuning.toml's [transport]
-# quic_bandwidth = "1.65Gbit/s" # bulk_threshold (see 'nexar-sim list'); the
-# bulk_latency = "10us"         # sweeps do not run on it
+# quic_bandwidth = "1.65Gbit/s" # bulk_threshold (see 'nexar-sim list'); sweeps
+# bulk_latency = "10us"         # run on them with model = "realnet"
 # bulk_bandwidth = "1.09GB/s"
 
 # [[fault]]                     # noise and faults, any number; see 'nexar-sim list'

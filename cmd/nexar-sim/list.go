@@ -90,7 +90,7 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 	keys(scenario.ProtocolKeys())
 	fmt.Fprintln(stdout, "\nTransport ([network.transport], any model): realnet's QUIC and bulk TCP paths, each alpha-beta;")
 	fmt.Fprintln(stdout, "  run derives where the bulk path (a QUIC round trip for permission, then TCP) overtakes QUIC,")
-	fmt.Fprintln(stdout, "  written to tuning.toml as [transport] bulk_threshold; the sweeps do not run on it")
+	fmt.Fprintln(stdout, "  written to tuning.toml as [transport] bulk_threshold; sweeps run on it with model = \"realnet\"")
 	keys(scenario.TransportKeys())
 	fmt.Fprintln(stdout, "\nNoise and faults (top-level [[fault]] tables, kind = NAME, any model):")
 	for _, f := range scenario.Faults() {
