@@ -17,6 +17,20 @@
 // alpha-beta model (α latency, β seconds per byte, γ seconds per byte
 // reduced; p ranks, n bytes as nccl-tests counts them), and when it wins.
 //
+// Names mean what MPI libraries mean by them. Where SimGrid SMPI has the
+// same algorithm, message for message, the catalogue gives SMPI's name
+// (Algorithm.SMPI: "lr", "rab_rdb", "rdb", "NTSLR", "bruck",
+// "ompi_basic_recursivehalving", ...), which scenarios accept too and
+// nexar-sim's SimGrid peer check (scripts/simgrid) runs: on SMPI's own
+// protocol the two agree to within 0.03% at every point of that check.
+// The recursive algorithms come in both orders where MPI libraries differ:
+// MPICH exchanges its largest messages with the nearest rank first
+// (the "_nearest" variants of halving-doubling, recursive doubling and the
+// binomial allreduce and broadcast; its binomial reduce is the default
+// one), the farthest-first orders are the others. On alpha-beta the order
+// changes no time at powers of two; on a fat tree whose leaves hold
+// neighbouring ranks it decides which messages cross the uplinks.
+//
 // # Tags
 //
 // Messages match by (source rank, tag), in order between a pair. Tags carry
@@ -58,16 +72,28 @@
 // logarithmic latency: medium messages on many ranks; nexar's choice above
 // 8 ranks below 8 MiB.
 //
+// Halving-doubling nearest first ([HalvingDoublingNearestAllreduce],
+// "halving_doubling_nearest", MPICH's, SMPI "rab_rdb"): the same rounds,
+// the reduce-scatter at d = 1, 2, ..., p/2 and the allgather back down.
+// The same time for p = 2^k; off powers of two at least the row above and
+// at most another fold (2α + 2nβ + nγ) more, since its largest halves go
+// first to ranks a folded partner may be about to use.
+//
 // Recursive doubling ([RecursiveDoublingAllreduce], "recursive_doubling"):
 // whole-buffer exchanges at distances p/2 .. 1, lg p (α + nβ + nγ); off
 // powers of two (⌊lg p⌋ + 2)(α + nβ) + (⌊lg p⌋ + 1)nγ, exactly. Fewest
-// rounds: small messages.
+// rounds: small messages. Its nearest-first order
+// ([RecursiveDoublingNearestAllreduce], "recursive_doubling_nearest",
+// MPICH's, SMPI "rdb") has exactly the same times.
 //
 // Binomial tree ([BinomialTreeAllreduce], "binomial_tree"): binomial reduce
 // to rank 0 then binomial broadcast, lg p (2α + 2nβ + nγ) for p = 2^k.
 // Twice recursive doubling's rounds for the same bytes per round, so never
 // better on a flat network: the baseline that composing rooted collectives
-// gives.
+// gives. Its reduce goes farthest subtree first; MPICH's reduce then
+// broadcast ([BinomialTreeNearestAllreduce], "binomial_tree_nearest":
+// [BinomialReduce] then [BinomialBroadcast]) goes nearest first, with the
+// same time for p = 2^k.
 //
 // Reduce-scatter + allgather ([RSAGAllreduce], "rs_ag"): a ring
 // reduce-scatter into a block of one's own, then a ring allgather of the
@@ -140,15 +166,23 @@
 // networks and loses to ring's neighbour traffic on rings and tori.
 //
 // Recursive halving ([ReduceScatterRecursiveHalving],
-// "recursive_halving"): K rounds that each hand over half of the blocks
-// still held. For p = 2^k partners are r XOR d at d = p/2, ..., 1 (Thakur,
-// Rabenseifner and Gropp). For other p the rounds run in dissemination
-// form, the transpose of Bruck's allgather: at d = 2^(K-1), ..., 1 rank r
-// sends the partials of the min(d, p-d) blocks r+d, r+d+1, ... to rank
-// r+d and reduces those from rank r-d. Either way each rank sends and
-// reduces p-1 blocks, so the time is Kα + ((p-1)/p)n(β + γ) for every p
-// (the reference row for powers of two, derived here for the rest): the
-// fewest rounds and the least data, it wins whenever latency counts.
+// "recursive_halving", Open MPI's and MPICH's, SMPI
+// "ompi_basic_recursivehalving"): lg p rounds that each hand over half of
+// the blocks still held, partners r XOR d at d = p/2, ..., 1 (Thakur,
+// Rabenseifner and Gropp): lg p α + ((p-1)/p)n(β + γ) for p = 2^k. For
+// other p the e extra ranks fold their whole input into a partner first
+// and get their block back last; with p' = 2^⌊lg p⌋ and m = n/p the time
+// with free reductions and e >= p'/2 is
+// (lg p' + 2)α + nβ + (p' - 1 + Σ_{d=1..p'/2} min(e, d))mβ + mβ, and
+// within (lg p' - 1)α above it with fewer extra ranks.
+//
+// Dissemination ([ReduceScatterDissemination], "dissemination"): the same
+// halving in dissemination form, the transpose of Bruck's allgather: at
+// d = 2^(K-1), ..., 1 rank r sends the partials of the min(d, p-d) blocks
+// r+d, r+d+1, ... to rank r+d and reduces those from rank r-d. Each rank
+// sends and reduces p-1 blocks, so the time is Kα + ((p-1)/p)n(β + γ) for
+// every p: the fewest rounds and the least data, it wins whenever latency
+// counts and p is not a power of two.
 //
 // # allgather
 //
@@ -156,10 +190,12 @@
 // Time (p-1)α + ((p-1)/p)nβ; for large messages.
 //
 // Recursive doubling ([AllgatherRecursiveDoubling],
-// "recursive_doubling"): for p = 2^k, in round d = 1, 2, ..., p/2 rank r
-// swaps everything it has with rank r XOR d; time lg p α + ((p-1)/p)nβ.
-// For other p the XOR partner may not exist, and it runs bruck, as Open
-// MPI's recursive doubling does, with bruck's time.
+// "recursive_doubling", MPICH's, SMPI "rdb"): in round d = 1, 2, ..., p/2
+// rank r swaps everything it has with rank r XOR d; for p = 2^k the time is
+// lg p α + ((p-1)/p)nβ. For other p a round whose partner group is cut
+// short by the end of the world passes the short group's blocks on inside
+// the other group along a binomial tree: at least bruck's time and at most
+// 2Kα + 3nβ (it has no simpler closed form; the tests pin the bounds).
 //
 // Bruck ([AllgatherBruck], "bruck"): blocks kept rotated so a rank's own
 // comes first; in round d = 1, 2, 4, ... rank r sends its first
@@ -173,8 +209,8 @@
 // r+s and receives from r-s. Time (p-1)(α + (n/p)β); optimal bandwidth,
 // the choice for large blocks.
 //
-// Linear ([AlltoallLinear], "linear"): every send and receive is posted
-// at once, sends in the order r+1, ..., r+p-1. On alpha-beta a rank's
+// Linear ([AlltoallLinear], "linear", SMPI "basic_linear"): every send and
+// receive is posted at once, sends in the order r+1, ..., r+p-1. On alpha-beta a rank's
 // egress sends one message at a time in posting order, and the k-th
 // messages of all ranks go to p different receivers, all free at that
 // moment; so the model runs exactly the pairwise schedule and the time is
@@ -237,10 +273,13 @@
 // Their Layout rounds count down to a multiple of p. Reduce leaves the
 // non-roots' buffers unspecified (partial results).
 //
-// Broadcast binomial_tree (BinomialBroadcast): rank v receives the buffer
-// from v - lowbit(v) and forwards it to v + lowbit(v)/2, ..., v + 1,
-// largest subtree first. ceil(lg p)(α + nβ) for every p: the fewest whole
-// message times, so the choice for small buffers.
+// Broadcast binomial_tree (BinomialBroadcast, MPICH's, SMPI
+// "binomial_tree"): rank v receives the buffer from v - lowbit(v) and
+// forwards it to v + lowbit(v)/2, ..., v + 1, largest subtree first, one
+// blocking send after the other. ceil(lg p)(α + nβ) for every p: the
+// fewest whole message times, so the choice for small buffers.
+// binomial_tree_nearest (BinomialNearestBroadcast) serves the nearest
+// subtree first, the root sending to 1, 2, 4, ...: the same time.
 //
 // Broadcast pipelined_chain (PipelinedChainBroadcast, parameter "segment",
 // default 256 KiB): segments of s bytes flow down the chain root, root+1,
@@ -276,13 +315,15 @@
 // Broadcast nexar (NexarBroadcast): flat below NexarBroadcastThreshold (4)
 // ranks, binary_tree from it on; its cost is theirs.
 //
-// Reduce binomial_tree (BinomialReduce): the binomial broadcast backwards,
-// nearest subtree first; each rank reduces its children's partial results
+// Reduce binomial_tree (BinomialReduce, MPICH's, SMPI "binomial"): the
+// binomial broadcast backwards, nearest subtree first; each rank reduces its children's partial results
 // into its buffer and sends the sum to its parent. lg p (α + nβ + nγ) for
 // p = 2^k; for other p the messages of smaller subtrees overlap the
 // root's reductions, and the time lies between ceil(lg p)(α + nβ) + nγ
 // and ceil(lg p)(α + nβ + nγ), equal to ceil(lg p)(α + nβ) when
-// reduction is free. Small buffers.
+// reduction is free. Small buffers. binomial_tree_farthest
+// (BinomialFarthestReduce) goes farthest subtree first: lg p (α + nβ + nγ)
+// for p = 2^k, ceil(lg p)(α + nβ) with free reduction.
 //
 // Gather and scatter binomial_tree (BinomialGather, BinomialScatter): each
 // rank forwards its whole subtree's blocks in one message (the root
@@ -291,12 +332,14 @@
 // the root's port is busy without a gap, and carries p - 1 blocks in
 // ceil(lg p) messages. Optimal in both terms on alpha-beta.
 //
-// Gather and scatter linear (LinearGather, LinearScatter): every block
-// goes straight between its rank and the root, all posted at once.
-// (p-1)(α + (n/p)β): the same bandwidth term, a linear latency term; it
-// wins only when α is negligible or the tree's relaying costs more than
-// it saves. Gather and scatter flat are nexar's names for exactly this,
-// and run the same code.
+// Gather and scatter linear (LinearGather, LinearScatter, Open MPI's
+// basic linear, SMPI "ompi_basic_linear"): every block goes straight
+// between its rank and the root, which takes or sends them one after the
+// other in rank order. (p-1)(α + (n/p)β): the same bandwidth term, a
+// linear latency term; it wins only when α is negligible or the tree's
+// relaying costs more than it saves. Gather and scatter flat (FlatGather,
+// FlatScatter) are nexar's: all blocks posted at once, the same time on
+// alpha-beta.
 //
 // # Comm
 //

@@ -28,15 +28,30 @@
 //     ([FatTree]), "dragonfly" ([Dragonfly]) or "hierarchical"
 //     ([Hierarchical], whose inter-node topology is named by "inter" and
 //     read from keys prefixed "inter_"); plus placement, send_slots,
-//     recv_slots, reduce_bandwidth. With topology = "crossbar" and only
-//     alpha-beta's three keys it is [FlowCrossbar], which gives
-//     alpha-beta's times exactly.
+//     recv_slots, sharing ([MaxMin] or [LatencyWeighted], SimGrid's CM02),
+//     reduce_bandwidth. With topology = "crossbar" and only alpha-beta's
+//     three keys it is [FlowCrossbar], which gives alpha-beta's times
+//     exactly.
 //   - model = "loggp": [LogGP] (latency, overhead, gap, bandwidth,
 //     reduce_bandwidth); "overhead" on the other models wraps them in
 //     [Overhead].
+//   - model = "realnet": [TwoPaths], realnet's QUIC and bulk TCP paths
+//     (the [network.transport] table, bulk_threshold, reduce_bandwidth).
+//   - The message protocol of MPI libraries wraps any model: [Protocol]
+//     (eager_limit, eager_moves, envelope, lat_factors, bw_factors,
+//     handshake, handshake_delay): eager sends that complete at once,
+//     rendezvous sends that wait for their receive, an envelope and
+//     SimGrid-style factors by message size. With eager_limit = "64KiB"
+//     and envelope = "16B" on the flow model with unlimited slots it is
+//     SimGrid SMPI's network.
 //   - Noise and faults wrap any model: [WithFaults] with the scenario's
 //     seed and a [Fault] per [[fault]] table ([Jitter], [Straggler],
 //     [Stragglers], [SlowLink], [LinkFailure], [RankFailure]).
+//
+// Messages from one rank to another with one tag match the receives posted
+// for them in the order they were sent, whatever order the network
+// delivers them in (MPI's rule). Networks that hold a message until its
+// receive is posted learn of it through [Matcher].
 //
 // A rank that fails makes every operation that needs it return an error
 // naming it ([RankFailedError]; a cut path gives a [PathCutError]), and
