@@ -72,16 +72,35 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 func (r *rank) queue(key matchKey) *matchQueue {
 	q := r.match[key]
 	if q == nil {
-		q = &matchQueue{}
+		if k := len(r.spare); k > 0 {
+			q = r.spare[k-1]
+			r.spare = r.spare[:k-1]
+		} else {
+			q = &matchQueue{}
+		}
 		r.match[key] = q
 	}
 	return q
 }
 
-// finish marks slot s of q done and forgets q once it is empty.
+// finish marks slot s of q done. Once q is empty it is forgotten (and
+// kept for reuse) if the rank has many queues: the map then stays about as
+// small as what is pending, where an alltoall would leave a queue for
+// every source; with few, it stays in the map, ready for the next message
+// of an algorithm that reuses its tag step after step.
 func (r *rank) finish(key matchKey, q *matchQueue, s *matchSlot) {
 	s.done = true
-	if q.trim() {
-		delete(r.match, key)
+	if q.trim() && len(r.match) > keepQueues {
+		r.forget(key, q)
 	}
+}
+
+// keepQueues is how many match queues a rank keeps when they empty.
+const keepQueues = 16
+
+// forget removes q, empty, from r's map and keeps it for reuse.
+func (r *rank) forget(key matchKey, q *matchQueue) {
+	delete(r.match, key)
+	*q = matchQueue{slots: q.slots[:0]}
+	r.spare = append(r.spare, q)
 }

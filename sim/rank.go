@@ -41,6 +41,7 @@ type rank struct {
 	// match pairs messages to this rank with its receives, by source
 	// and tag (see matchQueue).
 	match map[matchKey]*matchQueue
+	spare []*matchQueue // emptied queues, for reuse
 }
 
 func newRank(e *Engine, id int) *rank {
@@ -182,7 +183,7 @@ func (r *rank) failReceivesFrom(src int, err error) {
 			}
 		}
 		if q.trim() {
-			delete(r.match, k)
+			r.forget(k, q)
 		}
 	}
 }
