@@ -150,15 +150,11 @@ func ReduceScatterPairwise(ctx context.Context, l Link, send, recv device.Buffer
 // ReduceScatterDissemination), kept because it is what MPI libraries run.
 // It needs a commutative op, which every device op is.
 func ReduceScatterRecursiveHalving(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, op device.Op) error {
-	p := l.Size()
-	b, err := checkReduceScatter("reduce_scatter", send, recv, p, dt)
-	if err != nil || b == 0 {
+	b, done, err := reduceScatterPrologue(l, send, recv, dt)
+	if done {
 		return err
 	}
-	if p == 1 {
-		return l.Copy(recv, send)
-	}
-	if isPowerOfTwo(p) {
+	if isPowerOfTwo(l.Size()) {
 		return halvingButterfly(ctx, l, send, recv, b, dt, op)
 	}
 	return halvingFold(ctx, l, send, recv, b, dt, op)
@@ -177,15 +173,25 @@ func ReduceScatterRecursiveHalving(ctx context.Context, l Link, send, recv devic
 // networks its far partners can lose to ring's neighbour traffic for large
 // messages. It needs a commutative op, which every device op is.
 func ReduceScatterDissemination(ctx context.Context, l Link, send, recv device.Buffer, dt device.DType, op device.Op) error {
-	p := l.Size()
-	b, err := checkReduceScatter("reduce_scatter", send, recv, p, dt)
-	if err != nil || b == 0 {
+	b, done, err := reduceScatterPrologue(l, send, recv, dt)
+	if done {
 		return err
 	}
-	if p == 1 {
-		return l.Copy(recv, send)
-	}
 	return halvingDissemination(ctx, l, send, recv, b, dt, op)
+}
+
+// reduceScatterPrologue checks the buffers of a reduce-scatter and does
+// what needs no message: done reports that nothing is left (no data, or
+// one rank, whose block is copied).
+func reduceScatterPrologue(l Link, send, recv device.Buffer, dt device.DType) (b int, done bool, err error) {
+	b, err = checkReduceScatter("reduce_scatter", send, recv, l.Size(), dt)
+	if err != nil || b == 0 {
+		return b, true, err
+	}
+	if l.Size() == 1 {
+		return b, true, l.Copy(recv, send)
+	}
+	return b, false, nil
 }
 
 // Tags of the folded recursive halving's fold and fix-up.

@@ -237,8 +237,8 @@ func defaultAlgorithm(collective string) string {
 	if err != nil || len(c.Algorithms) == 0 {
 		return "ring"
 	}
-	if _, err := c.Algorithm("ring"); err == nil {
-		return "ring"
+	if a, err := c.Algorithm("ring"); err == nil {
+		return a.Name // "ring" may be another algorithm's SMPI name
 	}
 	return c.Algorithms[0].Name
 }

@@ -12,6 +12,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -304,22 +305,12 @@ func report(w io.Writer, rows []row) {
 		n, within(0.01), 100*float64(within(0.01))/float64(n), within(0.05), 100*float64(within(0.05))/float64(n))
 	worst := slices.Clone(rows)
 	slices.SortStableFunc(worst, func(a, b row) int {
-		return -cmpFloat(math.Abs(a.ratio()-1), math.Abs(b.ratio()-1))
+		return -cmp.Compare(math.Abs(a.ratio()-1), math.Abs(b.ratio()-1))
 	})
 	fmt.Fprintln(w, "worst:")
 	for _, r := range worst[:min(10, len(worst))] {
 		fmt.Fprintf(w, "  %s/%s (SMPI %s) world %d, %d bytes: %.4f\n", r.Collective, r.Algorithm, r.SMPI, r.World, r.Bytes, r.ratio())
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func writeCSV(path string, rows []row) error {
