@@ -15,20 +15,20 @@ import (
 // may set.
 //
 // Eager and rendezvous. With EagerLimit >= 0, a message of fewer payload
-// bytes is eager: its send completes as soon as the network has it (the
-// library copied it), so the sender's next send may overlap it on the
-// wire; it moves at once and waits at the receiver until its receive is
-// posted. A message of EagerLimit bytes or more goes by rendezvous: it
-// reaches the network only once the receive it matches is posted and the
-// Handshake is done, and its send completes when it is delivered. With
-// EagerLimit < 0 there is no protocol: sends complete on delivery and
-// messages move at once, the models' behaviour on their own.
+// bytes is eager: its send completes as soon as it is posted (the library
+// copied it), so the sender's next send may overlap it on the wire; it
+// moves once its receive is posted, as SimGrid SMPI's detached sends do,
+// or at once, to wait at the receiver, with EagerAtOnce (an MPI library's
+// eager protocol over TCP). A message of EagerLimit bytes or more goes by
+// rendezvous: it reaches the network only once the receive it matches is
+// posted and the Handshake is done, and its send completes when it is
+// delivered. With EagerLimit < 0 there is no protocol: sends complete on
+// delivery and messages move at once, the models' behaviour on their own.
 //
-// What that means per model: on the flow model with unlimited slots, the
-// eager sends of a rank share its link at once while its rendezvous sends
-// wait for their receivers, as MPI libraries over TCP do (with the default
-// handshake, SimGrid SMPI's protocol exactly). On LogGP a rendezvous is
-// handed to the NIC when it may start. On alpha-beta a rank has one
+// What that means per model: on the flow model with unlimited slots, a
+// rank's eager sends share its link while its blocking rendezvous sends go
+// one at a time (with the defaults, SimGrid SMPI's protocol exactly). On
+// LogGP a message is handed to the NIC when it may start. On alpha-beta a rank has one
 // egress port: eager messages still cross it one after the other in the
 // order they were posted (the protocol frees the sender, not the port),
 // and a rendezvous joins the port's queue when it may start.

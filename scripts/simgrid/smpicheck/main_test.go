@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
+	"github.com/nexar-go/nexar-go/sweep"
 )
 
 // platform is the part of a SimGrid platform file the tests read back.
@@ -144,5 +146,29 @@ func TestSettings(t *testing.T) {
 	p.Envelope = 0
 	if _, err := describe(p, 2); err == nil {
 		t.Error("an envelope SMPI does not have: no error")
+	}
+}
+
+// TestCheckScenarios: the scenarios of the peer check validate, and every
+// algorithm of the crossbar check runs in SMPI under its own name.
+func TestCheckScenarios(t *testing.T) {
+	for _, f := range []string{"../crossbar.toml", "../fattree.toml"} {
+		s, err := scenario.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		points, err := sweep.Plan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != "../crossbar.toml" {
+			continue
+		}
+		c := &checker{}
+		for _, p := range points {
+			if _, name, err := c.smpiAlgorithm(p); err != nil && name == "" && p.Algorithm.SMPI == "" {
+				t.Errorf("%s: %s/%s has no SMPI name", f, p.Collective.Name, p.VariantName())
+			}
+		}
 	}
 }
