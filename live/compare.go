@@ -107,7 +107,8 @@ func Predict(s *scenario.Scenario, rs []Result) ([]Comparison, error) {
 	return out, nil
 }
 
-// WriteCompareCSV writes comparisons as compare.csv.
+// WriteCompareCSV writes comparisons as compare.csv: the predicted time
+// to the simulator's picosecond, the measured one to the nanosecond.
 func WriteCompareCSV(w io.Writer, cs []Comparison) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CompareHeader); err != nil {
@@ -116,7 +117,7 @@ func WriteCompareCSV(w io.Writer, cs []Comparison) error {
 	for _, c := range cs {
 		cw.Write([]string{
 			c.Collective, c.Algorithm, strconv.Itoa(c.World), strconv.Itoa(c.Bytes), c.DType, c.Params, c.Op,
-			formatFloat(c.Predicted), formatFloat(c.Time), formatFloat(c.Ratio()),
+			strconv.FormatFloat(c.Predicted, 'f', sweep.TimeDecimals, 64), strconv.FormatFloat(c.Time, 'f', TimeDecimals, 64), formatFloat(c.Ratio()),
 		})
 	}
 	cw.Flush()

@@ -49,9 +49,16 @@ var Header = append(slices.Clone(sweep.Header), "wrong")
 // other than the host: Header, then device.
 var DeviceHeader = append(slices.Clone(Header), "device")
 
-// Record returns r as CSV fields in the order of Header.
+// TimeDecimals is how many decimals of a second results.csv gives
+// times: nexar-live measures with a nanosecond clock (time.Duration), so
+// digits beyond would be floating-point noise (nexar-sim's files, of a
+// picosecond clock, have sweep.TimeDecimals).
+const TimeDecimals = 9
+
+// Record returns r as CSV fields in the order of Header, times with
+// TimeDecimals decimals.
 func (r Result) Record() []string {
-	return append(r.Row.Record(), strconv.FormatInt(r.Wrong, 10))
+	return append(r.Row.RecordDecimals(TimeDecimals), strconv.FormatInt(r.Wrong, 10))
 }
 
 // ResultsWriter writes results as CSV, the header first.
@@ -104,7 +111,8 @@ func (c *ResultsWriter) Flush() error {
 }
 
 // ReadResults reads a results file that nexar-live or nexar-sim wrote:
-// the header must start with sweep.Header and may add wrong, and then
+// the header must start with sweep.Header (or an earlier version's names
+// of its columns: sweep.CurrentColumns) and may add wrong, and then
 // device. Rows of nexar-sim's files get Wrong = -1.
 func ReadResults(r io.Reader) ([]Result, error) {
 	cr := csv.NewReader(r)
@@ -116,6 +124,7 @@ func ReadResults(r io.Reader) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	head = sweep.CurrentColumns(head)
 	hasWrong, hasDevice := false, false
 	switch {
 	case slices.Equal(head, Header):

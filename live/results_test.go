@@ -29,6 +29,10 @@ func TestResultsRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(b.String(), strings.Join(sweep.Header, ",")+",wrong\n") {
 		t.Errorf("header: %q", strings.SplitN(b.String(), "\n", 2)[0])
 	}
+	// Times to the nanosecond of the clock that measured them.
+	if row := strings.Split(b.String(), "\n")[1]; !strings.Contains(row, ",f32,0.001500000,") || !strings.Contains(row, ",0.001400000,0.001900000,0.000250000,") {
+		t.Errorf("row %q: want times with 9 decimals", row)
+	}
 	out, err := ReadResults(&b)
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +57,16 @@ func TestReadSimResults(t *testing.T) {
 	}
 	if len(rs) != 1 || rs[0].Row != row || rs[0].Wrong != -1 {
 		t.Errorf("got %+v", rs)
+	}
+	// And one of an earlier nexar-sim, whose bandwidths were named
+	// algbw_gbps and busbw_gbps.
+	b.Reset()
+	w = sweep.NewCSVWriter(&b)
+	w.Write(row)
+	w.Flush()
+	old := strings.Replace(b.String(), "algbw_GB_per_s,busbw_GB_per_s", "algbw_gbps,busbw_gbps", 1)
+	if rs, err := ReadResults(strings.NewReader(old)); err != nil || len(rs) != 1 || rs[0].Row != row {
+		t.Errorf("old header: %+v, %v", rs, err)
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 
 // Columns of results.csv that ReadCSV uses. The first five are required;
 // the rest are optional and read as zero when absent or empty. Any other
-// column (algbw_gbps, parameters, seeds) is ignored, so the sweep may add
-// columns freely.
+// column (algbw_GB_per_s, parameters, seeds) is ignored, so the sweep may
+// add columns freely.
 const (
 	ColCollective = "collective"
 	ColAlgorithm  = "algorithm"
@@ -22,9 +22,14 @@ const (
 	ColBytes      = "bytes"
 	ColTime       = "time_s"
 	ColDType      = "dtype"
-	ColBusBW      = "busbw_gbps"
-	ColSpread     = "spread_s" // half-width of the time's spread, seconds
+	ColBusBW      = "busbw_GB_per_s" // GB/s, 10^9 bytes per second
+	ColSpread     = "spread_s"       // half-width of the time's spread, seconds
 )
+
+// oldColumns maps the names earlier versions of results.csv gave columns
+// to today's (lower-cased, as ReadCSV matches them): busbw_gbps held
+// GB/s, not Gbit/s.
+var oldColumns = map[string]string{"busbw_gbps": strings.ToLower(ColBusBW)}
 
 var requiredColumns = []string{ColCollective, ColAlgorithm, ColWorld, ColBytes, ColTime}
 
@@ -74,6 +79,9 @@ func ReadCSV(r io.Reader) ([]Point, error) {
 		name = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(name, "\ufeff")))
 		if name == "" {
 			continue
+		}
+		if now, ok := oldColumns[name]; ok {
+			name = now
 		}
 		if _, dup := col[name]; dup {
 			return nil, &ParseError{Line: 1, Column: name, Err: errors.New("column appears twice in the header")}
@@ -156,7 +164,7 @@ func (f *fieldReader) get(name string, required bool) (string, bool) {
 	if f.err != nil {
 		return "", false
 	}
-	i, ok := f.col[name]
+	i, ok := f.col[strings.ToLower(name)]
 	if !ok {
 		return "", false
 	}
@@ -172,7 +180,7 @@ func (f *fieldReader) get(name string, required bool) (string, bool) {
 
 func (f *fieldReader) fail(name string, err error) {
 	line := f.line
-	if l, _ := f.cr.FieldPos(f.col[name]); l > 0 {
+	if l, _ := f.cr.FieldPos(f.col[strings.ToLower(name)]); l > 0 {
 		line = l
 	}
 	f.err = &ParseError{Line: line, Column: name, Err: err}

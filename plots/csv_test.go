@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-const goodCSV = `collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps,seed
+const goodCSV = `collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s,seed
 allreduce,ring,8,1048576,f32,0.000345,3.04,5.32,1
 allreduce,auto,8,1048576,f32,3.5e-4,3,5.2,1
 `
@@ -39,8 +39,17 @@ func TestReadCSV(t *testing.T) {
 			in:   "\ufeff Time_S , bytes,world,algorithm,collective,spread_s\r\n1e-5, 64 ,2,tree,bcast,2e-6\r\n",
 			want: []Point{{Collective: "bcast", Algorithm: "tree", World: 2, Bytes: 64, Time: 1e-5, Spread: 2e-6}},
 		},
+		{
+			name: "results.csv of an earlier version: busbw_gbps",
+			in:   strings.Replace(goodCSV, "algbw_GB_per_s,busbw_GB_per_s", "algbw_gbps,busbw_gbps", 1),
+			want: []Point{
+				{Collective: "allreduce", Algorithm: "ring", DType: "f32", World: 8, Bytes: 1 << 20, Time: 0.000345, BusBW: 5.32},
+				{Collective: "allreduce", Algorithm: "auto", DType: "f32", World: 8, Bytes: 1 << 20, Time: 3.5e-4, BusBW: 5.2},
+			},
+		},
+		{name: "both names of busbw", in: "collective,algorithm,world,bytes,time_s,busbw_gbps,busbw_GB_per_s\n", errLine: 1, errCol: "busbw_gb_per_s", errText: "twice"},
 		{name: "header only", in: "collective,algorithm,world,bytes,time_s\n"},
-		{name: "empty optional field", in: "collective,algorithm,world,bytes,time_s,busbw_gbps\nc,a,2,8,1e-6,\n",
+		{name: "empty optional field", in: "collective,algorithm,world,bytes,time_s,busbw_GB_per_s\nc,a,2,8,1e-6,\n",
 			want: []Point{{Collective: "c", Algorithm: "a", World: 2, Bytes: 8, Time: 1e-6}}},
 		{name: "empty file", in: "", errLine: 1, errText: "empty file"},
 		{name: "missing column", in: "collective,algorithm,world,time_s\n", errLine: 1, errText: `no "bytes" column`},
@@ -50,7 +59,7 @@ func TestReadCSV(t *testing.T) {
 		{name: "world 0", in: "collective,algorithm,world,bytes,time_s\nc,a,0,8,1e-6\n", errLine: 2, errCol: "world", errText: "out of range"},
 		{name: "negative bytes", in: "collective,algorithm,world,bytes,time_s\nc,a,2,-8,1e-6\n", errLine: 2, errCol: "bytes"},
 		{name: "NaN time", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,NaN\n", errLine: 2, errCol: "time_s", errText: "finite"},
-		{name: "infinite busbw", in: "collective,algorithm,world,bytes,time_s,busbw_gbps\nc,a,2,8,1,1e999\n", errLine: 2, errCol: "busbw_gbps"},
+		{name: "infinite busbw", in: "collective,algorithm,world,bytes,time_s,busbw_GB_per_s\nc,a,2,8,1,1e999\n", errLine: 2, errCol: "busbw_GB_per_s"},
 		{name: "time not a number", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,fast\n", errLine: 2, errCol: "time_s", errText: "not a number"},
 		{name: "empty required", in: "collective,algorithm,world,bytes,time_s\nc,,2,8,1\n", errLine: 2, errCol: "algorithm", errText: "empty"},
 		{name: "short record", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,1\nc,a,2\n", errLine: 3, errText: "3 fields, header has 5"},
@@ -104,7 +113,7 @@ func TestReadCSVFile(t *testing.T) {
 // target uses it to check that what ReadCSV accepts survives a round trip.
 func writeCSV(pts []Point) string {
 	var b strings.Builder
-	b.WriteString("collective,algorithm,dtype,world,bytes,time_s,busbw_gbps,spread_s\n")
+	b.WriteString("collective,algorithm,dtype,world,bytes,time_s,busbw_GB_per_s,spread_s\n")
 	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	for _, p := range pts {

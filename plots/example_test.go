@@ -15,7 +15,7 @@ import (
 // forms of shared/reference/cost-models.md (α = 5 µs, β = 1/12.5 GB/s,
 // γ = 1/25 GB/s), p = 4 and 8.
 func ExampleWriteAll() {
-	const csv = `collective,algorithm,world,bytes,time_s,busbw_gbps
+	const csv = `collective,algorithm,world,bytes,time_s,busbw_GB_per_s
 allreduce,ring,4,1024,3.0154e-05,0.05094
 allreduce,ring,4,1048576,0.00018729,8.398
 allreduce,ring,4,67108864,0.010096,9.97

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -40,13 +41,17 @@ func (u LinkUsage) Utilisation(end Time) float64 {
 	return float64(u.Bytes) / (u.Bandwidth * end.Seconds())
 }
 
-// LinksCSVHeader is the header row WriteLinksCSV writes.
-var LinksCSVHeader = []string{"link", "from", "to", "bandwidth_Bps", "latency_s", "bytes", "messages", "busy_s", "busy_fraction", "utilisation", "peak_flows", "failed"}
+// LinksCSVHeader is the header row WriteLinksCSV writes. Names end in
+// their unit (_s seconds, _bytes_per_s); bytes_carried and
+// messages_carried are the edge's, named apart from the bytes of the
+// collective call that a links.csv row starts with.
+var LinksCSVHeader = []string{"link", "from", "to", "bandwidth_bytes_per_s", "latency_s", "bytes_carried", "messages_carried", "busy_s", "busy_fraction", "utilisation", "peak_flows", "failed"}
 
 // WriteLinksCSV writes links as CSV (the links.csv of a run): a header
-// row, then one row per edge in topology order, with times in seconds and
-// busy_fraction and utilisation relative to end, the run's End. Edges that
-// carried nothing are written too, so that rows line up across runs.
+// row, then one row per edge in topology order, with times in seconds to
+// the clock's picosecond (12 decimals) and busy_fraction and utilisation
+// relative to end, the run's End. Edges that carried nothing are written
+// too, so that rows line up across runs.
 func WriteLinksCSV(w io.Writer, links []LinkUsage, end Time) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(LinksCSVHeader); err != nil {
@@ -62,9 +67,9 @@ func WriteLinksCSV(w io.Writer, links []LinkUsage, end Time) error {
 		if !math.IsInf(u.Bandwidth, 1) {
 			bw = g(u.Bandwidth)
 		}
-		row := []string{u.Link, u.From, u.To, bw, g(u.Latency.Seconds()),
+		row := []string{u.Link, u.From, u.To, bw, secondsText(u.Latency),
 			strconv.FormatInt(u.Bytes, 10), strconv.FormatInt(u.Messages, 10),
-			g(u.Busy.Seconds()), g(busyFrac), g(u.Utilisation(end)),
+			secondsText(u.Busy), g(busyFrac), g(u.Utilisation(end)),
 			strconv.Itoa(u.PeakFlows), strconv.FormatBool(u.Failed)}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -72,4 +77,14 @@ func WriteLinksCSV(w io.Writer, links []LinkUsage, end Time) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// secondsText writes t in seconds with 12 decimals, its picoseconds
+// exactly: "0.000001000000".
+func secondsText(t Time) string {
+	sign := ""
+	if t < 0 {
+		sign, t = "-", -t
+	}
+	return fmt.Sprintf("%s%d.%012d", sign, t/Second, t%Second)
 }

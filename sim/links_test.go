@@ -37,9 +37,9 @@ func TestWriteLinksCSV(t *testing.T) {
 		t.Fatalf("got %d rows, header %v", len(rows), rows[0])
 	}
 	want := map[string][]string{
-		"dev0->switch": {"dev0->switch", "dev0", "switch", "1e+09", "1e-06", "1000", "1", "1e-06", "0.5", "0.5", "1", "false"},
-		"switch->dev1": {"switch->dev1", "switch", "dev1", "1e+09", "0", "1000", "1", "1e-06", "0.5", "0.5", "1", "false"},
-		"dev2->switch": {"dev2->switch", "dev2", "switch", "1e+09", "1e-06", "0", "0", "0", "0", "0", "0", "false"},
+		"dev0->switch": {"dev0->switch", "dev0", "switch", "1e+09", "0.000001000000", "1000", "1", "0.000001000000", "0.5", "0.5", "1", "false"},
+		"switch->dev1": {"switch->dev1", "switch", "dev1", "1e+09", "0.000000000000", "1000", "1", "0.000001000000", "0.5", "0.5", "1", "false"},
+		"dev2->switch": {"dev2->switch", "dev2", "switch", "1e+09", "0.000001000000", "0", "0", "0.000000000000", "0", "0", "0", "false"},
 	}
 	for _, row := range rows[1:] {
 		if w, ok := want[row[0]]; ok && !slices.Equal(row, w) {

@@ -5,39 +5,75 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
 // Header is the header of a results CSV file: the columns nccl-tests
-// users expect, in this order, then the extras.
+// users expect, in this order, then the extras. A column's name ends in
+// its unit: _s for seconds, _GB_per_s for GB/s (10^9 bytes per second,
+// nccl-tests' algbw and busbw), none for counts.
 var Header = []string{
-	"collective", "algorithm", "world", "bytes", "dtype", "time_s", "algbw_gbps", "busbw_gbps",
+	"collective", "algorithm", "world", "bytes", "dtype", "time_s", "algbw_GB_per_s", "busbw_GB_per_s",
 	"params", "op", "repeats", "time_min_s", "time_max_s", "spread_s", "messages",
 }
+
+// renamedColumns maps the names earlier versions gave columns of Header
+// to today's: algbw_gbps and busbw_gbps held GB/s, not the Gbit/s their
+// names suggested.
+var renamedColumns = map[string]string{
+	"algbw_gbps": "algbw_GB_per_s",
+	"busbw_gbps": "busbw_GB_per_s",
+}
+
+// CurrentColumns returns a copy of head with the names earlier versions
+// gave its columns replaced by today's, so that readers of results files
+// accept the files of those versions too.
+func CurrentColumns(head []string) []string {
+	out := slices.Clone(head)
+	for i, name := range out {
+		if now, ok := renamedColumns[name]; ok {
+			out[i] = now
+		}
+	}
+	return out
+}
+
+// TimeDecimals is how many decimals of a second Record gives times: the
+// simulator's clock counts whole picoseconds (sim.Time), so fewer digits
+// would lose ticks and more would only print floating-point noise.
+const TimeDecimals = 12
 
 // RequiredColumns is how many columns of Header every results file has
 // first, in that order.
 const RequiredColumns = 8
 
-// Record returns r as CSV fields in the order of Header. Floats are
-// formatted with the fewest digits that read back exactly, so the output
-// is deterministic and ReadCSV gives back the same Row.
-func (r Row) Record() []string {
+// Record returns r as CSV fields in the order of Header: times with
+// TimeDecimals decimals (NewRow rounds them to that resolution, so ReadCSV
+// gives back the same Row), other floats with the fewest digits that read
+// back exactly, so the output is deterministic.
+func (r Row) Record() []string { return r.RecordDecimals(TimeDecimals) }
+
+// RecordDecimals is Record with times given to decimals decimals of a
+// second: the resolution of the clock that measured them (9 for a
+// nanosecond clock).
+func (r Row) RecordDecimals(decimals int) []string {
+	sec := func(t float64) string { return strconv.FormatFloat(t, 'f', decimals, 64) }
 	return []string{
 		r.Collective,
 		r.Algorithm,
 		strconv.Itoa(r.World),
 		strconv.Itoa(r.Bytes),
 		r.DType,
-		formatFloat(r.Time),
+		sec(r.Time),
 		formatFloat(r.AlgBW),
 		formatFloat(r.BusBW),
 		r.Params,
 		r.Op,
 		strconv.Itoa(r.Repeats),
-		formatFloat(r.TimeMin),
-		formatFloat(r.TimeMax),
-		formatFloat(r.Spread),
+		sec(r.TimeMin),
+		sec(r.TimeMax),
+		sec(r.Spread),
 		strconv.FormatInt(r.Messages, 10),
 	}
 }
@@ -88,7 +124,8 @@ type CSVError struct {
 func (e *CSVError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
 // ReadCSV reads a results file that CSVWriter wrote (the header must be
-// Header, exactly), giving back the rows it wrote.
+// Header, exactly, or the header of an earlier version: see
+// CurrentColumns), giving back the rows it wrote.
 func ReadCSV(r io.Reader) ([]Row, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -99,7 +136,7 @@ func ReadCSV(r io.Reader) ([]Row, error) {
 	if err != nil {
 		return nil, csvErr(err)
 	}
-	if !equal(head, Header) {
+	if !slices.Equal(CurrentColumns(head), Header) {
 		return nil, &CSVError{Line: 1, Msg: fmt.Sprintf("header %q is not the one nexar-sim writes (%q)", head, Header)}
 	}
 	var rows []Row
@@ -129,18 +166,6 @@ func csvErr(err error) error {
 		return &CSVError{Line: pe.Line, Msg: pe.Err.Error()}
 	}
 	return err
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func parseRecord(rec []string) (Row, error) {

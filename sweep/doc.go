@@ -5,12 +5,16 @@
 // rows in a deterministic order, and CSVWriter writes rows as
 // nccl-tests-style CSV: the columns
 //
-//	collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps
+//	collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s
 //
 // first, then the extras params (the variant's parameters as
 // name=value;...), op, repeats, time_min_s, time_max_s, spread_s (half of
-// max - min) and messages. ReadCSV reads such a file back into the same
-// rows, which is how shards are merged and old results re-derived.
+// max - min) and messages. A name ends in its unit: seconds (_s), given
+// to the picosecond of the simulator's clock (TimeDecimals), and GB/s
+// (_GB_per_s: 10^9 bytes per second, as nccl-tests). ReadCSV reads such
+// a file back into the same rows, which is how shards are merged and old
+// results re-derived; it also reads the files of earlier versions, which
+// named the bandwidths algbw_gbps and busbw_gbps (CurrentColumns).
 //
 // Points with data = "host" move real bytes: a Check per collective fills
 // each rank's input and verifies its output against algotest's

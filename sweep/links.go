@@ -98,7 +98,7 @@ func WriteLinksCSV(w io.Writer, accounts []*Links) error {
 		}
 		p := a.Point
 		key := []string{strconv.Itoa(p.Index), p.Collective.Name, p.VariantName(), strconv.Itoa(p.World),
-			strconv.Itoa(p.UsedBytes()), p.DType.String(), strconv.FormatUint(a.Seed, 10), formatFloat(a.End.Seconds())}
+			strconv.Itoa(p.UsedBytes()), p.DType.String(), strconv.FormatUint(a.Seed, 10), strconv.FormatFloat(a.End.Seconds(), 'f', TimeDecimals, 64)}
 		for _, row := range rows[1:] {
 			if err := cw.Write(append(slices.Clone(key), row...)); err != nil {
 				return err

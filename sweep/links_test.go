@@ -185,16 +185,21 @@ bytes = ["4KiB"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Split("point,collective,algorithm,world,bytes,dtype,seed,time_s,link,from,to,bandwidth_Bps,latency_s,bytes,messages,busy_s,busy_fraction,utilisation,peak_flows,failed", ",")
+	want := strings.Split("point,collective,algorithm,world,bytes,dtype,seed,time_s,link,from,to,bandwidth_bytes_per_s,latency_s,bytes_carried,messages_carried,busy_s,busy_fraction,utilisation,peak_flows,failed", ",")
 	if !slices.Equal(rows[0], want) || !slices.Equal(sweep.LinksHeader, want) {
 		t.Fatalf("header %v, want %v", rows[0], want)
+	}
+	// Every column has a name of its own, for readers that look columns
+	// up by name.
+	if names := slices.Compact(slices.Sorted(slices.Values(want))); len(names) != len(want) {
+		t.Errorf("header %v names a column twice", want)
 	}
 	if len(rows) != 1+8+8 {
 		t.Fatalf("%d rows, want a header and 8 edges of each point", len(rows))
 	}
 	for k, row := range rows[1:] {
 		a := accounts[k/8]
-		key := []string{strconv.Itoa(a.Point.Index), "allreduce", a.Point.VariantName(), "4", "4096", "f32", "3", strconv.FormatFloat(a.End.Seconds(), 'g', -1, 64)}
+		key := []string{strconv.Itoa(a.Point.Index), "allreduce", a.Point.VariantName(), "4", "4096", "f32", "3", strconv.FormatFloat(a.End.Seconds(), 'f', 12, 64)}
 		if !slices.Equal(row[:8], key) || row[8] != a.Usage[k%8].Link {
 			t.Errorf("row %d: %v, want %v then %s", k+1, row, key, a.Usage[k%8].Link)
 		}
@@ -228,9 +233,9 @@ bytes = ["1MiB"]
 		panic(err)
 	}
 	// Output:
-	// point,collective,algorithm,world,bytes,dtype,seed,time_s,link,from,to,bandwidth_Bps,latency_s,bytes,messages,busy_s,busy_fraction,utilisation,peak_flows,failed
-	// 0,allreduce,ring,2,1048576,f32,3,0.0001148576,dev0->switch,dev0,switch,1.25e+10,5e-06,1048576,2,8.388608e-05,0.7303485359262252,0.7303485359262252,1,false
-	// 0,allreduce,ring,2,1048576,f32,3,0.0001148576,switch->dev0,switch,dev0,1.25e+10,0,1048576,2,8.388608e-05,0.7303485359262252,0.7303485359262252,1,false
-	// 0,allreduce,ring,2,1048576,f32,3,0.0001148576,dev1->switch,dev1,switch,1.25e+10,5e-06,1048576,2,8.388608e-05,0.7303485359262252,0.7303485359262252,1,false
-	// 0,allreduce,ring,2,1048576,f32,3,0.0001148576,switch->dev1,switch,dev1,1.25e+10,0,1048576,2,8.388608e-05,0.7303485359262252,0.7303485359262252,1,false
+	// point,collective,algorithm,world,bytes,dtype,seed,time_s,link,from,to,bandwidth_bytes_per_s,latency_s,bytes_carried,messages_carried,busy_s,busy_fraction,utilisation,peak_flows,failed
+	// 0,allreduce,ring,2,1048576,f32,3,0.000114857600,dev0->switch,dev0,switch,1.25e+10,0.000005000000,1048576,2,0.000083886080,0.7303485359262252,0.7303485359262252,1,false
+	// 0,allreduce,ring,2,1048576,f32,3,0.000114857600,switch->dev0,switch,dev0,1.25e+10,0.000000000000,1048576,2,0.000083886080,0.7303485359262252,0.7303485359262252,1,false
+	// 0,allreduce,ring,2,1048576,f32,3,0.000114857600,dev1->switch,dev1,switch,1.25e+10,0.000005000000,1048576,2,0.000083886080,0.7303485359262252,0.7303485359262252,1,false
+	// 0,allreduce,ring,2,1048576,f32,3,0.000114857600,switch->dev1,switch,dev1,1.25e+10,0.000000000000,1048576,2,0.000083886080,0.7303485359262252,0.7303485359262252,1,false
 }

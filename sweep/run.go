@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -182,6 +183,10 @@ func RunPoint(p Point) (Row, error) {
 // NewRow summarises p's per-iteration times in seconds (at least one;
 // sorted in place) as its row: the median, the extremes and the bandwidths
 // the point's bytes make of it. messages is what one iteration sent.
+// Times are rounded to whole picoseconds, the simulator's clock (the
+// median of an even count and the spread may fall half-way between two
+// ticks), so that a row read back from its CSV record (TimeDecimals) is
+// the row written.
 func NewRow(p Point, times []float64, messages int64) Row {
 	slices.Sort(times)
 	n := len(times)
@@ -195,12 +200,12 @@ func NewRow(p Point, times []float64, messages int64) Row {
 		World:      p.World,
 		Bytes:      p.UsedBytes(),
 		DType:      p.DType.String(),
-		Time:       med,
+		Time:       roundTime(med),
 		Params:     FormatParams(p.Params),
 		Repeats:    n,
-		TimeMin:    times[0],
-		TimeMax:    times[n-1],
-		Spread:     (times[n-1] - times[0]) / 2,
+		TimeMin:    roundTime(times[0]),
+		TimeMax:    roundTime(times[n-1]),
+		Spread:     roundTime((times[n-1] - times[0]) / 2),
 		Messages:   messages,
 	}
 	if p.Collective.Reduces {
@@ -211,6 +216,14 @@ func NewRow(p Point, times []float64, messages int64) Row {
 		row.BusBW = row.AlgBW * p.Collective.BusFactor(p.World)
 	}
 	return row
+}
+
+// roundTime rounds t seconds to whole picoseconds: k/10^12 for an integer
+// k, the double that formats with TimeDecimals decimals as k's digits and
+// parses back to itself.
+func roundTime(t float64) float64 {
+	const ticks = 1e12 // per second; 10^TimeDecimals
+	return math.Round(t*ticks) / ticks
 }
 
 // Options tune Run.

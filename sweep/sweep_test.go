@@ -365,10 +365,10 @@ func TestCSV(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := `collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps,params,op,repeats,time_min_s,time_max_s,spread_s,messages
-allreduce,ring,8,8388608,f32,0.0015380064,5.454,9.5445,,sum,1,0.0015380064,0.0015380064,0,112
-allreduce,ring,1,0,f32,0,0,0,,sum,1,0,0,0,0
-"x,y","a""b(segment=2MiB)",2,4,u8,1e-09,0.3333333333333333,0.6666666666666666,segment=2097152,,5,5e-10,2e-09,7.5e-10,3
+	want := `collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s,params,op,repeats,time_min_s,time_max_s,spread_s,messages
+allreduce,ring,8,8388608,f32,0.001538006400,5.454,9.5445,,sum,1,0.001538006400,0.001538006400,0.000000000000,112
+allreduce,ring,1,0,f32,0.000000000000,0,0,,sum,1,0.000000000000,0.000000000000,0.000000000000,0
+"x,y","a""b(segment=2MiB)",2,4,u8,0.000000001000,0.3333333333333333,0.6666666666666666,segment=2097152,,5,0.000000000500,0.000000002000,0.000000000750,3
 `
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
@@ -376,6 +376,16 @@ allreduce,ring,1,0,f32,0,0,0,,sum,1,0,0,0,0
 	back, err := sweep.ReadCSV(strings.NewReader(b.String()))
 	if err != nil || !slices.Equal(back, rows) {
 		t.Errorf("ReadCSV = %+v, %v; want the rows written", back, err)
+	}
+	// A file of an earlier version, whose bandwidth columns were named
+	// algbw_gbps and busbw_gbps, reads the same.
+	old := strings.Replace(b.String(), "algbw_GB_per_s,busbw_GB_per_s", "algbw_gbps,busbw_gbps", 1)
+	if back, err := sweep.ReadCSV(strings.NewReader(old)); err != nil || !slices.Equal(back, rows) {
+		t.Errorf("ReadCSV of the old header = %+v, %v; want the rows written", back, err)
+	}
+	// Nanosecond clocks write nine decimals.
+	if got := rows[0].RecordDecimals(9)[5]; got != "0.001538006" {
+		t.Errorf("RecordDecimals(9) time_s = %q", got)
 	}
 	b.Reset()
 	w = sweep.NewCSVWriter(&b)
@@ -386,6 +396,38 @@ allreduce,ring,1,0,f32,0,0,0,,sum,1,0,0,0,0
 	w.Flush()
 	if b.String() != strings.Join(sweep.Header, ",")+"\n" {
 		t.Errorf("header only: %q", b.String())
+	}
+}
+
+// TestNewRowRounds checks that a row's times are whole picoseconds, the
+// simulator's clock, however the median and spread fall: the CSV record
+// prints them without floating-point noise and reads back to the row.
+func TestNewRowRounds(t *testing.T) {
+	p := plan(t, `
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [2]
+bytes = [1024]
+`)[0]
+	// 1477713 ns and 1477714 ns + 1 ps as a sum of doubles gives them;
+	// the median is half-way between two ticks, as is the spread.
+	times := []float64{0.0014777129999999999, 0.001477714 + 1e-12}
+	row := sweep.NewRow(p, times, 4)
+	rec := row.Record()
+	// Half a tick rounds either way, as floating point has it.
+	if rec[11] != "0.001477713000" || rec[12] != "0.001477714001" ||
+		!slices.Contains([]string{"0.001477713500", "0.001477713501"}, rec[5]) ||
+		!slices.Contains([]string{"0.000000000500", "0.000000000501"}, rec[13]) {
+		t.Errorf("time_s, time_min_s, time_max_s, spread_s = %s, %s, %s, %s", rec[5], rec[11], rec[12], rec[13])
+	}
+	var b bytes.Buffer
+	w := sweep.NewCSVWriter(&b)
+	w.Write(row)
+	w.Flush()
+	back, err := sweep.ReadCSV(&b)
+	if err != nil || len(back) != 1 || back[0] != row {
+		t.Errorf("ReadCSV = %+v, %v; want %+v", back, err, row)
 	}
 }
 
@@ -745,7 +787,7 @@ repeat = 5
 		times = append(times, res.End.Seconds())
 	}
 	slices.Sort(times)
-	if row.Repeats != 5 || row.Time != times[2] || row.TimeMin != times[0] || row.TimeMax != times[4] || row.Spread != (times[4]-times[0])/2 {
+	if row.Repeats != 5 || row.Time != times[2] || row.TimeMin != times[0] || row.TimeMax != times[4] || math.Abs(row.Spread-(times[4]-times[0])/2) > 0.5e-12 {
 		t.Errorf("row %+v, times %v", row, times)
 	}
 	if times[0] == times[4] {

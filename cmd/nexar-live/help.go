@@ -71,12 +71,14 @@ const outputHelp = `Output: a table on stdout laid out as nccl-tests prints its 
 one block per collective and algorithm, and in DIR:
 
   results.csv   nexar-sim's columns (collective, algorithm, world, bytes, dtype,
-                time_s, algbw_gbps, busbw_gbps, params, op, repeats,
+                time_s, algbw_GB_per_s, busbw_GB_per_s, params, op, repeats,
                 time_min_s, time_max_s, spread_s, messages), then wrong: the
                 elements, over all ranks, that differed from the reference.
                 repeats is the number of timed iterations, time_min_s and
                 time_max_s their extremes, spread_s half the difference,
                 messages the messages all ranks sent in one iteration.
+                Times are seconds to the clock's nanosecond (9 decimals),
+                algbw and busbw GB/s (10^9 bytes per second).
                 A run with --device cuda adds device (cuda).
   compare.csv   collective, algorithm, world, bytes, dtype, params, op,
                 predicted_s (the simulator, on the scenario's [network]),

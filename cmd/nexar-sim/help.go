@@ -94,7 +94,7 @@ into place, results last to first, the manifest last of all.
 Outputs in DIR:
   results.csv      one row per point, in the order of the scenario, the
                    same whatever --jobs is:
-                   collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps
+                   collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s
                    then the extras params,op,repeats,time_min_s,time_max_s,
                    spread_s,messages
   results.json     the same rows, with the scenario, the crossovers and the
@@ -121,8 +121,11 @@ sweep sets in parentheses (pipelined_ring(segment=2MiB)), and params the
 same as name=bytes pairs; bytes is the size run, after the collective's
 rounding (as nccl-tests); time_s the simulated time until the last rank
 finished, the median over repeats; spread_s half of time_max_s -
-time_min_s; algbw = bytes / time_s / 1e9 and busbw = algbw times the
-collective's bus factor (0 when bytes or time is 0).
+time_min_s; times are in seconds to the simulator's picosecond (12
+decimals); algbw = bytes / time_s / 1e9 in GB/s (10^9 bytes per second,
+as nccl-tests) and busbw = algbw times the collective's bus factor (0
+when bytes or time is 0). Files of earlier versions, which named the
+bandwidths algbw_gbps and busbw_gbps, still read in plot and merge.
 
 Flags:
   --out DIR        output directory (required; created if missing)
@@ -149,14 +152,15 @@ links.csv has one row per point asked (in results.csv's order, each once)
 and directed link of the topology ("dev0->switch"; idle links too, so
 that rows line up across points):
   point,collective,algorithm,world,bytes,dtype,seed,time_s,
-  link,from,to,bandwidth_Bps,latency_s,bytes,messages,busy_s,
-  busy_fraction,utilisation,peak_flows,failed
+  link,from,to,bandwidth_bytes_per_s,latency_s,bytes_carried,
+  messages_carried,busy_s,busy_fraction,utilisation,peak_flows,failed
 point is the row of results.csv, time_s the run's simulated time (of the
-first seed when the point repeats), bytes (the second) and messages what
-crossed the link (a message counts on every link of its route), busy_s
-the time at least one message was on it, busy_fraction = busy_s / time_s,
-utilisation = bytes / (bandwidth_Bps * time_s): the bottleneck is the link
-whose busy_fraction is nearest 1.
+first seed when the point repeats), bytes the collective's size as in
+results.csv, bytes_carried and messages_carried what crossed the link (a
+message counts on every link of its route), busy_s the time at least one
+message was on it, busy_fraction = busy_s / time_s, utilisation =
+bytes_carried / (bandwidth_bytes_per_s * time_s): the bottleneck is the
+link whose busy_fraction is nearest 1.
 
 Progress goes to stderr: a bar (points done, elapsed, ETA) on a terminal,
 plain lines otherwise.

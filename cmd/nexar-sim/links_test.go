@@ -57,7 +57,7 @@ func TestLinksFlag(t *testing.T) {
 	// Point 3 twice, and in another order than the plan's.
 	runOK(t, "run", file, "--out", out, "--links", "3", "--links", "allreduce:ring:2:1MiB", "--links", "allreduce:ring:4:8MiB:f32", "-q", "--no-plots")
 	header, rows := readLinks(t, filepath.Join(out, linksFile))
-	want := "point,collective,algorithm,world,bytes,dtype,seed,time_s,link,from,to,bandwidth_Bps,latency_s,bytes,messages,busy_s,busy_fraction,utilisation,peak_flows,failed"
+	want := "point,collective,algorithm,world,bytes,dtype,seed,time_s,link,from,to,bandwidth_bytes_per_s,latency_s,bytes_carried,messages_carried,busy_s,busy_fraction,utilisation,peak_flows,failed"
 	if strings.Join(header, ",") != want {
 		t.Fatalf("header %v, want %s", header, want)
 	}
@@ -65,8 +65,7 @@ func TestLinksFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The link's columns follow the point's 8 (which have a bytes too).
-	col := func(name string) int { return 8 + slices.Index(header[8:], name) }
+	col := func(name string) int { return slices.Index(header, name) }
 	type edge struct {
 		point int
 		link  string
@@ -81,13 +80,13 @@ func TestLinksFlag(t *testing.T) {
 		}
 		wantBytes := 2 * (world - 1) * n / world
 		r := results[point]
-		key := []string{row[0], r.Collective, r.Algorithm, strconv.Itoa(r.World), strconv.Itoa(r.Bytes), r.DType, "9", strconv.FormatFloat(r.Time, 'g', -1, 64)}
+		key := []string{row[0], r.Collective, r.Algorithm, strconv.Itoa(r.World), strconv.Itoa(r.Bytes), r.DType, "9", strconv.FormatFloat(r.Time, 'f', 12, 64)}
 		if !slices.Equal(row[:8], key) {
 			t.Errorf("row %v: want the key of results.csv's row %d, %v", row, point, key)
 		}
 		busy, _ := strconv.ParseFloat(row[col("busy_s")], 64)
-		if row[col("bytes")] != strconv.FormatInt(wantBytes, 10) || row[col("messages")] != strconv.FormatInt(2*(world-1), 10) ||
-			math.Abs(busy-float64(wantBytes)/12.5e9) > 1e-9*busy || row[col("bandwidth_Bps")] != "1.25e+10" {
+		if row[col("bytes_carried")] != strconv.FormatInt(wantBytes, 10) || row[col("messages_carried")] != strconv.FormatInt(2*(world-1), 10) ||
+			math.Abs(busy-float64(wantBytes)/12.5e9) > 1e-9*busy || row[col("bandwidth_bytes_per_s")] != "1.25e+10" {
 			t.Errorf("point %d, %s: %v; want %d bytes in %d messages, busy %gs", point, row[col("link")], row, wantBytes, 2*(world-1), float64(wantBytes)/12.5e9)
 		}
 	}

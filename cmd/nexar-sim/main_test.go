@@ -209,7 +209,7 @@ func TestRunDefaultScenarioTwice(t *testing.T) {
 		t.Error("two runs of the default scenario differ")
 	}
 	header, _, _ := strings.Cut(string(results[0]), "\n")
-	if !strings.HasPrefix(header, "collective,algorithm,world,bytes,dtype,time_s,algbw_gbps,busbw_gbps,") {
+	if !strings.HasPrefix(header, "collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s,") {
 		t.Errorf("header %q", header)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(results[0])).ReadAll()
@@ -321,7 +321,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"--help"}, 0, "Usage:", ""},
 		{[]string{"-h"}, 0, "[[sweep]]", ""},
 		{[]string{"help"}, 0, "nexar-sim run SCENARIO.toml --out DIR", ""},
-		{[]string{"help", "run"}, 0, "algbw_gbps", ""},
+		{[]string{"help", "run"}, 0, "algbw_GB_per_s", ""},
 		{[]string{"help", "validate"}, 0, "FILE:LINE: KEY: MESSAGE", ""},
 		{[]string{"help", "list"}, 0, "nexar-sim list", ""},
 		{[]string{"help", "plot"}, 0, "nexar-sim plot out/results.csv", ""},

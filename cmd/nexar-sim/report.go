@@ -53,8 +53,8 @@ type jsonRow struct {
 	DType         string         `json:"dtype"`
 	Op            string         `json:"op,omitempty"`
 	Time          float64        `json:"time_s"`
-	AlgBW         float64        `json:"algbw_gbps"`
-	BusBW         float64        `json:"busbw_gbps"`
+	AlgBW         float64        `json:"algbw_GB_per_s"`
+	BusBW         float64        `json:"busbw_GB_per_s"`
 	Repeats       int            `json:"repeats"`
 	TimeMin       float64        `json:"time_min_s"`
 	TimeMax       float64        `json:"time_max_s"`
