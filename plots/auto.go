@@ -155,11 +155,13 @@ func AutoSlowdown(points []Point, collective string, budgetPct float64) (*Figure
 	return f, nil
 }
 
+// budgetStyle draws the budget: red, in long dashes that no series has
+// (its red is as near vermillion's as any red can be, see palette).
 func budgetStyle() draw.LineStyle {
 	return draw.LineStyle{
 		Color:  color.NRGBA{0xC0, 0x20, 0x20, 0xFF},
 		Width:  vg.Points(1.2),
-		Dashes: []vg.Length{vg.Points(6), vg.Points(3)},
+		Dashes: referenceDashes,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -17,16 +18,24 @@ import (
 // (categorical, one row each, ascending upwards) against message size (log),
 // each sweep point a cell coloured by its [Winners] entry, with thick lines
 // along the crossover boundaries (between neighbouring cells whose winners
-// differ) and, in each cell wide enough, how much slower the runner-up is.
+// differ) and, in every cell, how much slower the runner-up is: "12%",
+// "×3.4" when it takes 3.4 times as long, "tie", or "only" where no other
+// algorithm ran. The figure is made wide enough for every cell's label.
 // Sizes of zero bytes cannot sit on the log axis and are left out.
 func CrossoverMap(points []Point, collective string) (*Figure, error) {
+	f, _, err := crossoverMap(points, collective)
+	return f, err
+}
+
+// crossoverMap is CrossoverMap, with the plotter of its cells for tests.
+func crossoverMap(points []Point, collective string) (*Figure, *cellMap, error) {
 	s, err := selectPoints(points, collective)
 	if err != nil {
-		return nil, fmt.Errorf("crossover: %w", err)
+		return nil, nil, fmt.Errorf("crossover: %w", err)
 	}
 	all, err := s.winners()
 	if err != nil {
-		return nil, fmt.Errorf("crossover: %w", err)
+		return nil, nil, fmt.Errorf("crossover: %w", err)
 	}
 	var rows []WinnerRow
 	for _, r := range all {
@@ -41,7 +50,7 @@ func CrossoverMap(points []Point, collective string) (*Figure, error) {
 		}
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("crossover: %w: %q has no point of positive size", ErrNoData, collective)
+		return nil, nil, fmt.Errorf("crossover: %w: %q has no point of positive size", ErrNoData, collective)
 	}
 
 	m := &cellMap{rows: rows, fill: map[string]color.Color{}}
@@ -60,7 +69,7 @@ func CrossoverMap(points []Point, collective string) (*Figure, error) {
 	}
 
 	h := vg.Length(len(rows))*vg.Inch*0.55 + vg.Inch*1.1
-	f := newFigure(s.title("fastest algorithm by world size and message size"), 1, 9*vg.Inch, max(h, 3*vg.Inch))
+	f := newFigure(s.title("fastest algorithm by world size and message size"), 1, m.width(), max(h, 3*vg.Inch))
 	p := newPanel("")
 	p.Add(m)
 	p.X.Label.Text = "message size"
@@ -88,10 +97,98 @@ func CrossoverMap(points []Point, collective string) (*Figure, error) {
 	for _, alg := range winners {
 		f.addLegend(alg, &plotter.Polygon{Color: m.fill[alg], LineStyle: draw.LineStyle{Color: color.Gray{Y: 0x40}, Width: vg.Points(0.5)}})
 	}
-	f.addLegend("crossover", &plotter.Line{LineStyle: boundaryStyle()})
-	f.Note = "Each cell is one sweep point, coloured by its fastest algorithm; the number in it is how much slower the runner-up is (\"tie\": equal times, first name shown)."
+	if m.hasBoundary() {
+		f.addLegend("crossover", &plotter.Line{LineStyle: boundaryStyle()})
+	}
+	f.Note = "Each cell is one sweep point, coloured by its fastest algorithm; the number in it is how much slower the runner-up is (×N: N times as long; \"tie\": equal times, first name shown"
+	if m.hasAlone() {
+		f.Note += "; \"only\": no other algorithm ran"
+	}
+	f.Note += ")."
 	f.finish()
-	return f, nil
+	return f, m, nil
+}
+
+// cellLabel is what a cell says of its runner-up.
+func cellLabel(w Winner) string {
+	switch {
+	case w.RunnerUp == "":
+		return "only"
+	case w.Tie():
+		return "tie"
+	case w.Margin() >= 1:
+		// Twice as long or more: a percentage of three or more digits
+		// would not fit a cell, a ratio does.
+		r := w.RunnerUpTime / w.Time
+		if r < 9.95 {
+			return "×" + strconv.FormatFloat(r, 'f', 1, 64)
+		}
+		return "×" + strconv.FormatFloat(r, 'f', 0, 64)
+	default:
+		return formatMargin(w.Margin())
+	}
+}
+
+// Cell labels are drawn at cellLabelSize, or as small as minLabelSize in
+// cells too narrow for it; width sizes the figure so that they fit.
+const (
+	cellLabelSize = 8
+	minLabelSize  = 5
+	cellLabelPad  = 3 // points of room on either side, together
+)
+
+func cellLabelStyle(size vg.Length) text.Style {
+	sty := textStyle(size)
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+	sty.Color = color.Gray{Y: 0x30}
+	return sty
+}
+
+// width is the width of a figure of the map: 9 inches, or wider, up to
+// 30, where the narrowest cell would not hold its label at cellLabelSize.
+func (m *cellMap) width() vg.Length {
+	const axis = 1.1 * vg.Inch // the y axis, its labels and the margins
+	lo, hi := m.xRange()
+	span := math.Log(hi / lo)
+	sty := cellLabelStyle(cellLabelSize)
+	plotW := 9*vg.Inch - axis
+	for i, r := range m.rows {
+		for j, c := range r.Cells {
+			frac := math.Log(m.edges[i][j+1]/m.edges[i][j]) / span
+			need := (sty.Width(cellLabel(c)) + vg.Points(cellLabelPad)) / vg.Length(frac)
+			plotW = max(plotW, need)
+		}
+	}
+	return min(plotW+axis, 30*vg.Inch)
+}
+
+// hasBoundary reports whether the map draws a crossover boundary: two
+// neighbouring cells, along a row or between rows, with different
+// winners.
+func (m *cellMap) hasBoundary() bool {
+	for i, r := range m.rows {
+		for j := 1; j < len(r.Cells); j++ {
+			if r.Cells[j-1].Algorithm != r.Cells[j].Algorithm {
+				return true
+			}
+		}
+		if i+1 < len(m.rows) && len(m.rowBoundary(i)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAlone reports whether some cell had no runner-up.
+func (m *cellMap) hasAlone() bool {
+	for _, r := range m.rows {
+		for _, c := range r.Cells {
+			if c.RunnerUp == "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func boundaryStyle() draw.LineStyle {
@@ -122,6 +219,9 @@ type cellMap struct {
 	rows  []WinnerRow
 	edges [][]float64 // per row
 	fill  map[string]color.Color
+	// labelled counts the cells the last Plot labelled, and shrunk those
+	// of them it labelled in type smaller than cellLabelSize, for tests.
+	labelled, shrunk int
 }
 
 func (m *cellMap) xRange() (lo, hi float64) {
@@ -146,9 +246,7 @@ func (m *cellMap) winnerAt(i int, x float64) string {
 func (m *cellMap) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sep := draw.LineStyle{Color: color.White, Width: vg.Points(0.6)}
-	label := textStyle(8)
-	label.XAlign, label.YAlign = draw.XCenter, draw.YCenter
-	label.Color = color.Gray{Y: 0x30}
+	m.labelled, m.shrunk = 0, 0
 	for i, r := range m.rows {
 		y0, y1 := trY(float64(i)-0.5), trY(float64(i)+0.5)
 		for j, cell := range r.Cells {
@@ -156,15 +254,19 @@ func (m *cellMap) Plot(c draw.Canvas, p *plot.Plot) {
 			rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 			c.FillPolygon(m.fill[cell.Algorithm], c.ClipPolygonXY(rect))
 			c.StrokeLines(sep, c.ClipLinesXY(append(rect, rect[0]))...)
-			if cell.RunnerUp == "" {
-				continue
-			}
-			txt := formatMargin(cell.Margin())
-			if cell.Tie() {
-				txt = "tie"
-			}
-			if label.Width(txt)+vg.Points(3) <= x1-x0 {
-				c.FillText(label, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, txt)
+			// Smaller type where the cell is narrow (the figure is as wide
+			// as it may be); nothing only where even the smallest is too
+			// wide.
+			txt := cellLabel(cell)
+			for size := vg.Length(cellLabelSize); size >= minLabelSize; size-- {
+				if sty := cellLabelStyle(size); sty.Width(txt)+vg.Points(cellLabelPad) <= x1-x0 {
+					c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, txt)
+					m.labelled++
+					if size < cellLabelSize {
+						m.shrunk++
+					}
+					break
+				}
 			}
 		}
 	}
@@ -182,32 +284,34 @@ func (m *cellMap) Plot(c draw.Canvas, p *plot.Plot) {
 		if i+1 == len(m.rows) {
 			continue
 		}
-		// Between this world and the next: the two rows may have been swept
-		// at different sizes, so compare them on the union of their edges.
-		xs := append(append([]float64(nil), m.edges[i]...), m.edges[i+1]...)
-		slices.Sort(xs)
-		xs = slices.Compact(xs)
-		var seg []vg.Point
-		flush := func() {
-			if len(seg) > 0 {
-				c.StrokeLines(bs, c.ClipLinesXY(seg)...)
-			}
-			seg = nil
+		for _, seg := range m.rowBoundary(i) {
+			c.StrokeLines(bs, c.ClipLinesXY([]vg.Point{{X: trX(seg[0]), Y: y1}, {X: trX(seg[1]), Y: y1}})...)
 		}
-		for k := 1; k < len(xs); k++ {
-			mid := math.Sqrt(xs[k-1] * xs[k])
-			a, b := m.winnerAt(i, mid), m.winnerAt(i+1, mid)
-			if a == "" || b == "" || a == b {
-				flush()
-				continue
-			}
-			if len(seg) == 0 {
-				seg = append(seg, vg.Point{X: trX(xs[k-1]), Y: y1})
-			}
-			seg = append(seg, vg.Point{X: trX(xs[k]), Y: y1})
-		}
-		flush()
 	}
+}
+
+// rowBoundary returns the stretches of message size, [from, to],
+// along which rows i and i+1 have different winners. The two rows may
+// have been swept at different sizes, so they are compared on the union
+// of their edges.
+func (m *cellMap) rowBoundary(i int) [][2]float64 {
+	xs := append(append([]float64(nil), m.edges[i]...), m.edges[i+1]...)
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	var segs [][2]float64
+	for k := 1; k < len(xs); k++ {
+		mid := math.Sqrt(xs[k-1] * xs[k])
+		a, b := m.winnerAt(i, mid), m.winnerAt(i+1, mid)
+		if a == "" || b == "" || a == b {
+			continue
+		}
+		if n := len(segs); n > 0 && segs[n-1][1] == xs[k-1] {
+			segs[n-1][1] = xs[k]
+		} else {
+			segs = append(segs, [2]float64{xs[k-1], xs[k]})
+		}
+	}
+	return segs
 }
 
 // DataRange implements plot.DataRanger.

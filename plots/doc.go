@@ -21,12 +21,18 @@
 // that the tuning-table derivation and tests read the same numbers the
 // picture shows.
 //
-// Readability rules the figures follow: message sizes are labelled in binary
-// units (B, KiB, MiB, GiB) at powers of two, times in s/ms/µs/ns, bandwidth
-// in GB/s (1e9 B/s, as nccl-tests); each algorithm keeps one colour, dash
-// pattern and marker in every figure of a collective (colour-blind-safe
-// palette, with auto drawn dotted black on top); one legend per figure sits
-// between the title and the panels, never over data; axis titles appear on
+// Readability rules the figures follow: a subtitle under the title says
+// what the points are of ([Options].Subtitle: nexar-sim prints the scenario
+// and its network's model and parameters), so that an image alone tells one
+// study from another; message sizes are labelled in binary units (B, KiB,
+// MiB, GiB) at powers of two, with both ends of the axis labelled, times in
+// s/ms/µs/ns, bandwidth in GB/s (1e9 B/s, as nccl-tests); each algorithm
+// keeps one colour, dash pattern and marker in every figure of a collective
+// (a palette of 12 colours and 12 markers that keeps 12 lines apart,
+// colour-blind-safe Okabe-Ito colours first, with auto drawn dotted black
+// on top); one legend per figure sits between the title and the panels,
+// never over data, and names only what the figure draws; every cell of a
+// crossover map says how far behind its runner-up is; axis titles appear on
 // the outer panels only.
 //
 // Output is deterministic: the same points, in any order, give the same

@@ -42,6 +42,7 @@ type Figure struct {
 	n          int          // number of panels
 	panels     []*plot.Plot // row-major; nil leaves a tile empty
 	legend     []legendEntry
+	subtitle   string // see SetSubtitle
 }
 
 type legendEntry struct {
@@ -104,6 +105,89 @@ func (f *Figure) footerHeight() vg.Length {
 	return noteStyle().Height(f.Note) + vg.Points(8)
 }
 
+// SetSubtitle sets the small print under the title, wrapped to the
+// figure's width, and makes the figure taller by its height: what the
+// figure is of (the scenario and its network), so that an image alone
+// tells one study from another. "" removes it.
+func (f *Figure) SetSubtitle(s string) {
+	before := f.headerHeight(f.Width)
+	f.subtitle = s
+	f.Height += f.headerHeight(f.Width) - before
+}
+
+// Subtitle returns the figure's subtitle (see SetSubtitle).
+func (f *Figure) Subtitle() string { return f.subtitle }
+
+func subtitleStyle() text.Style {
+	sty := textStyle(subtitleSize)
+	sty.Color = color.Gray{Y: 0x30}
+	return sty
+}
+
+// subtitleLines breaks the subtitle into lines no wider than width, at
+// spaces.
+func (f *Figure) subtitleLines(width vg.Length) []string {
+	if f.subtitle == "" {
+		return nil
+	}
+	return wrapText(subtitleStyle(), f.subtitle, width)
+}
+
+// wrapText breaks s into lines no wider than width, at the spaces after
+// a comma, semicolon or colon, or around a "·", so that "key value" pairs
+// stay whole; at other spaces only where a piece between those is wider
+// than a line itself.
+func wrapText(sty text.Style, s string, width vg.Length) []string {
+	var pieces []string // the text between the preferred breaks
+	piece := ""
+	for _, w := range strings.Fields(s) {
+		if w == "·" && piece != "" {
+			pieces = append(pieces, piece)
+			piece = ""
+		}
+		if piece != "" {
+			piece += " "
+		}
+		piece += w
+		if w == "·" || strings.HasSuffix(w, ",") || strings.HasSuffix(w, ";") || strings.HasSuffix(w, ":") {
+			pieces = append(pieces, piece)
+			piece = ""
+		}
+	}
+	if piece != "" {
+		pieces = append(pieces, piece)
+	}
+	var lines []string
+	line := ""
+	for _, p := range pieces {
+		switch {
+		case line == "":
+		case sty.Width(line+" "+p) <= width:
+			line += " " + p
+			continue
+		default:
+			lines = append(lines, line)
+		}
+		line = ""
+		// A piece wider than a line breaks at its spaces.
+		for _, w := range strings.Fields(p) {
+			switch {
+			case line == "":
+				line = w
+			case sty.Width(line+" "+w) <= width:
+				line += " " + w
+			default:
+				lines = append(lines, line)
+				line = w
+			}
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
 func (f *Figure) addLegend(label string, thumbs ...plot.Thumbnailer) {
 	f.legend = append(f.legend, legendEntry{label: label, thumbs: thumbs})
 }
@@ -141,6 +225,9 @@ func (f *Figure) headerHeight(width vg.Length) vg.Length {
 	if f.Title != "" {
 		h += textStyle(titleSize).Height(f.Title) + vg.Points(6)
 	}
+	if n := len(f.subtitleLines(width - 2*margin)); n > 0 {
+		h += vg.Length(n)*subtitleStyle().Height("Xg") + vg.Points(6)
+	}
 	if n := len(f.legendLines(width - 2*margin)); n > 0 {
 		h += vg.Length(n)*legendLineHeight() + vg.Points(6)
 	}
@@ -158,6 +245,14 @@ func (f *Figure) Draw(c draw.Canvas) {
 		sty := textStyle(titleSize)
 		c.FillText(sty, vg.Point{X: c.Center().X, Y: top}, f.Title)
 		top -= sty.Height(f.Title) + vg.Points(6)
+	}
+	if lines := f.subtitleLines(c.Max.X - c.Min.X); len(lines) > 0 {
+		sty := subtitleStyle()
+		for _, l := range lines {
+			c.FillText(sty, vg.Point{X: c.Center().X, Y: top}, l)
+			top -= sty.Height("Xg")
+		}
+		top -= vg.Points(6)
 	}
 	lines := f.legendLines(c.Max.X - c.Min.X)
 	if len(lines) > 0 {

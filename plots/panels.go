@@ -34,6 +34,7 @@ func LatencyPanels(points []Point, collective string) (*Figure, error) {
 		return nil, fmt.Errorf("latency: %w: %q has no point with positive size and time", ErrNoData, collective)
 	}
 	f := newFigure(s.title("latency vs message size"), len(worlds), panelW, panelH)
+	drawn := map[string]bool{}
 	for i, w := range worlds {
 		p := newPanel(fmt.Sprintf("p = %d", w))
 		tmin, tmax := math.Inf(1), math.Inf(-1)
@@ -63,6 +64,7 @@ func LatencyPanels(points []Point, collective string) (*Figure, error) {
 			if err := addSeries(p, xys, st); err != nil {
 				return nil, fmt.Errorf("latency: %w", err)
 			}
+			drawn[alg] = true
 			if hasSpread(pts) {
 				eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: st.line, CapWidth: vg.Points(4)}
 				eb.LineStyle.Dashes = nil
@@ -76,7 +78,7 @@ func LatencyPanels(points []Point, collective string) (*Figure, error) {
 		p.Y.Tick.Marker = decadeTicks{maxLabels: 6, format: FormatSeconds}
 		f.place(i, p, "message size", "time")
 	}
-	s.addAlgorithmLegend(f)
+	s.addAlgorithmLegend(f, drawn)
 	f.finish()
 	return f, nil
 }
@@ -104,6 +106,7 @@ func BusBWPanels(points []Point, collective string, ceilingGBps float64) (*Figur
 	}
 	f := newFigure(s.title("bus bandwidth vs message size"), len(worlds), panelW, panelH)
 	ceiling := ceilingStyle()
+	drawn := map[string]bool{}
 	for i, w := range worlds {
 		p := newPanel(fmt.Sprintf("p = %d", w))
 		if ceilingGBps > 0 { // first, so the data lies on top
@@ -127,13 +130,14 @@ func BusBWPanels(points []Point, collective string, ceilingGBps float64) (*Figur
 			if err := addSeries(p, xys, s.style(alg)); err != nil {
 				return nil, fmt.Errorf("busbw: %w", err)
 			}
+			drawn[alg] = true
 		}
 		setBytesAxis(&p.X, xlo, xhi, panelXLabels)
 		p.Y.Min, p.Y.Max = 0, ymax*1.08
 		p.Y.Tick.Marker = linearTicks{want: 5}
 		f.place(i, p, "message size", "busbw (GB/s)")
 	}
-	s.addAlgorithmLegend(f)
+	s.addAlgorithmLegend(f, drawn)
 	if ceilingGBps > 0 {
 		f.addLegend(fmt.Sprintf("link bandwidth (%s GB/s)", sig3(ceilingGBps)), &plotter.Line{LineStyle: ceiling})
 	}
@@ -141,11 +145,14 @@ func BusBWPanels(points []Point, collective string, ceilingGBps float64) (*Figur
 	return f, nil
 }
 
+// ceilingStyle draws the link bandwidth: a light grey, which no
+// algorithm's colour comes near (see palette), in long dashes that no
+// series has.
 func ceilingStyle() draw.LineStyle {
 	return draw.LineStyle{
-		Color:  color.Gray{Y: 0x60},
+		Color:  color.Gray{Y: 0x99},
 		Width:  vg.Points(1.2),
-		Dashes: []vg.Length{vg.Points(8), vg.Points(4)},
+		Dashes: referenceDashes,
 	}
 }
 
@@ -237,8 +244,14 @@ func (s *selection) style(alg string) seriesStyle {
 	return styleFor(s.styleIndex(alg))
 }
 
-func (s *selection) addAlgorithmLegend(f *Figure) {
+// addAlgorithmLegend adds the algorithms drawn to f's legend, in the
+// order they are drawn; an algorithm with no point a figure can show
+// (none of positive size, time or busbw) has no entry.
+func (s *selection) addAlgorithmLegend(f *Figure, drawn map[string]bool) {
 	for _, alg := range s.drawOrder() {
+		if !drawn[alg] {
+			continue
+		}
 		st := s.style(alg)
 		f.addLegend(alg, &plotter.Line{LineStyle: st.line}, &plotter.Scatter{GlyphStyle: st.glyph})
 	}

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"image/color"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -10,9 +11,19 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// palette is the Okabe-Ito colour-blind-safe set (without its yellow, which
-// is unreadable as a thin line on white), then four Tableau colours for
-// catalogues larger than six.
+// palette keeps up to 12 lines apart: the Okabe-Ito colour-blind-safe
+// set first (without its yellow, unreadable as a thin line on white, and
+// its black, which is auto's), then six colours found by a search of the
+// sRGB grid of step 0x11 for the largest least CIEDE2000 difference to
+// the others and to themselves, in normal vision and in deuteranopia
+// (Machado et al. 2009), keeping clear of auto's black, the budget line's
+// red (but for vermillion, 19.6 from it) and the ceiling's grey, which
+// are drawn in dashes no series has. Any two of the 12 differ by at least
+// 22.2 (the least difference within Okabe-Ito's six), 12.5 in
+// deuteranopia; the ten colours this replaced, Okabe-Ito's and four of
+// Tableau's, came to 13.7 and 2.1 (sky blue and cyan), and repeated from
+// the eleventh line on. Readers with other colour vision tell lines apart
+// by marker and dash (see styleFor).
 var palette = []color.NRGBA{
 	{0x00, 0x72, 0xB2, 0xFF}, // blue
 	{0xD5, 0x5E, 0x00, 0xFF}, // vermillion
@@ -20,14 +31,16 @@ var palette = []color.NRGBA{
 	{0xCC, 0x79, 0xA7, 0xFF}, // reddish purple
 	{0xE6, 0x9F, 0x00, 0xFF}, // orange
 	{0x56, 0xB4, 0xE9, 0xFF}, // sky blue
-	{0x8C, 0x56, 0x4B, 0xFF}, // brown
-	{0x7F, 0x7F, 0x7F, 0xFF}, // grey
-	{0xBC, 0xBD, 0x22, 0xFF}, // olive
-	{0x17, 0xBE, 0xCF, 0xFF}, // cyan
+	{0x11, 0x55, 0x00, 0xFF}, // dark green
+	{0x77, 0x33, 0x44, 0xFF}, // plum
+	{0x00, 0x00, 0xDD, 0xFF}, // ultramarine
+	{0x00, 0x55, 0x55, 0xFF}, // dark teal
+	{0x77, 0x66, 0x00, 0xFF}, // olive
+	{0x99, 0x66, 0xFF, 0xFF}, // violet
 }
 
-// dashes cycle with a period (4) prime to the palette's (10) so that two
-// series never share both colour and dash in one figure of fewer than 20.
+// dashes cycle with a period of 4: with colour and marker, a third
+// difference between series of one figure.
 var dashes = [][]vg.Length{
 	nil,
 	{vg.Points(6), vg.Points(3)},
@@ -35,10 +48,102 @@ var dashes = [][]vg.Length{
 	{vg.Points(7), vg.Points(2), vg.Points(1.5), vg.Points(2)},
 }
 
+// referenceDashes draw the lines that are not series (the busbw
+// ceiling, auto's budget): long dashes, unlike any of dashes.
+var referenceDashes = []vg.Length{vg.Points(12), vg.Points(4)}
+
+// glyphs are 12 markers, one per colour of the palette: five filled
+// shapes, the same five outlined, a cross and a plus.
 var glyphs = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{},
-	draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{},
-	draw.BoxGlyph{},
+	marker{shape: circle, filled: true},
+	marker{shape: square, filled: true},
+	marker{shape: triangleUp, filled: true},
+	marker{shape: diamond, filled: true},
+	marker{shape: triangleDown, filled: true},
+	marker{shape: circle},
+	marker{shape: square},
+	marker{shape: triangleUp},
+	marker{shape: diamond},
+	marker{shape: triangleDown},
+	marker{shape: cross},
+	marker{shape: plus},
+}
+
+// markerShape is the outline of a marker.
+type markerShape uint8
+
+const (
+	circle markerShape = iota
+	square
+	triangleUp
+	diamond
+	triangleDown
+	cross
+	plus
+)
+
+// marker draws a point's marker. gonum's outlined glyphs stroke at half
+// a point, which is too faint to tell from a filled one at this size; a
+// marker strokes at 1 point, and sizes every shape to look as large as
+// the circle.
+type marker struct {
+	shape  markerShape
+	filled bool
+}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (m marker) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1)})
+	var p vg.Path
+	switch m.shape {
+	case circle:
+		p.Move(vg.Point{X: pt.X + r, Y: pt.Y})
+		p.Arc(pt, r, 0, 2*math.Pi)
+		p.Close()
+	case square:
+		p = polygon(pt, r*1.15, 4, 45)
+	case triangleUp:
+		p = polygon(pt, r*1.35, 3, 90)
+	case diamond:
+		p = polygon(pt, r*1.3, 4, 90)
+	case triangleDown:
+		p = polygon(pt, r*1.35, 3, -90)
+	case cross, plus:
+		angle := 45.0
+		if m.shape == plus {
+			angle = 0
+		}
+		for _, a := range []float64{angle, angle + 90} {
+			dx, dy := vg.Length(math.Cos(a*math.Pi/180))*r*1.3, vg.Length(math.Sin(a*math.Pi/180))*r*1.3
+			p.Move(vg.Point{X: pt.X - dx, Y: pt.Y - dy})
+			p.Line(vg.Point{X: pt.X + dx, Y: pt.Y + dy})
+		}
+		c.Stroke(p)
+		return
+	}
+	if m.filled {
+		c.Fill(p)
+	} else {
+		c.Stroke(p)
+	}
+}
+
+// polygon is the closed path of a regular polygon of n corners at
+// distance r from centre, the first at angle degrees (90 is up).
+func polygon(centre vg.Point, r vg.Length, n int, angle float64) vg.Path {
+	var p vg.Path
+	for i := range n {
+		a := (angle + 360*float64(i)/float64(n)) * math.Pi / 180
+		q := vg.Point{X: centre.X + r*vg.Length(math.Cos(a)), Y: centre.Y + r*vg.Length(math.Sin(a))}
+		if i == 0 {
+			p.Move(q)
+		} else {
+			p.Line(q)
+		}
+	}
+	p.Close()
+	return p
 }
 
 type seriesStyle struct {
@@ -46,19 +151,23 @@ type seriesStyle struct {
 	glyph draw.GlyphStyle
 }
 
-// styleFor is the style of the i-th series of a figure.
+// styleFor is the style of the i-th series of a figure: the first 12
+// differ in colour and marker, and any 4 in a row in dash too. Past 12
+// colours repeat, and the marker and dash shift by one more each round,
+// so that series i and i+12m (m < 12) still differ in marker.
 func styleFor(i int) seriesStyle {
 	c := palette[i%len(palette)]
+	k := i + i/len(palette)
 	return seriesStyle{
 		line: draw.LineStyle{
 			Color:  c,
 			Width:  vg.Points(1.5),
-			Dashes: dashes[i%len(dashes)],
+			Dashes: dashes[k%len(dashes)],
 		},
 		glyph: draw.GlyphStyle{
 			Color:  c,
 			Radius: vg.Points(2.2),
-			Shape:  glyphs[i%len(glyphs)],
+			Shape:  glyphs[k%len(glyphs)],
 		},
 	}
 }
@@ -90,6 +199,7 @@ func lighten(c color.NRGBA, f float64) color.NRGBA {
 // Font sizes, in points.
 const (
 	titleSize      = 14
+	subtitleSize   = 10
 	panelTitleSize = 11
 	axisLabelSize  = 10
 	tickLabelSize  = 9

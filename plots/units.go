@@ -85,9 +85,13 @@ func sig3(v float64) string {
 	return s
 }
 
-// bytesTicks marks a log-scale size axis at powers of two, labelling every
-// step-th power (steps that divide 10 or are multiples of it, so labels fall
-// on KiB/MiB/GiB boundaries where they can) with at most maxLabels labels.
+// bytesTicks marks a log-scale size axis at powers of two and labels the
+// first and the last: every k-th power from one end to the other when
+// some k gives between half of maxLabels and maxLabels labels, else the
+// ends and every step-th power between (steps that divide 10 or are
+// multiples of it, so labels fall on KiB/MiB/GiB boundaries where they
+// can), about maxLabels labels in all, leaving unlabelled a power of that
+// step too near an end's label.
 type bytesTicks struct{ maxLabels int }
 
 func (t bytesTicks) Ticks(amin, amax float64) []plot.Tick {
@@ -105,14 +109,57 @@ func (t bytesTicks) Ticks(amin, amax float64) []plot.Tick {
 	}
 	var ticks []plot.Tick
 	for e := lo; e <= hi; e++ {
-		v := math.Ldexp(1, e)
-		tk := plot.Tick{Value: v}
-		if mod(e, step) == 0 {
-			tk.Label = FormatBytes(v)
-		}
-		ticks = append(ticks, tk)
+		ticks = append(ticks, plot.Tick{Value: math.Ldexp(1, e)})
 	}
+	if k := evenStep(len(ticks), max(t.maxLabels, 2)); k > 0 {
+		for i := 0; i < len(ticks); i += k {
+			ticks[i].Label = FormatBytes(ticks[i].Value)
+		}
+		return ticks
+	}
+	var want []int
+	for i := range ticks {
+		if mod(lo+i, step) == 0 {
+			want = append(want, i)
+		}
+	}
+	labelSpaced(ticks, want, 0.75*float64(step))
 	return ticks
+}
+
+// evenStep returns the least k for which labelling every k-th of n ticks
+// labels the first and the last, at most limit labels and at least half
+// as many; 0 if there is none.
+func evenStep(n, limit int) int {
+	if n == 1 {
+		return 1
+	}
+	for k := 1; k < n; k++ {
+		labels := (n-1)/k + 1
+		if (n-1)%k == 0 && labels <= limit && 2*labels >= limit {
+			return k
+		}
+	}
+	return 0
+}
+
+// labelSpaced labels ticks (ascending values) with FormatBytes: the first
+// and the last, then those indexed by want, each only if it lies at least
+// gap octaves from every label already placed, so that the labels at the
+// axis' ends never crowd their neighbours'.
+func labelSpaced(ticks []plot.Tick, want []int, gap float64) {
+	if len(ticks) == 0 {
+		return
+	}
+	var placed []float64
+	for _, i := range append([]int{0, len(ticks) - 1}, want...) {
+		v := ticks[i].Value
+		if ticks[i].Label != "" || slices.ContainsFunc(placed, func(p float64) bool { return math.Abs(math.Log2(v/p)) < gap-1e-9 }) {
+			continue
+		}
+		ticks[i].Label = FormatBytes(v)
+		placed = append(placed, v)
+	}
 }
 
 // decadeTicks marks a log-scale axis of a decimal quantity (seconds) at
@@ -275,9 +322,11 @@ func countMultiples(lo, hi, step int) int {
 
 func mod(a, b int) int { return ((a % b) + b) % b }
 
-// sizeTicks marks the sizes a sweep ran (the cells of a crossover map) and
-// labels every k-th power of two among them (every k-th size when fewer
-// than two are powers of two), at most maxLabels labels.
+// sizeTicks marks the sizes a sweep ran (the cells of a crossover map),
+// labels the first and the last, and between them every k-th power of two
+// among them (every k-th size when fewer than two are powers of two), at
+// most about maxLabels labels: evenly from end to end where the count
+// allows it, else leaving unlabelled a size too near an end's label.
 type sizeTicks struct {
 	sizes     []float64 // ascending, unique
 	maxLabels int
@@ -293,22 +342,38 @@ func (t sizeTicks) Ticks(amin, amax float64) []plot.Tick {
 			}
 		}
 	}
+	if len(in) == 0 {
+		return nil
+	}
 	cand := pow2
 	if len(pow2) < 2 {
 		cand = in
 	}
-	k := (len(cand) + max(t.maxLabels, 1) - 1) / max(t.maxLabels, 1)
-	label := map[float64]bool{}
-	for i := 0; i < len(cand); i += k {
-		label[cand[i]] = true
-	}
+	labels := max(t.maxLabels, 1)
+	k := (len(cand) + labels - 1) / labels
 	ticks := make([]plot.Tick, len(in))
 	for i, s := range in {
 		ticks[i].Value = s
-		if label[s] {
-			ticks[i].Label = FormatBytes(s)
-		}
 	}
+	if even := evenStep(len(cand), labels); even > 0 && cand[0] == in[0] && cand[len(cand)-1] == in[len(in)-1] {
+		for i := 0; i < len(cand); i += even {
+			j, _ := slices.BinarySearch(in, cand[i])
+			ticks[j].Label = FormatBytes(in[j])
+		}
+		return ticks
+	}
+	var want []int
+	for i := 0; i < len(cand); i += k {
+		j, _ := slices.BinarySearch(in, cand[i])
+		want = append(want, j)
+	}
+	// Labels k candidates apart, on average, lie this many octaves apart;
+	// and never closer than the axis' share of one label.
+	step := math.Log2(amax/amin) / float64(labels)
+	if len(cand) > 1 {
+		step = math.Max(step, float64(k)*math.Log2(cand[len(cand)-1]/cand[0])/float64(len(cand)-1))
+	}
+	labelSpaced(ticks, want, 0.75*step)
 	return ticks
 }
 

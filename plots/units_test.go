@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -64,10 +65,16 @@ func TestBytesTicks(t *testing.T) {
 		maxLabels int
 		want      []string
 	}{
-		// 19 powers of two: every 4th, which lands on 1 MiB.
-		{1 << 10, 256 << 20, 5, []string{"4 KiB", "64 KiB", "1 MiB", "16 MiB", "256 MiB"}},
+		// 19 powers of two: every 6th, from end to end.
+		{1 << 10, 256 << 20, 5, []string{"1 KiB", "64 KiB", "4 MiB", "256 MiB"}},
+		// The last size has its label too.
+		{1 << 10, 4 << 20, 5, []string{"1 KiB", "8 KiB", "64 KiB", "512 KiB", "4 MiB"}},
+		// 18 powers of two: no step labels both ends evenly, so the ends
+		// and every 4th between, which lands on 1 MiB; 4 KiB is too near
+		// 1 KiB to be labelled.
+		{1 << 10, 128 << 20, 5, []string{"1 KiB", "64 KiB", "1 MiB", "16 MiB", "128 MiB"}},
 		{1 << 10, 256 << 20, 10, []string{"1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB", "64 MiB", "256 MiB"}},
-		{1 << 10, 256 << 20, 3, []string{"1 KiB", "1 MiB"}},
+		{1 << 10, 256 << 20, 3, []string{"1 KiB", "512 KiB", "256 MiB"}},
 		{8, 64, 5, []string{"8 B", "16 B", "32 B", "64 B"}},
 		{1, 1 << 30, 4, []string{"1 B", "1 KiB", "1 MiB", "1 GiB"}},
 		// Within one octave: the bounds are not powers of two, no label.
@@ -165,19 +172,31 @@ func TestSizeTicks(t *testing.T) {
 		sizes     []float64
 		maxLabels int
 		want      []string
+		lo, hi    float64 // the axis; 0: the first and last size
 	}{
-		{pow2(10, 28, 1), 10, []string{"1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB", "64 MiB", "256 MiB"}},
-		{pow2(11, 27, 2), 10, []string{"2 KiB", "8 KiB", "32 KiB", "128 KiB", "512 KiB", "2 MiB", "8 MiB", "32 MiB", "128 MiB"}},
-		// Mixed with sizes that are not powers of two: only powers of two
-		// are labelled.
-		{[]float64{1000, 1024, 3000, 4096, 9000, 16384, 20000}, 3, []string{"1 KiB", "4 KiB", "16 KiB"}},
-		{[]float64{1000, 1024, 3000, 4096, 9000, 16384, 20000}, 2, []string{"1 KiB", "16 KiB"}},
+		{pow2(10, 28, 1), 10, []string{"1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB", "64 MiB", "256 MiB"}, 0, 0},
+		{pow2(11, 27, 2), 10, []string{"2 KiB", "8 KiB", "32 KiB", "128 KiB", "512 KiB", "2 MiB", "8 MiB", "32 MiB", "128 MiB"}, 0, 0},
+		// An even number of sizes: the last is labelled, the one before
+		// it is too near.
+		{pow2(10, 29, 1), 10, []string{"1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB", "64 MiB", "512 MiB"}, 0, 0},
+		// Mixed with sizes that are not powers of two: the ends, and
+		// powers of two between.
+		{[]float64{1000, 1024, 3000, 4096, 9000, 16384, 20000}, 3, []string{"0.977 KiB", "4 KiB", "19.5 KiB"}, 0, 0},
+		{[]float64{1000, 1024, 3000, 4096, 9000, 16384, 20000}, 2, []string{"0.977 KiB", "19.5 KiB"}, 0, 0},
+		// Sizes a few bytes apart (an alltoall's rounding at several world
+		// sizes) get one label, not three on top of each other.
+		// (The crossover map's axis reaches half an octave beyond.)
+		{[]float64{16320, 16368, 16380}, 10, []string{"15.9 KiB"}, 16320 / math.Sqrt2, 16380 * math.Sqrt2},
 		// No powers of two: every other size.
-		{[]float64{1000, 3000, 9000}, 2, []string{"0.977 KiB", "8.79 KiB"}},
+		{[]float64{1000, 3000, 9000}, 2, []string{"0.977 KiB", "8.79 KiB"}, 0, 0},
 	}
 	for _, c := range cases {
 		var got []string
-		ticks := sizeTicks{sizes: c.sizes, maxLabels: c.maxLabels}.Ticks(c.sizes[0], c.sizes[len(c.sizes)-1])
+		lo, hi := c.lo, c.hi
+		if lo == 0 {
+			lo, hi = c.sizes[0], c.sizes[len(c.sizes)-1]
+		}
+		ticks := sizeTicks{sizes: c.sizes, maxLabels: c.maxLabels}.Ticks(lo, hi)
 		for _, tk := range ticks {
 			if tk.Label != "" {
 				got = append(got, tk.Label)

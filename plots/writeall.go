@@ -21,6 +21,10 @@ type Options struct {
 	// AutoBudgetPct is the slowdown auto is allowed, drawn on the auto
 	// plots; 0 draws none.
 	AutoBudgetPct float64
+	// Subtitle is printed under every figure's title (Figure.SetSubtitle):
+	// what the points are of, such as the scenario and its network; ""
+	// prints none.
+	Subtitle string
 }
 
 // WriteAll writes every plot that applies to points into dir (created if
@@ -104,6 +108,7 @@ func WriteAll(dir string, points []Point, opts Options) ([]string, error) {
 			if err != nil {
 				return written, err
 			}
+			fig.SetSubtitle(opts.Subtitle)
 			for _, ext := range formats {
 				path := filepath.Join(dir, fg.kind+"_"+base+"."+ext)
 				if err := fig.Save(path); err != nil {

@@ -71,6 +71,10 @@ type Network struct {
 	Transport *Transport
 	// Line is the line of the [network] header.
 	Line int
+	// Summary describes the network in one line for captions: the model,
+	// the table's keys and values as the file gives them, in its order,
+	// and the faults: "alpha-beta: latency 5us, bandwidth 12.5GB/s".
+	Summary string
 
 	seeded func(seed uint64) sim.Model
 }
@@ -306,7 +310,7 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 }
 
 func (c *checker) network(t *table, top *table) Network {
-	n := Network{Line: lineOf(c.lines, t.path)}
+	n := Network{Line: lineOf(c.lines, t.path), Summary: c.networkSummary(t)}
 	want := "one of " + strings.Join(modelNames(), ", ")
 	name, ok := t.str("model", true, "", want)
 	if !ok {

@@ -110,7 +110,8 @@ Outputs in DIR:
                    when some collective ran competing algorithms or the
                    scenario has a [network.transport], whose derived bulk
                    threshold it holds as [transport] bulk_threshold
-  latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures
+  latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures, each
+                   subtitled with the scenario and its network
   trace_*.json     with --trace: a timeline of one point (Perfetto)
   links.csv        with --links: bytes carried and busy time of every link
                    of the network, per point asked (see below)
@@ -213,12 +214,13 @@ and the kinds of [[fault]] table.
 Example:
   nexar-sim list
 `,
-	"plot": `Usage: nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT]
+	"plot": `Usage: nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT] [--subtitle TEXT]
 
 Draws the figures of a results file again (after editing it, or from an
 older run or another tool's file with the same columns): latency and busbw
 against message size per world size, the crossover map and auto's slowdown,
-as PNG and SVG, written atomically into DIR.
+as PNG and SVG, written atomically into DIR. Files of earlier versions,
+whose bandwidth column was named busbw_gbps, read too.
 
 Flags:
   --out DIR            output directory (required)
@@ -226,6 +228,9 @@ Flags:
                        "12.5GB/s"; by default the one in the manifest.json
                        beside RESULTS.csv, if any
   --budget PCT         slowdown of auto drawn as acceptable (default 5)
+  --subtitle TEXT      line under every figure's title; by default the
+                       scenario and network in the manifest.json beside
+                       RESULTS.csv, if any
   --quiet, -q          say nothing on success
 
 Example:

@@ -28,6 +28,9 @@ type manifest struct {
 	// one run share it.
 	Hash    string `json:"hash"`
 	Network string `json:"network"`
+	// NetworkSummary is the network's model and parameters in one line
+	// (scenario.Network.Summary), which the figures print.
+	NetworkSummary string `json:"network_summary,omitempty"`
 	// LinkBandwidth is a rank's link bandwidth in B/s (the busbw
 	// ceiling), 0 if the network has no single figure.
 	LinkBandwidth float64 `json:"link_bandwidth_bytes_per_s,omitempty"`
@@ -44,6 +47,17 @@ type manifest struct {
 	Rows   int `json:"rows"`
 	// Files are the files written, the manifest last.
 	Files []string `json:"files"`
+}
+
+// subtitle is what the figures of m's run print under their titles: the
+// scenario and its network, so that a figure alone tells one study from
+// another.
+func (m *manifest) subtitle() string {
+	net := m.NetworkSummary
+	if net == "" { // a manifest of an earlier version
+		net = m.Network
+	}
+	return fmt.Sprintf("scenario %s · network %s", m.Scenario, net)
 }
 
 // readManifest reads dir's manifest.

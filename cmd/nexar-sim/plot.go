@@ -16,6 +16,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output directory")
 	ceiling := fs.String("ceiling", "", "link bandwidth drawn on the busbw figures")
 	budget := fs.Float64("budget", autoBudgetPct, "slowdown of auto drawn as acceptable, in percent")
+	subtitle := fs.String("subtitle", "", "line under the figures' titles")
 	quiet := fs.Bool("quiet", false, "say nothing on success")
 	fs.BoolVar(quiet, "q", false, "say nothing on success")
 	pos, status, ok := cmdline.ParseCmd("plot", fs, args, stdout, stderr)
@@ -31,17 +32,25 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "plot", "--budget %g: want a percentage of at least 0", *budget)
 	}
 	csvPath := pos[0]
-	// The ceiling: the flag, else the link bandwidth of the run that wrote
-	// the file, if its manifest is beside it.
-	var ceilGBps float64
+	// The ceiling and the subtitle: the flags, else the link bandwidth,
+	// scenario and network of the run that wrote the file, if its
+	// manifest is beside it.
+	opt := plots.Options{AutoBudgetPct: *budget, Subtitle: *subtitle}
+	m, err := readManifest(filepath.Dir(csvPath))
+	if err != nil {
+		m = nil
+	}
 	if *ceiling != "" {
 		bw, err := scenario.ParseBandwidth(*ceiling)
 		if err != nil {
 			return cmdline.UsageError(stderr, "plot", "--ceiling: %v", err)
 		}
-		ceilGBps = bw / 1e9
-	} else if m, err := readManifest(filepath.Dir(csvPath)); err == nil {
-		ceilGBps = m.LinkBandwidth / 1e9
+		opt.CeilingGBps = bw / 1e9
+	} else if m != nil {
+		opt.CeilingGBps = m.LinkBandwidth / 1e9
+	}
+	if opt.Subtitle == "" && m != nil {
+		opt.Subtitle = m.subtitle()
 	}
 	pts, err := plots.ReadCSVFile(csvPath)
 	if err != nil {
@@ -52,7 +61,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "plot", "--out: %v", err)
 	}
-	if err := stagePlots(o, pts, ceilGBps, *budget); err != nil {
+	if err := stagePlots(o, pts, opt); err != nil {
 		o.abort()
 		fmt.Fprintf(stderr, "nexar-sim plot: %v\n", err)
 		return exitFailed

@@ -138,26 +138,27 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 		}
 	}
 	if !noPlots {
-		if err := writePlots(o, rows, m.LinkBandwidth); err != nil {
+		if err := writePlots(o, rows, m); err != nil {
 			return nil, err
 		}
 	}
 	return res.Notes, nil
 }
 
-// writePlots stages the figures of rows.
-func writePlots(o *outputs, rows []sweep.Row, linkBandwidth float64) error {
+// writePlots stages the figures of rows, with m's link bandwidth as the
+// busbw ceiling and its scenario and network as their subtitle.
+func writePlots(o *outputs, rows []sweep.Row, m manifest) error {
 	pts := make([]plots.Point, len(rows))
 	for i, r := range rows {
 		pts[i] = plots.Point{Collective: r.Collective, Algorithm: r.Algorithm, DType: r.DType, World: r.World,
 			Bytes: int64(r.Bytes), Time: r.Time, BusBW: r.BusBW, Spread: r.Spread}
 	}
-	return stagePlots(o, pts, linkBandwidth/1e9, autoBudgetPct)
+	return stagePlots(o, pts, plots.Options{CeilingGBps: m.LinkBandwidth / 1e9, AutoBudgetPct: autoBudgetPct, Subtitle: m.subtitle()})
 }
 
 // stagePlots draws pts into the staging directory.
-func stagePlots(o *outputs, pts []plots.Point, ceilingGBps, budgetPct float64) error {
-	paths, err := plots.WriteAll(o.stage, pts, plots.Options{CeilingGBps: ceilingGBps, AutoBudgetPct: budgetPct})
+func stagePlots(o *outputs, pts []plots.Point, opt plots.Options) error {
+	paths, err := plots.WriteAll(o.stage, pts, opt)
 	if err != nil {
 		return err
 	}

@@ -186,7 +186,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "run", "--out: %v", err)
 	}
-	m := manifest{Scenario: s.Name, Description: s.Description, File: file, Hash: s.Hash, Network: s.Network.Model,
+	m := manifest{Scenario: s.Name, Description: s.Description, File: file, Hash: s.Hash, Network: s.Network.Model, NetworkSummary: s.Network.Summary,
 		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: sh.i, Shards: sh.n, Points: len(points)}
 	ckPath := filepath.Join(*out, checkpointFile)
 	header := fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, sh)

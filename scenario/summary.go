@@ -1,0 +1,82 @@
+package scenario
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// networkSummary describes the [network] table t and the faults read
+// before it in one line, for captions that must tell one network from
+// another: the model, then the table's other keys with their values as
+// the file gives them, in the file's order, then the faults:
+//
+//	flow: topology fat_tree, tiers 2, radix 16, oversubscription 3, link_bandwidth 25Gbit/s, link_latency 1us; latency jitter lognormal(mean 4us, stddev 4us)
+//
+// Sub-tables ([network.transport]) describe realnet, not the simulated
+// network, and are left out.
+func (c *checker) networkSummary(t *table) string {
+	type kv struct {
+		line     int
+		key, val string
+	}
+	var kvs []kv
+	model := ""
+	for k, v := range t.m {
+		text, ok := valueText(v)
+		switch {
+		case !ok:
+		case k == "model":
+			model = text
+		default:
+			kvs = append(kvs, kv{lineOf(c.lines, joinPath(t.path, k)), k, text})
+		}
+	}
+	slices.SortFunc(kvs, func(a, b kv) int { return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.key, b.key)) })
+	parts := make([]string, len(kvs))
+	for i, p := range kvs {
+		parts[i] = p.key + " " + p.val
+	}
+	s := model
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	var faults []string
+	for _, f := range c.faultList {
+		faults = append(faults, f.String())
+	}
+	if len(faults) > 0 {
+		s += "; " + strings.Join(faults, "; ")
+	}
+	return s
+}
+
+// valueText writes a TOML value as a caption shows it: strings bare,
+// numbers and booleans as Go prints them, arrays in brackets; false for
+// tables, which a one-line summary leaves out.
+func valueText(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(v), true
+	case []any:
+		items := make([]string, 0, len(v))
+		for _, e := range v {
+			if s, ok := valueText(e); ok {
+				items = append(items, s)
+			}
+		}
+		return "[" + strings.Join(items, ", ") + "]", true
+	case map[string]any, []map[string]any:
+		return "", false
+	default:
+		return fmt.Sprint(v), true
+	}
+}
