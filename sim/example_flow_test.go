@@ -42,7 +42,7 @@ func ExampleFlow() {
 	// Output:
 	// allreduce: 11025.2 us on 24 ranks, 1104 messages
 	// busiest link: host15->leaf3, 128625328 bytes, busy 93% of the run
-	// link,from,to,bandwidth_Bps,latency_s,bytes,messages,busy_s,busy_fraction,utilisation,peak_flows,failed
-	// host0->leaf0,host0,leaf0,1.25e+10,5e-07,128625320,46,0.0102900256,0.9333227132538411,0.9333227132538411,1,false
-	// leaf0->host0,leaf0,host0,1.25e+10,5e-07,128625320,46,0.0102900256,0.9333227132538411,0.9333227132538411,1,false
+	// link,from,to,bandwidth_bytes_per_s,latency_s,bytes_carried,messages_carried,busy_s,busy_fraction,utilisation,peak_flows,failed
+	// host0->leaf0,host0,leaf0,1.25e+10,0.000000500000,128625320,46,0.010290025600,0.9333227132538411,0.9333227132538411,1,false
+	// leaf0->host0,leaf0,host0,1.25e+10,0.000000500000,128625320,46,0.010290025600,0.9333227132538411,0.9333227132538411,1,false
 }
