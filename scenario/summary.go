@@ -16,24 +16,27 @@ import (
 //	flow: topology fat_tree, tiers 2, radix 16, oversubscription 3, link_bandwidth 25Gbit/s, link_latency 1us; latency jitter lognormal(mean 4us, stddev 4us)
 //
 // Sub-tables ([network.transport]) describe realnet, not the simulated
-// network, and are left out.
+// network, and are left out, but for model = "realnet", whose two paths
+// they are.
 func (c *checker) networkSummary(t *table) string {
 	type kv struct {
 		line     int
 		key, val string
 	}
 	var kvs []kv
-	model := ""
-	for k, v := range t.m {
-		text, ok := valueText(v)
-		switch {
-		case !ok:
-		case k == "model":
-			model = text
-		default:
-			kvs = append(kvs, kv{lineOf(c.lines, joinPath(t.path, k)), k, text})
+	model, _ := t.m["model"].(string)
+	var add func(path string, m map[string]any)
+	add = func(path string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok && model == "realnet" && k == "transport" {
+				add(joinPath(path, k), sub)
+			}
+			if text, ok := valueText(v); ok && (path != t.path || k != "model") {
+				kvs = append(kvs, kv{lineOf(c.lines, joinPath(path, k)), k, text})
+			}
 		}
 	}
+	add(t.path, t.m)
 	slices.SortFunc(kvs, func(a, b kv) int { return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.key, b.key)) })
 	parts := make([]string, len(kvs))
 	for i, p := range kvs {

@@ -49,6 +49,17 @@ topology = "torus"
 dims = [4, 2]
 link_latency = "1us"
 `, "flow: link_bandwidth 10GB/s, topology torus, dims [4, 2], link_latency 1us"},
+		{"realnet's two paths", `
+[network]
+model = "realnet"
+bulk_threshold = "64KiB"
+
+[network.transport]
+quic_latency = "30us"
+quic_bandwidth = "1GB/s"
+bulk_latency = "60us"
+bulk_bandwidth = "3GB/s"
+`, "realnet: bulk_threshold 64KiB, quic_latency 30us, quic_bandwidth 1GB/s, bulk_latency 60us, bulk_bandwidth 3GB/s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := scenario.Parse("net.toml", []byte(`name = "n"`+c.network+`
