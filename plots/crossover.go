@@ -140,7 +140,6 @@ const (
 func cellLabelStyle(size vg.Length) text.Style {
 	sty := textStyle(size)
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
-	sty.Color = color.Gray{Y: 0x30}
 	return sty
 }
 
@@ -260,6 +259,7 @@ func (m *cellMap) Plot(c draw.Canvas, p *plot.Plot) {
 			txt := cellLabel(cell)
 			for size := vg.Length(cellLabelSize); size >= minLabelSize; size-- {
 				if sty := cellLabelStyle(size); sty.Width(txt)+vg.Points(cellLabelPad) <= x1-x0 {
+					sty.Color = cellLabelColour(m.fill[cell.Algorithm])
 					c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, txt)
 					m.labelled++
 					if size < cellLabelSize {

@@ -196,6 +196,37 @@ func lighten(c color.NRGBA, f float64) color.NRGBA {
 	return color.NRGBA{mix(c.R), mix(c.G), mix(c.B), 0xFF}
 }
 
+// cellLabelColour is the colour of a crossover cell's label on fill:
+// dark grey, or black where grey would read at less than WCAG's AA
+// contrast for text (4.5:1), as on the lightened dark colours of the
+// palette's second half.
+func cellLabelColour(fill color.Color) color.Color {
+	grey := color.Gray{Y: 0x30}
+	if contrast(grey, fill) >= 4.5 {
+		return grey
+	}
+	return color.Black
+}
+
+// contrast is WCAG's contrast ratio of two colours, from 1 to 21.
+func contrast(a, b color.Color) float64 {
+	la, lb := relativeLuminance(a), relativeLuminance(b)
+	return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+}
+
+// relativeLuminance is WCAG's relative luminance of an sRGB colour.
+func relativeLuminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		x := float64(v) / 0xFFFF
+		if x <= 0.04045 {
+			return x / 12.92
+		}
+		return math.Pow((x+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
+}
+
 // Font sizes, in points.
 const (
 	titleSize      = 14

@@ -50,6 +50,26 @@ func TestStylesKeepTwelveApart(t *testing.T) {
 	}
 }
 
+// TestCellLabelContrast checks that a crossover cell's label reads
+// against the fill of every colour at WCAG's AA contrast (4.5:1), in the
+// dark grey of the light fills.
+func TestCellLabelContrast(t *testing.T) {
+	greys := 0
+	for i, c := range palette {
+		fill := lighten(c, 0.45)
+		label := cellLabelColour(fill)
+		if r := contrast(label, fill); r < 4.5 {
+			t.Errorf("colour %d: label contrast %.2f on its fill %v", i, r, fill)
+		}
+		if label != color.Black {
+			greys++
+		}
+	}
+	if greys < 6 {
+		t.Errorf("%d of 12 labels grey, want Okabe-Ito's six at least", greys)
+	}
+}
+
 func slicesEqual[T comparable](a, b []T) bool {
 	if len(a) != len(b) {
 		return false
