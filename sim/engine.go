@@ -21,6 +21,18 @@ type Config struct {
 	// Observer, if not nil, is told of every message and span of compute,
 	// for timelines and per-link accounting.
 	Observer Observer
+	// Replay says that the body's operations (its sends, receives, waits
+	// and reductions, with their peers, tags and sizes) depend neither on
+	// timing nor on data, and that ranks share no state. The engine may
+	// then run the body once per rank ahead of the simulation, on several
+	// goroutines, recording its operations, and replay them without
+	// coroutines: much faster and smaller at scale, with results
+	// identical to the coroutines'. It falls back to coroutines, with the
+	// same results, when data is HostData, the body reads the clock
+	// (Link.Now), spawns, returns an error or panics, when an operation
+	// fails or the ranks deadlock, and when the network may fail ranks or
+	// links ([RankFailure], [LinkFailure]).
+	Replay bool
 }
 
 // Body is the program every rank runs: typically one or more collectives.
@@ -40,6 +52,10 @@ type Result struct {
 	// Links is the network's account of its links, if it keeps one (see
 	// LinkReporter): bytes carried and busy time per edge.
 	Links []LinkUsage
+	// Replayed says that the ranks' recorded programs were replayed (see
+	// Config.Replay) rather than run as coroutines; nothing else in the
+	// result depends on it.
+	Replayed bool
 }
 
 // Engine runs one simulation. Models use it to read the clock, schedule
@@ -56,6 +72,16 @@ type Engine struct {
 	events   int64
 	// current is the process whose coroutine is running, if any.
 	current *proc
+
+	// progs are the programs of a replay, nil when ranks run coroutines;
+	// stopped is set when a replay has to stop (see stopReplay).
+	progs   *programs
+	stopped bool
+
+	// Messages and requests to hand out (see newMessage, newRequest).
+	freeMsgs []*Message
+	msgBlock []Message
+	reqBlock []request
 }
 
 // Now is the current virtual time.
@@ -68,6 +94,10 @@ func (e *Engine) World() int { return len(e.ranks) }
 func (e *Engine) At(t Time, h Handler) {
 	if t < e.now {
 		panic(fmt.Sprintf("sim: event scheduled at %v, before now (%v)", t, e.now))
+	}
+	if t == e.now {
+		e.queue.pushNow(h)
+		return
 	}
 	e.queue.push(t, h)
 }
@@ -90,15 +120,22 @@ func (e *Engine) Deliver(m *Message) {
 	switch {
 	case src.crashed:
 	case dst.crashed:
-		m.send.complete(dst.crashErr)
+		m.completeSend(dst.crashErr)
 	default:
 		if e.obs != nil {
 			e.obs.MessageDelivered(m, e.now)
 		}
-		m.send.complete(nil)
+		m.completeSend(nil)
 		dst.arrive(m)
 	}
 	e.checkDead(src)
+}
+
+// completeSend completes m's send with err, unless Release completed it.
+func (m *Message) completeSend(err error) {
+	if m.send != nil {
+		m.send.complete(err)
+	}
 }
 
 // Release completes m's send now, before m is delivered: an eager
@@ -107,7 +144,10 @@ func (e *Engine) Deliver(m *Message) {
 // sender's side.
 func (e *Engine) Release(m *Message) {
 	if !e.ranks[m.Src].crashed {
-		m.send.complete(nil)
+		m.completeSend(nil)
+		// The send is done with: a replay may give its request to the
+		// sender's next operation before m is delivered.
+		m.send = nil
 	}
 }
 
@@ -126,7 +166,7 @@ func (e *Engine) Unreceivable(m *Message) {
 		root = pe.Err
 	}
 	if !src.crashed {
-		m.send.complete(&NoReceiveError{Dst: m.Dst, Err: root})
+		m.completeSend(&NoReceiveError{Dst: m.Dst, Err: root})
 	}
 	e.checkDead(src)
 }
@@ -135,10 +175,14 @@ func (e *Engine) Unreceivable(m *Message) {
 // for it): its send fails with err, and so does the receive at its
 // destination that would have matched it, now or when it is posted.
 func (e *Engine) Drop(m *Message, err error) {
+	if e.progs != nil {
+		e.stopReplay()
+		return
+	}
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
 	src.inflight--
 	if !src.crashed {
-		m.send.complete(err)
+		m.completeSend(err)
 		if !dst.crashed {
 			m.err = err
 			dst.arrive(m)
@@ -158,6 +202,10 @@ func (e *Engine) Drop(m *Message, err error) {
 // depends on it and nobody hangs. A rank that has already returned is not
 // affected.
 func (e *Engine) FailRank(rank int, cause string) {
+	if e.progs != nil {
+		e.stopReplay()
+		return
+	}
 	r := e.ranks[rank]
 	if r.crashed || r.exited {
 		return
@@ -169,7 +217,7 @@ func (e *Engine) FailRank(rank int, cause string) {
 			src := e.ranks[m.Src]
 			src.inflight--
 			if m.Src != rank {
-				m.send.complete(err)
+				m.completeSend(err)
 				e.checkDead(src)
 			}
 		}
@@ -202,6 +250,45 @@ func (e *Engine) failReceivesFrom(src int, err error) {
 	}
 }
 
+// newMessage returns a zero message, reusing one that is done with.
+// Messages are allocated in blocks, so that a run does not allocate one
+// by one what it sends.
+func (e *Engine) newMessage() *Message {
+	if k := len(e.freeMsgs); k > 0 {
+		m := e.freeMsgs[k-1]
+		e.freeMsgs = e.freeMsgs[:k-1]
+		return m
+	}
+	if len(e.msgBlock) == 0 {
+		e.msgBlock = make([]Message, allocBlock)
+	}
+	m := &e.msgBlock[0]
+	e.msgBlock = e.msgBlock[1:]
+	return m
+}
+
+// freeMessage takes back m, whose receive has taken it: networks and
+// observers keep no message past its delivery. Its exported fields stay
+// as they are until it is reused, at a later send: the network that
+// delivered it may still read them on its way out of Deliver.
+func (e *Engine) freeMessage(m *Message) {
+	m.payload, m.send, m.err = nil, nil, nil
+	e.freeMsgs = append(e.freeMsgs, m)
+}
+
+// newRequest returns a zero request, from a block of them.
+func (e *Engine) newRequest() *request {
+	if len(e.reqBlock) == 0 {
+		e.reqBlock = make([]request, allocBlock)
+	}
+	q := &e.reqBlock[0]
+	e.reqBlock = e.reqBlock[1:]
+	return q
+}
+
+// allocBlock is how many messages or requests the engine allocates at once.
+const allocBlock = 256
+
 // Run simulates body on every rank of cfg.World and returns when every
 // rank has returned. It returns an error if any rank's body returned one
 // (a *RankErrors), or if the ranks deadlock (a *DeadlockError).
@@ -212,21 +299,15 @@ func Run(cfg Config, body Body) (*Result, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("sim: no network model")
 	}
-	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer}
-	e.ranks = make([]*rank, cfg.World)
-	for i := range e.ranks {
-		e.ranks[i] = newRank(e, i)
-	}
-	if cm, ok := cfg.Model.(CheckedModel); ok {
-		net, err := cm.NewNetworkChecked(e)
-		if err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
+	if cfg.Replay && !cfg.HostData {
+		if res, ok, err := runReplay(cfg, body); ok || err != nil {
+			return res, err
 		}
-		e.net = net
-	} else {
-		e.net = cfg.Model.NewNetwork(e)
 	}
-	e.ovh, _ = e.net.(Overheads)
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range e.ranks {
 		r.spawn(func(ctx context.Context) error { return body(ctx, &simLink{r: r}) }, nil)
 	}
@@ -238,7 +319,78 @@ func Run(cfg Config, body Body) (*Result, error) {
 		}
 	}()
 	e.loop()
+	return e.result()
+}
 
+// runReplay records body and replays it (see Config.Replay). ok is false,
+// with no error, when the body or the network cannot be replayed, or the
+// replay stopped: then the run must be simulated with coroutines. With an
+// observer the replay runs twice, first without it, so that the observer
+// sees nothing of a replay that stops.
+func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
+	progs, rerr := record(cfg.World, body)
+	if rerr != nil {
+		return nil, false, nil
+	}
+	passes := []Observer{cfg.Observer}
+	if cfg.Observer != nil {
+		passes = []Observer{nil, cfg.Observer}
+	}
+	for _, obs := range passes {
+		c := cfg
+		c.Observer = obs
+		e, err := newEngine(c)
+		if err != nil {
+			return nil, true, err
+		}
+		if !replayable(e.net) {
+			return nil, false, nil
+		}
+		e.progs = progs
+		procs := make([]proc, len(e.ranks))
+		for i, r := range e.ranks {
+			p := &procs[i]
+			p.r = r
+			r.procs = []*proc{p}
+			p.startReplay(progs.ranks[i])
+		}
+		e.loop()
+		if e.stopped {
+			return nil, false, nil
+		}
+		if res, err = e.result(); err != nil {
+			// A deadlock: the coroutines report it exactly.
+			return nil, false, nil
+		}
+	}
+	res.Replayed = true
+	return res, true, nil
+}
+
+// newEngine builds the engine of a run, its ranks and its network.
+func newEngine(cfg Config) (*Engine, error) {
+	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer}
+	e.ranks = make([]*rank, cfg.World)
+	ranks := make([]rank, cfg.World)
+	for i := range e.ranks {
+		ranks[i] = rank{e: e, id: i}
+		e.ranks[i] = &ranks[i]
+	}
+	if cm, ok := cfg.Model.(CheckedModel); ok {
+		net, err := cm.NewNetworkChecked(e)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		e.net = net
+	} else {
+		e.net = cfg.Model.NewNetwork(e)
+	}
+	e.ovh, _ = e.net.(Overheads)
+	return e, nil
+}
+
+// result is the outcome of a run whose events are over.
+func (e *Engine) result() (*Result, error) {
 	res := &Result{Finish: make([]Time, len(e.ranks)), Messages: e.messages, Events: e.events}
 	var blocked []BlockedRank
 	var failed RankErrors
@@ -265,22 +417,37 @@ func Run(cfg Config, body Body) (*Result, error) {
 	return res, nil
 }
 
+// stopReplay stops a replay that met what only the body could answer (an
+// operation failed): the run is simulated again with coroutines.
+func (e *Engine) stopReplay() { e.stopped = true }
+
 // loop runs events in time order until none is left. After each instant's
 // events it lets the network settle, which may schedule more events at the
 // same instant.
 func (e *Engine) loop() {
+	q := &e.queue
 	for {
-		for e.queue.len() > 0 && e.queue.peek().at == e.now {
-			ev := e.queue.pop()
+		// The heap's events due now were scheduled in earlier instants,
+		// so they go before those scheduled in this one.
+		for q.len() > 0 && q.peek().at == e.now && !e.stopped {
+			ev := q.pop()
 			e.events++
 			ev.h.Fire()
 		}
-		e.net.Settle()
-		if e.queue.len() == 0 {
+		for q.now.len() > 0 && !e.stopped {
+			e.events++
+			q.now.pop().Fire()
+		}
+		if e.stopped {
 			return
 		}
-		if next := e.queue.peek().at; next > e.now {
-			e.now = next
+		e.net.Settle()
+		if q.now.len() > 0 {
+			continue
 		}
+		if q.len() == 0 {
+			return
+		}
+		e.now = q.peek().at
 	}
 }

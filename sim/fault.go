@@ -204,6 +204,7 @@ type LinkFailure struct {
 func (l LinkFailure) String() string { return fmt.Sprintf("link %s fails at %v", l.Link, l.At) }
 
 func (l LinkFailure) apply(n *faultyNet) error {
+	n.fails = true
 	edges, err := n.edges(l, l.Link, l.At)
 	if err != nil {
 		return err
@@ -226,6 +227,7 @@ type RankFailure struct {
 func (r RankFailure) String() string { return fmt.Sprintf("rank %d fails at %v", r.Rank, r.At) }
 
 func (r RankFailure) apply(n *faultyNet) error {
+	n.fails = true
 	if err := n.checkRank(r.Rank); err != nil {
 		return fmt.Errorf("%v: %w", r, err)
 	}
@@ -297,6 +299,11 @@ func (f Faulty) NewNetworkChecked(e *Engine) (Network, error) {
 	return n, nil
 }
 
+// mayFail implements failer: a rank or a link may fail.
+func (n *faultyNet) mayFail() bool {
+	return n.fails || n.wrapped.mayFail()
+}
+
 // faultyNet is the state of a Faulty model for one run.
 type faultyNet struct {
 	wrapped
@@ -306,6 +313,7 @@ type faultyNet struct {
 	jitter []func() float64 // delay samplers, in seconds
 	last   []Time           // per sender: when its last message entered the network
 	held   []*heldMessage   // messages delayed by jitter, not yet posted
+	fails  bool             // some fault fails a rank or a link
 }
 
 // stream returns the PCG source of the seed for one kind of draw.

@@ -35,7 +35,8 @@ func (l *simLink) checkPeer(peer int) error {
 
 func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r, e := l.r, l.r.e
-	req := &request{owner: r, send: true, peer: dst, tag: tag, buf: buf}
+	req := e.newRequest()
+	*req = request{owner: r, send: true, peer: dst, tag: tag, bytes: buf.Len(), buf: buf}
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
 		return req
@@ -46,19 +47,29 @@ func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request
 			return req
 		}
 	}
+	r.send(req)
+	return req
+}
+
+// send posts the message of send request req, its sender's overhead
+// spent.
+func (r *rank) send(req *request) {
+	e := r.e
 	if r.crashed {
 		req.complete(errAborted)
-		return req
+		return
 	}
+	dst := req.peer
 	if d := e.ranks[dst]; d.crashed {
 		req.complete(d.crashErr)
-		return req
+		return
 	}
 	r.inflight++
-	m := &Message{Src: r.id, Dst: dst, Tag: tag, Bytes: buf.Len(), ID: e.messages, Posted: e.now, send: req,
-		wire: buf.Len(), latFac: 1, bwFac: 1}
+	m := e.newMessage()
+	*m = Message{Src: r.id, Dst: dst, Tag: req.tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
+		wire: req.bytes, latFac: 1, bwFac: 1}
 	e.messages++
-	if h, ok := device.HostBytes(buf); ok && e.hostData {
+	if h, ok := device.HostBytes(req.buf); ok && e.hostData {
 		// The sender may reuse its buffer once the send completes, which
 		// can be before the receive is posted; so the message keeps its
 		// own copy, as an eager protocol does.
@@ -70,25 +81,30 @@ func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request
 			e.obs.MessageStarted(m, e.now)
 		}
 		e.Deliver(m)
-		return req
+		return
 	}
 	e.net.Post(m)
-	return req
 }
 
 func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r := l.r
-	req := &request{owner: r, peer: src, tag: tag, buf: buf}
+	req := r.e.newRequest()
+	*req = request{owner: r, peer: src, tag: tag, bytes: buf.Len(), buf: buf}
 	if err := l.checkPeer(src); err != nil {
 		req.complete(err)
 		return req
 	}
+	r.recv(req)
+	return req
+}
+
+// recv posts receive request req (see rank.receive).
+func (r *rank) recv(req *request) {
 	if r.crashed {
 		req.complete(errAborted)
-		return req
+		return
 	}
-	r.receive(req, src, tag)
-	return req
+	r.receive(req, req.peer, req.tag)
 }
 
 func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
@@ -123,16 +139,9 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 				p.waiting = append(p.waiting, q)
 			}
 		}
-		p.pending, p.failed = pending, false
-		start := r.e.now
+		start := p.park(pending)
 		ok := p.block()
-		if ok && r.e.obs != nil {
-			r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
-		}
-		for _, q := range p.waiting {
-			q.waiter = nil
-		}
-		p.waiting = p.waiting[:0]
+		p.unpark(start, ok)
 		if !ok {
 			return errAborted
 		}
@@ -148,7 +157,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 // Spawn implements algos.Spawner: fn runs as another process of this rank,
 // starting now, and the returned request completes when it returns.
 func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
-	done := &request{owner: l.r, spawn: true, buf: device.Phantom(0)}
+	done := &request{owner: l.r, spawn: true}
 	l.r.spawn(fn, done)
 	return done
 }
@@ -184,12 +193,7 @@ func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
 	if p == nil || p.r != r {
 		return fmt.Errorf("sim: rank %d: compute called outside the rank's own processes", r.id)
 	}
-	// The rank computes one reduction at a time, whichever of its
-	// processes asks.
-	start := max(e.now, r.computeFree)
-	r.computeFree = start + d
-	e.At(r.computeFree, p)
-	p.resumeScheduled = true
+	start := p.startCompute(d)
 	if !p.block() {
 		return errAborted
 	}
@@ -197,4 +201,36 @@ func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
 		e.obs.Span(r.id, kind, bytes, start, e.now)
 	}
 	return nil
+}
+
+// startCompute puts the process to sleep until the rank's compute has
+// spent d on it, and returns when that began. The rank computes one thing
+// at a time, whichever of its processes asks.
+func (p *proc) startCompute(d Time) (start Time) {
+	r, e := p.r, p.r.e
+	start = max(e.now, r.computeFree)
+	r.computeFree = start + d
+	e.At(r.computeFree, p)
+	p.resumeScheduled = true
+	return start
+}
+
+// park makes the process wait for the pending requests of p.waiting, and
+// returns when it began to wait.
+func (p *proc) park(pending int) (start Time) {
+	p.pending, p.failed = pending, false
+	return p.r.e.now
+}
+
+// unpark ends a wait that began at start; resumed says whether the
+// process was resumed (rather than torn down).
+func (p *proc) unpark(start Time, resumed bool) {
+	r := p.r
+	if resumed && r.e.obs != nil {
+		r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
+	}
+	for _, q := range p.waiting {
+		q.waiter = nil
+	}
+	p.waiting = p.waiting[:0]
 }

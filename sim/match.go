@@ -72,6 +72,9 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 func (r *rank) queue(key matchKey) *matchQueue {
 	q := r.match[key]
 	if q == nil {
+		if r.match == nil {
+			r.match = map[matchKey]*matchQueue{}
+		}
 		if k := len(r.spare); k > 0 {
 			q = r.spare[k-1]
 			r.spare = r.spare[:k-1]

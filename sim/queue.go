@@ -20,19 +20,34 @@ func (a *event) before(b *event) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-// eventQueue is a binary min-heap of events ordered by (at, seq). It is
-// written out for the event type rather than using container/heap, which
-// boxes every element in an interface and allocates.
+// eventQueue holds the events not yet run, ordered by (at, seq): a binary
+// min-heap of the events of later instants, and a FIFO of those scheduled
+// at the current instant while it runs. Every event of the FIFO was
+// scheduled after every event of the heap due now (seq only grows), so
+// running the heap's events due now and then the FIFO's keeps the (at,
+// seq) order exactly, and most events (a rank resumed now, a message of
+// no duration) never touch the heap. The heap is written out for the
+// event type rather than using container/heap, which boxes every element
+// in an interface and allocates.
 type eventQueue struct {
 	ev  []event
 	seq uint64
+	now fifo[Handler]
 }
 
 func (q *eventQueue) len() int { return len(q.ev) }
 
-// peek returns the earliest event; the queue must not be empty.
+// peek returns the earliest event of the heap, which must not be empty.
 func (q *eventQueue) peek() *event { return &q.ev[0] }
 
+// pushNow schedules h at the current instant, after everything scheduled
+// before it.
+func (q *eventQueue) pushNow(h Handler) {
+	q.seq++
+	q.now.push(h)
+}
+
+// push schedules h at a later instant.
 func (q *eventQueue) push(at Time, h Handler) {
 	q.seq++
 	q.ev = append(q.ev, event{at: at, seq: q.seq, h: h})

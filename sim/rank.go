@@ -39,13 +39,9 @@ type rank struct {
 	deadErr error
 
 	// match pairs messages to this rank with its receives, by source
-	// and tag (see matchQueue).
+	// and tag (see matchQueue); made at the first message or receive.
 	match map[matchKey]*matchQueue
 	spare []*matchQueue // emptied queues, for reuse
-}
-
-func newRank(e *Engine, id int) *rank {
-	return &rank{e: e, id: id, match: map[matchKey]*matchQueue{}}
 }
 
 // spawn starts fn as a new process of the rank at the current time. If done
@@ -54,22 +50,30 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 	p := &proc{r: r, done: done}
 	seq := func(yield func(struct{}) bool) {
 		p.yield = yield
+		var err error
 		defer func() {
 			if v := recover(); v != nil {
-				p.err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+				err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
 			}
-			p.finished, p.finish = true, r.e.now
-			if p.done != nil {
-				p.done.complete(p.err)
-			}
-			r.procReturned()
+			p.returned(err)
 		}()
-		p.err = fn(context.Background())
+		err = fn(context.Background())
 	}
 	p.next, p.cancel = iter.Pull(seq)
 	r.procs = append(r.procs, p)
 	p.scheduleResume()
 	return p
+}
+
+// returned records that the process returned err, now.
+func (p *proc) returned(err error) {
+	r := p.r
+	p.err = err
+	p.finished, p.finish = true, r.e.now
+	if p.done != nil {
+		p.done.complete(p.err)
+	}
+	r.procReturned()
 }
 
 // procReturned notes that one of the rank's processes returned; once all
@@ -189,21 +193,23 @@ func (r *rank) failReceivesFrom(src int, err error) {
 }
 
 // fill completes receive req with message m: at once, or once the rank's
-// compute has spent the network's receive overhead on it.
+// compute has spent the network's receive overhead on it. m is then done
+// with, and the engine reuses it.
 func (r *rank) fill(req *request, m *Message) {
+	e := r.e
+	defer e.freeMessage(m)
 	if m.err != nil {
 		req.complete(m.err)
 		return
 	}
-	if m.Bytes > req.buf.Len() {
+	if m.Bytes > req.bytes {
 		req.complete(fmt.Errorf("sim: rank %d: message of %d bytes from rank %d (tag %d) is longer than its receive buffer of %d bytes",
-			r.id, m.Bytes, m.Src, m.Tag, req.buf.Len()))
+			r.id, m.Bytes, m.Src, m.Tag, req.bytes))
 		return
 	}
 	if h, ok := device.HostBytes(req.buf); ok && m.payload != nil {
 		copy(h, m.payload)
 	}
-	e := r.e
 	if e.ovh != nil && m.Src != r.id {
 		if o := e.ovh.RecvOverhead(r.id, m.Bytes); o > 0 {
 			start := max(e.now, r.computeFree)
@@ -267,12 +273,17 @@ type proc struct {
 	waiting []*request
 	pending int
 	failed  bool
+
+	// A process that replays a recorded program has no coroutine.
+	replayState
 }
 
 // stop ends the coroutine of a process that never finished (after a deadlock).
 func (p *proc) stop() {
 	p.aborted = true
-	p.cancel()
+	if p.cancel != nil {
+		p.cancel()
+	}
 }
 
 // Fire resumes the process until it blocks again or returns.
@@ -280,6 +291,10 @@ func (p *proc) Fire() {
 	p.resumeScheduled = false
 	if p.r.crashed {
 		return // a failed rank's processes never run again
+	}
+	if p.prog != nil {
+		p.replay()
+		return
 	}
 	e := p.r.e
 	prev := e.current

@@ -12,7 +12,10 @@ type request struct {
 	send  bool
 	peer  int
 	tag   algos.Tag
-	buf   device.Buffer
+	bytes int
+	// buf is the buffer of a coroutine's request (nil in a replay, whose
+	// buffers are phantom): a receive copies host bytes into it.
+	buf device.Buffer
 
 	done bool
 	err  error
@@ -28,7 +31,7 @@ func (r *request) wait() Wait {
 	if r.spawn {
 		return Wait{Spawned: true}
 	}
-	return Wait{Send: r.send, Peer: r.peer, Tag: r.tag, Bytes: r.buf.Len()}
+	return Wait{Send: r.send, Peer: r.peer, Tag: r.tag, Bytes: r.bytes}
 }
 
 // complete marks r done with err, and wakes its owner if this was the last

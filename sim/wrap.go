@@ -91,3 +91,19 @@ func newInner(m Model, e *Engine) (Network, error) {
 	}
 	return m.NewNetwork(e), nil
 }
+
+// failer is implemented by networks that may fail ranks or links during a
+// run; a replay is not attempted on them, since the body decides what a
+// failure does.
+type failer interface {
+	mayFail() bool
+}
+
+func (w *wrapped) mayFail() bool { return !replayable(w.inner) }
+
+// replayable reports whether a replay may run on n: it cannot fail ranks
+// or links.
+func replayable(n Network) bool {
+	f, ok := n.(failer)
+	return !ok || !f.mayFail()
+}

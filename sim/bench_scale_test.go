@@ -1,0 +1,290 @@
+package sim_test
+
+import (
+	"context"
+	"flag"
+	"iter"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+// The scale benchmarks time the simulator per simulated message and state
+// each figure as a ratio to its floor, measured in the same run: one
+// operation of a typed binary heap holding as many pending events as the
+// world has ranks, plus one coroutine switch (what a discrete-event
+// simulator that drives ranks as coroutines cannot avoid per message).
+// They also report the peak memory the Go runtime held during the run.
+//
+//	go test ./sim -run '^$' -bench 'Scale' -benchtime 1x
+//	go test ./sim -run '^$' -bench 'Scale/halving_doubling/p=1048576' -benchtime 1x -sim.big -timeout 60m
+//
+// The million-rank points run only with -sim.big: they take minutes and
+// gigabytes.
+var scaleBig = flag.Bool("sim.big", false, "run the million-rank scale benchmarks")
+
+// scaleCase is one benchmark point.
+type scaleCase struct {
+	name   string
+	world  int
+	big    bool
+	model  sim.Model
+	body   sim.Body
+	replay bool
+}
+
+func scaleBody(run func(context.Context, algos.Link, device.Buffer, device.DType, device.Op) error, bytes int) sim.Body {
+	return func(ctx context.Context, l algos.Link) error {
+		return run(ctx, l, l.Alloc(bytes), device.F32, device.Sum)
+	}
+}
+
+// BenchmarkScale is alpha-beta (model) with phantom data, each point
+// simulated with coroutines and replayed (Config.Replay).
+func BenchmarkScale(b *testing.B) {
+	cases := []scaleCase{
+		{name: "ring/p=1024", world: 1024, model: model, body: scaleBody(algos.RingAllreduce, 64<<20)},
+		{name: "halving_doubling/p=65536", world: 1 << 16, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
+		{name: "halving_doubling/p=1048576", world: 1 << 20, big: true, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
+	}
+	for _, c := range cases {
+		for _, replay := range []bool{false, true} {
+			c.replay = replay
+			b.Run(c.name+"/"+engineName(replay), func(b *testing.B) {
+				if c.big && !*scaleBig {
+					b.Skip("a million-rank point: run with -sim.big")
+				}
+				benchScale(b, c)
+			})
+		}
+	}
+}
+
+func engineName(replay bool) string {
+	if replay {
+		return "replay"
+	}
+	return "coroutines"
+}
+
+// scaleTree is a non-blocking 3-tier fat tree of radix 26 (4394 hosts),
+// 100 Gbit/s links with 500 ns per hop; scaleTreeAB is alpha-beta with
+// the tree's end-to-end figures.
+var (
+	scaleTree   = sim.FatTree{Tiers: 3, Radix: 26, Link: sim.LinkParams{Bandwidth: 12.5e9, Latency: 500 * sim.Nanosecond}}
+	scaleTreeAB = sim.AlphaBeta{Latency: 3 * sim.Microsecond, Bandwidth: 12.5e9, ReduceBandwidth: 100e9}
+)
+
+// BenchmarkScaleFlow is the flow model's message (flow) rate on a fat tree
+// of 4096 ranks beside alpha-beta's in the same run (the ring, 33 million
+// messages, only with -sim.big):
+//
+//	go test ./sim -run '^$' -bench 'ScaleFlow' -benchtime 3x
+func BenchmarkScaleFlow(b *testing.B) {
+	const p = 4096
+	flow := sim.Flow{Topology: scaleTree, ReduceBandwidth: 100e9}
+	for _, alg := range []struct {
+		name string
+		big  bool
+		run  func(context.Context, algos.Link, device.Buffer, device.DType, device.Op) error
+	}{{"halving_doubling", false, algos.HalvingDoublingAllreduce}, {"ring", true, algos.RingAllreduce}} {
+		for _, replay := range []bool{false, true} {
+			for _, m := range []struct {
+				name  string
+				model sim.Model
+			}{{"alpha-beta", scaleTreeAB}, {"flow", flow}} {
+				b.Run(alg.name+"/"+engineName(replay)+"/"+m.name+"/p="+strconv.Itoa(p), func(b *testing.B) {
+					if alg.big && !*scaleBig {
+						b.Skip("33 million messages: run with -sim.big")
+					}
+					benchScale(b, scaleCase{world: p, model: m.model, body: scaleBody(alg.run, 64<<20), replay: replay})
+				})
+			}
+		}
+	}
+}
+
+// benchScale runs c and reports its time per message in wall time and in
+// the CPU time of the process (every thread: the garbage collector's
+// too), each beside the floor measured the same way just before and just
+// after the run, so that a shared machine's load moves both alike.
+func benchScale(b *testing.B, c scaleCase) {
+	b.StopTimer()
+	floorBefore, floorCPUBefore := floorNs(c.world)
+	runtime.GC()
+	peak := watchMemory()
+	cpu0 := cpuTime()
+	b.StartTimer()
+	var msgs int64
+	replayed := true
+	for b.Loop() {
+		res, err := sim.Run(sim.Config{World: c.world, Model: c.model, Replay: c.replay}, c.body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs += res.Messages
+		replayed = replayed && res.Replayed
+	}
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	elapsed := b.Elapsed()
+	mem := peak()
+	if c.replay && !replayed {
+		b.Fatal("the run was not replayed")
+	}
+	floorAfter, floorCPUAfter := floorNs(c.world)
+	floor, floorCPU := (floorBefore+floorAfter)/2, (floorCPUBefore+floorCPUAfter)/2
+	perMsg := elapsed.Seconds() * 1e9 / float64(msgs)
+	perMsgCPU := cpu.Seconds() * 1e9 / float64(msgs)
+	b.ReportMetric(float64(msgs)/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(perMsg, "ns/msg")
+	b.ReportMetric(floor, "floor-ns")
+	b.ReportMetric(perMsg/floor, "x-floor")
+	b.ReportMetric(perMsgCPU/floorCPU, "cpu-x-floor")
+	b.ReportMetric(float64(mem)/(1<<20), "peak-MiB")
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// watchMemory samples the memory the Go runtime holds from the OS (less
+// what it gave back) until the returned function is called, which returns
+// the peak.
+func watchMemory() func() uint64 {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	var peak uint64
+	read := func() {
+		metrics.Read(samples)
+		peak = max(peak, samples[0].Value.Uint64()-samples[1].Value.Uint64())
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		wg.Wait()
+		read()
+		return peak
+	}
+}
+
+// floorEvent is an event of the floor heap, of the engine's event's size.
+type floorEvent struct {
+	at  int64
+	seq uint64
+	h   any
+}
+
+func (a *floorEvent) before(b *floorEvent) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+// floorHeap is a plain typed binary min-heap.
+type floorHeap []floorEvent
+
+func (q *floorHeap) push(e floorEvent) {
+	h := append(*q, e)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h[i].before(&h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	*q = h
+}
+
+func (q *floorHeap) pop() floorEvent {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = floorEvent{}
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if l+1 < n && h[l+1].before(&h[l]) {
+			c = l + 1
+		}
+		if !h[c].before(&h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	*q = h
+	return top
+}
+
+// floorNs is the floor per message at a world of n ranks, in ns: with n
+// events pending, pop the earliest and push one a pseudo-random time
+// later, and switch to a coroutine and back. It runs for about half a
+// second and returns the mean in wall time and in CPU time.
+func floorNs(n int) (wall, cpu float64) {
+	next, stop := iter.Pull(func(yield func(struct{}) bool) {
+		for yield(struct{}{}) {
+		}
+	})
+	defer stop()
+	var h floorHeap = make([]floorEvent, 0, n)
+	x := uint64(88172645463325252)
+	rnd := func() int64 { // xorshift64
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return int64(x % 4096)
+	}
+	var seq uint64
+	var handler any = &seq
+	for range n {
+		seq++
+		h.push(floorEvent{at: rnd(), seq: seq, h: handler})
+	}
+	ops := 0
+	cpu0 := cpuTime()
+	start := time.Now()
+	for time.Since(start) < 500*time.Millisecond {
+		for range 1024 {
+			e := h.pop()
+			seq++
+			h.push(floorEvent{at: e.at + 1 + rnd(), seq: seq, h: e.h})
+			next()
+		}
+		ops += 1024
+	}
+	wall = float64(time.Since(start).Nanoseconds()) / float64(ops)
+	cpu = float64((cpuTime() - cpu0).Nanoseconds()) / float64(ops)
+	return wall, cpu
+}

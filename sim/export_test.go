@@ -1,0 +1,21 @@
+package sim
+
+// RecordStat is what recording a body kept, for tests.
+type RecordStat struct {
+	Programs, Chunks int
+	Ops              int64
+	Err              error
+}
+
+// RecordStats records body on a world and says how much it kept.
+func RecordStats(world int, body Body) RecordStat {
+	progs, err := record(world, body)
+	if err != nil {
+		return RecordStat{Err: err}
+	}
+	distinct := map[*program]bool{}
+	for _, p := range progs.ranks {
+		distinct[p] = true
+	}
+	return RecordStat{Programs: len(distinct), Chunks: len(progs.chunks), Ops: progs.ops}
+}

@@ -1,0 +1,413 @@
+package sim
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// Recording. A body whose operations depend neither on timing nor on data
+// (Config.Replay) is run once per rank against a recording link, which
+// answers every Wait at once, and the sequence of operations it makes is
+// kept as the rank's program; the engine then replays the programs (see
+// replay.go). Programs are stored compactly and shared: each is cut into
+// chunks of chunkOps operations, peers are written relative to the rank
+// (as a difference, or as an exclusive-or with one bit, the partner of a
+// butterfly), and equal chunks and equal programs are kept once. So the
+// million ranks of a halving-doubling allreduce share a handful of
+// programs, and a ring's share most of their chunks.
+
+// Operation codes: the low two bits of an operation's first byte.
+const (
+	opSend byte = iota
+	opRecv
+	opWait
+	opReduce
+	opKindMask = 3
+	// opXorPeer marks a peer written as rank XOR peer (a power of two)
+	// rather than as a zigzag difference peer - rank.
+	opXorPeer = 4
+)
+
+// An operation is encoded as its code byte, then uvarints:
+//
+//	send, recv: peer, tag - previous tag (zigzag), bytes, slot
+//	wait:       count, then the slot of each request
+//	reduce:     bytes
+//
+// The previous tag is 0 at the start of each chunk, so that a chunk
+// decodes on its own. A slot is the index of a request among the rank's
+// requests alive at once; the recorder reuses a slot once the request in
+// it is waited for for the last time.
+
+// chunkOps is how many operations a chunk holds.
+const chunkOps = 64
+
+// maxProgramBytes bounds what the programs of a run may take, chunks and
+// their indexes together; a run whose programs need more is simulated
+// with coroutines instead.
+const maxProgramBytes = 1 << 30
+
+// program is one rank's recorded operations.
+type program struct {
+	chunks []int32 // indexes into programs.chunks, in order
+	slots  int     // request slots the rank needs
+}
+
+// programs are the recorded programs of a run.
+type programs struct {
+	chunks []string   // the distinct chunks
+	ranks  []*program // each rank's program
+	// Ops is the number of operations recorded, over all ranks.
+	ops int64
+}
+
+// errNotReplayable is why a body cannot be replayed; recording stops.
+type errNotReplayable struct{ why string }
+
+func (e errNotReplayable) Error() string { return "sim: not replayable: " + e.why }
+
+// recReq is a request returned by the recording link.
+type recReq struct {
+	rec *recorder
+	gen uint32 // the recording it belongs to
+	id  int32
+}
+
+// recOp is an operation as recorded, before it is encoded.
+type recOp struct {
+	kind  byte
+	peer  int
+	tag   algos.Tag
+	bytes int
+	req   int32 // send, recv: the request's id; wait: the first of its ids in recorder.waits
+	n     int32 // wait: the number of requests
+}
+
+// recorder records the bodies of ranks, one after another, on one
+// goroutine; it is the recording link of the rank being recorded.
+type recorder struct {
+	world int
+	rank  int
+	gen   uint32
+	ops   []recOp
+	waits []int32
+	nreq  int32
+	block []recReq
+	// stopped is set once the rank turned out not to be replayable: the
+	// link then does nothing while the body unwinds.
+	stopped bool
+
+	// encoding scratch
+	lastUse []int32
+	slotOf  []int32
+	free    []int32
+	code    []byte
+	ids     []byte
+}
+
+var (
+	_ algos.Link    = (*recorder)(nil)
+	_ algos.Spawner = (*recorder)(nil)
+)
+
+func (c *recorder) stop(why string) {
+	c.stopped = true
+	panic(errNotReplayable{why})
+}
+
+func (c *recorder) Rank() int { return c.rank }
+func (c *recorder) Size() int { return c.world }
+
+// Now stops the recording: a body that reads the clock may depend on
+// timing.
+func (c *recorder) Now() time.Duration {
+	if !c.stopped {
+		c.stop("the body reads the clock")
+	}
+	return 0
+}
+
+// Spawn stops the recording: spawned operations interleave with the rest
+// of the rank's program as timing has it.
+func (c *recorder) Spawn(func(ctx context.Context) error) algos.Request {
+	if !c.stopped {
+		c.stop("the body spawns operations")
+	}
+	return &recReq{}
+}
+
+func (c *recorder) Alloc(n int) device.Buffer { return device.Phantom(n) }
+
+func (c *recorder) Copy(dst, src device.Buffer) error { return device.Copy(dst, src) }
+
+func (c *recorder) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) error {
+	if err := device.Reduce(dst, src, dt, op); err != nil {
+		return err
+	}
+	if !c.stopped {
+		c.ops = append(c.ops, recOp{kind: opReduce, bytes: src.Len()})
+	}
+	return nil
+}
+
+func (c *recorder) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
+	return c.post(opSend, dst, tag, buf)
+}
+
+func (c *recorder) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
+	return c.post(opRecv, src, tag, buf)
+}
+
+func (c *recorder) post(kind byte, peer int, tag algos.Tag, buf device.Buffer) algos.Request {
+	if c.stopped {
+		return &recReq{}
+	}
+	if peer < 0 || peer >= c.world {
+		c.stop(fmt.Sprintf("rank %d names peer %d", c.rank, peer))
+	}
+	if len(c.block) == 0 {
+		c.block = make([]recReq, allocBlock)
+	}
+	q := &c.block[0]
+	c.block = c.block[1:]
+	*q = recReq{rec: c, gen: c.gen, id: c.nreq}
+	c.nreq++
+	c.ops = append(c.ops, recOp{kind: kind, peer: peer, tag: tag, bytes: buf.Len(), req: q.id})
+	return q
+}
+
+// Wait records a wait; every request completes at once.
+func (c *recorder) Wait(ctx context.Context, reqs ...algos.Request) error {
+	if c.stopped {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		c.stop("the body's context ends")
+	}
+	first := len(c.waits)
+	for _, x := range reqs {
+		q, ok := x.(*recReq)
+		if !ok || q.rec != c || q.gen != c.gen {
+			c.stop(fmt.Sprintf("rank %d waits on a request (%T) its link did not return", c.rank, x))
+		}
+		for _, id := range c.waits[first:] {
+			if id == q.id {
+				c.stop(fmt.Sprintf("rank %d waits twice on one request in one Wait", c.rank))
+			}
+		}
+		c.waits = append(c.waits, q.id)
+	}
+	c.ops = append(c.ops, recOp{kind: opWait, req: int32(first), n: int32(len(reqs))})
+	return nil
+}
+
+// record runs body as rank and returns its operations encoded: the ids of
+// its chunks (interned in in) and its slot count, or the reason it cannot
+// be replayed.
+func (c *recorder) record(rank int, body Body, in *interner) (p *program, err error) {
+	c.rank, c.gen = rank, c.gen+1
+	c.ops, c.waits, c.nreq, c.stopped = c.ops[:0], c.waits[:0], 0, false
+	defer func() {
+		if v := recover(); v != nil {
+			if e, ok := v.(errNotReplayable); ok {
+				err = e
+				return
+			}
+			err = errNotReplayable{fmt.Sprintf("rank %d panicked: %v", rank, v)}
+		}
+	}()
+	if berr := body(context.Background(), c); berr != nil {
+		return nil, errNotReplayable{fmt.Sprintf("rank %d returned an error: %v", rank, berr)}
+	}
+	return c.encode(in), nil
+}
+
+// encode encodes the recorded operations, assigning request slots, and
+// interns the chunks and the program.
+func (c *recorder) encode(in *interner) *program {
+	// The last operation that uses each request: its slot is free after
+	// it, if that is a wait (a request never waited for keeps its slot:
+	// the engine may still hold it).
+	c.lastUse = grow(c.lastUse, int(c.nreq))
+	for i, op := range c.ops {
+		switch op.kind {
+		case opSend, opRecv:
+			c.lastUse[op.req] = -1
+		case opWait:
+			for _, id := range c.waits[op.req : op.req+op.n] {
+				c.lastUse[id] = int32(i)
+			}
+		}
+	}
+	c.slotOf = grow(c.slotOf, int(c.nreq))
+	c.free = c.free[:0]
+	slots := 0
+	c.code, c.ids = c.code[:0], c.ids[:0]
+	var prevTag algos.Tag
+	for i, op := range c.ops {
+		if i%chunkOps == 0 && i > 0 {
+			c.ids = binary.LittleEndian.AppendUint32(c.ids, uint32(in.chunk(c.code)))
+			c.code, prevTag = c.code[:0], 0
+		}
+		switch op.kind {
+		case opSend, opRecv:
+			var slot int32
+			if k := len(c.free); k > 0 {
+				slot, c.free = c.free[k-1], c.free[:k-1]
+			} else {
+				slot = int32(slots)
+				slots++
+			}
+			c.slotOf[op.req] = slot
+			code, peer := op.kind, uint64(zigzag(int64(op.peer-c.rank)))
+			if x := uint(op.peer ^ c.rank); x != 0 && x&(x-1) == 0 {
+				code, peer = code|opXorPeer, uint64(bits.TrailingZeros(x))
+			}
+			c.code = append(c.code, code)
+			c.code = binary.AppendUvarint(c.code, peer)
+			c.code = binary.AppendUvarint(c.code, zigzag(int64(op.tag-prevTag)))
+			c.code = binary.AppendUvarint(c.code, uint64(op.bytes))
+			c.code = binary.AppendUvarint(c.code, uint64(slot))
+			prevTag = op.tag
+		case opWait:
+			c.code = append(c.code, opWait)
+			c.code = binary.AppendUvarint(c.code, uint64(op.n))
+			for _, id := range c.waits[op.req : op.req+op.n] {
+				c.code = binary.AppendUvarint(c.code, uint64(c.slotOf[id]))
+			}
+			// A request waited for for the last time is done once the
+			// wait returns (or the replay stops): its slot can take the
+			// next request.
+			for _, id := range c.waits[op.req : op.req+op.n] {
+				if c.lastUse[id] == int32(i) {
+					c.free = append(c.free, c.slotOf[id])
+				}
+			}
+		case opReduce:
+			c.code = append(c.code, opReduce)
+			c.code = binary.AppendUvarint(c.code, uint64(op.bytes))
+		}
+	}
+	if len(c.code) > 0 {
+		c.ids = binary.LittleEndian.AppendUint32(c.ids, uint32(in.chunk(c.code)))
+	}
+	return in.program(c.ids, slots)
+}
+
+func grow(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+func zigzag(x int64) uint64 { return uint64(x<<1) ^ uint64(x>>63) }
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// interner keeps each distinct chunk and program once. It is shared by the
+// recording goroutines.
+type interner struct {
+	mu       sync.Mutex
+	chunkIDs map[string]int32
+	chunks   []string
+	progs    map[string]*program
+	bytes    int64 // chunks and programs kept, roughly
+}
+
+func newInterner() *interner {
+	return &interner{chunkIDs: map[string]int32{}, progs: map[string]*program{}}
+}
+
+func (in *interner) chunk(code []byte) int32 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if id, ok := in.chunkIDs[string(code)]; ok {
+		return id
+	}
+	s := string(code)
+	id := int32(len(in.chunks))
+	in.chunks = append(in.chunks, s)
+	in.chunkIDs[s] = id
+	in.bytes += int64(len(s)) + 64
+	return id
+}
+
+// program returns the program of the chunks ids (little-endian int32s).
+func (in *interner) program(ids []byte, slots int) *program {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	key := string(binary.AppendUvarint(ids, uint64(slots)))
+	if p, ok := in.progs[key]; ok {
+		return p
+	}
+	p := &program{chunks: make([]int32, len(ids)/4), slots: slots}
+	for i := range p.chunks {
+		p.chunks[i] = int32(binary.LittleEndian.Uint32(ids[4*i:]))
+	}
+	in.progs[key] = p
+	in.bytes += 2*int64(len(ids)) + 96
+	return p
+}
+
+// record records body on every rank of a world, on as many goroutines as
+// there are CPUs, and returns the programs, or why the body cannot be
+// replayed. The programs do not depend on how the ranks were spread over
+// the goroutines.
+func record(world int, body Body) (*programs, error) {
+	in := newInterner()
+	progs := &programs{ranks: make([]*program, world)}
+	var next atomic.Int64
+	var ops atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, world)
+	workers := min(runtime.GOMAXPROCS(0), world)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &recorder{world: world}
+			for !failed.Load() {
+				r := int(next.Add(1) - 1)
+				if r >= world {
+					return
+				}
+				p, err := c.record(r, body, in)
+				if err == nil && in.size() > maxProgramBytes {
+					err = errNotReplayable{fmt.Sprintf("the programs need more than %d MiB", maxProgramBytes>>20)}
+				}
+				if err != nil {
+					errs[r] = err
+					failed.Store(true)
+					return
+				}
+				progs.ranks[r] = p
+				ops.Add(int64(len(c.ops)))
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() {
+		return nil, errors.Join(errs...)
+	}
+	progs.chunks = in.chunks
+	progs.ops = ops.Load()
+	return progs, nil
+}
+
+func (in *interner) size() int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.bytes
+}

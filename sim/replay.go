@@ -1,0 +1,158 @@
+package sim
+
+import "github.com/nexar-go/nexar-go/algos"
+
+// Replay. A process with a recorded program (see record.go) runs without a
+// coroutine: Fire interprets its operations from where it stopped until it
+// blocks, doing exactly what the link's methods do for the body's calls,
+// in the same order, so the run is the coroutines' run event for event.
+// Its requests live in a few slots per rank, reused as the program says.
+// Anything that would make an operation fail (a message longer than its
+// receive, a rank or link failing) stops the replay, and Run simulates the
+// body with coroutines instead, which gives the error exactly.
+
+// replayState is a process's place in its program.
+type replayState struct {
+	prog  *program
+	ci    int       // the chunk being run, an index into prog.chunks
+	code  string    // that chunk
+	off   int       // where the next operation starts in code
+	tag   algos.Tag // the tag the next operation's is written relative to
+	stage uint8     // 1 once the operation at off has blocked
+	start Time      // when that blocking began, for the observer's spans
+	slots []request
+}
+
+// uvarint decodes the uvarint at s[i:], and returns it and where the next
+// field starts.
+func uvarint(s string, i int) (uint64, int) {
+	var x uint64
+	var shift uint
+	for {
+		b := s[i]
+		i++
+		if b < 0x80 {
+			return x | uint64(b)<<shift, i
+		}
+		x |= uint64(b&0x7f) << shift
+		shift += 7
+	}
+}
+
+// startReplay makes the process run prog instead of a coroutine.
+func (p *proc) startReplay(prog *program) {
+	p.prog = prog
+	p.slots = make([]request, prog.slots)
+	if len(prog.chunks) > 0 {
+		p.code = p.r.e.progs.chunks[prog.chunks[0]]
+	}
+	p.scheduleResume()
+}
+
+// replay runs the process's program until it blocks or ends.
+func (p *proc) replay() {
+	r, e := p.r, p.r.e
+	for {
+		if p.off == len(p.code) {
+			p.ci++
+			if p.ci >= len(p.prog.chunks) {
+				p.returned(nil)
+				return
+			}
+			p.code, p.off, p.tag = e.progs.chunks[p.prog.chunks[p.ci]], 0, 0
+		}
+		code, i := p.code, p.off
+		op := code[i]
+		i++
+		switch op & opKindMask {
+		case opSend, opRecv:
+			var pv, dt, bytes, slot uint64
+			pv, i = uvarint(code, i)
+			dt, i = uvarint(code, i)
+			bytes, i = uvarint(code, i)
+			slot, i = uvarint(code, i)
+			peer := r.id + int(unzigzag(pv))
+			if op&opXorPeer != 0 {
+				peer = r.id ^ 1<<pv
+			}
+			tag := p.tag + algos.Tag(unzigzag(dt))
+			n := int(bytes)
+			if op&opKindMask == opSend {
+				if p.stage == 0 && e.ovh != nil && peer != r.id {
+					if d := e.ovh.SendOverhead(r.id, n); d > 0 {
+						p.stage, p.start = 1, p.startCompute(d)
+						return
+					}
+				}
+				if p.stage != 0 && e.obs != nil {
+					e.obs.Span(r.id, SpanOverhead, n, p.start, e.now)
+				}
+				req := &p.slots[slot]
+				*req = request{owner: r, send: true, peer: peer, tag: tag, bytes: n}
+				r.send(req)
+			} else {
+				req := &p.slots[slot]
+				*req = request{owner: r, peer: peer, tag: tag, bytes: n}
+				r.recv(req)
+			}
+			p.tag, p.stage = tag, 0
+		case opWait:
+			var n, slot uint64
+			n, i = uvarint(code, i)
+			first := i
+			if p.stage == 0 {
+				pending := 0
+				for range n {
+					slot, i = uvarint(code, i)
+					q := &p.slots[slot]
+					q.waitedFor = true
+					if q.done && q.err != nil {
+						e.stopReplay()
+						return
+					}
+					if !q.done {
+						pending++
+					}
+				}
+				if pending > 0 {
+					p.waiting = p.waiting[:0]
+					for j, k := first, uint64(0); k < n; k++ {
+						slot, j = uvarint(code, j)
+						if q := &p.slots[slot]; !q.done {
+							q.waiter = p
+							p.waiting = append(p.waiting, q)
+						}
+					}
+					p.stage, p.start = 1, p.park(pending)
+					return
+				}
+			} else {
+				p.unpark(p.start, true)
+				for range n {
+					slot, i = uvarint(code, i)
+					if p.slots[slot].err != nil {
+						e.stopReplay()
+						return
+					}
+				}
+				p.stage = 0
+			}
+		case opReduce:
+			var bytes uint64
+			bytes, i = uvarint(code, i)
+			n := int(bytes)
+			if p.stage == 0 {
+				if d := e.net.ReduceTime(r.id, n); d > 0 {
+					p.stage, p.start = 1, p.startCompute(d)
+					return
+				}
+			} else {
+				if e.obs != nil {
+					e.obs.Span(r.id, SpanReduce, n, p.start, e.now)
+				}
+				p.stage = 0
+			}
+		}
+		p.off = i
+	}
+}
