@@ -33,7 +33,33 @@ type Config struct {
 	// fails or the ranks deadlock, and when the network may fail ranks or
 	// links ([RankFailure], [LinkFailure]).
 	Replay bool
+	// Context, if not nil, stops the run once it is done: Run then
+	// returns an error that wraps its cause, and no result. The engine
+	// looks at it every pollEvents events and between the ranks it
+	// records, so a run stops within milliseconds.
+	Context context.Context
+	// Progress, if not nil, is told how far the run is, every pollEvents
+	// events and every few hundred ranks recorded, and once at the end. It
+	// is called from one goroutine at a time, not always Run's, and must
+	// be quick; it cannot change the run.
+	Progress func(Progress)
 }
+
+// Progress says how far a run is.
+type Progress struct {
+	// Recorded is how many ranks' bodies were recorded so far (see
+	// Config.Replay); World once the recording is over.
+	Recorded int
+	// Now is the simulated time reached; Messages and Events are those
+	// so far.
+	Now      Time
+	Messages int64
+	Events   int64
+}
+
+// pollEvents is how many events run between two looks at Config.Context
+// and two calls of Config.Progress: a few milliseconds' worth.
+const pollEvents = 1 << 13
 
 // Body is the program every rank runs: typically one or more collectives.
 // It must use only l to communicate.
@@ -77,6 +103,13 @@ type Engine struct {
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
 	stopped bool
+
+	// ctx and progress are Config's; the engine looks at them when events
+	// reaches nextPoll. cancelled is the error of a run ctx stopped.
+	ctx       context.Context
+	progress  func(Progress)
+	nextPoll  int64
+	cancelled error
 
 	// Messages and requests to hand out (see newMessage, newRequest).
 	freeMsgs []*Message
@@ -319,6 +352,9 @@ func Run(cfg Config, body Body) (*Result, error) {
 		}
 	}()
 	e.loop()
+	if e.cancelled != nil {
+		return nil, e.cancelled
+	}
 	return e.result()
 }
 
@@ -328,24 +364,21 @@ func Run(cfg Config, body Body) (*Result, error) {
 // observer the replay runs twice, first without it, so that the observer
 // sees nothing of a replay that stops.
 func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
-	progs, rerr := record(cfg.World, body)
-	if rerr != nil {
-		return nil, false, nil
+	c := cfg
+	c.Observer = nil
+	e, err := newEngine(c)
+	if err != nil || !replayable(e.net) {
+		return nil, err != nil, err
 	}
-	passes := []Observer{cfg.Observer}
-	if cfg.Observer != nil {
-		passes = []Observer{nil, cfg.Observer}
-	}
-	for _, obs := range passes {
-		c := cfg
-		c.Observer = obs
-		e, err := newEngine(c)
-		if err != nil {
-			return nil, true, err
-		}
-		if !replayable(e.net) {
+	progs, err := record(cfg, body)
+	if err != nil {
+		var nr errNotReplayable
+		if errors.As(err, &nr) {
 			return nil, false, nil
 		}
+		return nil, true, err
+	}
+	for pass := 0; ; pass++ {
 		e.progs = progs
 		procs := make([]proc, len(e.ranks))
 		for i, r := range e.ranks {
@@ -355,21 +388,29 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 			p.startReplay(progs.ranks[i])
 		}
 		e.loop()
-		if e.stopped {
+		switch {
+		case e.cancelled != nil:
+			return nil, true, e.cancelled
+		case e.stopped:
 			return nil, false, nil
 		}
 		if res, err = e.result(); err != nil {
 			// A deadlock: the coroutines report it exactly.
 			return nil, false, nil
 		}
+		if pass > 0 || cfg.Observer == nil {
+			res.Replayed = true
+			return res, true, nil
+		}
+		if e, err = newEngine(cfg); err != nil {
+			return nil, true, err
+		}
 	}
-	res.Replayed = true
-	return res, true, nil
 }
 
 // newEngine builds the engine of a run, its ranks and its network.
 func newEngine(cfg Config) (*Engine, error) {
-	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer}
+	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer, ctx: cfg.Context, progress: cfg.Progress, nextPoll: pollEvents}
 	e.ranks = make([]*rank, cfg.World)
 	ranks := make([]rank, cfg.World)
 	for i := range e.ranks {
@@ -426,17 +467,27 @@ func (e *Engine) stopReplay() { e.stopped = true }
 // same instant.
 func (e *Engine) loop() {
 	q := &e.queue
+	defer e.report()
 	for {
-		// The heap's events due now were scheduled in earlier instants,
-		// so they go before those scheduled in this one.
-		for q.len() > 0 && q.peek().at == e.now && !e.stopped {
-			ev := q.pop()
-			e.events++
-			ev.h.Fire()
+		// The slots due now were filled in earlier instants, so their
+		// events go before those scheduled in this one.
+		for len(q.heap) > 0 && q.next() == e.now {
+			s := q.popSlot()
+			for s.q.len() > 0 && !e.stopped {
+				e.events++
+				s.q.pop().Fire()
+				if e.events >= e.nextPoll {
+					e.poll()
+				}
+			}
+			q.freeSlot(s)
 		}
 		for q.now.len() > 0 && !e.stopped {
 			e.events++
 			q.now.pop().Fire()
+			if e.events >= e.nextPoll {
+				e.poll()
+			}
 		}
 		if e.stopped {
 			return
@@ -445,9 +496,27 @@ func (e *Engine) loop() {
 		if q.now.len() > 0 {
 			continue
 		}
-		if q.len() == 0 {
+		if len(q.heap) == 0 {
 			return
 		}
-		e.now = q.peek().at
+		e.now = q.next()
+	}
+}
+
+// poll looks at the run's context and reports progress.
+func (e *Engine) poll() {
+	e.nextPoll = e.events + pollEvents
+	if e.ctx != nil && e.ctx.Err() != nil {
+		e.cancelled = fmt.Errorf("sim: stopped at %v of simulated time: %w", e.now, context.Cause(e.ctx))
+		e.stopped = true
+		return
+	}
+	e.report()
+}
+
+// report tells Config.Progress how far the run is.
+func (e *Engine) report() {
+	if e.progress != nil {
+		e.progress(Progress{Recorded: len(e.ranks), Now: e.now, Messages: e.messages, Events: e.events})
 	}
 }

@@ -9,7 +9,7 @@ type RecordStat struct {
 
 // RecordStats records body on a world and says how much it kept.
 func RecordStats(world int, body Body) RecordStat {
-	progs, err := record(world, body)
+	progs, err := record(Config{World: world}, body)
 	if err != nil {
 		return RecordStat{Err: err}
 	}

@@ -6,83 +6,130 @@ type Handler interface {
 	Fire()
 }
 
-// event is a Handler due at a time. seq breaks ties between events due at
-// the same time in the order they were scheduled, which is itself
-// deterministic because exactly one thing runs at a time; so the order of
-// events is total and never depends on goroutine scheduling.
-type event struct {
-	at  Time
-	seq uint64
-	h   Handler
+// eventQueue holds the events not yet run, in the order they run: by time,
+// and events due at the same time in the order they were scheduled, which
+// is itself deterministic because exactly one thing runs at a time; so the
+// order of events is total and never depends on goroutine scheduling.
+//
+// Collectives move in lock step: thousands of messages end at the same
+// picosecond. So the queue keeps events in slots, each a FIFO of the
+// events due at one time, and only the slots in a binary min-heap, by
+// (time, creation): an event goes into the slot of its time if one of the
+// last few slots created has it, and otherwise into a new slot. Slots of
+// one time created one after another hold events scheduled one after
+// another (an event never goes into a slot older than the newest of its
+// time), so running slots in heap order, each in FIFO order, runs events
+// in the order they were scheduled. Events scheduled at the current
+// instant while it runs go into a FIFO of their own, which runs after the
+// instant's slots: they were scheduled after every event of those.
+type eventQueue struct {
+	heap   []slotRef
+	recent [recentSlots]*slot // the slots created last, newest at head-1
+	head   int
+	free   []*slot
+	now    fifo[Handler]
+	seq    uint64
 }
 
-func (a *event) before(b *event) bool {
+// recentSlots is how many of the slots created last an event may join.
+const recentSlots = 8
+
+// slot is the events due at one time, in the order they were scheduled.
+type slot struct {
+	at Time
+	q  fifo[Handler]
+}
+
+// slotRef is a slot in the heap, with its ordering key at hand.
+type slotRef struct {
+	at  Time
+	seq uint64
+	s   *slot
+}
+
+func (a *slotRef) before(b *slotRef) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-// eventQueue holds the events not yet run, ordered by (at, seq): a binary
-// min-heap of the events of later instants, and a FIFO of those scheduled
-// at the current instant while it runs. Every event of the FIFO was
-// scheduled after every event of the heap due now (seq only grows), so
-// running the heap's events due now and then the FIFO's keeps the (at,
-// seq) order exactly, and most events (a rank resumed now, a message of
-// no duration) never touch the heap. The heap is written out for the
-// event type rather than using container/heap, which boxes every element
-// in an interface and allocates.
-type eventQueue struct {
-	ev  []event
-	seq uint64
-	now fifo[Handler]
-}
-
-func (q *eventQueue) len() int { return len(q.ev) }
-
-// peek returns the earliest event of the heap, which must not be empty.
-func (q *eventQueue) peek() *event { return &q.ev[0] }
-
 // pushNow schedules h at the current instant, after everything scheduled
 // before it.
-func (q *eventQueue) pushNow(h Handler) {
+func (q *eventQueue) pushNow(h Handler) { q.now.push(h) }
+
+// push schedules h at a later instant at.
+func (q *eventQueue) push(at Time, h Handler) {
+	for i := range recentSlots {
+		s := q.recent[(q.head-1-i+recentSlots)%recentSlots]
+		if s != nil && s.at == at {
+			s.q.push(h)
+			return
+		}
+	}
+	var s *slot
+	if k := len(q.free); k > 0 {
+		s, q.free = q.free[k-1], q.free[:k-1]
+	} else {
+		s = &slot{}
+	}
+	s.at = at
+	s.q.push(h)
+	q.recent[q.head] = s
+	q.head = (q.head + 1) % recentSlots
 	q.seq++
-	q.now.push(h)
+	q.heapPush(slotRef{at: at, seq: q.seq, s: s})
 }
 
-// push schedules h at a later instant.
-func (q *eventQueue) push(at Time, h Handler) {
-	q.seq++
-	q.ev = append(q.ev, event{at: at, seq: q.seq, h: h})
-	i := len(q.ev) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !q.ev[i].before(&q.ev[parent]) {
+// next returns the time of the earliest slot; there must be one.
+func (q *eventQueue) next() Time { return q.heap[0].at }
+
+// popSlot removes the earliest slot and returns it; its events are run by
+// the caller, which then gives it back with freeSlot.
+func (q *eventQueue) popSlot() *slot {
+	s := q.heapPop().s
+	for i, r := range q.recent {
+		if r == s {
+			q.recent[i] = nil
+		}
+	}
+	return s
+}
+
+func (q *eventQueue) freeSlot(s *slot) { q.free = append(q.free, s) }
+
+func (q *eventQueue) heapPush(x slotRef) {
+	q.heap = append(q.heap, x)
+	h := q.heap
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h[i].before(&h[p]) {
 			break
 		}
-		q.ev[i], q.ev[parent] = q.ev[parent], q.ev[i]
-		i = parent
+		h[i], h[p] = h[p], h[i]
+		i = p
 	}
 }
 
-func (q *eventQueue) pop() event {
-	top := q.ev[0]
-	last := len(q.ev) - 1
-	q.ev[0] = q.ev[last]
-	q.ev[last] = event{}
-	q.ev = q.ev[:last]
-	i, n := 0, last
-	for {
+func (q *eventQueue) heapPop() slotRef {
+	h := q.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = slotRef{}
+	h = h[:n]
+	for i := 0; ; {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		c := l
-		if r := l + 1; r < n && q.ev[r].before(&q.ev[l]) {
+		if r := l + 1; r < n && h[r].before(&h[l]) {
 			c = r
 		}
-		if !q.ev[c].before(&q.ev[i]) {
+		if !h[c].before(&h[i]) {
 			break
 		}
-		q.ev[i], q.ev[c] = q.ev[c], q.ev[i]
+		h[i], h[c] = h[c], h[i]
 		i = c
 	}
+	q.heap = h
 	return top
 }

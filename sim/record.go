@@ -49,6 +49,10 @@ const (
 // requests alive at once; the recorder reuses a slot once the request in
 // it is waited for for the last time.
 
+// recordReport is how many ranks are recorded between two reports of
+// progress.
+const recordReport = 256
+
 // chunkOps is how many operations a chunk holds.
 const chunkOps = 64
 
@@ -360,16 +364,20 @@ func (in *interner) program(ids []byte, slots int) *program {
 	return p
 }
 
-// record records body on every rank of a world, on as many goroutines as
-// there are CPUs, and returns the programs, or why the body cannot be
-// replayed. The programs do not depend on how the ranks were spread over
-// the goroutines.
-func record(world int, body Body) (*programs, error) {
+// record records body on every rank of cfg.World, on as many goroutines
+// as there are CPUs, and returns the programs, or why the body cannot be
+// replayed (an errNotReplayable), or the error of cfg.Context if it is
+// done first. The programs do not depend on how the ranks were spread
+// over the goroutines.
+func record(cfg Config, body Body) (*programs, error) {
+	world := cfg.World
 	in := newInterner()
 	progs := &programs{ranks: make([]*program, world)}
 	var next atomic.Int64
 	var ops atomic.Int64
 	var failed atomic.Bool
+	var recorded atomic.Int64
+	var progressMu sync.Mutex
 	errs := make([]error, world)
 	workers := min(runtime.GOMAXPROCS(0), world)
 	var wg sync.WaitGroup
@@ -387,6 +395,9 @@ func record(world int, body Body) (*programs, error) {
 				if err == nil && in.size() > maxProgramBytes {
 					err = errNotReplayable{fmt.Sprintf("the programs need more than %d MiB", maxProgramBytes>>20)}
 				}
+				if err == nil && cfg.Context != nil && cfg.Context.Err() != nil {
+					err = fmt.Errorf("sim: stopped while recording: %w", context.Cause(cfg.Context))
+				}
 				if err != nil {
 					errs[r] = err
 					failed.Store(true)
@@ -394,11 +405,22 @@ func record(world int, body Body) (*programs, error) {
 				}
 				progs.ranks[r] = p
 				ops.Add(int64(len(c.ops)))
+				if n := recorded.Add(1); cfg.Progress != nil && n%recordReport == 0 {
+					progressMu.Lock()
+					cfg.Progress(Progress{Recorded: int(n)})
+					progressMu.Unlock()
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	if failed.Load() {
+		for _, err := range errs {
+			var nr errNotReplayable
+			if err != nil && !errors.As(err, &nr) {
+				return nil, err // cancelled
+			}
+		}
 		return nil, errors.Join(errs...)
 	}
 	progs.chunks = in.chunks

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"testing"
 
@@ -15,84 +14,28 @@ import (
 	"github.com/nexar-go/nexar-go/sim"
 )
 
-// logObserver writes down everything an observer is told, in order.
-type logObserver struct{ bytes.Buffer }
-
-func (o *logObserver) MessageStarted(m *sim.Message, at sim.Time) {
-	fmt.Fprintf(o, "start %d %d->%d tag %d %dB posted %d at %d\n", m.ID, m.Src, m.Dst, m.Tag, m.Bytes, m.Posted, at)
-}
-
-func (o *logObserver) MessageDelivered(m *sim.Message, at sim.Time) {
-	fmt.Fprintf(o, "deliver %d at %d\n", m.ID, at)
-}
-
-func (o *logObserver) Span(rank int, kind sim.SpanKind, bytes int, start, end sim.Time) {
-	fmt.Fprintf(o, "span %d %v %dB %d-%d\n", rank, kind, bytes, start, end)
-}
-
-// replayModels are the networks the replay is checked on: every model,
-// and every wrapper that may run with it (noise, stragglers, slow links,
-// per-message overheads), with messages that may overtake each other
-// (flow with several slots).
-var replayModels = []struct {
-	name  string
-	model sim.Model
-}{
-	{"alpha-beta", worked},
-	{"flow-fat-tree", sim.Flow{Topology: sim.FatTree{Tiers: 2, Radix: 8, Oversubscription: 3,
-		Link: sim.LinkParams{Bandwidth: 12.5e9, Latency: 500 * sim.Nanosecond}}, ReduceBandwidth: 25e9}},
-	{"flow-slots", sim.Flow{Topology: sim.Crossbar{Bandwidth: 12.5e9, Latency: sim.Microsecond}, SendSlots: 3, RecvSlots: -1}},
-	{"loggp", sim.LogGP{Latency: 2 * sim.Microsecond, Overhead: 300 * sim.Nanosecond, Gap: 500 * sim.Nanosecond, Bandwidth: 10e9, ReduceBandwidth: 20e9}},
-	{"noisy-overhead", sim.WithFaults(sim.Overhead{Model: worked, Send: 100 * sim.Nanosecond, Recv: 200 * sim.Nanosecond}, 7,
-		sim.Jitter{Dist: "exponential", Mean: sim.Microsecond}, sim.Straggler{Rank: 1, Factor: 3})},
-	{"flow-slow-link", sim.WithFaults(sim.Flow{Topology: sim.FatTree{Tiers: 2, Radix: 4, Link: sim.LinkParams{Bandwidth: 10e9, Latency: sim.Microsecond}}}, 3,
-		sim.SlowLink{Link: "spine0<->leaf0", Factor: 0.25, At: 5 * sim.Microsecond}, sim.Stragglers{Count: 2, Factor: 2})},
-}
-
-// fallsBack are the algorithms that spawn operations (non-blocking
-// collectives overlapping with each other), which the engine runs on
-// coroutines whatever Config.Replay says.
-var fallsBack = map[string]bool{}
-
 // TestReplayMatchesCoroutines runs every algorithm of the catalogue on
 // every model, at several world sizes and counts (0, fewer than ranks,
 // many), once on coroutines and once replayed, and requires the same
-// result in every field and the same observations, byte for byte.
+// result in every field and the same observations, byte for byte, and
+// that both are the results pinned in testdata/engine_golden.txt, which
+// the engine gave before it could replay.
 func TestReplayMatchesCoroutines(t *testing.T) {
-	worlds := []int{1, 2, 3, 5, 8, 12, 16}
-	if testing.Short() {
-		worlds = []int{1, 3, 8}
-	}
-	for _, cname := range algos.CollectiveNames() {
-		c, err := algos.Lookup(cname)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range c.Algorithms {
-			t.Run(cname+"/"+a.Name, func(t *testing.T) {
-				for _, m := range replayModels {
-					for _, p := range worlds {
-						if a.PowerOfTwo && p&(p-1) != 0 {
-							continue
-						}
-						if p > 8 && m.name == "flow-slow-link" {
-							continue // the tree has 8 hosts
-						}
-						for _, count := range []int{0, max(p-1, 1), p*p*64 + 7} {
-							send, recv, _ := c.Layout(count, p)
-							body := func(ctx context.Context, l algos.Link) error {
-								call := algos.Call{Buf: l.Alloc(recv * 4), DType: device.F32, Op: device.Sum, Root: p / 2}
-								if send > 0 {
-									call.Send = l.Alloc(send * 4)
-								}
-								return a.Run(ctx, l, call)
-							}
-							compareReplay(t, fmt.Sprintf("%s p=%d count=%d", m.name, p, count), m.model, p, body, !fallsBack[cname+"/"+a.Name])
-						}
-					}
-				}
-			})
-		}
+	golden := readGolden(t)
+	n := 0
+	goldenCases(testing.Short(), func(name string, model sim.Model, p int, body sim.Body) {
+		t.Run(name, func(t *testing.T) {
+			var log logObserver
+			res, err := sim.Run(sim.Config{World: p, Model: model, Observer: &log}, body)
+			if h := goldenHash(res, err, log.Bytes()); h != golden[name] {
+				t.Errorf("coroutines: hash %s, the pinned result's %s", h, golden[name])
+			}
+			compareReplay(t, name, model, p, body, true)
+		})
+		n++
+	})
+	if n == 0 || len(golden) < n {
+		t.Fatalf("%d cases, %d pinned", n, len(golden))
 	}
 }
 
@@ -128,14 +71,6 @@ func compareReplay(t *testing.T, what string, model sim.Model, p int, body sim.B
 		t.Fatalf("%s: observations differ at line %d of %d/%d:\ncoroutines %s\nreplay     %s", what, i+1, len(la), len(lb), get(la, i), get(lb, i))
 	}
 }
-
-// stackless is err's text without the goroutine numbers and addresses of
-// the stacks of panics, which differ from run to run.
-func stackless(err error) string {
-	return stackNoise.ReplaceAllString(fmt.Sprint(err), "")
-}
-
-var stackNoise = regexp.MustCompile(`goroutine \d+|0x[0-9a-f]+`)
 
 func get(lines [][]byte, i int) []byte {
 	if i < len(lines) {
@@ -244,7 +179,7 @@ func TestReplayUserOps(t *testing.T) {
 		_ = never
 		return l.Wait(ctx, reqs...)
 	}
-	for _, m := range replayModels {
+	for _, m := range goldenModels {
 		for _, p := range []int{1, 2, 7, 40} {
 			if p > 8 && m.name == "flow-slow-link" {
 				continue

@@ -1,0 +1,72 @@
+package sim_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+// TestContextStopsRun cancels long runs part way, from their progress
+// reports, on coroutines and replayed, while simulating and while
+// recording: Run returns at once with the context's cause.
+func TestContextStopsRun(t *testing.T) {
+	ring := func(ctx context.Context, l algos.Link) error {
+		return algos.RingAllreduce(ctx, l, l.Alloc(1<<20), device.F32, device.Sum)
+	}
+	for _, tc := range []struct {
+		name   string
+		replay bool
+		stop   func(sim.Progress) bool
+	}{
+		{"coroutines", false, func(p sim.Progress) bool { return p.Messages > 20000 }},
+		{"replay", true, func(p sim.Progress) bool { return p.Messages > 20000 }},
+		{"recording", true, func(p sim.Progress) bool { return p.Recorded >= 256 && p.Messages == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cause := errors.New("enough")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var last sim.Progress
+			start := time.Now()
+			res, err := sim.Run(sim.Config{World: 1024, Model: worked, Replay: tc.replay, Context: ctx, Progress: func(p sim.Progress) {
+				if p.Messages < last.Messages || p.Events < last.Events || p.Now < last.Now {
+					t.Errorf("progress went back: %+v after %+v", p, last)
+				}
+				last = p
+				if tc.stop(p) {
+					cancel(cause)
+				}
+			}}, ring)
+			if res != nil || !errors.Is(err, cause) {
+				t.Fatalf("result %v, error %v; want none and the cause", res, err)
+			}
+			if last.Messages > 100000 {
+				t.Errorf("ran on to %d messages after the cancellation", last.Messages)
+			}
+			t.Logf("%v after %v", err, time.Since(start))
+		})
+	}
+}
+
+// TestProgressReportsTheEnd checks the last report of a finished run: it
+// has every message and event of the result.
+func TestProgressReportsTheEnd(t *testing.T) {
+	for _, replay := range []bool{false, true} {
+		var last sim.Progress
+		res, err := sim.Run(sim.Config{World: 64, Model: worked, Replay: replay, Progress: func(p sim.Progress) { last = p }},
+			func(ctx context.Context, l algos.Link) error {
+				return algos.HalvingDoublingAllreduce(ctx, l, l.Alloc(1<<16), device.F32, device.Sum)
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last.Messages != res.Messages || last.Events != res.Events || last.Now != res.End || last.Recorded != 64 {
+			t.Errorf("replay %v: last report %+v, result %d messages, %d events, end %v", replay, last, res.Messages, res.Events, res.End)
+		}
+	}
+}
