@@ -1,0 +1,391 @@
+package sim
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"unsafe"
+)
+
+// Estimate is what a run will cost, judged before it runs (EstimateRun).
+type Estimate struct {
+	// Messages is the number of messages the run will send, as
+	// Result.Messages counts them; Events the events it will process,
+	// roughly (as Result.Events).
+	Messages int64
+	Events   int64
+	// Memory is the memory the run will hold at its peak, in bytes,
+	// roughly: the engine's and the network's state, the recorded
+	// programs or the coroutines' stacks, the messages in flight, and
+	// the garbage collector's headroom.
+	Memory int64
+	// Replay says whether the run would be replayed (Config.Replay).
+	Replay bool
+	// Sampled is how many ranks were recorded to make the estimate; the
+	// message count is exact when it is the world.
+	Sampled int
+}
+
+// estimateExact is the largest world whose estimate records every rank.
+const estimateExact = 64
+
+// estimateSample is how many ranks a larger world's estimate records.
+const estimateSample = 64
+
+// EstimateRun estimates what Run(cfg, body) will cost without running it:
+// it records the body (as Config.Replay does) on every rank of a world
+// of up to 64 ranks, which gives the messages exactly, and on about 64
+// ranks of a larger one: 48 spread over the world, the first and the
+// last, and the ranks most of those name as peers (a root, a leader),
+// and sizes the engine's state from them. Messages are then the sampled
+// ranks' own plus the world's other ranks at the mean of the spread ones
+// (their sends or their receives, whichever vary less); events are
+// calibrated by a run of the body at 64 ranks. The body must be
+// recordable (see Config.Replay): its operations may not depend on data,
+// since it runs on phantom buffers, nor on timing. cfg.Replay and
+// cfg.HostData say how the run will be simulated, which changes its
+// memory. Recording a rank costs about as much as the body's part of the
+// run on that rank, so an estimate costs little beside the run.
+func EstimateRun(cfg Config, body Body) (Estimate, error) {
+	if cfg.World < 1 {
+		return Estimate{}, errors.New("sim: world size below 1")
+	}
+	s, err := recordSample(cfg.World, body)
+	if err != nil {
+		return Estimate{}, err
+	}
+	w := float64(cfg.World)
+	est := Estimate{Sampled: s.ranks, Replay: cfg.Replay && !cfg.HostData}
+	est.Messages = int64(math.Round(s.messages))
+	// An event per message (its end), per wait and reduction (the rank
+	// resuming), and per rank (its start); models with a start event or
+	// a delivery after the wire add up to one more per message, which a
+	// run at a small world measures.
+	events := func(s *sample) float64 { return s.messages + s.perRank(s.waits+s.reduces) + float64(s.world) }
+	est.Events = int64(math.Round(events(s)))
+	if cfg.World > estimateExact {
+		small := cfg
+		small.World, small.Observer, small.Progress, small.Replay = estimateExact, nil, nil, true
+		if res, err := Run(small, body); err == nil {
+			if ss, err := recordSample(estimateExact, body); err == nil && events(ss) > 0 {
+				est.Events = int64(math.Round(events(s) * float64(res.Events) / events(ss)))
+			}
+		}
+	}
+
+	// The engine's state per rank.
+	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 8 + 32
+	perRank += float64(s.maxSlots) * float64(unsafe.Sizeof(request{}))
+	if est.Replay {
+		perRank += s.programBytes() / w
+	} else {
+		perRank += coroutineBytes
+	}
+	perRank += netBytesPerRank(cfg.Model, s.peers/float64(len(s.recorded)))
+	// Messages in flight: at most those a rank sends without waiting.
+	perRank += float64(s.maxSends) * float64(unsafe.Sizeof(Message{})+16)
+	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
+	// The collector lets the heap grow past what is live before it
+	// collects (GOGC=100) while the run allocates; a replay allocates
+	// little once started.
+	headroom := 1.25
+	if !est.Replay {
+		headroom = 1.6
+	}
+	est.Memory = int64(live*headroom) + baseMemory
+	return est, nil
+}
+
+// coroutineBytes is what a rank's coroutine holds: its goroutine, a stack
+// grown to the depth of a collective, and the closures that drive it.
+const coroutineBytes = 12 << 10
+
+// baseMemory is what the process holds before a run.
+const baseMemory = 16 << 20
+
+// spreadRanks returns estimateSample ranks spread over the world at
+// pseudo-random offsets within equal strata, so that a power-of-two
+// stride does not pick only the roots of a tree.
+func spreadRanks(world int) []int {
+	out := make([]int, 0, estimateSample)
+	x := uint64(0x9E3779B97F4A7C15)
+	for i := range estimateSample {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		lo := i * world / estimateSample
+		hi := (i + 1) * world / estimateSample
+		out = append(out, lo+int(x%uint64(max(hi-lo, 1))))
+	}
+	return out
+}
+
+// heavyRanks is how many of the ranks most named as peers an estimate
+// records besides the spread ones.
+const heavyRanks = 14
+
+// rankCounts are one rank's recorded operations.
+type rankCounts struct {
+	sends, recvs, waits, reduces int64
+}
+
+// sample is what recording some ranks of a world found, and what it
+// makes of the whole world.
+type sample struct {
+	world int
+	// recorded are the ranks recorded; special those counted as
+	// themselves (all of them in a small world), the rest standing for
+	// the ranks not recorded.
+	recorded map[int]rankCounts
+	special  map[int]bool
+	ranks    int
+	// messages is the estimated number of messages of the world.
+	messages float64
+
+	ops                int64
+	waits, reduces     int64 // over the recorded ranks
+	maxSlots, maxSends int
+	peers              float64 // distinct peers sent to, summed over the recorded ranks
+	chunkUse           map[string]int
+	progUse            map[*program]int
+}
+
+// recordSample records body on every rank of a small world, or on a
+// sample of a large one (see EstimateRun).
+func recordSample(world int, body Body) (*sample, error) {
+	s := &sample{world: world, recorded: map[int]rankCounts{}, special: map[int]bool{}, chunkUse: map[string]int{}, progUse: map[*program]int{}}
+	in := newInterner()
+	c := &recorder{world: world}
+	named := map[int]int{}
+	rec := func(r int) error {
+		if _, done := s.recorded[r]; done {
+			return nil
+		}
+		p, err := c.record(r, body, in)
+		if err != nil {
+			return err
+		}
+		var n rankCounts
+		s.ops += int64(len(c.ops))
+		peers := map[int]bool{}
+		outstanding := 0
+		for _, op := range c.ops {
+			switch op.kind {
+			case opSend:
+				n.sends++
+				outstanding++
+				s.maxSends = max(s.maxSends, outstanding)
+				peers[op.peer] = true
+			case opRecv:
+				n.recvs++
+			case opWait:
+				n.waits++
+				outstanding = 0
+			case opReduce:
+				n.reduces++
+			}
+			if op.kind == opSend || op.kind == opRecv {
+				named[op.peer]++
+			}
+		}
+		s.recorded[r] = n
+		s.waits += n.waits
+		s.reduces += n.reduces
+		s.peers += float64(len(peers))
+		s.maxSlots = max(s.maxSlots, p.slots)
+		seen := map[int32]bool{}
+		for _, id := range p.chunks {
+			if !seen[id] {
+				seen[id] = true
+				s.chunkUse[in.chunks[id]]++
+			}
+		}
+		s.progUse[p]++
+		return nil
+	}
+	if world <= estimateExact {
+		for r := range world {
+			if err := rec(r); err != nil {
+				return nil, err
+			}
+			s.special[r] = true
+		}
+	} else {
+		spread := spreadRanks(world)
+		for _, r := range spread {
+			if err := rec(r); err != nil {
+				return nil, err
+			}
+		}
+		// The first and last ranks, and those most named as peers,
+		// count as themselves: a root sends to everybody, and must
+		// not stand for anybody else.
+		heavy := []int{0, world - 1}
+		type namedRank struct{ rank, n int }
+		var byNamed []namedRank
+		for r, n := range named {
+			byNamed = append(byNamed, namedRank{r, n})
+		}
+		slices.SortFunc(byNamed, func(a, b namedRank) int { return cmp.Or(b.n-a.n, a.rank-b.rank) })
+		for _, x := range byNamed[:min(heavyRanks, len(byNamed))] {
+			if x.n >= estimateSample/4 {
+				heavy = append(heavy, x.rank)
+			}
+		}
+		for _, r := range heavy {
+			if err := rec(r); err != nil {
+				return nil, err
+			}
+			s.special[r] = true
+		}
+	}
+	s.ranks = len(s.recorded)
+	s.messages = s.estimate(func(n rankCounts) int64 { return n.sends })
+	if recvs := s.estimate(func(n rankCounts) int64 { return n.recvs }); s.spread(func(n rankCounts) int64 { return n.recvs }) < s.spread(func(n rankCounts) int64 { return n.sends }) {
+		s.messages = recvs
+	}
+	return s, nil
+}
+
+// others returns the recorded ranks that stand for the ranks not recorded.
+func (s *sample) others() []rankCounts {
+	var out []rankCounts
+	for r, n := range s.recorded {
+		if !s.special[r] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// estimate is the world's total of count: the special ranks' own, and the
+// mean of the others' for every other rank.
+func (s *sample) estimate(count func(rankCounts) int64) float64 {
+	var total float64
+	for r := range s.special {
+		total += float64(count(s.recorded[r]))
+	}
+	others := s.others()
+	if len(others) == 0 {
+		return total
+	}
+	var sum float64
+	for _, n := range others {
+		sum += float64(count(n))
+	}
+	return total + sum/float64(len(others))*float64(s.world-len(s.special))
+}
+
+// spread is the coefficient of variation of count over the ranks that
+// stand for others: how much the estimate may be off.
+func (s *sample) spread(count func(rankCounts) int64) float64 {
+	others := s.others()
+	if len(others) < 2 {
+		return 0
+	}
+	var sum, sq float64
+	for _, n := range others {
+		x := float64(count(n))
+		sum += x
+		sq += x * x
+	}
+	k := float64(len(others))
+	mean := sum / k
+	if mean == 0 {
+		return math.Inf(1)
+	}
+	return math.Sqrt(max(sq/k-mean*mean, 0)) / mean
+}
+
+// perRank scales a total over the recorded ranks to the world.
+func (s *sample) perRank(total int64) float64 {
+	return float64(total) / float64(s.ranks) * float64(s.world)
+}
+
+// programBytes extrapolates the memory the programs of a whole world of
+// ranks take: what the sampled ranks share is kept once, and what only one
+// of them used is taken to be as rare in the world.
+func (s *sample) programBytes() float64 {
+	world := s.world
+	scale := float64(world) / float64(s.ranks)
+	var shared, unique float64
+	for ch, n := range s.chunkUse {
+		b := float64(len(ch)) + 80 // the string, its map entry and index
+		if n > 1 || s.ranks == world {
+			shared += b
+		} else {
+			unique += b
+		}
+	}
+	for p, n := range s.progUse {
+		b := float64(8*len(p.chunks)) + 150
+		if n > 1 || s.ranks == world {
+			shared += b
+		} else {
+			unique += b
+		}
+	}
+	return shared + unique*scale
+}
+
+// netKind names the model under any wrappers.
+func netKind(m Model) string {
+	switch x := m.(type) {
+	case AlphaBeta:
+		return "alpha-beta"
+	case Flow:
+		return "flow"
+	case LogGP:
+		return "loggp"
+	case Overhead:
+		return netKind(x.Model)
+	case Faulty:
+		return netKind(x.Model)
+	}
+	return ""
+}
+
+// netBytesPerRank is the network's state per rank, given how many peers
+// a rank sends to.
+func netBytesPerRank(m Model, peers float64) float64 {
+	switch netKind(m) {
+	case "alpha-beta":
+		return 104 + 16
+	case "flow":
+		// Senders, receivers, and a cached route per (sender, peer):
+		// its path and the row of the route cache.
+		return 160 + peers*(48+8*12+8)
+	case "loggp":
+		return 8
+	}
+	return 128
+}
+
+// netBytes is the network's state that does not grow with ranks sending:
+// a topology's nodes and edges, with their per-edge accounts.
+func netBytes(m Model, world int) int64 {
+	switch x := m.(type) {
+	case Faulty:
+		return netBytes(x.Model, world)
+	case Overhead:
+		return netBytes(x.Model, world)
+	case Flow:
+		if x.Topology == nil {
+			return 0
+		}
+		t, err := x.Topology.Build(world)
+		if err != nil {
+			return 0
+		}
+		return int64(len(t.edges))*edgeBytes + int64(len(t.nodes))*nodeBytes
+	}
+	return 0
+}
+
+// edgeBytes and nodeBytes are what the flow model keeps per edge and per
+// node of its topology, names and routing tables included.
+const (
+	edgeBytes = 256
+	nodeBytes = 128
+)

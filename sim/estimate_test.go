@@ -1,0 +1,73 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+// catalogueBody is a run of algorithm a of collective c over count
+// elements of f32 at world p.
+func catalogueBody(c *algos.Collective, a *algos.Algorithm, p, count int) sim.Body {
+	send, recv, _ := c.Layout(count, p)
+	return func(ctx context.Context, l algos.Link) error {
+		call := algos.Call{Buf: l.Alloc(recv * 4), DType: device.F32, Op: device.Sum, Root: p / 2}
+		if send > 0 {
+			call.Send = l.Alloc(send * 4)
+		}
+		return a.Run(ctx, l, call)
+	}
+}
+
+// TestEstimateMessages compares the estimate of every algorithm of the
+// catalogue with the run: exact up to 64 ranks, where every rank is
+// recorded; within 10% (messages) and a factor of 1.6 (events) above,
+// where about 80 ranks are.
+func TestEstimateMessages(t *testing.T) {
+	worlds := []int{7, 64, 130, 300}
+	if testing.Short() {
+		worlds = []int{7, 130}
+	}
+	for _, cname := range algos.CollectiveNames() {
+		c, _ := algos.Lookup(cname)
+		for _, a := range c.Algorithms {
+			for _, p := range worlds {
+				if a.PowerOfTwo && p&(p-1) != 0 {
+					continue
+				}
+				for _, m := range []struct {
+					name  string
+					model sim.Model
+				}{{"alpha-beta", worked}, {"flow", sim.FlowCrossbar(worked)}} {
+					name := fmt.Sprintf("%s/%s/p=%d/%s", cname, a.Name, p, m.name)
+					body := catalogueBody(c, a, p, p*64+3)
+					cfg := sim.Config{World: p, Model: m.model, Replay: true}
+					est, err := sim.EstimateRun(cfg, body)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					res, err := sim.Run(cfg, body)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					msgErr := float64(est.Messages)/float64(res.Messages) - 1
+					evRatio := float64(est.Events) / float64(res.Events)
+					t.Logf("%s: messages %d / %d (%+.1f%%), events %d / %d (x%.2f)", name, est.Messages, res.Messages, 100*msgErr, est.Events, res.Events, evRatio)
+					switch {
+					case p <= 64 && est.Messages != res.Messages:
+						t.Errorf("%s: estimated %d messages, ran %d", name, est.Messages, res.Messages)
+					case math.Abs(msgErr) > 0.1:
+						t.Errorf("%s: estimated %d messages, ran %d", name, est.Messages, res.Messages)
+					case evRatio > 1.6 || evRatio < 1/1.6:
+						t.Errorf("%s: estimated %d events, ran %d", name, est.Events, res.Events)
+					}
+				}
+			}
+		}
+	}
+}
