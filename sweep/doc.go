@@ -25,5 +25,10 @@
 // host data for collectives without a check.
 //
 // RunPoint depends only on its point, so parallel runs, shards and other
-// outputs are built on top of it.
+// outputs are built on top of it. Phantom points are replayed by the
+// simulator (sim.Config.Replay), which is fast and small at scale;
+// RunPointWith and Run take a context that stops a point under way within
+// milliseconds, and report how far each point is. EstimatePoint says what
+// a point will cost (messages, events, peak memory) before it runs, from
+// a recording of a sample of its ranks.
 package sweep

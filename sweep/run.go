@@ -115,12 +115,49 @@ func (e *DataError) Error() string {
 
 func (e *DataError) Unwrap() error { return e.Err }
 
+// RunOptions are what a run of a point may be given besides the point.
+type RunOptions struct {
+	// Context, if not nil, stops the run once done: the run returns an
+	// error wrapping its cause (see sim.Config.Context).
+	Context context.Context
+	// Progress, if not nil, is told how far the point's runs are, from
+	// the goroutine running them (see sim.Config.Progress).
+	Progress func(PointProgress)
+	// Observer, if not nil, is told what happens in the run (RunOnceWith
+	// only).
+	Observer sim.Observer
+}
+
+// PointProgress says how far a point under way is: which of its runs (one
+// per repeat) is under way, and how far that run is.
+type PointProgress struct {
+	// Run is the run under way, from 0, of Runs.
+	Run, Runs int
+	sim.Progress
+}
+
 // RunOnce simulates p once, with seed seeding the network's random draws
 // and the inputs of host data, telling obs (if not nil) what happens. A
 // failed run (a deadlock, an algorithm's error, wrong data) returns an
 // error that wraps the simulator's (*sim.DeadlockError or *sim.RankErrors,
 // whose ranks' errors include *DataError); it does not name the point.
 func RunOnce(p Point, seed uint64, obs sim.Observer) (*sim.Result, error) {
+	return RunOnceWith(p, seed, RunOptions{Observer: obs})
+}
+
+// RunOnceWith is RunOnce with a context, progress reports and an observer
+// (o.Progress reports run 0 of 1). Phantom points are replayed (see
+// sim.Config.Replay): the catalogue's algorithms depend neither on timing
+// nor on data.
+func RunOnceWith(p Point, seed uint64, o RunOptions) (*sim.Result, error) {
+	var progress func(sim.Progress)
+	if o.Progress != nil {
+		progress = func(pr sim.Progress) { o.Progress(PointProgress{Run: 0, Runs: 1, Progress: pr}) }
+	}
+	return runOnce(p, seed, o.Observer, o.Context, progress)
+}
+
+func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progress func(sim.Progress)) (*sim.Result, error) {
 	send, recv, _ := p.Layout()
 	sz := p.DType.Size()
 	host := p.Data == scenario.Host
@@ -135,7 +172,7 @@ func RunOnce(p Point, seed uint64, obs sim.Observer) (*sim.Result, error) {
 		chk = m(q)
 	}
 	inPlace := p.InPlace()
-	cfg := sim.Config{World: p.World, Model: p.Model(seed), HostData: host, Observer: obs}
+	cfg := sim.Config{World: p.World, Model: p.Model(seed), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress}
 	return sim.Run(cfg, func(ctx context.Context, l algos.Link) error {
 		c := algos.Call{DType: p.DType, Op: p.Op, Root: p.Root, Params: p.Params, Tuning: p.Tuning, Buf: l.Alloc(recv * sz)}
 		if !inPlace {
@@ -159,13 +196,21 @@ func RunOnce(p Point, seed uint64, obs sim.Observer) (*sim.Result, error) {
 // RunPoint simulates p, Repeat times with seeds Seed, Seed+1, ..., and
 // returns its row. A failed run returns an error that names the point (and
 // the seed, when it repeats) and wraps RunOnce's.
-func RunPoint(p Point) (Row, error) {
+func RunPoint(p Point) (Row, error) { return RunPointWith(p, RunOptions{}) }
+
+// RunPointWith is RunPoint with a context, which stops the point's run
+// under way, and progress reports.
+func RunPointWith(p Point, o RunOptions) (Row, error) {
 	n := max(p.Repeat, 1)
 	times := make([]float64, n)
 	var messages int64
 	for k := range n {
 		seed := p.Seed + uint64(k)
-		res, err := RunOnce(p, seed, nil)
+		var progress func(sim.Progress)
+		if o.Progress != nil {
+			progress = func(pr sim.Progress) { o.Progress(PointProgress{Run: k, Runs: n, Progress: pr}) }
+		}
+		res, err := runOnce(p, seed, nil, o.Context, progress)
 		if err != nil {
 			if n > 1 {
 				return Row{}, fmt.Errorf("%v (seed %d): %w", p, seed, err)
@@ -239,6 +284,10 @@ type Options struct {
 	// Done, if not nil, is called after each row is emitted, with the
 	// number of rows emitted so far and the total.
 	Done func(done, total int)
+	// Progress, if not nil, is told how far each point under way is (i
+	// indexes points), from the goroutines running them, possibly at
+	// once.
+	Progress func(i int, pr PointProgress)
 }
 
 // result is the outcome of one point.
@@ -250,10 +299,11 @@ type result struct {
 // Run runs points, Jobs at a time, and passes each row to emit in the
 // order of points (emit is called from Run's goroutine). It stops at the
 // first failed point in that order (emitting the rows before it), at an
-// error of emit, or when ctx is cancelled: then it lets the points under
-// way finish, emits the rows it has in order, and returns ctx's error.
-// Host-data points run at once only while their memory (see MaxHostBytes)
-// fits in MaxHostBytes together.
+// error of emit, or when ctx is done: then the points under way stop
+// within milliseconds, Run emits in order the rows that are complete up
+// to the first point that is not, and returns ctx's cause. Host-data
+// points run at once only while their memory (see MaxHostBytes) fits in
+// MaxHostBytes together.
 func Run(ctx context.Context, points []Point, opt Options, emit func(Row) error) error {
 	jobs := opt.Jobs
 	if jobs <= 0 {
@@ -278,24 +328,22 @@ func Run(ctx context.Context, points []Point, opt Options, emit func(Row) error)
 				p := points[i]
 				need := min(p.hostBytes(), MaxHostBytes)
 				mem.acquire(need)
-				row, err := RunPoint(p)
+				o := RunOptions{Context: ctx}
+				if opt.Progress != nil {
+					o.Progress = func(pr PointProgress) { opt.Progress(i, pr) }
+				}
+				row, err := RunPointWith(p, o)
 				mem.release(need)
 				results[i] <- result{row, err}
 			}
 		}()
 	}
 	// Feed the workers in order; stop feeding when cancelled.
-	fed := make(chan int, 1)
 	go func() {
-		n := 0
-		defer func() { close(next); fed <- n }()
+		defer close(next)
 		for i := range points {
-			if ctx.Err() != nil {
-				return
-			}
 			select {
 			case next <- i:
-				n++
 			case <-ctx.Done():
 				return
 			}
@@ -306,34 +354,32 @@ func Run(ctx context.Context, points []Point, opt Options, emit func(Row) error)
 	for i := range points {
 		var r result
 		got := false
-		if ctx.Err() == nil {
-			select {
-			case r = <-results[i]:
-				got = true
-			case <-ctx.Done():
-			}
+		select {
+		case r = <-results[i]:
+			got = true
+		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
-			// Cancelled: let the points under way finish and emit their
-			// rows in order, up to the first that failed.
-			n := <-fed
+			// Stopped: the points under way stop; emit, in order, the
+			// rows that are complete.
 			wg.Wait()
-			for j := i; j < n; j++ {
+			for j := i; j < len(points); j++ {
 				if !got || j > i {
-					r = <-results[j]
+					select {
+					case r = <-results[j]:
+					default:
+						return context.Cause(ctx)
+					}
 				}
 				if r.err != nil {
-					break
+					return context.Cause(ctx)
 				}
 				announce(points, j, opt)
 				if err := emitRow(points, j, r.row, opt, emit); err != nil {
 					return err
 				}
-				if j == len(points)-1 {
-					return nil // everything ran after all
-				}
 			}
-			return context.Cause(ctx)
+			return nil // everything ran after all
 		}
 		announce(points, i, opt)
 		if r.err != nil {

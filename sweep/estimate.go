@@ -1,0 +1,108 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+// Estimate is what a point will cost, judged before it runs.
+type Estimate struct {
+	// Estimate is one run's (see sim.EstimateRun): messages, events and
+	// the engine's memory.
+	sim.Estimate
+	// Runs is how many runs the point takes (its repeats).
+	Runs int
+	// HostBytes is the memory of host data's buffers and checks (see
+	// MaxHostBytes); it is part of Memory.
+	HostBytes int64
+}
+
+// Cost is the point's weight beside others: the events of all its runs,
+// which is what a run's time follows.
+func (e Estimate) Cost() float64 { return float64(e.Events) * float64(max(e.Runs, 1)) }
+
+// EstimatePoint estimates what p will cost without simulating it (see
+// sim.EstimateRun): it records the algorithm's operations on a sample of
+// the ranks (on phantom buffers: the catalogue's operations do not depend
+// on data).
+func EstimatePoint(p Point) (Estimate, error) {
+	send, recv, _ := p.Layout()
+	sz := p.DType.Size()
+	inPlace := p.InPlace()
+	host := p.Data == scenario.Host
+	cfg := sim.Config{World: p.World, Model: p.Model(p.Seed), HostData: host, Replay: !host}
+	est, err := sim.EstimateRun(cfg, func(ctx context.Context, l algos.Link) error {
+		c := algos.Call{DType: p.DType, Op: p.Op, Root: p.Root, Params: p.Params, Tuning: p.Tuning, Buf: l.Alloc(recv * sz)}
+		if !inPlace {
+			c.Send = l.Alloc(send * sz)
+		}
+		return p.Algorithm.Run(ctx, l, c)
+	})
+	if err != nil {
+		return Estimate{}, fmt.Errorf("estimate of %v: %w", p, err)
+	}
+	out := Estimate{Estimate: est, Runs: max(p.Repeat, 1), HostBytes: int64(p.hostBytes())}
+	out.Memory += out.HostBytes
+	return out, nil
+}
+
+// EstimatePoints estimates every point, jobs at a time (0: one per CPU),
+// in the order of points.
+func EstimatePoints(points []Point, jobs int) ([]Estimate, error) {
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	out := make([]Estimate, len(points))
+	errs := make([]error, len(points))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(jobs, max(len(points), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = EstimatePoint(points[i])
+			}
+		}()
+	}
+	for i := range points {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Totals sums estimates: the messages and events of every run, the
+// largest memory of one point, and which point needs it.
+type Totals struct {
+	Messages, Events int64
+	// Memory is the most one point needs, at Point (an index into the
+	// estimates).
+	Memory int64
+	Point  int
+}
+
+// Sum returns the totals of ests.
+func Sum(ests []Estimate) Totals {
+	var t Totals
+	for i, e := range ests {
+		t.Messages += e.Messages * int64(e.Runs)
+		t.Events += e.Events * int64(e.Runs)
+		if e.Memory > t.Memory {
+			t.Memory, t.Point = e.Memory, i
+		}
+	}
+	return t
+}
