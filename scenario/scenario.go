@@ -83,7 +83,7 @@ type Network struct {
 // topology large enough, a placement that fits, faults naming ranks that
 // exist): it builds the network for that world without running anything.
 func (n *Network) Check(world int) error {
-	_, err := sim.Run(sim.Config{World: world, Model: n.Sim}, func(context.Context, algos.Link) error { return nil })
+	_, err := sim.Run(sim.Config{World: world, Model: n.Sim, Replay: true}, func(context.Context, algos.Link) error { return nil })
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"time"
 	"unsafe"
 )
 
@@ -20,6 +21,11 @@ type Estimate struct {
 	// programs or the coroutines' stacks, the messages in flight, and
 	// the garbage collector's headroom.
 	Memory int64
+	// Seconds is the wall time the run would take on this machine, very
+	// roughly: the events at the rate a run of the body at 64 ranks
+	// reached (for larger worlds; 1 µs an event for smaller ones). Unlike
+	// the rest of the estimate it depends on the machine and its load.
+	Seconds float64
 	// Replay says whether the run would be replayed (Config.Replay).
 	Replay bool
 	// Sampled is how many ranks were recorded to make the estimate; the
@@ -64,15 +70,21 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// run at a small world measures.
 	events := func(s *sample) float64 { return s.messages + s.perRank(s.waits+s.reduces) + float64(s.world) }
 	est.Events = int64(math.Round(events(s)))
+	perEvent := 1e-6
 	if cfg.World > estimateExact {
 		small := cfg
 		small.World, small.Observer, small.Progress, small.Replay = estimateExact, nil, nil, true
+		start := time.Now()
 		if res, err := Run(small, body); err == nil {
+			if res.Events > 0 {
+				perEvent = time.Since(start).Seconds() / float64(res.Events)
+			}
 			if ss, err := recordSample(estimateExact, body); err == nil && events(ss) > 0 {
 				est.Events = int64(math.Round(events(s) * float64(res.Events) / events(ss)))
 			}
 		}
 	}
+	est.Seconds = float64(est.Events) * perEvent
 
 	// The engine's state per rank.
 	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 8 + 32
@@ -119,6 +131,44 @@ func spreadRanks(world int) []int {
 		out = append(out, lo+int(x%uint64(max(hi-lo, 1))))
 	}
 	return out
+}
+
+// bitReversed returns 0..n-1 in the order of their bit-reversed indexes
+// (0, n/2, n/4, 3n/4, ... for n a power of two).
+func bitReversed(n int) []int {
+	bits := 0
+	for 1<<bits < n {
+		bits++
+	}
+	out := make([]int, 0, n)
+	for i := range 1 << bits {
+		r := 0
+		for b := range bits {
+			if i&(1<<b) != 0 {
+				r |= 1 << (bits - 1 - b)
+			}
+		}
+		if r < n {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// uniform reports whether the ranks recorded so far all sent, and all
+// received, as many messages.
+func (s *sample) uniform() bool {
+	var first rankCounts
+	n := 0
+	for _, c := range s.recorded {
+		if n == 0 {
+			first = c
+		} else if c.sends != first.sends || c.recvs != first.recvs {
+			return false
+		}
+		n++
+	}
+	return true
 }
 
 // heavyRanks is how many of the ranks most named as peers an estimate
@@ -212,10 +262,20 @@ func recordSample(world int, body Body) (*sample, error) {
 			s.special[r] = true
 		}
 	} else {
+		// The strata in an order that spreads any prefix of them over
+		// the world (bit-reversed), so that recording can stop early
+		// once many ranks have sent and received exactly as many
+		// messages: a symmetric algorithm (a ring) needs a third of the
+		// sample. (Ranks that merely agree closely may hide a minority
+		// that does not, such as the ranks that fold in halving-doubling
+		// on a world that is not a power of two.)
 		spread := spreadRanks(world)
-		for _, r := range spread {
-			if err := rec(r); err != nil {
+		for i, k := range bitReversed(len(spread)) {
+			if err := rec(spread[k]); err != nil {
 				return nil, err
+			}
+			if i+1 >= estimateSample*3/8 && s.uniform() {
+				break
 			}
 		}
 		// The first and last ranks, and those most named as peers,
@@ -242,7 +302,7 @@ func recordSample(world int, body Body) (*sample, error) {
 	}
 	s.ranks = len(s.recorded)
 	s.messages = s.estimate(func(n rankCounts) int64 { return n.sends })
-	if recvs := s.estimate(func(n rankCounts) int64 { return n.recvs }); s.spread(func(n rankCounts) int64 { return n.recvs }) < s.spread(func(n rankCounts) int64 { return n.sends }) {
+	if recvs := s.estimate(func(n rankCounts) int64 { return n.recvs }); s.spreadOf(func(n rankCounts) int64 { return n.recvs }) < s.spreadOf(func(n rankCounts) int64 { return n.sends }) {
 		s.messages = recvs
 	}
 	return s, nil
@@ -277,9 +337,9 @@ func (s *sample) estimate(count func(rankCounts) int64) float64 {
 	return total + sum/float64(len(others))*float64(s.world-len(s.special))
 }
 
-// spread is the coefficient of variation of count over the ranks that
+// spreadOf is the coefficient of variation of count over the ranks that
 // stand for others: how much the estimate may be off.
-func (s *sample) spread(count func(rankCounts) int64) float64 {
+func (s *sample) spreadOf(count func(rankCounts) int64) float64 {
 	others := s.others()
 	if len(others) < 2 {
 		return 0
@@ -293,7 +353,7 @@ func (s *sample) spread(count func(rankCounts) int64) float64 {
 	k := float64(len(others))
 	mean := sum / k
 	if mean == 0 {
-		return math.Inf(1)
+		return 0 // every count is 0
 	}
 	return math.Sqrt(max(sq/k-mean*mean, 0)) / mean
 }

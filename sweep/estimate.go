@@ -53,13 +53,14 @@ func EstimatePoint(p Point) (Estimate, error) {
 }
 
 // EstimatePoints estimates every point, jobs at a time (0: one per CPU),
-// in the order of points.
-func EstimatePoints(points []Point, jobs int) ([]Estimate, error) {
+// in the order of points; errs[i] is not nil where point i could not be
+// estimated (its algorithm fails, or depends on timing).
+func EstimatePoints(points []Point, jobs int) (ests []Estimate, errs []error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	out := make([]Estimate, len(points))
-	errs := make([]error, len(points))
+	ests = make([]Estimate, len(points))
+	errs = make([]error, len(points))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(jobs, max(len(points), 1)) {
@@ -67,7 +68,7 @@ func EstimatePoints(points []Point, jobs int) ([]Estimate, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = EstimatePoint(points[i])
+				ests[i], errs[i] = EstimatePoint(points[i])
 			}
 		}()
 	}
@@ -76,18 +77,14 @@ func EstimatePoints(points []Point, jobs int) ([]Estimate, error) {
 	}
 	close(next)
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return ests, errs
 }
 
-// Totals sums estimates: the messages and events of every run, the
+// Totals sums estimates: the messages, events and time of every run, the
 // largest memory of one point, and which point needs it.
 type Totals struct {
 	Messages, Events int64
+	Seconds          float64
 	// Memory is the most one point needs, at Point (an index into the
 	// estimates).
 	Memory int64
@@ -100,6 +97,7 @@ func Sum(ests []Estimate) Totals {
 	for i, e := range ests {
 		t.Messages += e.Messages * int64(e.Runs)
 		t.Events += e.Events * int64(e.Runs)
+		t.Seconds += e.Seconds * float64(e.Runs)
 		if e.Memory > t.Memory {
 			t.Memory, t.Point = e.Memory, i
 		}

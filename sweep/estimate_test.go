@@ -29,8 +29,8 @@ bytes = ["4KiB"]
 root = 3
 data = "host"
 `)
-	ests, err := sweep.EstimatePoints(points, 2)
-	if err != nil {
+	ests, errs := sweep.EstimatePoints(points, 2)
+	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range points {

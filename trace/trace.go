@@ -20,17 +20,41 @@ type Recorder struct {
 	msgs    []message
 	spans   []span
 	end     sim.Time
+
+	filter Filter
+	// counts of what was kept, for the size of the file
+	sends, recvs int64
+	over         bool
 }
 
 var _ sim.Observer = (*Recorder)(nil)
 
+// Filter says what of a run a Recorder keeps, so that the trace of a large
+// run stays small enough to open.
+type Filter struct {
+	// Ranks, if not nil, says which ranks' tracks to keep: a message is
+	// kept on its sender's track if the sender is kept, on its
+	// receiver's if the receiver is (with the arrow between them if
+	// both are), and a span if its rank is kept.
+	Ranks func(rank int) bool
+	// From and To are the window of simulated time kept: what overlaps
+	// [From, To). To 0 is the end of the run.
+	From, To sim.Time
+	// MaxBytes, if positive, bounds the file: once what is kept would
+	// make a file of Format larger than MaxBytes (EstimateSize), the
+	// recorder keeps nothing more, and Over says so.
+	MaxBytes int64
+	Format   Format
+}
+
 type message struct {
-	id             int64
-	src, dst       int
-	tag            uint64
-	bytes          int
-	posted         sim.Time
-	start, deliver sim.Time
+	id                 int64
+	src, dst           int
+	tag                uint64
+	bytes              int
+	posted             sim.Time
+	start, deliver     sim.Time
+	showSend, showRecv bool
 }
 
 type span struct {
@@ -41,12 +65,35 @@ type span struct {
 	seq        int
 }
 
-// NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder { return &Recorder{started: map[*sim.Message]sim.Time{}} }
+// NewRecorder returns an empty recorder that keeps everything.
+func NewRecorder() *Recorder { return NewFilteredRecorder(Filter{}) }
+
+// NewFilteredRecorder returns an empty recorder that keeps what f says.
+func NewFilteredRecorder(f Filter) *Recorder {
+	return &Recorder{started: map[*sim.Message]sim.Time{}, filter: f}
+}
+
+// keeps reports whether rank's tracks are kept.
+func (r *Recorder) keeps(rank int) bool { return r.filter.Ranks == nil || r.filter.Ranks(rank) }
+
+// inWindow reports whether [start, end] overlaps the window.
+func (r *Recorder) inWindow(start, end sim.Time) bool {
+	f := r.filter
+	return end >= f.From && (f.To == 0 || start < f.To)
+}
+
+// full reports whether the file would pass the size limit, and records
+// that it did.
+func (r *Recorder) full() bool {
+	if r.filter.MaxBytes > 0 && r.Size(r.filter.Format) > r.filter.MaxBytes {
+		r.over = true
+	}
+	return r.over
+}
 
 // MessageStarted implements sim.Observer.
 func (r *Recorder) MessageStarted(m *sim.Message, at sim.Time) {
-	if m.Src != m.Dst {
+	if m.Src != m.Dst && (r.keeps(m.Src) || r.keeps(m.Dst)) {
 		r.started[m] = at
 	}
 }
@@ -58,18 +105,42 @@ func (r *Recorder) MessageDelivered(m *sim.Message, at sim.Time) {
 		return
 	}
 	delete(r.started, m)
-	r.msgs = append(r.msgs, message{id: m.ID, src: m.Src, dst: m.Dst, tag: uint64(m.Tag), bytes: m.Bytes, posted: m.Posted, start: start, deliver: at})
+	if !r.inWindow(start, at) || r.full() {
+		return
+	}
+	x := message{id: m.ID, src: m.Src, dst: m.Dst, tag: uint64(m.Tag), bytes: m.Bytes, posted: m.Posted, start: start, deliver: at,
+		showSend: r.keeps(m.Src), showRecv: r.keeps(m.Dst)}
+	if x.showSend {
+		r.sends++
+	}
+	if x.showRecv {
+		r.recvs++
+	}
+	r.msgs = append(r.msgs, x)
 	r.end = max(r.end, at)
 }
 
 // Span implements sim.Observer.
 func (r *Recorder) Span(rank int, kind sim.SpanKind, bytes int, start, end sim.Time) {
+	if !r.keeps(rank) || !r.inWindow(start, end) || r.full() {
+		return
+	}
 	r.spans = append(r.spans, span{rank: rank, kind: kind, bytes: bytes, start: start, end: end, seq: len(r.spans)})
 	r.end = max(r.end, end)
 }
 
+// Over reports whether the recorder stopped keeping what it was told of
+// because the file would have passed Filter.MaxBytes.
+func (r *Recorder) Over() bool { return r.over }
+
+// Size is about how many bytes the file of what r kept takes in format
+// f (see EstimateSize).
+func (r *Recorder) Size(f Format) int64 {
+	return EstimateSize(f, r.sends, r.recvs, int64(len(r.spans)))
+}
+
 // Messages is the number of messages recorded (delivered, between
-// different ranks).
+// different ranks, kept by the filter).
 func (r *Recorder) Messages() int { return len(r.msgs) }
 
 // Meta describes the run in the file's metadata.
@@ -148,11 +219,86 @@ func lanes(n int, interval func(i int) (start, end sim.Time)) ([]int, int) {
 	return lane, len(ends)
 }
 
+// trackKind is one of a rank's kinds of track.
+type trackKind int
+
+const (
+	computeTrack trackKind = iota
+	sendTrack
+	recvTrack
+)
+
+var trackKinds = []trackKind{sendTrack, recvTrack, computeTrack}
+
+// tid is the first track id of the kind within a rank's process.
+func (k trackKind) tid() int { return [...]int{computeTid, sendTid, recvTid}[k] }
+
+// laneName names lane l of the kind: "send", "send 2", ...
+func (k trackKind) laneName(l int) string {
+	n := [...]string{"compute", "send", "recv"}[k]
+	if l > 0 {
+		n += " " + strconv.Itoa(l+1)
+	}
+	return n
+}
+
+// trackLayout places what was kept on lanes: lane[kind][i] is the lane of
+// message i (send, recv) or span i (compute) on its rank's tracks of that
+// kind, and lanes[kind][rank] how many lanes the rank has (at least one
+// for a kept rank).
+type trackLayout struct {
+	lane  [3][]int
+	lanes [3][]int
+}
+
+// layout lays out what r kept on the tracks of world ranks.
+func (r *Recorder) layout(world int) *trackLayout {
+	lay := &trackLayout{}
+	byRank := [3][][]int{make([][]int, world), make([][]int, world), make([][]int, world)}
+	for i, m := range r.msgs {
+		if m.showSend {
+			byRank[sendTrack][m.src] = append(byRank[sendTrack][m.src], i)
+		}
+		if m.showRecv {
+			byRank[recvTrack][m.dst] = append(byRank[recvTrack][m.dst], i)
+		}
+	}
+	for i, s := range r.spans {
+		byRank[computeTrack][s.rank] = append(byRank[computeTrack][s.rank], i)
+	}
+	msg := func(i int) (sim.Time, sim.Time) { return r.msgs[i].start, r.msgs[i].deliver }
+	span := func(i int) (sim.Time, sim.Time) { return r.spans[i].start, r.spans[i].end }
+	for _, k := range trackKinds {
+		interval, n := msg, len(r.msgs)
+		if k == computeTrack {
+			interval, n = span, len(r.spans)
+		}
+		lay.lane[k] = make([]int, n)
+		lay.lanes[k] = make([]int, world)
+		for rank, idx := range byRank[k] {
+			if !r.keeps(rank) {
+				continue
+			}
+			ls, nl := lanes(len(idx), func(i int) (sim.Time, sim.Time) { return interval(idx[i]) })
+			for i, l := range ls {
+				lay.lane[k][idx[i]] = l
+			}
+			lay.lanes[k][rank] = max(nl, 1)
+		}
+	}
+	return lay
+}
+
 // Build returns the trace of what r recorded.
 func (r *Recorder) Build(meta Meta) *File {
 	world := meta.World
 	for _, m := range r.msgs {
-		world = max(world, m.src+1, m.dst+1)
+		if m.showSend {
+			world = max(world, m.src+1)
+		}
+		if m.showRecv {
+			world = max(world, m.dst+1)
+		}
 	}
 	for _, s := range r.spans {
 		world = max(world, s.rank+1)
@@ -166,65 +312,44 @@ func (r *Recorder) Build(meta Meta) *File {
 	}
 	f.OtherData["end"] = r.end.String()
 
-	// Per rank: the sends, receives and spans, and their lanes.
-	sends := make([][]int, world)
-	recvs := make([][]int, world)
-	comps := make([][]int, world)
-	for i, m := range r.msgs {
-		sends[m.src] = append(sends[m.src], i)
-		recvs[m.dst] = append(recvs[m.dst], i)
-	}
-	for i, s := range r.spans {
-		comps[s.rank] = append(comps[s.rank], i)
-	}
-	sendLane := make([]int, len(r.msgs))
-	recvLane := make([]int, len(r.msgs))
-	compLane := make([]int, len(r.spans))
+	lay := r.layout(world)
 	meta2 := func(name string, pid, tid int, args map[string]any) {
 		f.TraceEvents = append(f.TraceEvents, Event{Name: name, Ph: "M", Pid: pid, Tid: tid, Args: args})
 	}
 	var body []Event
 	for rank := range world {
+		if !r.keeps(rank) {
+			continue
+		}
 		meta2("process_name", rank, 0, map[string]any{"name": "rank " + strconv.Itoa(rank)})
 		meta2("process_sort_index", rank, 0, map[string]any{"sort_index": rank})
-		name := func(base string, tid, lane int) {
-			n := base
-			if lane > 0 {
-				n += " " + strconv.Itoa(lane+1)
-			}
-			meta2("thread_name", rank, tid+lane, map[string]any{"name": n})
-			meta2("thread_sort_index", rank, tid+lane, map[string]any{"sort_index": tid + lane})
-		}
-		// place lays the events idx (indexes into r.msgs or r.spans) out in
-		// lanes, records each one's lane in laneOf, and names the lanes.
-		place := func(idx, laneOf []int, base string, tid int, interval func(i int) (sim.Time, sim.Time)) {
-			ls, n := lanes(len(idx), func(i int) (sim.Time, sim.Time) { return interval(idx[i]) })
-			for i, l := range ls {
-				laneOf[idx[i]] = l
-			}
-			for l := range max(n, 1) {
-				name(base, tid, l)
+		for _, k := range trackKinds {
+			for l := range lay.lanes[k][rank] {
+				tid := k.tid() + l
+				meta2("thread_name", rank, tid, map[string]any{"name": k.laneName(l)})
+				meta2("thread_sort_index", rank, tid, map[string]any{"sort_index": tid})
 			}
 		}
-		msg := func(i int) (sim.Time, sim.Time) { return r.msgs[i].start, r.msgs[i].deliver }
-		place(sends[rank], sendLane, "send", sendTid, msg)
-		place(recvs[rank], recvLane, "recv", recvTid, msg)
-		place(comps[rank], compLane, "compute", computeTid, func(i int) (sim.Time, sim.Time) {
-			return r.spans[i].start, r.spans[i].end
-		})
 	}
+	sendLane, recvLane, compLane := lay.lane[sendTrack], lay.lane[recvTrack], lay.lane[computeTrack]
 	for i, m := range r.msgs {
 		dur := us(m.deliver - m.start)
 		args := map[string]any{"bytes": m.bytes, "tag": m.tag, "message": m.id, "posted_us": *us(m.posted)}
 		id := m.id
-		body = append(body,
-			Event{Name: fmt.Sprintf("send → %d", m.dst), Cat: "send", Ph: "X", Pid: m.src, Tid: sendTid + sendLane[i],
-				Ts: us(m.start), Dur: dur, Args: withPeer(args, "to", m.dst)},
-			Event{Name: fmt.Sprintf("recv ← %d", m.src), Cat: "recv", Ph: "X", Pid: m.dst, Tid: recvTid + recvLane[i],
-				Ts: us(m.start), Dur: dur, Args: withPeer(args, "from", m.src)},
-			Event{Name: "message", Cat: "message", Ph: "s", Pid: m.src, Tid: sendTid + sendLane[i], Ts: us(m.start), ID: &id},
-			Event{Name: "message", Cat: "message", Ph: "f", BP: "e", Pid: m.dst, Tid: recvTid + recvLane[i], Ts: us(m.start), ID: &id},
-		)
+		if m.showSend {
+			body = append(body, Event{Name: fmt.Sprintf("send → %d", m.dst), Cat: "send", Ph: "X", Pid: m.src, Tid: sendTid + sendLane[i],
+				Ts: us(m.start), Dur: dur, Args: withPeer(args, "to", m.dst)})
+		}
+		if m.showRecv {
+			body = append(body, Event{Name: fmt.Sprintf("recv ← %d", m.src), Cat: "recv", Ph: "X", Pid: m.dst, Tid: recvTid + recvLane[i],
+				Ts: us(m.start), Dur: dur, Args: withPeer(args, "from", m.src)})
+		}
+		if m.showSend && m.showRecv {
+			body = append(body,
+				Event{Name: "message", Cat: "message", Ph: "s", Pid: m.src, Tid: sendTid + sendLane[i], Ts: us(m.start), ID: &id},
+				Event{Name: "message", Cat: "message", Ph: "f", BP: "e", Pid: m.dst, Tid: recvTid + recvLane[i], Ts: us(m.start), ID: &id},
+			)
+		}
 	}
 	for i, s := range r.spans {
 		var args map[string]any

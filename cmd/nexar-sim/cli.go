@@ -74,6 +74,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: ok: %q, %d sweep(s), %d point(s)\n", f, s.Name, len(s.Sweeps), len(points))
+		reportCosts(stdout, stderr, s, f, points)
 	}
 	return status
 }

@@ -135,12 +135,12 @@ func TestShardsMerge(t *testing.T) {
 	}
 }
 
-// TestTraceFlag writes the timeline of a ring allreduce at p = 8.
+// TestTraceFlag writes the timeline of a ring allreduce at p = 8, as JSON.
 func TestTraceFlag(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "s.toml", good)
 	out := filepath.Join(dir, "out")
-	runOK(t, "run", file, "--out", out, "--trace", "allreduce:ring:8:8MiB", "--trace", "1", "-q", "--no-plots")
+	runOK(t, "run", file, "--out", out, "--trace", "allreduce:ring:8:8MiB", "--trace", "1", "-q", "--no-plots", "--trace-format", "json")
 	data := readFile(t, filepath.Join(out, "trace_allreduce_ring_p8_8388608B_f32.json"))
 	var f struct {
 		TraceEvents []struct {

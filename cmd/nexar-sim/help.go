@@ -50,6 +50,7 @@ figures and derives the tuning table that the "auto" dispatcher reads.
 
 Usage:
   nexar-sim run SCENARIO.toml --out DIR [--jobs N] [--shard I/N] [--trace POINT]
+                                        [--trace-ranks R] [--trace-window T:T]
                                         [--links POINT] [--resume] [--no-plots] [--quiet]
   nexar-sim validate SCENARIO.toml...
   nexar-sim list
@@ -112,7 +113,8 @@ Outputs in DIR:
                    threshold it holds as [transport] bulk_threshold
   latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures, each
                    subtitled with the scenario and its network
-  trace_*.json     with --trace: a timeline of one point (Perfetto)
+  trace_*.pftrace  with --trace: a timeline of one point (Perfetto's format;
+                   trace_*.json with --trace-format json)
   links.csv        with --links: bytes carried and busy time of every link
                    of the network, per point asked (see below)
   manifest.json    the scenario's name and hash, the shard, the files
@@ -134,10 +136,23 @@ Flags:
   --shard I/N      run only points I-1, I-1+N, I-1+2N, ... (from 0), for one
                    machine of N; the shard writes results.csv and
                    manifest.json, and 'nexar-sim merge' joins the shards
-  --trace POINT    also write the timeline of POINT as a Chrome trace (open it
-                   in ui.perfetto.dev): POINT is a row number of results.csv
+  --trace POINT    also write the timeline of POINT (open it in
+                   ui.perfetto.dev): POINT is a row number of results.csv
                    (from 0) or COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], such
-                   as allreduce:ring:8:8MiB; may be given several times
+                   as allreduce:ring:8:8MiB; may be given several times. Each
+                   rank is a track with its sends, receives, waits and
+                   reductions, an arrow joins each send to its receive
+  --trace-ranks R  keep only these ranks' tracks, such as 0-7,512,1023
+                   (messages to and from them are kept on their side)
+  --trace-window T:T  keep only what overlaps this window of simulated
+                   time, such as 10us:2ms (either end may be left out)
+  --trace-format F perfetto (default: Perfetto's protobuf format, compact)
+                   or json (the Chrome trace format, about 3.5 times larger)
+  --trace-limit S  the largest trace file to write (default 512MiB; none for
+                   no limit). A trace estimated over the limit is refused
+                   before anything runs (exit 2) unless a window is given;
+                   one that passes the limit while it runs is not written,
+                   with a warning, and the rest of the run is
   --links POINT    also write links.csv, the per-link account of POINT (same
                    syntax as --trace), to find the bottleneck; may be given
                    several times, one file for all. Only the flow model
@@ -163,8 +178,21 @@ message was on it, busy_fraction = busy_s / time_s, utilisation =
 bytes_carried / (bandwidth_bytes_per_s * time_s): the bottleneck is the
 link whose busy_fraction is nearest 1.
 
-Progress goes to stderr: a bar (points done, elapsed, ETA) on a terminal,
-plain lines otherwise.
+Before it runs, run estimates every point (as validate does): each sweep's
+line says what it will cost, and a warning names the points that may not
+fit in the machine's available memory or simulate a billion messages or
+more. Progress goes to stderr: a bar on a terminal, a plain line every ten
+seconds otherwise. The bar weighs points by their estimated cost, so that
+its percentage and ETA follow the work, and names the largest point under
+way with its simulated time and messages so far ("recorded N of M ranks"
+while the simulator records a large world's programs).
+
+Ctrl-C (SIGINT) or SIGTERM stops the run within a second, even inside a
+long point: it exits 130, writes no outputs and leaves no staging
+directory, and keeps DIR/` + checkpointFile + ` with the points that were
+complete, from which --resume continues (a second signal kills at once). A
+run killed outright (SIGKILL) leaves its staging directory
+(DIR/.nexar-sim-stage-*), which the next run into DIR removes.
 
 Example scenario:
 
@@ -183,6 +211,15 @@ models, topologies, collectives, algorithms, dtypes and ops, bad units and
 sizes, sizes that are not a whole number of elements, world sizes below 1
 or too large for the network, tuning tables that cannot be read or select
 an algorithm that cannot run. Exits 2 if any file has a problem.
+
+For a good file it says what each sweep will cost: its messages, events
+and time (roughly, at this machine's rate), and the memory of its largest
+point, and warns on stderr of points that may not fit in the machine's
+available memory or simulate a billion messages or more. The estimates
+come from recording the algorithm's operations on a sample of the ranks
+(all of them up to 64): the messages are exact up to 64 ranks and within
+a few per cent above; events and memory are rougher (within a factor of
+about 1.5).
 
 For example, a file whose sweep, from line 9, reads
 

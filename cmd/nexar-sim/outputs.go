@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nexar-go/nexar-go/scenario"
 )
@@ -85,8 +86,21 @@ type outputs struct {
 	created bool
 }
 
+// stagePrefix starts the names of staging directories.
+const stagePrefix = ".nexar-sim-stage-"
+
+// ownerFile, in a staging directory, says which process made it: "PID
+// HOST", so that a later run can tell the directory of a run that was
+// killed from that of a run still going.
+const ownerFile = ".owner"
+
+// staleAge is how old a staging directory without an owner must be for a
+// later run to take it for a killed run's.
+const staleAge = 10 * time.Minute
+
 // newOutputs makes dir (and its parents) if needed and a staging
-// directory inside it.
+// directory inside it, after removing the staging directories that runs
+// killed before they could remove their own left in dir.
 func newOutputs(dir string) (*outputs, error) {
 	o := &outputs{dir: dir}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
@@ -95,13 +109,50 @@ func newOutputs(dir string) (*outputs, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(dir, ".nexar-sim-stage-")
+	removeStaleStages(dir)
+	stage, err := os.MkdirTemp(dir, stagePrefix)
 	if err != nil {
 		o.removeDir()
 		return nil, err
 	}
 	o.stage = stage
+	host, _ := os.Hostname()
+	if err := os.WriteFile(filepath.Join(stage, ownerFile), fmt.Appendf(nil, "%d %s\n", os.Getpid(), host), 0o644); err != nil {
+		o.abort()
+		return nil, err
+	}
 	return o, nil
+}
+
+// removeStaleStages removes the staging directories in dir whose run is
+// gone: its process no longer exists on this host, or, for a directory
+// that names no owner, it was last changed over staleAge ago. A run on
+// another host that shares dir is left alone.
+func removeStaleStages(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	host, _ := os.Hostname()
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), stagePrefix) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(filepath.Join(path, ownerFile))
+		if err != nil {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAge {
+				os.RemoveAll(path)
+			}
+			continue
+		}
+		var pid int
+		var owner string
+		if _, err := fmt.Sscan(string(data), &pid, &owner); err != nil || owner != host || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(path)
+	}
 }
 
 // write stages the file name with what fn writes.
@@ -151,6 +202,7 @@ func (o *outputs) commit(m manifest) error {
 			return err
 		}
 	}
+	os.Remove(filepath.Join(o.stage, ownerFile))
 	os.Remove(o.stage)
 	if old != nil {
 		for _, name := range old.Files {
@@ -184,5 +236,6 @@ func (o *outputs) commitFiles() error {
 			return err
 		}
 	}
+	os.Remove(filepath.Join(o.stage, ownerFile))
 	return os.Remove(o.stage)
 }

@@ -8,12 +8,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexar-go/nexar-go/sweep"
 	"golang.org/x/term"
 )
 
 // progress reports a run's progress on stderr: a bar redrawn in place when
 // stderr is a terminal, plain lines otherwise (a line per sweep, and one at
-// most every plainEvery).
+// most every plainEvery). Points weigh what their estimates say they cost
+// (sweep.Estimate.Cost), so that the bar and its ETA follow the work
+// rather than the count of points, and a point under way counts for the
+// part of its messages it has sent; the bar names the largest point under
+// way with its simulated time and messages so far.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -27,6 +32,18 @@ type progress struct {
 	drawnAt time.Time // when it was drawn
 	stop    chan struct{}
 	wg      sync.WaitGroup
+
+	// Weighing: points[i] is point i of the run, weights[i] its cost and
+	// ests[i] its estimate (nil before the estimates are known: each
+	// point then weighs the same).
+	points  []sweep.Point
+	ests    []sweep.Estimate
+	weights []float64
+	sum     float64 // of weights
+	doneW   float64 // weight of the points done
+	startW  float64 // weight done when the run started (resumed points)
+	// running are the points under way, with how far they are.
+	running map[int]sweep.PointProgress
 }
 
 // plainEvery is the least time between two plain progress lines.
@@ -41,8 +58,10 @@ func isTerminal(w io.Writer) bool {
 // newProgress starts reporting the progress of total points, of which
 // done have run already (a resumed run).
 func newProgress(w io.Writer, quiet bool, done, total int) *progress {
-	p := &progress{w: w, tty: !quiet && isTerminal(w), quiet: quiet, total: total, done: done, start: time.Now(), stop: make(chan struct{})}
+	p := &progress{w: w, tty: !quiet && isTerminal(w), quiet: quiet, total: total, done: done, start: time.Now(), stop: make(chan struct{}),
+		running: map[int]sweep.PointProgress{}}
 	p.last = p.start
+	p.weigh(nil, nil)
 	if p.tty {
 		// Redraw every second, so that elapsed time moves during a long
 		// point.
@@ -66,6 +85,32 @@ func newProgress(w io.Writer, quiet bool, done, total int) *progress {
 	return p
 }
 
+// weigh sets the points of the run and their estimates (c may be nil:
+// every point then weighs the same), and restarts the clock of the ETA.
+func (p *progress) weigh(points []sweep.Point, c *costs) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.points = points
+	p.ests = nil
+	p.weights = make([]float64, p.total)
+	p.sum, p.doneW = 0, 0
+	for i := range p.weights {
+		p.weights[i] = 1
+		if c != nil {
+			p.weights[i] = c.weight(i)
+		}
+		p.sum += p.weights[i]
+		if i < p.done {
+			p.doneW += p.weights[i]
+		}
+	}
+	if c != nil {
+		p.ests = c.ests
+	}
+	p.startW = p.doneW
+	p.start = time.Now()
+}
+
 // line prints a message line (above the bar on a terminal).
 func (p *progress) line(format string, args ...any) {
 	if p.quiet {
@@ -85,15 +130,39 @@ func (p *progress) step(done int) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for i := p.done; i < done && i < len(p.weights); i++ {
+		p.doneW += p.weights[i]
+		delete(p.running, i)
+	}
 	p.done = done
+	p.tick(done == p.total)
+}
+
+// point records how far point i (of the run) is.
+func (p *progress) point(i int, pr sweep.PointProgress) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i >= p.done {
+		p.running[i] = pr
+	}
+	p.tick(false)
+}
+
+// tick redraws the bar, at most ten times a second, or prints a plain
+// line at most every plainEvery.
+func (p *progress) tick(force bool) {
+	now := time.Now()
 	if p.tty {
-		// At most ten redraws a second; the ticker catches up.
-		if now := time.Now(); now.Sub(p.drawnAt) >= 100*time.Millisecond || done == p.total {
+		// The ticker catches up.
+		if now.Sub(p.drawnAt) >= 100*time.Millisecond || force {
 			p.draw()
 		}
 		return
 	}
-	if now := time.Now(); now.Sub(p.last) >= plainEvery && done < p.total {
+	if now.Sub(p.last) >= plainEvery && p.done < p.total {
 		p.last = now
 		fmt.Fprintf(p.w, "nexar-sim: %s\n", p.status())
 	}
@@ -121,27 +190,89 @@ func (p *progress) draw() {
 		return
 	}
 	const width = 30
-	fill := 0
-	if p.total > 0 {
-		fill = width * p.done / p.total
-	}
+	fill := int(width * p.fraction())
+	fill = min(max(fill, 0), width)
 	fmt.Fprintf(p.w, "\r\x1b[K[%s%s] %s", strings.Repeat("#", fill), strings.Repeat("-", width-fill), p.status())
 	p.drawn, p.drawnAt = true, time.Now()
 }
 
-// status says how far the run is: "120/456 points (26%), elapsed 12s, ETA 34s".
+// partOf is how much of point i is done, from its progress report: the
+// runs before the one under way, and that run's messages so far over the
+// estimate of its messages.
+func (p *progress) partOf(i int, pr sweep.PointProgress) float64 {
+	f := 0.0
+	if p.ests != nil && i < len(p.ests) {
+		switch e := p.ests[i]; {
+		case e.Messages > 0:
+			f = float64(pr.Messages) / float64(e.Messages)
+		case e.Events > 0:
+			f = float64(pr.Events) / float64(e.Events)
+		}
+	}
+	f = min(f, 0.99) // an estimate may fall short: done is done
+	return (float64(pr.Run) + f) / float64(max(pr.Runs, 1))
+}
+
+// fraction is the share of the run's work done, weighing each point by
+// its estimated cost.
+func (p *progress) fraction() float64 {
+	if p.sum <= 0 {
+		return 1
+	}
+	w := p.doneW
+	for i, pr := range p.running {
+		if i < len(p.weights) {
+			w += p.weights[i] * p.partOf(i, pr)
+		}
+	}
+	return min(w/p.sum, 1)
+}
+
+// status says how far the run is: "12/456 points, 26% of the work; point
+// 13 (allreduce/ring world=65536 ...): 1.2ms simulated, 40.1M of 8.59G
+// messages; elapsed 12s, ETA 34s".
 func (p *progress) status() string {
 	elapsed := time.Since(p.start)
-	pct := 100
-	if p.total > 0 {
-		pct = 100 * p.done / p.total
+	f := p.fraction()
+	s := fmt.Sprintf("%d/%d points, %d%% of the work", p.done, p.total, int(100*f))
+	if i, pr, ok := p.biggest(); ok {
+		s += fmt.Sprintf("; point %d (%v): ", i+1, p.points[i])
+		if pr.Messages == 0 && pr.Recorded < p.points[i].World {
+			s += fmt.Sprintf("recorded %d of %d ranks", pr.Recorded, p.points[i].World)
+		} else {
+			s += fmt.Sprintf("%v simulated, %s", pr.Now, count(pr.Messages))
+			if p.ests != nil && p.ests[i].Messages > 0 {
+				s += " of " + count(p.ests[i].Messages)
+			}
+			s += " messages"
+		}
+		if pr.Runs > 1 {
+			s += fmt.Sprintf(", run %d of %d", pr.Run+1, pr.Runs)
+		}
 	}
-	s := fmt.Sprintf("%d/%d points (%d%%), elapsed %s", p.done, p.total, pct, formatDuration(elapsed))
-	if p.done > 0 && p.done < p.total {
-		eta := time.Duration(float64(elapsed) * float64(p.total-p.done) / float64(p.done))
+	s += ", elapsed " + formatDuration(elapsed)
+	// The rate since this run started, over the work it did.
+	if doneNow := f - p.startW/p.sum; doneNow > 0 && f < 1 && elapsed > time.Second {
+		eta := time.Duration(float64(elapsed) * (1 - f) / doneNow)
 		s += ", ETA " + formatDuration(eta)
 	}
 	return s
+}
+
+// biggest returns the point under way that weighs most, if a point is
+// under way and the run has more than one point or it is long.
+func (p *progress) biggest() (int, sweep.PointProgress, bool) {
+	best, found := -1, false
+	var bestPr sweep.PointProgress
+	for i, pr := range p.running {
+		if i >= len(p.points) {
+			continue
+		}
+		if !found || p.weights[i] > p.weights[best] || (p.weights[i] == p.weights[best] && i < best) {
+			best, bestPr, found = i, pr, true
+		}
+	}
+	return best, bestPr, found
 }
 
 // formatDuration writes d to the second: "7s", "2m05s", "1h02m".

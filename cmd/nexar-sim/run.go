@@ -119,18 +119,6 @@ func selectPoint(flagName, spec string, points []sweep.Point) (sweep.Point, erro
 	return sweep.Point{}, fmt.Errorf("%s %q: no point of the scenario matches", flagName, spec)
 }
 
-// traceName names the trace file of p.
-func traceName(p sweep.Point) string {
-	s := fmt.Sprintf("trace_%s_%s_p%d_%dB_%s", p.Collective.Name, p.VariantName(), p.World, p.UsedBytes(), p.DType)
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '=') {
-			b[i] = '_'
-		}
-	}
-	return string(b) + ".json"
-}
-
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory")
@@ -142,6 +130,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	noPlots := fs.Bool("no-plots", false, "write no figures")
 	var traces []string
 	fs.Func("trace", "write a timeline of a point", func(s string) error { traces = append(traces, s); return nil })
+	traceRanks := fs.String("trace-ranks", "", "ranks a trace keeps")
+	traceWindow := fs.String("trace-window", "", "simulated time a trace keeps, FROM:TO")
+	traceFormat := fs.String("trace-format", "perfetto", "perfetto or json")
+	traceLimit := fs.String("trace-limit", "", "largest trace file")
 	var links []string
 	fs.Func("links", "write the per-link account of a point", func(s string) error { links = append(links, s); return nil })
 	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
@@ -167,9 +159,27 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	topt, err := parseTraceOptions(*traceRanks, *traceWindow, *traceFormat, *traceLimit)
+	if err != nil {
+		return cmdline.UsageError(stderr, "run", "%v", err)
+	}
 	var traced []sweep.Point
+	var traceWarnings []string
 	for _, spec := range traces {
 		p, err := selectPoint("--trace", spec, points)
+		if err != nil {
+			return cmdline.UsageError(stderr, "run", "%v", err)
+		}
+		est, err := sweep.EstimatePoint(p)
+		if err == nil {
+			var w string
+			if w, err = topt.check(spec, p, est); w != "" {
+				traceWarnings = append(traceWarnings, w)
+			}
+		} else {
+			traceWarnings = append(traceWarnings, fmt.Sprintf("the size of the trace of %v cannot be estimated: %v", p, err))
+			err = nil
+		}
 		if err != nil {
 			return cmdline.UsageError(stderr, "run", "%v", err)
 		}
@@ -190,6 +200,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: sh.i, Shards: sh.n, Points: len(points)}
 	ckPath := filepath.Join(*out, checkpointFile)
 	header := fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, sh)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
 
 	prog := newProgress(stderr, *quiet, 0, len(mine))
 	var rows []sweep.Row
@@ -204,6 +217,25 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			prog.line("nexar-sim: resuming after %d of %d points", len(rows), len(mine))
 		}
 	}
+	interrupted := func(what string) int {
+		prog.finish()
+		o.abort()
+		fmt.Fprintf(stderr, "nexar-sim run: interrupted %s; run again with --resume to continue\n", what)
+		return exitInterrupted
+	}
+	// What the points will cost, before they run: for the progress bar,
+	// and to warn of points that may not fit in memory or run for hours.
+	done0 := len(rows)
+	c, ok := estimateCtx(ctx, mine, *jobs)
+	if !ok {
+		return interrupted(fmt.Sprintf("while estimating the points, after %d of %d points", done0, len(mine)))
+	}
+	for _, w := range append(c.warnings(s, file, *jobs), traceWarnings...) {
+		fmt.Fprintf(stderr, "nexar-sim: warning: %s\n", w)
+	}
+	prog.step(done0)
+	prog.weigh(mine, c)
+
 	ck, err := writeCheckpoint(ckPath, header, rows)
 	if err != nil {
 		prog.finish()
@@ -220,19 +252,21 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-sim run: "+format+"\n", args...)
 		return status
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
 	start := time.Now()
-	done0 := len(rows)
-	prog.step(done0)
+	ranges := sweepRanges(mine)
 	opt := sweep.Options{
 		Jobs: *jobs,
 		Sweep: func(i int, pts []sweep.Point) {
-			prog.line("nexar-sim: sweep %d/%d (%s:%d): %s", i+1, len(s.Sweeps), file, s.Sweeps[i].Line, describe(s.Sweeps[i], len(pts)))
+			cost := ""
+			for _, r := range ranges {
+				if mine[r[0]].Sweep == i {
+					cost = ": " + c.sweepLine(r[0], r[1])
+				}
+			}
+			prog.line("nexar-sim: sweep %d/%d (%s:%d): %s%s", i+1, len(s.Sweeps), file, s.Sweeps[i].Line, describe(s.Sweeps[i], len(pts)), cost)
 		},
-		Done: func(done, _ int) { prog.step(done0 + done) },
+		Done:     func(done, _ int) { prog.step(done0 + done) },
+		Progress: func(i int, pr sweep.PointProgress) { prog.point(done0+i, pr) },
 	}
 	if sh.n > 1 {
 		prog.line("nexar-sim: shard %s: %d of the scenario's %d points", sh, len(mine), len(points))
@@ -247,13 +281,21 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(exitFailed, "%v", err)
 	}
+	// Interrupted after the points ran: the checkpoint has them all.
+	afterPoints := func() bool { return ctx.Err() != nil }
 	for _, p := range traced {
-		if err := writeTrace(o, p); err != nil {
+		if err := writeTrace(ctx, o, p, topt, prog); err != nil {
+			if afterPoints() {
+				return fail(exitInterrupted, "interrupted while writing traces, after all %d points; run again with --resume to finish", len(mine))
+			}
 			return fail(exitFailed, "trace of %v: %v", p, err)
 		}
 	}
 	if len(linked) > 0 {
-		if err := writeLinks(o, linked); err != nil {
+		if err := writeLinks(ctx, o, linked); err != nil {
+			if afterPoints() {
+				return fail(exitInterrupted, "interrupted while writing links.csv, after all %d points; run again with --resume to finish", len(mine))
+			}
 			return fail(exitFailed, "%v", err)
 		}
 	}
@@ -266,6 +308,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if notes, err = writeFull(o, m, rows, *noPlots); err != nil {
 			return fail(exitFailed, "%v", err)
 		}
+	}
+	if afterPoints() {
+		return fail(exitInterrupted, "interrupted while writing the outputs, after all %d points; run again with --resume to finish", len(mine))
 	}
 	prog.finish()
 	if err := o.commit(m); err != nil {
@@ -309,19 +354,33 @@ func describe(sw *scenario.Sweep, points int) string {
 		sw.Collective.Name, strings.Join(names, ","), len(sw.World), len(sw.Bytes), t, sw.Data, rep, points)
 }
 
-// writeTrace simulates p once more, recording it, and stages its trace.
-func writeTrace(o *outputs, p sweep.Point) error {
-	rec := trace.NewRecorder()
-	res, err := sweep.RunOnce(p, p.Seed, rec)
+// writeTrace simulates p once more, recording what topt keeps of it, and
+// stages its trace; a trace that passes --trace-limit is not written, and
+// prog says so.
+func writeTrace(ctx context.Context, o *outputs, p sweep.Point, topt traceOptions, prog *progress) error {
+	rec := trace.NewFilteredRecorder(topt.filter())
+	res, err := sweep.RunOnceWith(p, p.Seed, sweep.RunOptions{Context: ctx, Observer: rec})
 	if err != nil {
 		return err
 	}
-	meta := trace.Meta{Title: p.String(), World: p.World, Args: [][2]string{
+	if rec.Over() {
+		prog.line("nexar-sim: warning: the trace of %v is not written: it passed --trace-limit %s with %d messages kept; keep fewer ranks (--trace-ranks), a shorter window (--trace-window), or raise the limit",
+			p, bytesOf(topt.limit), rec.Messages())
+		return nil
+	}
+	args := [][2]string{
 		{"network", fmt.Sprintf("%+v", p.Model(p.Seed))},
 		{"seed", strconv.FormatUint(p.Seed, 10)},
 		{"time", res.End.String()},
-	}}
-	return o.write(traceName(p), func(w io.Writer) error { return rec.WriteJSON(w, meta) })
+	}
+	if topt.ranks != nil {
+		args = append(args, [2]string{"ranks", topt.rankSpec})
+	}
+	if topt.window {
+		args = append(args, [2]string{"window", fmt.Sprintf("%v:%v", topt.from, topt.to)})
+	}
+	meta := trace.Meta{Title: p.String(), World: p.World, Args: args}
+	return o.write(traceName(p, topt.format), func(w io.Writer) error { return rec.Write(w, topt.format, meta) })
 }
 
 // linksFile names the per-link account that --links writes.
@@ -353,9 +412,12 @@ func selectLinks(specs []string, points []sweep.Point) ([]sweep.Point, error) {
 
 // writeLinks simulates each point once more and stages links.csv, their
 // per-link accounts.
-func writeLinks(o *outputs, points []sweep.Point) error {
+func writeLinks(ctx context.Context, o *outputs, points []sweep.Point) error {
 	accounts := make([]*sweep.Links, 0, len(points))
 	for _, p := range points {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		a, err := sweep.RunLinks(p)
 		if err != nil {
 			return fmt.Errorf("links of %w", err)

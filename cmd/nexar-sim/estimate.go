@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// costs are the estimates of a plan's points (see sweep.EstimatePoint).
+type costs struct {
+	points []sweep.Point
+	ests   []sweep.Estimate
+	errs   []error
+	// mem is the machine's memory, total and available, in bytes; 0 if
+	// unknown.
+	memTotal, memAvail int64
+}
+
+// estimate estimates points, jobs at a time.
+func estimate(points []sweep.Point, jobs int) *costs {
+	c := &costs{points: points}
+	c.ests, c.errs = sweep.EstimatePoints(points, jobs)
+	c.memTotal, c.memAvail = machineMemory()
+	return c
+}
+
+// estimateCtx estimates points, jobs at a time, unless ctx is done first
+// (a signal): then ok is false. The estimates are a small part of the
+// run's work, at most seconds for millions of ranks.
+func estimateCtx(ctx context.Context, points []sweep.Point, jobs int) (c *costs, ok bool) {
+	done := make(chan *costs, 1)
+	go func() { done <- estimate(points, jobs) }()
+	select {
+	case c = <-done:
+		return c, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// weight is point i's share of the work, for the progress bar: its
+// estimated cost, or the mean of the others' if it has none.
+func (c *costs) weight(i int) float64 {
+	if c.errs[i] == nil && c.ests[i].Cost() > 0 {
+		return c.ests[i].Cost()
+	}
+	return 1
+}
+
+// sweepLine says what the points of one sweep, points[lo:hi], will cost.
+func (c *costs) sweepLine(lo, hi int) string {
+	t := sweep.Sum(c.ests[lo:hi])
+	s := fmt.Sprintf("%s messages, %s events, roughly %s; largest point %s", count(t.Messages), count(t.Events), seconds(t.Seconds), bytesOf(t.Memory))
+	for _, err := range c.errs[lo:hi] {
+		if err != nil {
+			s += " (some points could not be estimated)"
+			break
+		}
+	}
+	return s
+}
+
+// memoryLimit is the memory a point may need before it is warned about:
+// what the machine has available, or failing that its total.
+func (c *costs) memoryLimit() int64 {
+	if c.memAvail > 0 {
+		return c.memAvail
+	}
+	return c.memTotal
+}
+
+// warnings lists the points that would not fit in the machine's memory,
+// and those that would run for hours, each with the file and line of its
+// sweep; at most a few of each kind per sweep, then how many more.
+func (c *costs) warnings(s *scenario.Scenario, file string, jobs int) []string {
+	var out []string
+	limit := c.memoryLimit()
+	const most = 3
+	type key struct{ sweep, kind int }
+	seen := map[key]int{}
+	for i, e := range c.ests {
+		if c.errs[i] != nil {
+			continue
+		}
+		p := c.points[i]
+		line := s.Sweeps[p.Sweep].Line
+		if limit > 0 && e.Memory > limit {
+			k := key{p.Sweep, 0}
+			if seen[k]++; seen[k] <= most {
+				out = append(out, fmt.Sprintf("%s:%d: %v needs about %s of memory, more than the %s this machine has available (of %s): it may not fit",
+					file, line, p, bytesOf(e.Memory), bytesOf(c.memAvail), bytesOf(c.memTotal)))
+			}
+		}
+		if e.Messages*int64(e.Runs) >= longMessages || e.Seconds*float64(e.Runs) > longPoint {
+			k := key{p.Sweep, 1}
+			if seen[k]++; seen[k] <= most {
+				out = append(out, fmt.Sprintf("%s:%d: %v simulates %s messages: roughly %s on this machine", file, line, p, count(e.Messages*int64(e.Runs)), seconds(e.Seconds*float64(e.Runs))))
+			}
+		}
+	}
+	for k, n := range seen {
+		if n > most {
+			what := "more points may not fit in memory"
+			if k.kind == 1 {
+				what = "more points run for over an hour or a billion messages"
+			}
+			out = append(out, fmt.Sprintf("%s:%d: %d %s", file, s.Sweeps[k.sweep].Line, n-most, what))
+		}
+	}
+	if jobs > 1 && limit > 0 {
+		// Points run jobs at a time: the largest ones may meet.
+		t := sweep.Sum(c.ests)
+		if t.Memory <= limit && t.Memory*int64(jobs) > limit && bigPoints(c.ests, limit/int64(jobs)) >= 2 {
+			out = append(out, fmt.Sprintf("%s: points of up to %s run %d at a time (--jobs %d) may not fit in the %s available; lower --jobs if the run is killed",
+				file, bytesOf(t.Memory), jobs, jobs, bytesOf(limit)))
+		}
+	}
+	return out
+}
+
+// A point is warned about when it simulates longMessages messages or
+// more, or is estimated to take over longPoint seconds on this machine
+// (an estimate that depends on the machine's load: the messages do not).
+const (
+	longMessages = 1_000_000_000
+	longPoint    = 3600
+)
+
+// bigPoints counts the estimates over size bytes.
+func bigPoints(ests []sweep.Estimate, size int64) int {
+	n := 0
+	for _, e := range ests {
+		if e.Memory > size {
+			n++
+		}
+	}
+	return n
+}
+
+// machineMemory reads the machine's total and available memory from
+// /proc/meminfo; zeros where it cannot.
+func machineMemory() (total, avail int64) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	return parseMeminfo(f)
+}
+
+// parseMeminfo reads MemTotal and MemAvailable (in kB) from r.
+func parseMeminfo(r io.Reader) (total, avail int64) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "MemTotal":
+			total = kb << 10
+		case "MemAvailable":
+			avail = kb << 10
+		}
+	}
+	return total, avail
+}
+
+// count writes n with three significant digits: "950", "12.3k", "8.59G".
+func count(n int64) string {
+	x := float64(n)
+	for _, u := range []struct {
+		f float64
+		s string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if x >= u.f {
+			return sig(x/u.f, 3) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// sig writes x (at least 1) with about digits significant digits and no
+// exponent: sig(8.5899, 3) is "8.59", sig(123.4, 2) is "123".
+func sig(x float64, digits int) string {
+	return strconv.FormatFloat(x, 'f', max(0, digits-1-int(math.Floor(math.Log10(max(x, 1))))), 64)
+}
+
+// bytesOf writes n bytes in binary units: "512 B", "14.7 GiB".
+func bytesOf(n int64) string {
+	x := float64(n)
+	for _, u := range []struct {
+		f float64
+		s string
+	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if x >= u.f {
+			return sig(x/u.f, 3) + " " + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
+
+// seconds writes a rough duration: "0.2s", "40s", "12 min", "3.1 h".
+func seconds(s float64) string {
+	switch {
+	case s < 1:
+		return strconv.FormatFloat(s, 'f', 2, 64) + "s"
+	case s < 60:
+		return sig(s, 2) + "s"
+	case s < 3600:
+		return sig(s/60, 2) + " min"
+	case s < 48*3600:
+		return sig(s/3600, 2) + " h"
+	}
+	return sig(s/86400, 2) + " days"
+}
+
+// reportCosts estimates points (of scenario s, from file) and writes to
+// stdout what each sweep will cost, then warns on stderr of the points
+// that may not fit in memory or run for hours: validate's report.
+func reportCosts(stdout, stderr io.Writer, s *scenario.Scenario, file string, points []sweep.Point) {
+	c := estimate(points, runtime.NumCPU())
+	for _, r := range sweepRanges(points) {
+		sw := s.Sweeps[points[r[0]].Sweep]
+		fmt.Fprintf(stdout, "  sweep %d (%s:%d): %d point(s): %s\n", sw.Index+1, file, sw.Line, r[1]-r[0], c.sweepLine(r[0], r[1]))
+	}
+	t := sweep.Sum(c.ests)
+	fmt.Fprintf(stdout, "  total: %s messages, %s events, roughly %s on this machine (one point at a time); the largest point needs about %s",
+		count(t.Messages), count(t.Events), seconds(t.Seconds), bytesOf(t.Memory))
+	if c.memTotal > 0 {
+		fmt.Fprintf(stdout, " (the machine has %s, %s available)", bytesOf(c.memTotal), bytesOf(c.memAvail))
+	}
+	fmt.Fprintln(stdout)
+	for _, w := range c.warnings(s, file, 1) {
+		fmt.Fprintf(stderr, "nexar-sim: warning: %s\n", w)
+	}
+}
+
+// sweepRanges splits points into the [lo, hi) ranges of their sweeps.
+func sweepRanges(points []sweep.Point) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(points); {
+		j := i
+		for j < len(points) && points[j].Sweep == points[i].Sweep {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+		i = j
+	}
+	return out
+}
