@@ -217,10 +217,10 @@ func recordSample(world int, body Body) (*sample, error) {
 			return err
 		}
 		var n rankCounts
-		s.ops += int64(len(c.ops))
+		s.ops += int64(c.nops)
 		peers := map[int]bool{}
 		outstanding := 0
-		for _, op := range c.ops {
+		for _, op := range c.recorded() {
 			switch op.kind {
 			case opSend:
 				n.sends++

@@ -80,12 +80,18 @@ type errNotReplayable struct{ why string }
 
 func (e errNotReplayable) Error() string { return "sim: not replayable: " + e.why }
 
-// recReq is a request returned by the recording link.
+// recReq is a request returned by the recording link. It holds no
+// pointer, so that recording writes none (pointer writes cost a write
+// barrier while the collector runs, and the bodies' allocations keep it
+// running).
 type recReq struct {
-	rec *recorder
-	gen uint32 // the recording it belongs to
+	gen uint64 // the recording it belongs to (recordings)
 	id  int32
 }
+
+// recordings numbers recordings across recorders, so that a request from
+// another rank's recording is told apart.
+var recordings atomic.Uint64
 
 // recOp is an operation as recorded, before it is encoded.
 type recOp struct {
@@ -102,11 +108,16 @@ type recOp struct {
 type recorder struct {
 	world int
 	rank  int
-	gen   uint32
-	ops   []recOp
-	waits []int32
-	nreq  int32
-	block []recReq
+	gen   uint64
+	// ops[:nops] and waits[:nwaits] are what was recorded: storage that
+	// grows, written by index (see recReq on pointer writes).
+	ops    []recOp
+	nops   int
+	waits  []int32
+	nwaits int
+	nreq   int32
+	block  []recReq
+	used   int // of block
 	// stopped is set once the rank turned out not to be replayable: the
 	// link then does nothing while the body unwinds.
 	stopped bool
@@ -159,10 +170,31 @@ func (c *recorder) Reduce(dst, src device.Buffer, dt device.DType, op device.Op)
 		return err
 	}
 	if !c.stopped {
-		c.ops = append(c.ops, recOp{kind: opReduce, bytes: src.Len()})
+		c.add(recOp{kind: opReduce, bytes: src.Len()})
 	}
 	return nil
 }
+
+// add records op.
+func (c *recorder) add(op recOp) {
+	if c.nops == len(c.ops) {
+		c.ops = append(c.ops, make([]recOp, max(len(c.ops), 256))...)
+	}
+	c.ops[c.nops] = op
+	c.nops++
+}
+
+// addWait records a request id of a wait.
+func (c *recorder) addWait(id int32) {
+	if c.nwaits == len(c.waits) {
+		c.waits = append(c.waits, make([]int32, max(len(c.waits), 256))...)
+	}
+	c.waits[c.nwaits] = id
+	c.nwaits++
+}
+
+// recorded returns the operations recorded.
+func (c *recorder) recorded() []recOp { return c.ops[:c.nops] }
 
 func (c *recorder) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	return c.post(opSend, dst, tag, buf)
@@ -179,14 +211,14 @@ func (c *recorder) post(kind byte, peer int, tag algos.Tag, buf device.Buffer) a
 	if peer < 0 || peer >= c.world {
 		c.stop(fmt.Sprintf("rank %d names peer %d", c.rank, peer))
 	}
-	if len(c.block) == 0 {
-		c.block = make([]recReq, allocBlock)
+	if c.used == len(c.block) {
+		c.block, c.used = make([]recReq, allocBlock), 0
 	}
-	q := &c.block[0]
-	c.block = c.block[1:]
-	*q = recReq{rec: c, gen: c.gen, id: c.nreq}
+	q := &c.block[c.used]
+	c.used++
+	*q = recReq{gen: c.gen, id: c.nreq}
 	c.nreq++
-	c.ops = append(c.ops, recOp{kind: kind, peer: peer, tag: tag, bytes: buf.Len(), req: q.id})
+	c.add(recOp{kind: kind, peer: peer, tag: tag, bytes: buf.Len(), req: q.id})
 	return q
 }
 
@@ -198,20 +230,20 @@ func (c *recorder) Wait(ctx context.Context, reqs ...algos.Request) error {
 	if err := ctx.Err(); err != nil {
 		c.stop("the body's context ends")
 	}
-	first := len(c.waits)
+	first := c.nwaits
 	for _, x := range reqs {
 		q, ok := x.(*recReq)
-		if !ok || q.rec != c || q.gen != c.gen {
+		if !ok || q.gen != c.gen {
 			c.stop(fmt.Sprintf("rank %d waits on a request (%T) its link did not return", c.rank, x))
 		}
-		for _, id := range c.waits[first:] {
+		for _, id := range c.waits[first:c.nwaits] {
 			if id == q.id {
 				c.stop(fmt.Sprintf("rank %d waits twice on one request in one Wait", c.rank))
 			}
 		}
-		c.waits = append(c.waits, q.id)
+		c.addWait(q.id)
 	}
-	c.ops = append(c.ops, recOp{kind: opWait, req: int32(first), n: int32(len(reqs))})
+	c.add(recOp{kind: opWait, req: int32(first), n: int32(len(reqs))})
 	return nil
 }
 
@@ -219,8 +251,8 @@ func (c *recorder) Wait(ctx context.Context, reqs ...algos.Request) error {
 // its chunks (interned in in) and its slot count, or the reason it cannot
 // be replayed.
 func (c *recorder) record(rank int, body Body, in *interner) (p *program, err error) {
-	c.rank, c.gen = rank, c.gen+1
-	c.ops, c.waits, c.nreq, c.stopped = c.ops[:0], c.waits[:0], 0, false
+	c.rank, c.gen = rank, recordings.Add(1)
+	c.nops, c.nwaits, c.nreq, c.stopped = 0, 0, 0, false
 	defer func() {
 		if v := recover(); v != nil {
 			if e, ok := v.(errNotReplayable); ok {
@@ -237,75 +269,78 @@ func (c *recorder) record(rank int, body Body, in *interner) (p *program, err er
 }
 
 // encode encodes the recorded operations, assigning request slots, and
-// interns the chunks and the program.
+// interns the chunks and the program. It works on local slices, written
+// back at the end (see recReq on pointer writes).
 func (c *recorder) encode(in *interner) *program {
+	ops, waits := c.recorded(), c.waits
 	// The last operation that uses each request: its slot is free after
 	// it, if that is a wait (a request never waited for keeps its slot:
 	// the engine may still hold it).
-	c.lastUse = grow(c.lastUse, int(c.nreq))
-	for i, op := range c.ops {
+	lastUse := grow(c.lastUse, int(c.nreq))
+	for i, op := range ops {
 		switch op.kind {
 		case opSend, opRecv:
-			c.lastUse[op.req] = -1
+			lastUse[op.req] = -1
 		case opWait:
-			for _, id := range c.waits[op.req : op.req+op.n] {
-				c.lastUse[id] = int32(i)
+			for _, id := range waits[op.req : op.req+op.n] {
+				lastUse[id] = int32(i)
 			}
 		}
 	}
-	c.slotOf = grow(c.slotOf, int(c.nreq))
-	c.free = c.free[:0]
+	slotOf := grow(c.slotOf, int(c.nreq))
+	free := c.free[:0]
 	slots := 0
-	c.code, c.ids = c.code[:0], c.ids[:0]
+	code, ids := c.code[:0], c.ids[:0]
 	var prevTag algos.Tag
-	for i, op := range c.ops {
+	for i, op := range ops {
 		if i%chunkOps == 0 && i > 0 {
-			c.ids = binary.LittleEndian.AppendUint32(c.ids, uint32(in.chunk(c.code)))
-			c.code, prevTag = c.code[:0], 0
+			ids = binary.LittleEndian.AppendUint32(ids, uint32(in.chunk(code)))
+			code, prevTag = code[:0], 0
 		}
 		switch op.kind {
 		case opSend, opRecv:
 			var slot int32
-			if k := len(c.free); k > 0 {
-				slot, c.free = c.free[k-1], c.free[:k-1]
+			if k := len(free); k > 0 {
+				slot, free = free[k-1], free[:k-1]
 			} else {
 				slot = int32(slots)
 				slots++
 			}
-			c.slotOf[op.req] = slot
-			code, peer := op.kind, uint64(zigzag(int64(op.peer-c.rank)))
+			slotOf[op.req] = slot
+			kind, peer := op.kind, uint64(zigzag(int64(op.peer-c.rank)))
 			if x := uint(op.peer ^ c.rank); x != 0 && x&(x-1) == 0 {
-				code, peer = code|opXorPeer, uint64(bits.TrailingZeros(x))
+				kind, peer = kind|opXorPeer, uint64(bits.TrailingZeros(x))
 			}
-			c.code = append(c.code, code)
-			c.code = binary.AppendUvarint(c.code, peer)
-			c.code = binary.AppendUvarint(c.code, zigzag(int64(op.tag-prevTag)))
-			c.code = binary.AppendUvarint(c.code, uint64(op.bytes))
-			c.code = binary.AppendUvarint(c.code, uint64(slot))
+			code = append(code, kind)
+			code = binary.AppendUvarint(code, peer)
+			code = binary.AppendUvarint(code, zigzag(int64(op.tag-prevTag)))
+			code = binary.AppendUvarint(code, uint64(op.bytes))
+			code = binary.AppendUvarint(code, uint64(slot))
 			prevTag = op.tag
 		case opWait:
-			c.code = append(c.code, opWait)
-			c.code = binary.AppendUvarint(c.code, uint64(op.n))
-			for _, id := range c.waits[op.req : op.req+op.n] {
-				c.code = binary.AppendUvarint(c.code, uint64(c.slotOf[id]))
+			code = append(code, opWait)
+			code = binary.AppendUvarint(code, uint64(op.n))
+			for _, id := range waits[op.req : op.req+op.n] {
+				code = binary.AppendUvarint(code, uint64(slotOf[id]))
 			}
 			// A request waited for for the last time is done once the
 			// wait returns (or the replay stops): its slot can take the
 			// next request.
-			for _, id := range c.waits[op.req : op.req+op.n] {
-				if c.lastUse[id] == int32(i) {
-					c.free = append(c.free, c.slotOf[id])
+			for _, id := range waits[op.req : op.req+op.n] {
+				if lastUse[id] == int32(i) {
+					free = append(free, slotOf[id])
 				}
 			}
 		case opReduce:
-			c.code = append(c.code, opReduce)
-			c.code = binary.AppendUvarint(c.code, uint64(op.bytes))
+			code = append(code, opReduce)
+			code = binary.AppendUvarint(code, uint64(op.bytes))
 		}
 	}
-	if len(c.code) > 0 {
-		c.ids = binary.LittleEndian.AppendUint32(c.ids, uint32(in.chunk(c.code)))
+	if len(code) > 0 {
+		ids = binary.LittleEndian.AppendUint32(ids, uint32(in.chunk(code)))
 	}
-	return in.program(c.ids, slots)
+	c.lastUse, c.slotOf, c.free, c.code, c.ids = lastUse, slotOf, free, code, ids
+	return in.program(ids, slots)
 }
 
 func grow(s []int32, n int) []int32 {
@@ -404,7 +439,7 @@ func record(cfg Config, body Body) (*programs, error) {
 					return
 				}
 				progs.ranks[r] = p
-				ops.Add(int64(len(c.ops)))
+				ops.Add(int64(c.nops))
 				if n := recorded.Add(1); cfg.Progress != nil && n%recordReport == 0 {
 					progressMu.Lock()
 					cfg.Progress(Progress{Recorded: int(n)})

@@ -3,15 +3,39 @@ package sim
 import "math"
 
 // router computes the routes of one run over a topology. The distances to
-// a destination device are computed the first time a route to it is asked
-// for, and kept; the flow model keeps the paths. Failed edges are left out;
-// failing one clears the distances.
+// a destination are computed the first time a route to it is asked for,
+// and kept; the flow model keeps the paths. A device reached by a single
+// edge, from a transit node (a host on its leaf switch, a GPU on its NIC),
+// is reached through that node, so the distances to every device behind
+// one node are those to the node plus the edge's cost: one search serves
+// them all, which on a fat tree of thousands of hosts is a search per leaf
+// rather than per host. Failed edges are left out; failing one clears the
+// distances.
 type router struct {
 	t      *Topology
 	failed []bool
-	dist   map[int32][]int32 // destination device -> cost to it from each node
+	dist   map[int32][]int32 // destination node -> cost to it from each node
 	// scratch for Dijkstra
 	heap []routeItem
+}
+
+// toDevice is the distances to a device: through[n] + offset from every
+// node n but the device's own, which is 0.
+type toDevice struct {
+	through []int32
+	offset  int32
+	node    int // the device's node
+}
+
+// at is the cost from node n to the device.
+func (d toDevice) at(n int) int32 {
+	if n == d.node {
+		return 0
+	}
+	if x := d.through[n]; x != unreachable {
+		return x + d.offset
+	}
+	return unreachable
 }
 
 type routeItem struct {
@@ -40,7 +64,7 @@ func (r *router) route(src, dst int) []int32 {
 	t := r.t
 	dist := r.distTo(dst)
 	s, d := t.devices[src], t.devices[dst]
-	if dist[s] == unreachable {
+	if dist.at(s) == unreachable {
 		return nil
 	}
 	var key uint64
@@ -56,10 +80,10 @@ func (r *router) route(src, dst int) []int32 {
 		cand = cand[:0]
 		for _, e := range t.out[u] {
 			ed := &t.edges[e]
-			if r.failed[e] || dist[ed.To] == unreachable || (ed.To != d && !t.transit(ed.To)) {
+			if r.failed[e] || dist.at(ed.To) == unreachable || (ed.To != d && !t.transit(ed.To)) {
 				continue
 			}
-			if dist[ed.To]+int32(ed.Cost) == dist[u] {
+			if dist.at(ed.To)+int32(ed.Cost) == dist.at(u) {
 				cand = append(cand, e)
 			}
 		}
@@ -76,8 +100,21 @@ func (r *router) route(src, dst int) []int32 {
 
 // distTo returns the least cost from every node to device dst, through
 // transit nodes only, over edges that have not failed.
-func (r *router) distTo(dst int) []int32 {
-	if d, ok := r.dist[int32(dst)]; ok {
+func (r *router) distTo(dst int) toDevice {
+	t := r.t
+	target := t.devices[dst]
+	if in := t.in[target]; len(in) == 1 && !r.failed[in[0]] && t.transit(t.edges[in[0]].From) {
+		ed := &t.edges[in[0]]
+		return toDevice{through: r.distToNode(ed.From), offset: int32(ed.Cost), node: target}
+	}
+	return toDevice{through: r.distToNode(target), node: target}
+}
+
+// distToNode returns the least cost from every node to node target,
+// through transit nodes only (and target itself), over edges that have
+// not failed.
+func (r *router) distToNode(target int) []int32 {
+	if d, ok := r.dist[int32(target)]; ok {
 		return d
 	}
 	t := r.t
@@ -85,7 +122,6 @@ func (r *router) distTo(dst int) []int32 {
 	for i := range dist {
 		dist[i] = unreachable
 	}
-	target := t.devices[dst]
 	dist[target] = 0
 	h := r.heap[:0]
 	h = heapPush(h, routeItem{0, int32(target)})
@@ -111,7 +147,7 @@ func (r *router) distTo(dst int) []int32 {
 		}
 	}
 	r.heap = h
-	r.dist[int32(dst)] = dist
+	r.dist[int32(target)] = dist
 	return dist
 }
 
