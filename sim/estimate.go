@@ -23,8 +23,9 @@ type Estimate struct {
 	Memory int64
 	// Seconds is the wall time the run would take on this machine, very
 	// roughly: the events at the rate a run of the body at 64 ranks
-	// reached (for larger worlds; 1 µs an event for smaller ones). Unlike
-	// the rest of the estimate it depends on the machine and its load.
+	// reached, slowed for larger worlds as caches stop holding their
+	// state (1 µs an event for worlds of 64 ranks or fewer). Unlike the
+	// rest of the estimate it depends on the machine and its load.
 	Seconds float64
 	// Replay says whether the run would be replayed (Config.Replay).
 	Replay bool
@@ -83,6 +84,11 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 				est.Events = int64(math.Round(events(s) * float64(res.Events) / events(ss)))
 			}
 		}
+	}
+	// Events cost more in larger worlds, whose state no longer fits in
+	// the caches: about four times at 2^20 ranks what they cost at 64.
+	if cfg.World > estimateExact {
+		perEvent *= 1 + math.Log2(float64(cfg.World)/estimateExact)/4
 	}
 	est.Seconds = float64(est.Events) * perEvent
 

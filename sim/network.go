@@ -31,7 +31,10 @@ type Network interface {
 	ReduceTime(rank, bytes int) Time
 }
 
-// Message is one point-to-point message in flight.
+// Message is one point-to-point message in flight. The engine reuses a
+// message once the receive it matched has taken it: a network must not
+// keep it after it calls Deliver or Drop (it may read it until that call
+// returns), nor an observer after MessageDelivered returns.
 type Message struct {
 	Src, Dst int
 	Tag      algos.Tag

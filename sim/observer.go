@@ -28,7 +28,9 @@ func (k SpanKind) String() string {
 
 // Observer is told what happens during a run, in the order it happens
 // in virtual time. It is how timelines and accounting see a run without the
-// engine knowing about either.
+// engine knowing about either. A message is valid only during the calls
+// about it (the engine reuses it once delivered): keep what it says, not
+// the pointer.
 type Observer interface {
 	// MessageStarted: m began to move at time at.
 	MessageStarted(m *Message, at Time)

@@ -43,10 +43,27 @@ func uvarint(s string, i int) (uint64, int) {
 func (p *proc) startReplay(prog *program) {
 	p.prog = prog
 	p.slots = make([]request, prog.slots)
+	for i := range p.slots {
+		p.slots[i].owner = p.r
+	}
 	if len(prog.chunks) > 0 {
 		p.code = p.r.e.progs.chunks[prog.chunks[0]]
 	}
 	p.scheduleResume()
+}
+
+// slot makes request slot i a new send or receive. Its owner is set for
+// good, and its waiter was cleared when the wait on its last request
+// ended; only the fields that change are written, none a pointer but a
+// failed request's error.
+func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {
+	q := &p.slots[i]
+	q.send, q.peer, q.tag, q.bytes = send, peer, tag, bytes
+	q.done, q.waitedFor = false, false
+	if q.err != nil {
+		q.err = nil
+	}
+	return q
 }
 
 // replay runs the process's program until it blocks or ends.
@@ -87,13 +104,9 @@ func (p *proc) replay() {
 				if p.stage != 0 && e.obs != nil {
 					e.obs.Span(r.id, SpanOverhead, n, p.start, e.now)
 				}
-				req := &p.slots[slot]
-				*req = request{owner: r, send: true, peer: peer, tag: tag, bytes: n}
-				r.send(req)
+				r.send(p.slot(slot, true, peer, tag, n))
 			} else {
-				req := &p.slots[slot]
-				*req = request{owner: r, peer: peer, tag: tag, bytes: n}
-				r.recv(req)
+				r.recv(p.slot(slot, false, peer, tag, n))
 			}
 			p.tag, p.stage = tag, 0
 		case opWait:
