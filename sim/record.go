@@ -51,7 +51,7 @@ const (
 
 // recordReport is how many ranks are recorded between two reports of
 // progress.
-const recordReport = 256
+const recordReport = 64
 
 // chunkOps is how many operations a chunk holds.
 const chunkOps = 64
