@@ -408,6 +408,8 @@ func netKind(m Model) string {
 		return netKind(x.Model)
 	case Faulty:
 		return netKind(x.Model)
+	case Staged:
+		return netKind(x.Model)
 	}
 	return ""
 }
@@ -435,6 +437,8 @@ func netBytes(m Model, world int) int64 {
 	case Faulty:
 		return netBytes(x.Model, world)
 	case Overhead:
+		return netBytes(x.Model, world)
+	case Staged:
 		return netBytes(x.Model, world)
 	case Flow:
 		if x.Topology == nil {
