@@ -202,18 +202,7 @@ func ns(t sim.Time) int64 { return int64(t / sim.Nanosecond) }
 // flow arrow from each send slice to its receive slice. The run's title
 // and Args are on a track of its own, as arguments of an instant at 0.
 func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
-	world := meta.World
-	for _, m := range r.msgs {
-		if m.showSend {
-			world = max(world, m.src+1)
-		}
-		if m.showRecv {
-			world = max(world, m.dst+1)
-		}
-	}
-	for _, s := range r.spans {
-		world = max(world, s.rank+1)
-	}
+	world := r.world(meta)
 	lay := r.layout(world)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var pkt, ev, sub pb

@@ -289,8 +289,9 @@ func (r *Recorder) layout(world int) *trackLayout {
 	return lay
 }
 
-// Build returns the trace of what r recorded.
-func (r *Recorder) Build(meta Meta) *File {
+// world is the number of ranks the trace has tracks for: meta.World, or
+// more if ranks beyond it recorded something.
+func (r *Recorder) world(meta Meta) int {
 	world := meta.World
 	for _, m := range r.msgs {
 		if m.showSend {
@@ -303,6 +304,12 @@ func (r *Recorder) Build(meta Meta) *File {
 	for _, s := range r.spans {
 		world = max(world, s.rank+1)
 	}
+	return world
+}
+
+// Build returns the trace of what r recorded.
+func (r *Recorder) Build(meta Meta) *File {
+	world := r.world(meta)
 	f := &File{DisplayTimeUnit: "ns", OtherData: map[string]string{}}
 	if meta.Title != "" {
 		f.OtherData["title"] = meta.Title
