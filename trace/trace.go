@@ -220,7 +220,7 @@ func lanes(n int, interval func(i int) (start, end sim.Time)) ([]int, int) {
 }
 
 // trackKind is one of a rank's kinds of track.
-type trackKind int
+type trackKind uint8
 
 const (
 	computeTrack trackKind = iota
