@@ -23,8 +23,7 @@ type Estimate struct {
 	Memory int64
 	// Seconds is the wall time the run would take on this machine, very
 	// roughly: the events at the rate a run of the body at 64 ranks
-	// reached, slowed for larger worlds as caches stop holding their
-	// state (1 µs an event for worlds of 64 ranks or fewer). Unlike the
+	// reached (1 µs an event for worlds of 64 ranks or fewer). Unlike the
 	// rest of the estimate it depends on the machine and its load.
 	Seconds float64
 	// Replay says whether the run would be replayed (Config.Replay).
@@ -85,16 +84,14 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 			}
 		}
 	}
-	// Events cost more in larger worlds, whose state no longer fits in
-	// the caches: about four times at 2^20 ranks what they cost at 64.
-	if cfg.World > estimateExact {
-		perEvent *= 1 + math.Log2(float64(cfg.World)/estimateExact)/4
-	}
+	// (Events cost more in larger worlds, whose state no longer fits in
+	// the caches, but a run of 64 ranks pays for its setup too: the two
+	// about cancel, within a factor of two from 4096 to 2^20 ranks.)
 	est.Seconds = float64(est.Events) * perEvent
 
 	// The engine's state per rank.
 	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 8 + 32
-	perRank += float64(s.maxSlots) * float64(unsafe.Sizeof(request{}))
+	perRank += s.estimate(func(n rankCounts) int64 { return n.slots }) / w * float64(unsafe.Sizeof(request{}))
 	if est.Replay {
 		perRank += s.programBytes() / w
 	} else {
@@ -102,7 +99,7 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	}
 	perRank += netBytesPerRank(cfg.Model, s.peers/float64(len(s.recorded)))
 	// Messages in flight: at most those a rank sends without waiting.
-	perRank += float64(s.maxSends) * float64(unsafe.Sizeof(Message{})+16)
+	perRank += s.estimate(func(n rankCounts) int64 { return n.inFlight }) / w * float64(unsafe.Sizeof(Message{})+16)
 	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
 	// The collector lets the heap grow past what is live before it
 	// collects (GOGC=100) while the run allocates; a replay allocates
@@ -181,9 +178,11 @@ func (s *sample) uniform() bool {
 // records besides the spread ones.
 const heavyRanks = 14
 
-// rankCounts are one rank's recorded operations.
+// rankCounts are one rank's recorded operations, the request slots its
+// program needs, and the most messages it sends without waiting.
 type rankCounts struct {
 	sends, recvs, waits, reduces int64
+	slots, inFlight              int64
 }
 
 // sample is what recording some ranks of a world found, and what it
@@ -201,7 +200,6 @@ type sample struct {
 
 	ops                int64
 	waits, reduces     int64 // over the recorded ranks
-	maxSlots, maxSends int
 	peers              float64 // distinct peers sent to, summed over the recorded ranks
 	chunkUse           map[string]int
 	progUse            map[*program]int
@@ -231,7 +229,7 @@ func recordSample(world int, body Body) (*sample, error) {
 			case opSend:
 				n.sends++
 				outstanding++
-				s.maxSends = max(s.maxSends, outstanding)
+				n.inFlight = max(n.inFlight, int64(outstanding))
 				peers[op.peer] = true
 			case opRecv:
 				n.recvs++
@@ -245,11 +243,11 @@ func recordSample(world int, body Body) (*sample, error) {
 				named[op.peer]++
 			}
 		}
+		n.slots = int64(p.slots)
 		s.recorded[r] = n
 		s.waits += n.waits
 		s.reduces += n.reduces
 		s.peers += float64(len(peers))
-		s.maxSlots = max(s.maxSlots, p.slots)
 		seen := map[int32]bool{}
 		for _, id := range p.chunks {
 			if !seen[id] {
