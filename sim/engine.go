@@ -102,6 +102,7 @@ type Engine struct {
 	// progs are the programs of a replay, nil when ranks run coroutines;
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
+	pairs   []rankProc
 	stopped bool
 
 	// ctx and progress are Config's; the engine looks at them when events
@@ -337,7 +338,7 @@ func Run(cfg Config, body Body) (*Result, error) {
 			return res, err
 		}
 	}
-	e, err := newEngine(cfg)
+	e, err := newEngine(cfg, false)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +367,7 @@ func Run(cfg Config, body Body) (*Result, error) {
 func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 	c := cfg
 	c.Observer = nil
-	e, err := newEngine(c)
+	e, err := newEngine(c, true)
 	if err != nil || !replayable(e.net) {
 		return nil, err != nil, err
 	}
@@ -380,12 +381,19 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 	}
 	for pass := 0; ; pass++ {
 		e.progs = progs
-		procs := make([]proc, len(e.ranks))
+		// Every rank's request slots in one array, in rank order.
+		n := 0
+		for _, p := range progs.ranks {
+			n += p.slots
+		}
+		slots := make([]request, n)
 		for i, r := range e.ranks {
-			p := &procs[i]
+			p := &e.pairs[i].p
 			p.r = r
-			r.procs = []*proc{p}
-			p.startReplay(progs.ranks[i])
+			r.procs = append(r.procBuf[:0], p)
+			k := progs.ranks[i].slots
+			p.startReplay(progs.ranks[i], slots[:k:k])
+			slots = slots[k:]
 		}
 		e.loop()
 		switch {
@@ -402,20 +410,31 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 			res.Replayed = true
 			return res, true, nil
 		}
-		if e, err = newEngine(cfg); err != nil {
+		if e, err = newEngine(cfg, true); err != nil {
 			return nil, true, err
 		}
 	}
 }
 
-// newEngine builds the engine of a run, its ranks and its network.
-func newEngine(cfg Config) (*Engine, error) {
+// newEngine builds the engine of a run, its ranks and its network. For a
+// replay each rank is allocated beside its one process (e.pairs), which a
+// message touches together.
+func newEngine(cfg Config, replay bool) (*Engine, error) {
 	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer, ctx: cfg.Context, progress: cfg.Progress, nextPoll: pollEvents}
 	e.ranks = make([]*rank, cfg.World)
-	ranks := make([]rank, cfg.World)
-	for i := range e.ranks {
-		ranks[i] = rank{e: e, id: i}
-		e.ranks[i] = &ranks[i]
+	if replay {
+		e.pairs = make([]rankProc, cfg.World)
+		for i := range e.ranks {
+			e.ranks[i] = &e.pairs[i].r
+		}
+	} else {
+		ranks := make([]rank, cfg.World)
+		for i := range e.ranks {
+			e.ranks[i] = &ranks[i]
+		}
+	}
+	for i, r := range e.ranks {
+		r.e, r.id = e, i
 	}
 	if cm, ok := cfg.Model.(CheckedModel); ok {
 		net, err := cm.NewNetworkChecked(e)
@@ -456,6 +475,12 @@ func (e *Engine) result() (*Result, error) {
 		return res, &failed
 	}
 	return res, nil
+}
+
+// rankProc is a rank and its process, side by side, for a replay.
+type rankProc struct {
+	r rank
+	p proc
 }
 
 // stopReplay stops a replay that met what only the body could answer (an

@@ -19,6 +19,8 @@ type rank struct {
 	e     *Engine
 	id    int
 	procs []*proc
+	// procBuf holds procs while the rank has one process, as most do.
+	procBuf [1]*proc
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
 
@@ -60,6 +62,9 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 		err = fn(context.Background())
 	}
 	p.next, p.cancel = iter.Pull(seq)
+	if r.procs == nil {
+		r.procs = r.procBuf[:0]
+	}
 	r.procs = append(r.procs, p)
 	p.scheduleResume()
 	return p

@@ -39,10 +39,11 @@ func uvarint(s string, i int) (uint64, int) {
 	}
 }
 
-// startReplay makes the process run prog instead of a coroutine.
-func (p *proc) startReplay(prog *program) {
+// startReplay makes the process run prog instead of a coroutine, with
+// slots (prog.slots of them) for its requests.
+func (p *proc) startReplay(prog *program, slots []request) {
 	p.prog = prog
-	p.slots = make([]request, prog.slots)
+	p.slots = slots
 	for i := range p.slots {
 		p.slots[i].owner = p.r
 	}
