@@ -198,11 +198,11 @@ type sample struct {
 	// messages is the estimated number of messages of the world.
 	messages float64
 
-	ops                int64
-	waits, reduces     int64 // over the recorded ranks
-	peers              float64 // distinct peers sent to, summed over the recorded ranks
-	chunkUse           map[string]int
-	progUse            map[*program]int
+	ops            int64
+	waits, reduces int64   // over the recorded ranks
+	peers          float64 // distinct peers sent to, summed over the recorded ranks
+	chunkUse       map[string]int
+	progUse        map[*program]int
 }
 
 // recordSample records body on every rank of a small world, or on a
