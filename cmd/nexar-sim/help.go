@@ -218,8 +218,9 @@ point, and warns on stderr of points that may not fit in the machine's
 available memory or simulate a billion messages or more. The estimates
 come from recording the algorithm's operations on a sample of the ranks
 (all of them up to 64): the messages are exact up to 64 ranks and within
-a few per cent above; events and memory are rougher (within a factor of
-about 1.5).
+a few per cent above; events within a factor of 1.5, memory within about
+25% of the peak the run holds, time within a factor of two or so (it
+depends on the machine's load).
 
 For example, a file whose sweep, from line 9, reads
 
