@@ -365,12 +365,11 @@ func Run(cfg Config, body Body) (*Result, error) {
 // observer the replay runs twice, first without it, so that the observer
 // sees nothing of a replay that stops.
 func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
-	c := cfg
-	c.Observer = nil
-	e, err := newEngine(c, true)
-	if err != nil || !replayable(e.net) {
-		return nil, err != nil, err
+	if modelMayFail(cfg.Model) {
+		return nil, false, nil
 	}
+	// Record before building the engine, so that the recording's
+	// garbage does not pile up beside the engine's state.
 	progs, err := record(cfg, body)
 	if err != nil {
 		var nr errNotReplayable
@@ -378,6 +377,12 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 			return nil, false, nil
 		}
 		return nil, true, err
+	}
+	c := cfg
+	c.Observer = nil
+	e, err := newEngine(c, true)
+	if err != nil || !replayable(e.net) {
+		return nil, err != nil, err
 	}
 	for pass := 0; ; pass++ {
 		e.progs = progs

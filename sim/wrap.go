@@ -107,3 +107,25 @@ func replayable(n Network) bool {
 	f, ok := n.(failer)
 	return !ok || !f.mayFail()
 }
+
+// modelMayFail reports whether a model is known, before its network is
+// built, to fail ranks or links: faults of those kinds, under any of the
+// package's wrappers. (Other models are asked once their network is
+// built; see failer.)
+func modelMayFail(m Model) bool {
+	switch x := m.(type) {
+	case Faulty:
+		for _, f := range x.Faults {
+			switch f.(type) {
+			case RankFailure, LinkFailure:
+				return true
+			}
+		}
+		return modelMayFail(x.Model)
+	case Overhead:
+		return modelMayFail(x.Model)
+	case Staged:
+		return modelMayFail(x.Model)
+	}
+	return false
+}
