@@ -22,7 +22,7 @@ type Estimate struct {
 	// the garbage collector's headroom.
 	Memory int64
 	// Seconds is the wall time the run would take on this machine, very
-	// roughly: the events at the rate a run of the body at 64 ranks
+	// roughly: the events at half the rate a run of the body at 64 ranks
 	// reached (1 µs an event for worlds of 64 ranks or fewer). Unlike the
 	// rest of the estimate it depends on the machine and its load.
 	Seconds float64
@@ -84,9 +84,12 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 			}
 		}
 	}
-	// (Events cost more in larger worlds, whose state no longer fits in
-	// the caches, but a run of 64 ranks pays for its setup too: the two
-	// about cancel, within a factor of two from 4096 to 2^20 ranks.)
+	// Events cost more in larger worlds, whose state no longer fits in
+	// the caches: about twice, measured from 4096 to 2^20 ranks (a run
+	// of 64 ranks also pays for its setup, which a larger one spreads).
+	if cfg.World > estimateExact {
+		perEvent *= 2
+	}
 	est.Seconds = float64(est.Events) * perEvent
 
 	// The engine's state per rank.
