@@ -68,7 +68,9 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// resuming), and per rank (its start); models with a start event or
 	// a delivery after the wire add up to one more per message, which a
 	// run at a small world measures.
-	events := func(s *sample) float64 { return s.messages + s.perRank(s.waits+s.reduces) + float64(s.world) }
+	events := func(s *sample) float64 {
+		return s.messages + s.estimate(func(n rankCounts) int64 { return n.waits + n.reduces }) + float64(s.world)
+	}
 	est.Events = int64(math.Round(events(s)))
 	perEvent := 1e-6
 	if cfg.World > estimateExact {
@@ -125,11 +127,11 @@ const coroutineBytes = 12 << 10
 const baseMemory = 16 << 20
 
 // spreadRanks returns estimateSample ranks spread over the world at
-// pseudo-random offsets within equal strata, so that a power-of-two
-// stride does not pick only the roots of a tree.
-func spreadRanks(world int) []int {
+// pseudo-random offsets (from seed) within equal strata, so that a
+// power-of-two stride does not pick only the roots of a tree.
+func spreadRanks(world int, seed uint64) []int {
 	out := make([]int, 0, estimateSample)
-	x := uint64(0x9E3779B97F4A7C15)
+	x := seed
 	for i := range estimateSample {
 		x ^= x << 13
 		x ^= x >> 7
@@ -203,11 +205,10 @@ type sample struct {
 	// messages is the estimated number of messages of the world.
 	messages float64
 
-	ops            int64
-	waits, reduces int64   // over the recorded ranks
-	peers          float64 // distinct peers sent to, summed over the recorded ranks
-	chunkUse       map[string]int
-	progUse        map[*program]int
+	ops      int64
+	peers    float64 // distinct peers sent to, summed over the recorded ranks
+	chunkUse map[string]int
+	progUse  map[*program]int
 }
 
 // recordSample records body on every rank of a small world, or on a
@@ -250,8 +251,6 @@ func recordSample(world int, body Body) (*sample, error) {
 		}
 		n.slots = int64(p.slots)
 		s.recorded[r] = n
-		s.waits += n.waits
-		s.reduces += n.reduces
 		s.peers += float64(len(peers))
 		seen := map[int32]bool{}
 		for _, id := range p.chunks {
@@ -278,13 +277,24 @@ func recordSample(world int, body Body) (*sample, error) {
 		// sample. (Ranks that merely agree closely may hide a minority
 		// that does not, such as the ranks that fold in halving-doubling
 		// on a world that is not a power of two.)
-		spread := spreadRanks(world)
+		spread := spreadRanks(world, 0x9E3779B97F4A7C15)
 		for i, k := range bitReversed(len(spread)) {
 			if err := rec(spread[k]); err != nil {
 				return nil, err
 			}
 			if i+1 >= estimateSample*3/8 && s.uniform() {
 				break
+			}
+		}
+		// Counts that vary much from rank to rank (a tree's) take a
+		// second sample, at other offsets in the same strata.
+		sends := func(n rankCounts) int64 { return n.sends }
+		recvs := func(n rankCounts) int64 { return n.recvs }
+		if min(s.spreadOf(sends), s.spreadOf(recvs)) > 0.3 {
+			for _, r := range spreadRanks(world, 0xD1B54A32D192ED03) {
+				if err := rec(r); err != nil {
+					return nil, err
+				}
 			}
 		}
 		// The first and last ranks, and those most named as peers,
@@ -367,11 +377,6 @@ func (s *sample) spreadOf(count func(rankCounts) int64) float64 {
 	return math.Sqrt(max(sq/k-mean*mean, 0)) / mean
 }
 
-// perRank scales a total over the recorded ranks to the world.
-func (s *sample) perRank(total int64) float64 {
-	return float64(total) / float64(s.ranks) * float64(s.world)
-}
-
 // programBytes extrapolates the memory the programs of a whole world of
 // ranks take: what the sampled ranks share is kept once, and what only one
 // of them used is taken to be as rare in the world.
@@ -413,6 +418,10 @@ func netKind(m Model) string {
 		return netKind(x.Model)
 	case Staged:
 		return netKind(x.Model)
+	case Protocol:
+		return netKind(x.Model)
+	case TwoPaths:
+		return "two-paths"
 	}
 	return ""
 }
@@ -429,6 +438,8 @@ func netBytesPerRank(m Model, peers float64) float64 {
 		return 160 + peers*(48+8*12+8)
 	case "loggp":
 		return 8
+	case "two-paths":
+		return 2 * (104 + 16)
 	}
 	return 128
 }
@@ -442,6 +453,8 @@ func netBytes(m Model, world int) int64 {
 	case Overhead:
 		return netBytes(x.Model, world)
 	case Staged:
+		return netBytes(x.Model, world)
+	case Protocol:
 		return netBytes(x.Model, world)
 	case Flow:
 		if x.Topology == nil {

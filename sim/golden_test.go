@@ -62,6 +62,17 @@ var goldenModels = []struct {
 		sim.Jitter{Dist: "exponential", Mean: sim.Microsecond}, sim.Straggler{Rank: 1, Factor: 3})},
 	{"flow-slow-link", sim.WithFaults(sim.Flow{Topology: sim.FatTree{Tiers: 2, Radix: 4, Link: sim.LinkParams{Bandwidth: 10e9, Latency: sim.Microsecond}}}, 3,
 		sim.SlowLink{Link: "spine0<->leaf0", Factor: 0.25, At: 5 * sim.Microsecond}, sim.Stragglers{Count: 2, Factor: 2})},
+	// Protocols: rendezvous with a handshake of control messages (the
+	// network is told when receives are posted), eager sends that
+	// complete before they move, envelopes and piecewise factors.
+	{"rendezvous", sim.Protocol{Model: worked, EagerLimit: 4096, Envelope: 64, Handshake: sim.Handshake{RTSCTS: true},
+		LatencyFactors: sim.Factors{{From: 1024, Factor: 1.5}}, BandwidthFactors: sim.Factors{{From: 65536, Factor: 0.8}}}},
+	{"eager-flow", sim.Protocol{Model: sim.Flow{Topology: sim.Crossbar{Bandwidth: 12.5e9, Latency: sim.Microsecond}, SendSlots: -1},
+		EagerLimit: 1 << 20, Handshake: sim.Handshake{Delay: 2 * sim.Microsecond}}},
+	{"eager-at-once-loggp", sim.Protocol{Model: sim.LogGP{Latency: 2 * sim.Microsecond, Overhead: 300 * sim.Nanosecond, Gap: 500 * sim.Nanosecond, Bandwidth: 10e9},
+		EagerLimit: 8192, EagerAtOnce: true, Handshake: sim.Handshake{RTSCTS: true}}},
+	{"realnet", sim.TwoPaths{QUIC: sim.AlphaBeta{Latency: 30 * sim.Microsecond, Bandwidth: 0.2e9}, Bulk: sim.AlphaBeta{Latency: 10 * sim.Microsecond, Bandwidth: 1e9},
+		BulkThreshold: 16384, ReduceBandwidth: 20e9}},
 }
 
 // goldenCases calls fn with every pinned run: every algorithm of the

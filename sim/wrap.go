@@ -126,6 +126,8 @@ func modelMayFail(m Model) bool {
 		return modelMayFail(x.Model)
 	case Staged:
 		return modelMayFail(x.Model)
+	case Protocol:
+		return modelMayFail(x.Model)
 	}
 	return false
 }
