@@ -112,7 +112,9 @@ type Engine struct {
 	nextPoll  int64
 	cancelled error
 
-	// Messages and requests to hand out (see newMessage, newRequest).
+	// Match queues, messages and requests to hand out (see newQueue,
+	// newMessage, newRequest).
+	queues   []*matchQueue
 	freeMsgs []*Message
 	msgBlock []Message
 	reqBlock []request

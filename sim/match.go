@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // matchQueue pairs the messages from one source with one tag with the
 // receives posted for them at their destination, by order alone: the k-th
 // message sent matches the k-th receive posted (MPI's rule that messages
@@ -11,6 +13,7 @@ package sim
 // Slot k holds the k-th message and the k-th receive as each is posted;
 // slots are dropped from the front once both sides are done.
 type matchQueue struct {
+	key   matchKey
 	base  int64 // the index of slots[head]
 	head  int
 	slots []matchSlot
@@ -68,42 +71,116 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 	return s, s.m
 }
 
+// matches are a rank's match queues that have something pending, by
+// key. Most ranks have a handful at a time, so they are a short list
+// searched in order, which costs a rank of a million-rank run a slice
+// header; past matchListMax (an alltoall posting every receive at once)
+// they move to a map. A queue that empties leaves, and goes back to the
+// engine's pool for the next key of any rank.
+type matches struct {
+	list  []*matchQueue
+	byKey map[matchKey]*matchQueue // nil while the list is used
+}
+
+// matchListMax is the most queues a rank keeps in its list.
+const matchListMax = 16
+
+// lookup returns r's match queue for key, or nil.
+func (r *rank) lookup(key matchKey) *matchQueue {
+	if r.match.byKey != nil {
+		return r.match.byKey[key]
+	}
+	for _, q := range r.match.list {
+		if q.key == key {
+			return q
+		}
+	}
+	return nil
+}
+
 // queue returns r's match queue for key, making it if needed.
 func (r *rank) queue(key matchKey) *matchQueue {
-	q := r.match[key]
-	if q == nil {
-		if r.match == nil {
-			r.match = map[matchKey]*matchQueue{}
+	if q := r.lookup(key); q != nil {
+		return q
+	}
+	q := r.e.newQueue()
+	q.key = key
+	m := &r.match
+	switch {
+	case m.byKey != nil:
+		m.byKey[key] = q
+	case len(m.list) < matchListMax:
+		m.list = append(m.list, q)
+	default:
+		m.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
+		for _, x := range m.list {
+			m.byKey[x.key] = x
 		}
-		if k := len(r.spare); k > 0 {
-			q = r.spare[k-1]
-			r.spare = r.spare[:k-1]
-		} else {
-			q = &matchQueue{}
-		}
-		r.match[key] = q
+		m.byKey[key] = q
+		m.list = nil
 	}
 	return q
 }
 
-// finish marks slot s of q done. Once q is empty it is forgotten (and
-// kept for reuse) if the rank has many queues: the map then stays about as
-// small as what is pending, where an alltoall would leave a queue for
-// every source; with few, it stays in the map, ready for the next message
-// of an algorithm that reuses its tag step after step.
-func (r *rank) finish(key matchKey, q *matchQueue, s *matchSlot) {
+// finish marks slot s of q done; once q is empty (nothing sent or posted
+// is waiting) it leaves r's queues.
+func (r *rank) finish(q *matchQueue, s *matchSlot) {
 	s.done = true
-	if q.trim() && len(r.match) > keepQueues {
-		r.forget(key, q)
+	if q.trim() {
+		r.forget(q)
 	}
 }
 
-// keepQueues is how many match queues a rank keeps when they empty.
-const keepQueues = 16
+// forget removes q, empty, from r's queues and gives it back to the
+// engine. A later message or receive of its key starts a new queue,
+// numbered from 0 again, which matches as the old one would have: every
+// message it had was matched.
+func (r *rank) forget(q *matchQueue) {
+	m := &r.match
+	if m.byKey != nil {
+		delete(m.byKey, q.key)
+	} else {
+		i := slices.Index(m.list, q)
+		last := len(m.list) - 1
+		m.list[i] = m.list[last]
+		m.list[last] = nil
+		m.list = m.list[:last]
+	}
+	r.e.freeQueue(q)
+}
 
-// forget removes q, empty, from r's map and keeps it for reuse.
-func (r *rank) forget(key matchKey, q *matchQueue) {
-	delete(r.match, key)
+// keys returns the keys of r's queues from src.
+func (m *matches) keys(src int) []matchKey {
+	var out []matchKey
+	add := func(q *matchQueue) {
+		if q.key.src == src {
+			out = append(out, q.key)
+		}
+	}
+	if m.byKey != nil {
+		for _, q := range m.byKey {
+			add(q)
+		}
+	} else {
+		for _, q := range m.list {
+			add(q)
+		}
+	}
+	return out
+}
+
+// newQueue returns an empty match queue, reusing one given back.
+func (e *Engine) newQueue() *matchQueue {
+	if k := len(e.queues); k > 0 {
+		q := e.queues[k-1]
+		e.queues = e.queues[:k-1]
+		return q
+	}
+	return &matchQueue{}
+}
+
+// freeQueue takes back q, empty, keeping its slots' storage.
+func (e *Engine) freeQueue(q *matchQueue) {
 	*q = matchQueue{slots: q.slots[:0]}
-	r.spare = append(r.spare, q)
+	e.queues = append(e.queues, q)
 }

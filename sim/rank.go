@@ -41,9 +41,8 @@ type rank struct {
 	deadErr error
 
 	// match pairs messages to this rank with its receives, by source
-	// and tag (see matchQueue); made at the first message or receive.
-	match map[matchKey]*matchQueue
-	spare []*matchQueue // emptied queues, for reuse
+	// and tag (see matchQueue).
+	match matches
 }
 
 // spawn starts fn as a new process of the rank at the current time. If done
@@ -135,8 +134,7 @@ func (r *rank) announce(m *Message) {
 // arrive completes the receive m matches with m, now that it is delivered,
 // or keeps it until that receive is posted.
 func (r *rank) arrive(m *Message) {
-	key := matchKey{src: m.Src, tag: m.Tag}
-	q := r.match[key]
+	q := r.lookup(matchKey{src: m.Src, tag: m.Tag})
 	if q == nil || m.seq < q.base {
 		return // its receive failed already (its sender is gone)
 	}
@@ -146,7 +144,7 @@ func (r *rank) arrive(m *Message) {
 		return
 	}
 	r.fill(s.req, m)
-	r.finish(key, q, s)
+	r.finish(q, s)
 }
 
 // receive posts req for the next message from src with tag: it completes
@@ -154,17 +152,16 @@ func (r *rank) arrive(m *Message) {
 // send nothing more, and otherwise waits; if its message is on its way
 // but held for its receive (a rendezvous), the network is told.
 func (r *rank) receive(req *request, src int, tag algos.Tag) {
-	key := matchKey{src: src, tag: tag}
-	q := r.queue(key)
+	q := r.queue(matchKey{src: src, tag: tag})
 	s, m := q.post(req)
 	switch {
 	case m != nil && m.arrived:
 		r.fill(req, m)
-		r.finish(key, q, s)
+		r.finish(q, s)
 	case src != r.id && r.e.ranks[src].deadErr != nil:
 		// A message on its way from a rank that failed is lost.
 		req.complete(r.e.ranks[src].deadErr)
-		r.finish(key, q, s)
+		r.finish(q, s)
 	case m != nil:
 		m.matched = true
 		if mt, ok := r.e.net.(Matcher); ok {
@@ -176,15 +173,10 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 // failReceivesFrom fails every receive posted from src that no delivered
 // message completes, in tag order.
 func (r *rank) failReceivesFrom(src int, err error) {
-	var keys []matchKey
-	for k := range r.match {
-		if k.src == src {
-			keys = append(keys, k)
-		}
-	}
+	keys := r.match.keys(src)
 	slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
 	for _, k := range keys {
-		q := r.match[k]
+		q := r.lookup(k)
 		for i := q.head; i < len(q.slots); i++ {
 			if s := &q.slots[i]; s.req != nil && !s.done {
 				s.req.complete(err)
@@ -192,7 +184,7 @@ func (r *rank) failReceivesFrom(src int, err error) {
 			}
 		}
 		if q.trim() {
-			r.forget(k, q)
+			r.forget(q)
 		}
 	}
 }
