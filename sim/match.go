@@ -78,8 +78,16 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 // they move to a map. A queue that empties leaves, and goes back to the
 // engine's pool for the next key of any rank.
 type matches struct {
-	list  []*matchQueue
+	list  []matchEntry             // in buf while it fits
 	byKey map[matchKey]*matchQueue // nil while the list is used
+	buf   [2]matchEntry
+}
+
+// matchEntry is a queue in a rank's list, with its key at hand: a search
+// reads the list alone.
+type matchEntry struct {
+	key matchKey
+	q   *matchQueue
 }
 
 // matchListMax is the most queues a rank keeps in its list.
@@ -90,9 +98,9 @@ func (r *rank) lookup(key matchKey) *matchQueue {
 	if r.match.byKey != nil {
 		return r.match.byKey[key]
 	}
-	for _, q := range r.match.list {
-		if q.key == key {
-			return q
+	for _, x := range r.match.list {
+		if x.key == key {
+			return x.q
 		}
 	}
 	return nil
@@ -110,11 +118,14 @@ func (r *rank) queue(key matchKey) *matchQueue {
 	case m.byKey != nil:
 		m.byKey[key] = q
 	case len(m.list) < matchListMax:
-		m.list = append(m.list, q)
+		if m.list == nil {
+			m.list = m.buf[:0]
+		}
+		m.list = append(m.list, matchEntry{key, q})
 	default:
 		m.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
 		for _, x := range m.list {
-			m.byKey[x.key] = x
+			m.byKey[x.key] = x.q
 		}
 		m.byKey[key] = q
 		m.list = nil
@@ -140,10 +151,10 @@ func (r *rank) forget(q *matchQueue) {
 	if m.byKey != nil {
 		delete(m.byKey, q.key)
 	} else {
-		i := slices.Index(m.list, q)
+		i := slices.IndexFunc(m.list, func(x matchEntry) bool { return x.q == q })
 		last := len(m.list) - 1
 		m.list[i] = m.list[last]
-		m.list[last] = nil
+		m.list[last] = matchEntry{}
 		m.list = m.list[:last]
 	}
 	r.e.freeQueue(q)
@@ -162,8 +173,8 @@ func (m *matches) keys(src int) []matchKey {
 			add(q)
 		}
 	} else {
-		for _, q := range m.list {
-			add(q)
+		for _, x := range m.list {
+			add(x.q)
 		}
 	}
 	return out
