@@ -39,7 +39,7 @@ type Config struct {
 	// records, so a run stops within milliseconds.
 	Context context.Context
 	// Progress, if not nil, is told how far the run is, every pollEvents
-	// events and every few hundred ranks recorded, and once at the end. It
+	// events and every 64 ranks recorded, and once at the end. It
 	// is called from one goroutine at a time, not always Run's, and must
 	// be quick; it cannot change the run.
 	Progress func(Progress)
