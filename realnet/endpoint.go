@@ -141,11 +141,15 @@ const (
 	maxIncomingBidis = 4 // the control stream, or the join stream
 )
 
-func (ep *Endpoint) quicConfig() *quic.Config {
+func (ep *Endpoint) quicConfig() *quic.Config { return quicConfig(ep.cfg) }
+
+// quicConfig is the QUIC configuration of every connection of an endpoint
+// configured with cfg.
+func quicConfig(cfg Config) *quic.Config {
 	return &quic.Config{
-		HandshakeIdleTimeout:           ep.cfg.HandshakeTimeout,
-		MaxIdleTimeout:                 ep.cfg.PeerTimeout,
-		KeepAlivePeriod:                ep.cfg.PeerTimeout / 3,
+		HandshakeIdleTimeout:           cfg.HandshakeTimeout,
+		MaxIdleTimeout:                 cfg.PeerTimeout,
+		KeepAlivePeriod:                cfg.PeerTimeout / 3,
 		MaxIncomingStreams:             maxIncomingBidis,
 		MaxIncomingUniStreams:          maxStreams,
 		InitialStreamReceiveWindow:     streamWindow,

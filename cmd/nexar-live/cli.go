@@ -27,6 +27,9 @@ const (
 	exitWrong = 1             // the run finished, but some results were wrong
 	exitUsage = cli.ExitUsage // bad input or usage; nothing was run
 	exitRanks = 3             // a rank crashed, hung or failed; partial results at most
+	// exitInterrupted is the shells' status of a command ended by SIGINT
+	// (128 + 2): the user stopped it; partial results at most.
+	exitInterrupted = 130
 )
 
 // cmdline is the command line: its name, help, and usage errors.
@@ -43,6 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"verify":    verifyCmd,
 		"peer":      peerCmd,
 		"ca":        caCmd,
+		"ladder":    ladderCmd,
+		// The other process of a ladder; not for users.
+		"ladder-peer": ladderPeerCmd,
 	})
 }
 

@@ -13,6 +13,7 @@ Usage:
   nexar-live verify TUNING.toml --np N[,M...] --out DIR [--emulate SPEC] [--scenario S]
   nexar-live peer RESULTS.csv PEER.log
   nexar-live ca DIR
+  nexar-live ladder [--only RUNGS] [--csv FILE]
   nexar-live help [COMMAND]
 
 Commands:
@@ -27,6 +28,8 @@ Commands:
              predicted sizes and report predicted against measured crossovers
   peer       busbw of nexar-live against another library's log, size by size
   ca         make a cluster CA and a certificate for the ranks of cluster runs
+  ladder     what a message costs at each layer (raw TCP, raw quic-go, realnet's
+             paths, nexar-live's timing, Open MPI) between two processes
   help       show help for a command
 
 Exit status: 0 on success; 1 when the run finished but some results were
@@ -242,6 +245,49 @@ of the cluster is what the CA vouches for. Keep DIR private.
 
 Example:
   nexar-live ca /shared/nexar-ca
+`,
+	"ladder": `Usage: nexar-live ladder [flags]
+
+Measures, in one run between two processes on 127.0.0.1, what a message
+costs at each layer of the live runtime, and prints each rung with its
+ratio to the rung below it, so that an overhead shows where it appears:
+
+  latency (8 B one way: half the median round trip)
+    tcp                raw TCP ping-pong (the kernel's floor)
+    quic-stream        raw quic-go, one long-lived stream
+    quic-msg           raw quic-go, a new stream per message (realnet's way)
+    realnet-quic       realnet Send/Recv on the QUIC path
+    realnet-bulk       realnet Send/Recv on the bulk TCP path (rendezvous)
+    allreduce          nexar-live's 8 B allreduce, recursive_doubling, 2 ranks
+                       (RunRank's own time, as 'nexar-live run' reports it)
+    empty              nexar-live's empty collective: what the timing costs
+    ompi               Open MPI's 8 B MPI_Allreduce, 2 ranks, TCP, through
+                       scripts/ompi-allreduce/run.sh (skipped without mpicc)
+  bandwidth (a --bw-bytes message one way, then a 1 B acknowledgement)
+    tcp-bw, quic-stream-bw, realnet-quic-bw, realnet-bulk-bw (TLS),
+    realnet-plain-bw (--trusted-network)
+
+Raw quic-go runs with realnet's TLS and QUIC settings. Run it from the root
+of a checkout for the Open MPI rung (or give --ompi).
+
+Flags:
+  --rounds N       timed round trips per latency rung (default 2000)
+  --warmup W       untimed round trips first (default 200)
+  --bw-bytes S     message of the bandwidth rungs (default 16MiB)
+  --bw-rounds N    timed transfers per bandwidth rung (default 8)
+  --iters N        timed iterations of the nexar-live rungs (default 1000);
+                   Open MPI runs 10 times as many, back to back
+  --repeat K       K passes over the whole ladder, each rung's rounds pooled
+                   (a shared machine's drifting load then falls on all alike)
+  --only LIST      comma-separated rungs to run (default all)
+  --ompi FILE      the Open MPI script (default scripts/ompi-allreduce/run.sh;
+                   "" skips the rung)
+  --csv FILE       also write the rungs as CSV (latency in s, bandwidth in B/s)
+  --profile DIR    write CPU profiles of both processes to DIR (go tool pprof)
+
+Example:
+  go run ./cmd/nexar-live ladder
+  go run ./cmd/nexar-live ladder --only quic-msg,realnet-quic --rounds 5000
 `,
 	"help": `Usage: nexar-live help [COMMAND]
 

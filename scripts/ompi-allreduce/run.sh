@@ -15,6 +15,8 @@
 # --iters N   timed iterations per size (default 20), --warmup W untimed
 #             ones before them (default 5)
 # --out DIR   where the logs go (default ompi-peer-out)
+# --ompi-only run Open MPI alone and print its table (nexar-live ladder
+#             runs its rung so)
 #
 # Open MPI runs with --mca pml ob1 --mca btl tcp,self (without "pml ob1"
 # UCX may be picked and the btl setting ignored), as in
@@ -31,9 +33,11 @@ iters=20
 warmup=5
 out=ompi-peer-out
 install=0
+ompionly=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--install) install=1 ;;
+	--ompi-only) ompionly=1 ;;
 	--np) np=$2; shift ;;
 	--sizes) sizes=$2; shift ;;
 	--iters) iters=$2; shift ;;
@@ -61,6 +65,11 @@ fi
 
 echo "== building ompi-allreduce" >&2
 mpicc -O2 -o "$out/ompi-allreduce" "$here/allreduce.c"
+if [ "$ompionly" = 1 ]; then
+	echo "== Open MPI, $np processes, TCP loopback" >&2
+	exec mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+		"$out/ompi-allreduce" -l "$sizes" -w "$warmup" -n "$iters"
+fi
 echo "== building nexar-live" >&2
 (cd "$root" && go build -o "$out/nexar-live" ./cmd/nexar-live)
 
