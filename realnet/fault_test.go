@@ -188,6 +188,12 @@ func TestBadFrames(t *testing.T) {
 		}},
 		{"oversized message", func(t *testing.T, links []*Link) { rogueStream(t, links, huge) }},
 		{"truncated payload", func(t *testing.T, links []*Link) { rogueStream(t, links, append(short, 1, 2, 3)) }},
+		{"overlong payload", func(t *testing.T, links []*Link) {
+			// The 3 bytes announced are taken (into link memory: no
+			// receive is posted), and then the stream's extra bytes
+			// break the protocol.
+			rogueStream(t, links, append(msgHeader{Kind: kindData, Tag: 5, Len: 3}.append(nil), 1, 2, 3, 4, 5))
+		}},
 		{"garbage control frame", func(t *testing.T, links []*Link) {
 			links[1].peers[0].ctrl.Write([]byte{0xee, 1, 2, 3})
 		}},

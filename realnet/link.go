@@ -225,8 +225,9 @@ func (l *Link) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 		return l.failNow(r, err)
 	}
 	l.live[r] = struct{}{}
-	p.enqueueSendLocked(r)
+	after := p.enqueueSendLocked(r)
 	l.mu.Unlock()
+	after()
 	return r
 }
 

@@ -111,7 +111,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 		r.state = stIO
 		s := m.stream
 		r.cancel = func(code quic.StreamErrorCode) { s.CancelRead(code) }
-		return l.readLater(m, func() error { return readPayload(s, dst) }, r, inline)
+		return l.readLater(m, dst, r, inline)
 	case inTemp:
 		m.recv, r.msg, r.loc = r, m, locTemp
 		return nop
@@ -135,11 +135,16 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 	return nop
 }
 
-// readLater returns an action that reads m's payload with read and then
-// finishes r (or, when r is nil, completes m's read into link memory).
-func (l *Link) readLater(m *inbound, read func() error, r *request, inline bool) func() {
+// readLater returns an action that reads m's payload into dst and then
+// finishes r (or, when r is nil, completes m's read into link memory). The
+// message counts as arrived once its bytes are in: the end of its stream,
+// which must follow them, is checked afterwards, so that a receive never
+// waits for a stream's FIN when the data is complete (a peer whose stream
+// runs on past its header's length still breaks the protocol).
+func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func() {
+	s := m.stream
 	run := func() {
-		err := read()
+		err := readBody(s, dst)
 		if err != nil && m.p != nil {
 			err = m.p.payloadErr(err, r)
 		}
@@ -148,6 +153,17 @@ func (l *Link) readLater(m *inbound, read func() error, r *request, inline bool)
 		} else {
 			l.tempDone(m, err)
 		}
+		if err == nil {
+			if err := readEnd(s); err != nil && m.p != nil {
+				var pe *ProtocolError
+				if errors.As(err, &pe) {
+					m.p.protocolError(pe.What, pe.Err)
+				}
+				// Anything else (the connection going down, the
+				// sender resetting a stream it had written whole)
+				// leaves the message, which is complete, as it is.
+			}
+		}
 	}
 	if inline && m.n <= inlineMax {
 		return run
@@ -155,14 +171,20 @@ func (l *Link) readLater(m *inbound, read func() error, r *request, inline bool)
 	return func() { l.ep.wg.Go(run) }
 }
 
-// readPayload reads exactly len(dst) bytes and the end of the stream.
-func readPayload(s *quic.ReceiveStream, dst []byte) error {
+// readBody reads exactly len(dst) bytes of a message's payload.
+func readBody(s *quic.ReceiveStream, dst []byte) error {
 	if _, err := io.ReadFull(s, dst); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || (err == io.EOF && len(dst) > 0) {
 			return &ProtocolError{What: "message", Err: errors.New("stream ended before the length its header announced")}
 		}
 		return err
 	}
+	return nil
+}
+
+// readEnd reads the end of a message's stream, which must follow its
+// payload.
+func readEnd(s *quic.ReceiveStream) error {
 	var one [1]byte
 	n, err := s.Read(one[:])
 	for n == 0 && err == nil {
@@ -196,8 +218,7 @@ func (l *Link) startTempLocked(m *inbound, inline bool) func() {
 		l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: m.data, m: m})
 		return nop
 	}
-	s, dst := m.stream, m.data
-	return l.readLater(m, func() error { return readPayload(s, dst) }, nil, inline)
+	return l.readLater(m, m.data, nil, inline)
 }
 
 // tempDone completes the read of unexpected message m into link memory.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -94,25 +95,29 @@ func (p *peer) useBulk(n int) bool {
 // enqueueSendLocked starts a send: on a stream opened at once when
 // possible, else behind the sends already waiting for one, so that
 // streams are opened in Isend order and the receiver, which accepts them
-// in that order, matches messages of one tag first-in first-out.
-func (p *peer) enqueueSendLocked(r *request) {
+// in that order, matches messages of one tag first-in first-out. It
+// returns what to do once l.mu is released.
+func (p *peer) enqueueSendLocked(r *request) func() {
 	if !p.opening && p.openQ.len() == 0 {
 		if s, err := p.conn.OpenUniStream(); err == nil {
 			p.opened++
-			p.startSendLocked(r, s)
-			return
+			return p.startSendLocked(r, s)
 		}
 	}
 	r.loc = locOpenQ
 	p.openQ.push(r)
 	signal(p.openSig)
+	return nop
 }
 
-// startSendLocked writes r on s: the message itself, or for the bulk path
-// its request to send.
-func (p *peer) startSendLocked(r *request, s *quic.SendStream) {
+// startSendLocked starts writing r on s: the message itself, or for the
+// bulk path its request to send. It returns the write, to run once l.mu
+// is released: a small message is handed to quic-go there and then, on
+// the calling goroutine (quic-go copies it and sends it from its own), so
+// that the send costs no goroutine of its own and is complete when Isend
+// returns; a large one is written by a goroutine of its own.
+func (p *peer) startSendLocked(r *request, s *quic.SendStream) func() {
 	l := p.l
-	wg := &l.ep.wg
 	if p.useBulk(len(r.buf)) {
 		p.nextID++
 		id := p.nextID
@@ -120,33 +125,59 @@ func (p *peer) startSendLocked(r *request, s *quic.SendStream) {
 		p.rts[id] = r
 		h := msgHeader{Kind: kindRTS, Tag: r.tag, Len: uint64(len(r.buf)), ID: id}
 		s.SetPriority(urgencySmall, false)
-		wg.Go(func() {
-			if _, err := s.Write(h.append(nil)); err == nil {
-				s.Close()
-			}
-			// A failed write means the connection is down; the watcher
-			// fails r with the cause.
-		})
-		return
+		return func() {
+			var hb [msgHeaderLen]byte
+			p.sendSmall(s, h.append(hb[:0]), func(err error) {
+				if err == nil {
+					s.Close()
+				}
+				// A failed write means the connection is down; the
+				// watcher fails r with the cause.
+			})
+		}
 	}
 	r.state, r.loc = stIO, locNone
 	r.cancel = func(code quic.StreamErrorCode) { s.CancelWrite(code) }
-	if len(r.buf) <= inlineMax {
-		s.SetPriority(urgencySmall, false)
+	if len(r.buf) > inlineMax {
+		return func() { l.ep.wg.Go(func() { p.writeData(r, s) }) }
 	}
-	wg.Go(func() { p.writeData(r, s) })
+	s.SetPriority(urgencySmall, false)
+	return func() {
+		h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf))}
+		var small [msgHeaderLen + 64]byte
+		p.sendSmall(s, append(h.append(small[:0]), r.buf...), func(err error) { p.closeData(r, s, err) })
+	}
 }
 
-// writeData sends r's message on its own stream.
+// sendSmall hands b to quic-go and calls done with the outcome: at once
+// when quic-go takes it whole (TryWriteAll copies it, to send it from its
+// own goroutines), else from a goroutine of its own that waits for flow
+// control, so that the caller never waits.
+func (p *peer) sendSmall(s *quic.SendStream, b []byte, done func(error)) {
+	err := s.TryWriteAll(b)
+	if err != quic.ErrWouldBlock {
+		done(err)
+		return
+	}
+	b = slices.Clone(b) // the caller may reuse its buffer
+	p.l.ep.wg.Go(func() {
+		_, err := s.Write(b)
+		done(err)
+	})
+}
+
+// writeData sends a large message on its own stream.
 func (p *peer) writeData(r *request, s *quic.SendStream) {
 	h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf))}
-	var err error
-	if len(r.buf) <= inlineMax {
-		b := make([]byte, 0, msgHeaderLen+len(r.buf))
-		_, err = s.Write(append(h.append(b), r.buf...))
-	} else if _, err = s.Write(h.append(nil)); err == nil {
+	_, err := s.Write(h.append(nil))
+	if err == nil {
 		_, err = s.Write(r.buf)
 	}
+	p.closeData(r, s, err)
+}
+
+// closeData ends the stream of r's message and completes r.
+func (p *peer) closeData(r *request, s *quic.SendStream, err error) {
 	if err == nil {
 		err = s.Close()
 	}
@@ -187,13 +218,15 @@ func (p *peer) opener() {
 				return
 			}
 			p.opened++
+			after := nop
 			if r.state == stDone || l.closing {
 				s.CancelWrite(codeCancelled)
 				l.finishLocked(r, ErrClosed)
 			} else {
-				p.startSendLocked(r, s)
+				after = p.startSendLocked(r, s)
 			}
 			l.mu.Unlock()
+			after()
 		}
 	}
 }
