@@ -102,6 +102,17 @@ var references = map[string]refMaker{
 		return algotest.Scanned(n, p.DType, p.Op, p.World, p.Seed, p.Params["exclusive"] != 0)[rank]
 	},
 	"barrier": func(sweep.Point, int, []byte, []byte) []byte { return nil },
+	// Rank 0's message must reach rank 1, and come back to rank 0 in the
+	// ping-pong; the other ranks' buffers are not the benchmark's.
+	"sendrecv": func(p sweep.Point, rank int, send, buf []byte) []byte {
+		msg := algotest.Distinct(used(p), p.DType, 0, p.Seed)
+		copy(send, msg)
+		copy(buf, algotest.Garbage(msg))
+		if rank == 1 || p.World == 1 || rank == 0 && p.Algorithm.Name == "latency" {
+			return msg
+		}
+		return nil
+	},
 }
 
 func referenceMaker(collective string) (refMaker, error) {

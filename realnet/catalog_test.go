@@ -118,6 +118,24 @@ var collCases = map[string]collCase{
 		inputs: func(int, int, int, int, int) ([]byte, []byte) { return nil, nil },
 		check:  func(int, int, int, int, int, []byte) error { return nil },
 	},
+	// Rank 0's message reaches rank 1 (and comes back to rank 0 in the
+	// ping-pong, which the check cannot tell from no message: the data
+	// test of algos covers it); other ranks' buffers stay as they were.
+	"sendrecv": {
+		inputs: func(rank, _, s, n, _ int) ([]byte, []byte) {
+			return algotest.Distinct(s, catDT, 0, catSeed), algotest.Garbage(algotest.Distinct(n, catDT, 0, catSeed))
+		},
+		check: func(rank, p, _, n, _ int, buf []byte) error {
+			msg := algotest.Distinct(n, catDT, 0, catSeed)
+			if rank == 1 || p == 1 {
+				return cmp(buf, msg)
+			}
+			if rank > 1 {
+				return cmp(buf, algotest.Garbage(msg))
+			}
+			return nil
+		},
+	},
 }
 
 // catalogueEntry is one algorithm of one collective.
