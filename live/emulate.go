@@ -157,6 +157,7 @@ func RunEmulated(ctx context.Context, em Emulation, job *Job, out Output, cfg re
 		cleanup()
 		return nil, fmt.Errorf("live: assembling the emulated world: %w", err)
 	}
+	out.Timing = job.Options.Timing
 	if out.Preamble == nil {
 		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks in one process over an emulated network (%v), QUIC only", p, em))
 	}

@@ -40,6 +40,52 @@ type Options struct {
 	MinTime time.Duration
 	// MaxIters caps the timed iterations MinTime adds (default 1000).
 	MaxIters int
+	// Timing says how an iteration is timed: TimingStart (the default)
+	// or TimingLoop.
+	Timing Timing
+}
+
+// Timing is how a point's iterations are timed.
+type Timing string
+
+const (
+	// TimingStart starts every iteration at an instant all ranks agreed
+	// on and times it from there to the slowest rank's end; the point's
+	// time is the median over the timed iterations (see start.go). It is
+	// the time the simulator predicts.
+	TimingStart Timing = "start"
+	// TimingLoop is nccl-tests' and OSU's way: a barrier, then the timed
+	// iterations back to back; the point's time is the slowest rank's
+	// mean per iteration, which includes the skew between iterations
+	// that the ranks' leaving the barrier and each other a latency
+	// apart makes, and overlaps one iteration's tail with the next one's
+	// start.
+	TimingLoop Timing = "loop"
+)
+
+// ParseTiming reads a timing's name: "start" or "loop".
+func ParseTiming(s string) (Timing, error) {
+	switch t := Timing(s); t {
+	case TimingStart, TimingLoop:
+		return t, nil
+	}
+	return "", fmt.Errorf("timing %q: want %q (an agreed start per iteration) or %q (back-to-back iterations, as nccl-tests)", s, TimingStart, TimingLoop)
+}
+
+// Describe says in a line how a point of opt is timed, for the header of
+// a table.
+func (o Options) Describe() string {
+	o = o.withDefaults()
+	more := ""
+	if o.MinTime > 0 {
+		more = fmt.Sprintf(" (more up to %d while under %v)", o.MaxIters, o.MinTime)
+	}
+	if o.Timing == TimingLoop {
+		return fmt.Sprintf("timing loop: %d warm-up iterations, a barrier, then %d%s back to back; time = the slowest rank's mean per iteration (nccl-tests' way); one more iteration, untimed, is checked",
+			o.Warmup, o.Iters, more)
+	}
+	return fmt.Sprintf("timing start: %d warm-up iterations, then %d%s each started at an instant all ranks agreed on; time = median over iterations of the slowest rank's time from that instant",
+		o.Warmup, o.Iters, more)
 }
 
 func (o Options) withDefaults() Options {
@@ -56,6 +102,9 @@ func (o Options) withDefaults() Options {
 		o.MaxIters = 1000
 	}
 	o.MaxIters = max(o.MaxIters, o.Iters)
+	if o.Timing == "" {
+		o.Timing = TimingStart
+	}
 	return o
 }
 
@@ -121,6 +170,7 @@ func NewJob(s *scenario.Scenario, world int, opt Options) (*Job, error) {
 	binary.LittleEndian.PutUint64(b[24:], uint64(j.Options.MinTime))
 	binary.LittleEndian.PutUint64(b[32:], uint64(j.Options.MaxIters))
 	h.Write(b[:])
+	h.Write([]byte(j.Options.Timing))
 	copy(j.ID[:], h.Sum(nil))
 	return j, nil
 }

@@ -49,6 +49,11 @@ type Launcher struct {
 	// Grace is how long the other ranks have to end after one failed
 	// before they are killed; default 20 s.
 	Grace time.Duration
+	// StopGrace is how long the ranks have to end when ctx ends (the user
+	// pressed Ctrl-C): each is interrupted as Ctrl-C would (SIGINT to its
+	// process group), rank 0 writes what was measured, and only ranks
+	// still running after StopGrace are killed; default 5 s.
+	StopGrace time.Duration
 	// TrustedNetwork lets the ranks send bulk payloads over plaintext TCP
 	// (NEXAR_TRUSTED_NETWORK=1).
 	TrustedNetwork bool
@@ -183,18 +188,22 @@ type launchEvent struct {
 }
 
 // Run starts the ranks and waits for them. It returns nil when every rank
-// ended cleanly, a *RunError when some did not, or ctx's error when ctx
-// ended first (every rank is killed then).
+// ended cleanly, a *RunError when some did not, or ctx's cause when ctx
+// ended first: then every rank is interrupted (SIGINT), given StopGrace to
+// leave the world and write what it measured, and killed if it has not.
 func (l *Launcher) Run(ctx context.Context) error {
 	if l.NP < 1 {
 		return fmt.Errorf("live: %d ranks: want at least 1", l.NP)
 	}
-	timeout, grace := l.Timeout, l.Grace
+	timeout, grace, stopGrace := l.Timeout, l.Grace, l.StopGrace
 	if timeout <= 0 {
 		timeout = 3 * time.Minute
 	}
 	if grace <= 0 {
 		grace = 20 * time.Second
+	}
+	if stopGrace <= 0 {
+		stopGrace = 5 * time.Second
 	}
 	stdout, stderr := l.Stdout, l.Stderr
 	if stdout == nil {
@@ -318,6 +327,8 @@ func (l *Launcher) Run(ctx context.Context) error {
 	}
 
 	alive := l.NP
+	stop := ctx.Done()
+	var stopUntil time.Time // set once ctx has ended
 	lastProgress := time.Now()
 	var graceUntil time.Time
 	var firstFailed = -1
@@ -357,6 +368,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 			}
 		case <-tick.C:
 			now := time.Now()
+			if !stopUntil.IsZero() && now.After(stopUntil) {
+				killAll(fmt.Sprintf("killed by nexar-live: interrupted, still running %v later", stopGrace))
+			}
 			if !graceUntil.IsZero() && now.After(graceUntil) {
 				killAll(fmt.Sprintf("killed by nexar-live, still running %v after rank %d failed", grace, firstFailed))
 			}
@@ -369,12 +383,20 @@ func (l *Launcher) Run(ctx context.Context) error {
 				}
 				killAll(fmt.Sprintf("killed by nexar-live: no rank made progress for %v", timeout))
 			}
-		case <-ctx.Done():
-			killAll("killed by nexar-live: interrupted")
-			return context.Cause(ctx)
+		case <-stop:
+			stop = nil
+			stopUntil = time.Now().Add(stopGrace)
+			for _, s := range ranks {
+				if !s.exited && s.killed == "" {
+					interruptGroup(s.cmd)
+				}
+			}
 		}
 	}
-	return l.verdict(ranks, hung)
+	if stopUntil.IsZero() {
+		return l.verdict(ranks, hung)
+	}
+	return context.Cause(ctx)
 }
 
 // verdict turns the ranks' ends into nil or a *RunError.

@@ -184,12 +184,26 @@ type rankStats struct {
 	wrong    int64     // worst iteration
 	messages int64     // sent to other ranks in one iteration
 	late     int64     // iterations this rank started late
+	// iters is the number of iterations behind each time: 1 with the
+	// agreed start, the loop's length with TimingLoop.
+	iters int64
 }
 
 func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, start *starter, beat func()) (rankStats, error) {
 	d, err := newRankData(p, cl)
 	if err != nil {
 		return rankStats{}, err
+	}
+	defer func() {
+		if len(d.buf0) >= 16<<20 {
+			// Give the point's buffers back before the next one
+			// allocates its own, outside any timed region.
+			d = nil
+			runtime.GC()
+		}
+	}()
+	if opt.Timing == TimingLoop {
+		return measureLoop(ctx, cl, p, d, opt, seq, start, beat)
 	}
 	if err := start.sync(ctx); err != nil {
 		return rankStats{}, fmt.Errorf("synchronising clocks: %w", err)
@@ -235,12 +249,65 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 	if cl.Rank() != 0 {
 		st.late = start.late - late0
 	}
-	if len(d.buf0) >= 16<<20 {
-		// Give the point's buffers back before the next one allocates
-		// its own, outside any timed region.
-		d = nil
-		runtime.GC()
+	return st, nil
+}
+
+// measureLoop times a point nccl-tests' way (TimingLoop): after the
+// warm-up, a barrier, then the timed iterations back to back, without
+// restoring the input between them; a rank's time is its mean per
+// iteration, and the point's the slowest rank's. Rank 0 picks the number
+// of iterations: Iters, or more (up to MaxIters) to fill MinTime at the
+// pace of its warm-up. One more iteration, from a restored input and
+// untimed, is checked, as nccl-tests checks its results apart from its
+// timed loop.
+func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankData, opt Options, seq *uint64, start *starter, beat func()) (rankStats, error) {
+	var st rankStats
+	run := func(what string, i int) error {
+		err := p.Algorithm.Run(ctx, algos.Scoped(cl, 0, *seq), d.call)
+		*seq++
+		if err != nil {
+			return fmt.Errorf("%s iteration %d: %w", what, i, err)
+		}
+		return nil
 	}
+	t0 := clock()
+	for i := range opt.Warmup {
+		d.reset()
+		if err := run("warm-up", i); err != nil {
+			return st, err
+		}
+		st.wrong = max(st.wrong, d.wrong())
+	}
+	n := int64(opt.Iters)
+	if opt.MinTime > 0 && opt.Warmup > 0 {
+		per := max((clock()-t0)/int64(opt.Warmup), 1)
+		n = min(max(n, int64(opt.MinTime)/per), int64(opt.MaxIters))
+	}
+	n, err := start.barrier(ctx, n)
+	if err != nil {
+		return st, fmt.Errorf("barrier: %w", err)
+	}
+	d.reset()
+	before := cl.sent.Load()
+	t0 = clock()
+	for i := range n {
+		if err := run("timed", int(i)); err != nil {
+			return st, err
+		}
+		if i == 0 {
+			st.messages = cl.sent.Load() - before
+		}
+		if beat != nil {
+			beat()
+		}
+	}
+	st.times = []float64{float64(clock()-t0) / float64(n) / 1e9}
+	st.iters = n
+	d.reset()
+	if err := run("checked", 0); err != nil {
+		return st, err
+	}
+	st.wrong = max(st.wrong, d.wrong())
 	return st, nil
 }
 
@@ -287,6 +354,9 @@ func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, st rankStats)
 	}
 	r := makeResult(p, slowest, wrong, messages)
 	r.LateStarts = late
+	if st.iters > 1 {
+		r.Repeats = int(st.iters) // one mean of a loop of iters
+	}
 	return r, nil
 }
 

@@ -29,6 +29,8 @@ type Output struct {
 	Table io.Writer
 	// Preamble lines head the table.
 	Preamble []string
+	// Timing is named in the table's block headers.
+	Timing Timing
 	// Scenario is the scenario run, whose network model predicts each
 	// point for compare.csv.
 	Scenario  *scenario.Scenario
@@ -75,6 +77,7 @@ func newRecorder(out Output) (*recorder, error) {
 	r := &recorder{out: out}
 	if out.Table != nil {
 		r.table = NewTable(out.Table, out.Preamble...)
+		r.table.Timing = out.Timing
 	}
 	if out.Dir == "" {
 		return r, nil
@@ -82,7 +85,7 @@ func newRecorder(out Output) (*recorder, error) {
 	if err := os.MkdirAll(out.Dir, 0o777); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(out.Dir, "."+ResultsFile+".*.tmp")
+	f, err := os.CreateTemp(out.Dir, tempPattern)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +188,25 @@ func (r *recorder) writeComparison(cs []Comparison) error {
 		r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf("no comparison plot: %v", err))
 	}
 	return nil
+}
+
+// tempPattern names the temporary file a recorder writes its rows into
+// before renaming it to results.csv or results.partial.csv.
+const tempPattern = "." + ResultsFile + ".*.tmp"
+
+// RemoveLeftovers removes from dir the temporary results files of
+// recorders whose process was killed before it could rename them (a rank
+// 0 its launcher had to kill), so that a failed or interrupted run leaves
+// nothing hidden behind. Run it only once no rank of a run writes into
+// dir any more.
+func RemoveLeftovers(dir string) {
+	if dir == "" {
+		return
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, tempPattern))
+	for _, n := range names {
+		os.Remove(n)
+	}
 }
 
 // IsWrongData reports whether err is a WrongDataError.

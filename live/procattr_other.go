@@ -11,3 +11,6 @@ func killGroup(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 	}
 }
+
+// interruptGroup cannot ask a worker to stop here: it kills it.
+func interruptGroup(cmd *exec.Cmd) { killGroup(cmd) }

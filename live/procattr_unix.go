@@ -27,3 +27,14 @@ func killGroup(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 	}
 }
+
+// interruptGroup asks the worker's process group to stop as Ctrl-C would
+// (SIGINT): a worker then leaves the world and writes what it measured.
+func interruptGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		cmd.Process.Signal(syscall.SIGINT)
+	}
+}

@@ -5,13 +5,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 )
 
-// How the ranks start each iteration together.
+// How the ranks start each iteration together (the default timing,
+// TimingStart).
 //
 // The simulator times a collective from one instant at which every rank
 // starts to the instant the last one finishes. A barrier cannot give
@@ -19,37 +21,58 @@ import (
 // apart, and a rank that leaves early then waits for the others inside
 // the collective, so that with per-rank timers a ring step looks a whole
 // latency slower than it is. So the ranks agree on a start time instead
-// (as ReproMPI does): once per point rank 0 estimates every rank's clock
-// offset from ping-pongs (the exchange of least round trip, whose error
-// is at most half of it); before each iteration every rank tells rank 0
-// it is ready, rank 0 picks an instant far enough ahead for its message
-// to arrive, sends each rank that instant in the rank's own clock, and
-// every rank waits for it (in a system call, since Go's timers may be
-// late by a millisecond; see sleepFor) and starts. A rank's
-// time is from that instant to its own end, so the slowest rank's is the
-// simulator's time. A rank that gets the instant after it has passed
-// starts at once and reports a late start; rank 0 then doubles its lead.
+// (as ReproMPI does). Once per point rank 0 learns every rank's clock
+// offset: ranks on its own host share its clock (Linux's monotonic clock,
+// the same in every process of one boot), and the others' offsets are
+// estimated from ping-pongs (the exchange of least round trip, whose
+// error is at most half of it). Before each iteration every rank tells
+// rank 0 it is ready, rank 0 picks an instant far enough ahead for its
+// message to arrive, sends each rank that instant in the rank's own
+// clock, and every rank waits for it and starts. A rank's time is from
+// that instant to its own end, so the slowest rank's is the simulator's
+// time.
+//
+// The wait must end on time: a sleeping thread wakes tens of microseconds
+// late on a busy machine, more than a small collective takes. So a rank
+// sleeps (sleepFor) until a little before the instant and spins, yielding
+// the processor at each turn, for the rest; the margin follows how late
+// its sleeps have woken. A rank that gets the instant after it has passed
+// starts at once and counts a late start; rank 0 then doubles its lead.
+// The empty collective measures what all this costs (nexar-live ladder's
+// "empty" rung).
 
-// epoch is this process's clock origin: ranks in one process share it.
-var epoch = time.Now()
+// clock reads the local clock in nanoseconds: the monotonic clock, which
+// on Linux every process of one boot shares.
+func clock() int64 { return nanotime() }
 
-// clock reads the local clock in nanoseconds.
-func clock() int64 { return int64(time.Since(epoch)) }
-
-// Ping-pongs per rank in each clock synchronisation.
+// Ping-pongs per rank in each clock synchronisation of a rank on another
+// host.
 const syncRounds = 5
+
+// Bounds of the time a wait spins before an instant.
+const (
+	minSpin = int64(20 * time.Microsecond)
+	maxSpin = int64(time.Millisecond)
+)
+
+// bootIDLen is the length of a boot id on the wire.
+const bootIDLen = 48
 
 // starter agrees on start instants for the iterations of one point.
 type starter struct {
 	l   algos.Link
 	seq uint64 // operation sequence of the harness, per message exchange
 	// On rank 0: each rank's clock minus rank 0's, and the least round
-	// trip to it, in ns.
+	// trip to it, in ns (0 for a rank on rank 0's host).
 	offset, rtt []int64
 	lead        int64
-	// late counts this rank's late starts; on rank 0, the other ranks'
-	// as last reported.
+	// late counts this rank's late starts (the instant had passed when
+	// it arrived, or the wait woke after it); on rank 0, the other
+	// ranks' as last reported.
 	late int64
+	// spin is how long before an instant the wait stops sleeping;
+	// oversleep is the running average of how late sleeps woke, in ns.
+	spin, oversleep int64
 }
 
 func (s *starter) link() algos.Link {
@@ -57,38 +80,65 @@ func (s *starter) link() algos.Link {
 	return algos.Scoped(s.l, commBarrier, s.seq)
 }
 
-// sync estimates the ranks' clock offsets (rank 0 pings every rank in
-// turn).
+// sync learns the ranks' clock offsets (rank 0 pings every rank in turn;
+// a rank on rank 0's host answers the first ping with its boot id, and
+// shares rank 0's clock).
 func (s *starter) sync(ctx context.Context) error {
 	p, me := s.l.Size(), s.l.Rank()
 	s.offset, s.rtt = make([]int64, p), make([]int64, p)
-	buf := make(device.Host, 8)
+	ping := make(device.Host, 8)
+	pong := make(device.Host, 8+bootIDLen)
+	boot := bootID()
+	sl := s.link()
 	for r := 1; r < p; r++ {
+		if me != 0 && me != r {
+			continue
+		}
 		best := int64(math.MaxInt64)
-		for range syncRounds {
-			sl := s.link()
-			switch me {
-			case 0:
+		for i := range syncRounds {
+			tag := algos.Tag(3 * i)
+			shared := false
+			if me == 0 {
 				t0 := clock()
-				if err := algos.Send(ctx, sl, r, 0, buf); err != nil {
+				if err := algos.Send(ctx, sl, r, tag, ping); err != nil {
 					return err
 				}
-				if err := algos.Recv(ctx, sl, r, 1, buf); err != nil {
+				if err := algos.Recv(ctx, sl, r, tag+1, pong); err != nil {
 					return err
 				}
 				t1 := clock()
+				shared = boot != "" && string(pong[8:8+len(boot)]) == boot
 				if t1-t0 < best {
 					best = t1 - t0
-					s.offset[r] = int64(binary.LittleEndian.Uint64(buf)) - (t0+t1)/2
+					s.offset[r] = int64(binary.LittleEndian.Uint64(pong)) - (t0+t1)/2
 				}
-			case r:
-				if err := algos.Recv(ctx, sl, 0, 0, buf); err != nil {
+				if shared {
+					s.offset[r] = 0
+				}
+				// Tell rank r whether to go on.
+				ping[0] = 0
+				if shared {
+					ping[0] = 1
+				}
+				if err := algos.Send(ctx, sl, r, tag+2, ping); err != nil {
 					return err
 				}
-				binary.LittleEndian.PutUint64(buf, uint64(clock()))
-				if err := algos.Send(ctx, sl, 0, 1, buf); err != nil {
+			} else {
+				if err := algos.Recv(ctx, sl, 0, tag, ping); err != nil {
 					return err
 				}
+				binary.LittleEndian.PutUint64(pong, uint64(clock()))
+				copy(pong[8:], boot)
+				if err := algos.Send(ctx, sl, 0, tag+1, pong); err != nil {
+					return err
+				}
+				if err := algos.Recv(ctx, sl, 0, tag+2, ping); err != nil {
+					return err
+				}
+				shared = ping[0] == 1
+			}
+			if shared {
+				break // one clock: nothing to estimate
 			}
 		}
 		s.rtt[r] = best
@@ -128,8 +178,9 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 		t := int64(binary.LittleEndian.Uint64(at))
 		if clock() > t {
 			s.late++
+		} else if s.waitUntil(t) {
+			s.late++
 		}
-		waitUntil(t)
 		return t, true, nil
 	}
 	readies := make([]device.Host, p)
@@ -167,24 +218,67 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 	if !more {
 		return 0, false, nil
 	}
-	waitUntil(t)
+	s.waitUntil(t)
 	return t, true, nil
 }
 
-// waitUntil waits for the local clock to reach t without spinning:
-// ranks outnumber cores on one machine, and a spinning rank would hold a
-// core that a rank it is about to wait for needs. sleepFor does the
-// sleeping as precisely as the system allows.
-func waitUntil(t int64) {
-	for {
-		d := t - clock()
-		if d <= 0 {
-			return
-		}
-		sleepFor(time.Duration(d))
+// waitUntil waits for the local clock to reach t and reports whether it
+// woke after t. It sleeps until s.spin before t, then spins, yielding the
+// processor at every turn (ranks may outnumber cores, and a spinning rank
+// must not hold a core another rank needs for long), and adjusts s.spin
+// to twice the average oversleep, within [minSpin, maxSpin].
+func (s *starter) waitUntil(t int64) (late bool) {
+	if s.spin == 0 {
+		s.spin = 4 * minSpin
 	}
+	wake := t - s.spin
+	if d := wake - clock(); d > 0 {
+		sleepFor(time.Duration(d))
+		over := clock() - wake
+		s.oversleep += (over - s.oversleep) / 8
+		s.spin = min(max(2*s.oversleep, minSpin), maxSpin)
+		late = over > s.spin
+	}
+	for clock() < t {
+		runtime.Gosched()
+	}
+	return late
+}
+
+// barrier returns on every rank once every rank has called it: rank 0
+// hears from every rank, then answers each with n, which barrier returns
+// (rank 0's argument; the others' is ignored). Ranks leave it up to a
+// latency apart, as they leave any barrier.
+func (s *starter) barrier(ctx context.Context, n int64) (int64, error) {
+	p, me := s.l.Size(), s.l.Rank()
+	sl := s.link()
+	buf := make(device.Host, 8)
+	if me != 0 {
+		if err := algos.Send(ctx, sl, 0, 0, buf); err != nil {
+			return 0, err
+		}
+		if err := algos.Recv(ctx, sl, 0, 1, buf); err != nil {
+			return 0, err
+		}
+		return int64(binary.LittleEndian.Uint64(buf)), nil
+	}
+	bufs := make([]device.Host, p)
+	reqs := make([]algos.Request, 0, p)
+	for r := 1; r < p; r++ {
+		bufs[r] = make(device.Host, 8)
+		reqs = append(reqs, sl.Irecv(r, 0, bufs[r]))
+	}
+	if err := s.l.Wait(ctx, reqs...); err != nil {
+		return 0, err
+	}
+	binary.LittleEndian.PutUint64(buf, uint64(n))
+	reqs = reqs[:0]
+	for r := 1; r < p; r++ {
+		reqs = append(reqs, sl.Isend(r, 1, buf))
+	}
+	return n, s.l.Wait(ctx, reqs...)
 }
 
 func (s *starter) String() string {
-	return fmt.Sprintf("lead %v, offsets %v ns, round trips %v ns", time.Duration(s.lead), s.offset, s.rtt)
+	return fmt.Sprintf("lead %v, spin %v, offsets %v ns, round trips %v ns", time.Duration(s.lead), time.Duration(s.spin), s.offset, s.rtt)
 }

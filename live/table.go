@@ -30,6 +30,11 @@ func NCCLTypeName(dt device.DType) string {
 // (µs), algbw, busbw (GB/s) and #wrong, and a summary at the end. Its
 // output is also what ParseNCCLTests reads.
 type Table struct {
+	// Timing, if set, is named in every block's header: nccl-tests'
+	// readers take a loop's mean for granted, and the agreed start's
+	// median is another figure.
+	Timing Timing
+
 	w        io.Writer
 	cur      string
 	wrong    int64
@@ -57,6 +62,12 @@ func (t *Table) Add(p sweep.Point, r Result) {
 	if key != t.cur {
 		t.cur = key
 		fmt.Fprintf(t.w, "#\n# Collective test starting: %s (algorithm %s, %d ranks)\n", r.Collective, r.Algorithm, r.World)
+		switch t.Timing {
+		case TimingStart:
+			fmt.Fprintf(t.w, "# timing: start (time = median over iterations of the slowest rank from an agreed start)\n")
+		case TimingLoop:
+			fmt.Fprintf(t.w, "# timing: loop (time = the slowest rank's mean over back-to-back iterations, as nccl-tests)\n")
+		}
 		fmt.Fprintf(t.w, "#\n# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong")
 		fmt.Fprintf(t.w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "")
 	}

@@ -98,6 +98,7 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	st.printf("ready %d", link.Rank())
 	out := cfg.Output
 	out.Scenario = s
+	out.Timing = job.Options.Timing
 	if out.Preamble == nil {
 		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
 	}
@@ -150,12 +151,12 @@ func runLinked(ctx context.Context, link algos.Link, job *Job, out Output, st *s
 	return rec.finish(err)
 }
 
-// Preamble is the first lines of a run's table: what runs where.
+// Preamble is the first lines of a run's table: what runs where, and how
+// it is timed.
 func Preamble(job *Job, where string) []string {
 	lines := []string{
 		fmt.Sprintf("nexar-live: %s", where),
-		fmt.Sprintf("warmup iters: %d iters: %d%s, time: slowest rank per iteration from an agreed start, median over iterations; #wrong: elements differing from the reference",
-			job.Options.Warmup, job.Options.Iters, minTimeText(job.Options)),
+		job.Options.Describe() + "; #wrong: elements differing from the reference",
 	}
 	if len(job.Skipped) > 0 {
 		lines = append(lines, fmt.Sprintf("left out: the scenario's world sizes %v (this run has %d ranks)", job.Skipped, job.Points[0].World))
@@ -219,11 +220,4 @@ func (s *status) beat() {
 
 func (s *status) errorf(err error) {
 	s.printf("error %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
-}
-
-func minTimeText(o Options) string {
-	if o.MinTime <= 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (more up to %d while under %v)", o.MaxIters, o.MinTime)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,6 +58,7 @@ type measureFlags struct {
 	warmup, iters int
 	minTime       time.Duration
 	maxIters      int
+	timing        string
 	timeout       time.Duration
 	bulk          string
 	bulkSet       bool // --bulk-threshold was given: it wins over --tuning
@@ -69,6 +71,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.iters, "iters", live.DefaultIters, "timed iterations per point")
 	fs.DurationVar(&m.minTime, "min-time", 0, "add timed iterations while a point's have taken less than this")
 	fs.IntVar(&m.maxIters, "max-iters", 1000, "at most this many timed iterations with --min-time")
+	fs.StringVar(&m.timing, "timing", string(live.TimingStart), `"start" (an agreed start per iteration, median) or "loop" (back to back after a barrier, mean, as nccl-tests)`)
 	fs.DurationVar(&m.timeout, "timeout", 2*time.Minute, "how long one collective may wait for its peers")
 	m.bulk = "64KiB"
 	fs.Func("bulk-threshold", `size from which messages take the TCP bulk path; "off" never (default 64KiB)`, func(v string) error {
@@ -93,7 +96,11 @@ func (m *measureFlags) options() (live.Options, error) {
 	if m.minTime < 0 {
 		return live.Options{}, fmt.Errorf("--min-time %v: want 0 or more", m.minTime)
 	}
-	return live.Options{Warmup: w, Iters: m.iters, MinTime: m.minTime, MaxIters: m.maxIters}, nil
+	timing, err := live.ParseTiming(m.timing)
+	if err != nil {
+		return live.Options{}, fmt.Errorf("--timing: %v", err)
+	}
+	return live.Options{Warmup: w, Iters: m.iters, MinTime: m.minTime, MaxIters: m.maxIters, Timing: timing}, nil
 }
 
 func (m *measureFlags) config() (realnet.Config, error) {
@@ -135,7 +142,7 @@ func (m *measureFlags) workerArgs() []string {
 	args := []string{
 		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters),
 		"--min-time", m.minTime.String(), "--max-iters", strconv.Itoa(m.maxIters),
-		"--timeout", m.timeout.String(),
+		"--timing", m.timing, "--timeout", m.timeout.String(),
 	}
 	if m.bulkSet {
 		args = append(args, "--bulk-threshold", m.bulk)
@@ -210,7 +217,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare,
 		device: *device}, stdout, stderr)
-	return finish(stderr, "run", *out, err)
+	return finish(ctx, stderr, "run", *out, err)
 }
 
 // measurement is one run: a scenario's job on np ranks, as processes on
@@ -269,8 +276,15 @@ func launcher(np int, wargs []string, m measureFlags, stdout, stderr io.Writer) 
 	}, nil
 }
 
-// finish reports the end of a run and returns its exit status.
-func finish(stderr io.Writer, cmd, out string, err error) int {
+// finish reports the end of a run and returns its exit status: 130 when
+// ctx ended (the user interrupted it), with what was measured in
+// results.partial.csv.
+func finish(ctx context.Context, stderr io.Writer, cmd, out string, err error) int {
+	if err != nil {
+		// A rank 0 killed before it could finish leaves its temporary
+		// results file behind.
+		live.RemoveLeftovers(out)
+	}
 	if err == nil {
 		// A launcher's workers cannot tell it of wrong data but by the
 		// results file.
@@ -295,11 +309,15 @@ func finish(stderr io.Writer, cmd, out string, err error) int {
 		fmt.Fprintf(stderr, "nexar-live %s: %v\n", cmd, err)
 		return exitWrong
 	}
+	status := exitRanks
+	if ctx.Err() != nil {
+		err, status = errors.New("interrupted"), exitInterrupted
+	}
 	fmt.Fprintf(stderr, "nexar-live %s: %v\n", cmd, err)
 	if _, statErr := os.Stat(filepath.Join(out, live.PartialResultsFile)); statErr == nil {
 		fmt.Fprintf(stderr, "nexar-live %s: what was measured before is in %s\n", cmd, filepath.Join(out, live.PartialResultsFile))
 	}
-	return exitRanks
+	return status
 }
 
 func workerCmd(args []string, stdout, stderr io.Writer) int {
@@ -354,6 +372,9 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return exitWrong
 	}
 	fmt.Fprintf(stderr, "nexar-live worker: %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
 	return exitRanks
 }
 

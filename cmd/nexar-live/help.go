@@ -53,6 +53,14 @@ const measureFlagsHelp = `  --warmup W           untimed iterations before the t
                        all (say 300ms: hundreds of the fast sizes, whose
                        times a busy machine disturbs most)
   --max-iters N        at most N timed iterations with --min-time (1000)
+  --timing T           how an iteration is timed, named in the table's header:
+                       "start" (default): every iteration starts at an instant
+                       all ranks agreed on, its time runs to the slowest rank's
+                       end, the point's time is the median over iterations
+                       (what nexar-sim predicts); "loop": nccl-tests' and OSU's
+                       way, a barrier, then the iterations back to back, the
+                       point's time the slowest rank's mean per iteration (one
+                       more iteration, untimed, is checked)
   --timeout D          how long a collective may wait for its peers before
                        it fails naming them (default 2m)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path

@@ -137,7 +137,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		if !*reuse {
 			fmt.Fprintf(stderr, "nexar-live verify: %d ranks: %d crossover(s), %d points (%s)\n", np, len(targets), len(job.Points), file)
 			err = measure(ctx, measurement{np: np, file: file, s: s, job: job, out: dir, m: m, cfg: cfg, emulate: em, noCompare: true}, stdout, stderr)
-			if code := finish(stderr, "verify", dir, err); code != exitOK {
+			if code := finish(ctx, stderr, "verify", dir, err); code != exitOK {
 				return code
 			}
 		}

@@ -42,7 +42,7 @@ func harnessJob(c command) (*live.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	job, err := live.NewJob(s, 2, live.Options{Warmup: c.Warmup, Iters: c.Rounds})
+	job, err := live.NewJob(s, 2, live.Options{Warmup: c.Warmup, Iters: c.Rounds, Timing: c.Timing})
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/realnet"
 )
 
@@ -141,10 +142,12 @@ func rungs(o Options) []rungDef {
 		lat("quic-msg", "raw quic-go, a stream per message", "quic-stream", command{Kind: kindQUICMsg}),
 		lat("realnet-quic", "realnet Send/Recv, QUIC path", "quic-msg", command{Kind: kindLink, Net: quicPath}),
 		lat("realnet-bulk", "realnet Send/Recv, bulk path (rendezvous, TLS)", "tcp", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
-		harness("allreduce", "nexar-live allreduce 8 B, recursive_doubling, 2 ranks", "realnet-quic",
-			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8}),
-		harness("empty", "nexar-live empty collective (the timing's own cost)", "",
-			command{Kind: kindHarness, Algorithm: emptyAlgorithm}),
+		harness("allreduce", "nexar-live allreduce 8 B, recursive_doubling, 2 ranks", "quic-msg",
+			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingStart}),
+		harness("allreduce-loop", "the same, --timing loop (mean of back-to-back iterations)", "quic-msg",
+			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingLoop}),
+		harness("empty", "nexar-live empty collective (the agreed start's own cost)", "",
+			command{Kind: kindHarness, Algorithm: emptyAlgorithm, Timing: live.TimingStart}),
 		{Rung: Rung{Key: "ompi", Name: "Open MPI allreduce 8 B, 2 ranks, TCP", Below: "tcp"}, cmd: command{Kind: kindOMPI, Bytes: 8, Rounds: o.Iters * 10, Warmup: o.Iters}},
 
 		bw("tcp-bw", "raw TCP", "", command{Kind: kindTCP}),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/realnet"
 )
 
@@ -39,8 +40,10 @@ type command struct {
 	Addr, Bulk string
 	Session    realnet.Session
 	Net        netSpec
-	// Algorithm is the harness rung's allreduce algorithm.
+	// Algorithm is the harness rung's allreduce algorithm, Timing its
+	// timing.
 	Algorithm string
+	Timing    live.Timing
 }
 
 // netSpec is the part of realnet.Config a rung sets.
