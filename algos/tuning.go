@@ -56,6 +56,7 @@ import (
 //	# (realnet.DefaultBulkThreshold).
 //	[transport]
 //	bulk_threshold = 16384        # required in [transport]; see below
+//	eager_threshold = 65536       # optional: realnet's eager TCP path on
 //
 // Message bytes are as nccl-tests counts them (the buffer for allreduce).
 // Algorithms and parameters must exist in the catalogue; a table cannot
@@ -69,6 +70,14 @@ import (
 // nothing to move there and stays on QUIC, so 0 and 1 mean the same. The
 // threshold is a crossover like the others: nexar-sim derives it from a
 // scenario's [network.transport] description of the two paths.
+//
+// eager_threshold, optional, turns realnet's eager path on: a message of
+// fewer bytes goes over TCP at once, header and payload together, a larger
+// one by rendezvous (realnet.Config.EagerThreshold); a whole number of
+// bytes, 1 or more. nexar-sim derives it too, where [network.transport]
+// gives the receiver's copy_bandwidth: the size at which the copy out of
+// the receiver's buffer that an eager message may need costs more than the
+// rendezvous round trip.
 type Tuning struct {
 	Description string
 	Source      string
@@ -124,6 +133,10 @@ type TransportTuning struct {
 	// BulkThreshold is the payload size in bytes from which a message
 	// travels on the bulk path: 0 or more, or BulkNever.
 	BulkThreshold int
+	// EagerThreshold, if positive, turns realnet's eager path on: messages
+	// of fewer bytes go eagerly over TCP, larger ones by rendezvous
+	// (eager_threshold; 0 when the table has none: the path is off).
+	EagerThreshold int
 }
 
 // BulkNever is the BulkThreshold of a table that keeps every message on
@@ -270,6 +283,9 @@ func (t *Tuning) check(fail failFunc) error {
 	if t.Transport != nil && t.Transport.BulkThreshold < 0 && t.Transport.BulkThreshold != BulkNever {
 		return fail("transport.bulk_threshold", "%d bytes: want 0 or more, or \"never\" (BulkNever)", t.Transport.BulkThreshold)
 	}
+	if t.Transport != nil && t.Transport.EagerThreshold < 0 {
+		return fail("transport.eager_threshold", "%d bytes: want 1 or more (or no eager_threshold: the eager path off)", t.Transport.EagerThreshold)
+	}
 	for i, c := range t.Collectives {
 		cp := "collective." + tomlKey(c.Name)
 		if i > 0 && t.Collectives[i-1].Name >= c.Name {
@@ -409,13 +425,16 @@ func (p *tuningParser) transport(path string, v any) *TransportTuning {
 		p.table(path, v) // reports the type
 		return nil
 	}
-	p.keys(path, raw, "bulk_threshold")
+	p.keys(path, raw, "bulk_threshold", "eager_threshold")
 	bt, ok := raw["bulk_threshold"]
 	if !ok {
 		p.fail(path, "no bulk_threshold (bytes, or \"never\"); leave [transport] out for realnet's default")
 		return nil
 	}
 	tt := &TransportTuning{}
+	if et, ok := raw["eager_threshold"]; ok {
+		tt.EagerThreshold = p.count(path+".eager_threshold", et, 1)
+	}
 	if s, isStr := bt.(string); isStr {
 		if s != "never" {
 			p.fail(path+".bulk_threshold", "want a whole number of bytes or \"never\", not %q", s)
@@ -625,6 +644,9 @@ func (t *Tuning) WriteTo(w io.Writer) (int64, error) {
 			fmt.Fprintf(&b, "bulk_threshold = \"never\"\n")
 		} else {
 			fmt.Fprintf(&b, "bulk_threshold = %d\n", tt.BulkThreshold)
+		}
+		if tt.EagerThreshold > 0 {
+			fmt.Fprintf(&b, "eager_threshold = %d\n", tt.EagerThreshold)
 		}
 	}
 	for _, c := range t.Collectives {

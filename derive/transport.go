@@ -31,14 +31,26 @@ type Transport struct {
 	Bytes float64 `json:"bytes"`
 	Lo    int     `json:"lo"`
 	Hi    int     `json:"hi"`
+
+	// EagerThreshold is the eager threshold for the tuning table, derived
+	// when the scenario gives copy_bandwidth (else 0): the first size at
+	// which an eager message that arrives before its receive (and so is
+	// copied out of a buffer once it is posted) reaches its receive later
+	// than by rendezvous on TCP (the interpolated crossover rounded up,
+	// as Threshold); the largest swept size + 1 if eager was never later.
+	EagerThreshold int `json:"eager_threshold,omitempty"`
 }
 
 // TransportPoint is the one-way time of a message of Bytes bytes on each
-// path, in seconds.
+// path, in seconds; Eager (an unexpected eager message, copied out of its
+// buffer) and Rendezvous (request and clear-to-send on TCP, payload on the
+// bulk connection) when the eager threshold is derived.
 type TransportPoint struct {
-	Bytes int     `json:"bytes"`
-	QUIC  float64 `json:"quic_s"`
-	Bulk  float64 `json:"bulk_s"`
+	Bytes      int     `json:"bytes"`
+	QUIC       float64 `json:"quic_s"`
+	Bulk       float64 `json:"bulk_s"`
+	Eager      float64 `json:"eager_s,omitempty"`
+	Rendezvous float64 `json:"rendezvous_s,omitempty"`
 }
 
 // TransportSizes are the message sizes DeriveTransport sweeps by default:
@@ -57,12 +69,16 @@ func TransportSizes() []int {
 const maxTransfer = 24 * 3600 * sim.Second
 
 // Tags of the simulated protocol; the model sends tagBulk on the bulk
-// path, everything else on QUIC.
+// path, the eager connection's frames on the eager path, everything else
+// on QUIC.
 const (
-	tagData algos.Tag = iota + 1 // a message on its QUIC stream
-	tagRTS                       // request to send, on a QUIC stream
-	tagCTS                       // clear to send, on the control stream
-	tagBulk                      // the payload on the bulk TCP connection
+	tagData     algos.Tag = iota + 1 // a message on its QUIC stream
+	tagRTS                           // request to send, on a QUIC stream
+	tagCTS                           // clear to send, on the control stream
+	tagBulk                          // the payload on the bulk TCP connection
+	tagEager                         // an eager message, on the eager TCP connection
+	tagEagerRTS                      // request to send, on the eager connection
+	tagEagerCTS                      // clear to send, on the eager connection
 )
 
 // DeriveTransport simulates one message of each size (ascending, above 0;
@@ -94,10 +110,12 @@ func DeriveTransport(tr *scenario.Transport, sizes []int) (*Transport, error) {
 			return nil, fmt.Errorf("derive: transport: %w", err)
 		}
 	}
-	model := twoPaths{quic: quic, bulk: bulk}
+	model := twoPaths{quic: quic, bulk: bulk, copyBandwidth: tr.CopyBandwidth}
+	eager := tr.CopyBandwidth > 0
 	out := &Transport{Threshold: algos.BulkNever}
 	for _, s := range sizes {
-		if sim.TransferTime(s, quic.Bandwidth) > maxTransfer || sim.TransferTime(s, bulk.Bandwidth) > maxTransfer {
+		if sim.TransferTime(s, quic.Bandwidth) > maxTransfer || sim.TransferTime(s, bulk.Bandwidth) > maxTransfer ||
+			eager && sim.TransferTime(s, tr.CopyBandwidth) > maxTransfer {
 			break
 		}
 		tq, err := oneWay(model, s, sendQUIC, recvQUIC)
@@ -108,7 +126,19 @@ func DeriveTransport(tr *scenario.Transport, sizes []int) (*Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Points = append(out.Points, TransportPoint{Bytes: s, QUIC: tq.Seconds(), Bulk: tb.Seconds()})
+		pt := TransportPoint{Bytes: s, QUIC: tq.Seconds(), Bulk: tb.Seconds()}
+		if eager {
+			te, err := oneWay(model, s, sendEager, recvEager)
+			if err != nil {
+				return nil, err
+			}
+			tr, err := oneWay(model, s, sendRendezvous, recvRendezvous)
+			if err != nil {
+				return nil, err
+			}
+			pt.Eager, pt.Rendezvous = te.Seconds(), tr.Seconds()
+		}
+		out.Points = append(out.Points, pt)
 	}
 	if len(out.Points) == 0 {
 		return nil, fmt.Errorf("derive: transport: no size to simulate")
@@ -136,7 +166,32 @@ func DeriveTransport(tr *scenario.Transport, sizes []int) (*Transport, error) {
 		}
 		out.Threshold = min(max(int(math.Ceil(out.Bytes)), p.Bytes+1), q.Bytes)
 	}
+	if eager {
+		out.EagerThreshold = eagerThreshold(out.Points)
+	}
 	return out, nil
+}
+
+// eagerThreshold is the first size from which the rendezvous is faster
+// than an unexpected eager message (a tie goes to eager, which needs no
+// round trip), interpolated between the swept sizes as the bulk threshold.
+func eagerThreshold(pts []TransportPoint) int {
+	for i, q := range pts {
+		if q.Rendezvous >= q.Eager*(1-TieTolerance) {
+			continue
+		}
+		if i == 0 {
+			return q.Bytes
+		}
+		p := pts[i-1]
+		f1, f2 := math.Log(p.Eager/p.Rendezvous), math.Log(q.Eager/q.Rendezvous)
+		x := float64(p.Bytes)
+		if f1 < 0 {
+			x = crossing(p.Bytes, q.Bytes, f1, f2)
+		}
+		return min(max(int(math.Ceil(x)), p.Bytes+1), q.Bytes)
+	}
+	return pts[len(pts)-1].Bytes + 1
 }
 
 // oneWay runs send on rank 0 and recv on rank 1 with a message of n bytes
@@ -185,23 +240,73 @@ func recvBulk(ctx context.Context, l algos.Link, n int) error {
 	return l.Wait(ctx, payload)
 }
 
-// twoPaths is a sim.Model of a pair of ranks joined by two links: the
-// bulk link carries the messages tagged tagBulk, the QUIC link the others.
-// Each is an alpha-beta network of its own, so the two paths' messages do
-// not queue behind each other (realnet's bulk connection is a separate TCP
-// connection beside the QUIC one).
-type twoPaths struct{ quic, bulk sim.AlphaBeta }
-
-func (m twoPaths) NewNetwork(e *sim.Engine) sim.Network {
-	return &twoPathNet{quic: m.quic.NewNetwork(e), bulk: m.bulk.NewNetwork(e)}
+// sendEager and recvEager are an eager message that arrives before its
+// receive is posted: realnet reads it into a buffer, and copies it into the
+// receive's buffer once it is posted (the copy is charged as the model's
+// compute, ReduceTime, at copyBandwidth).
+func sendEager(ctx context.Context, l algos.Link, n int) error {
+	return algos.Send(ctx, l, 1, tagEager, device.Phantom(n))
 }
 
-type twoPathNet struct{ quic, bulk sim.Network }
+func recvEager(ctx context.Context, l algos.Link, n int) error {
+	if err := algos.Recv(ctx, l, 0, tagEager, device.Phantom(n)); err != nil {
+		return err
+	}
+	return l.Reduce(device.Phantom(n), device.Phantom(n), device.U8, device.Sum)
+}
+
+// sendRendezvous and recvRendezvous are a message by rendezvous in eager
+// mode: request and clear-to-send on the eager connection, the payload on
+// the bulk one.
+func sendRendezvous(ctx context.Context, l algos.Link, n int) error {
+	if err := algos.Send(ctx, l, 1, tagEagerRTS, device.Phantom(0)); err != nil {
+		return err
+	}
+	if err := algos.Recv(ctx, l, 1, tagEagerCTS, device.Phantom(0)); err != nil {
+		return err
+	}
+	return algos.Send(ctx, l, 1, tagBulk, device.Phantom(n))
+}
+
+func recvRendezvous(ctx context.Context, l algos.Link, n int) error {
+	payload := l.Irecv(0, tagBulk, device.Phantom(n))
+	if err := algos.Recv(ctx, l, 0, tagEagerRTS, device.Phantom(0)); err != nil {
+		return err
+	}
+	if err := algos.Send(ctx, l, 0, tagEagerCTS, device.Phantom(0)); err != nil {
+		return err
+	}
+	return l.Wait(ctx, payload)
+}
+
+// twoPaths is a sim.Model of a pair of ranks joined by realnet's links: the
+// bulk link carries the messages tagged tagBulk, the eager link (a TCP
+// connection like the bulk one) the eager connection's frames, the QUIC
+// link the others. Each is an alpha-beta network of its own, so the paths'
+// messages do not queue behind each other (realnet's bulk and eager
+// connections are separate TCP connections beside the QUIC one). Compute
+// is the eager path's copy: ReduceTime of n bytes is n/copyBandwidth.
+type twoPaths struct {
+	quic, bulk    sim.AlphaBeta
+	copyBandwidth float64
+}
+
+func (m twoPaths) NewNetwork(e *sim.Engine) sim.Network {
+	return &twoPathNet{quic: m.quic.NewNetwork(e), bulk: m.bulk.NewNetwork(e), eager: m.bulk.NewNetwork(e), copyBandwidth: m.copyBandwidth}
+}
+
+type twoPathNet struct {
+	quic, bulk, eager sim.Network
+	copyBandwidth     float64
+}
 
 func (n *twoPathNet) Post(m *sim.Message) {
-	if m.Tag == tagBulk {
+	switch m.Tag {
+	case tagBulk:
 		n.bulk.Post(m)
-	} else {
+	case tagEager, tagEagerRTS, tagEagerCTS:
+		n.eager.Post(m)
+	default:
 		n.quic.Post(m)
 	}
 }
@@ -209,6 +314,12 @@ func (n *twoPathNet) Post(m *sim.Message) {
 func (n *twoPathNet) Settle() {
 	n.quic.Settle()
 	n.bulk.Settle()
+	n.eager.Settle()
 }
 
-func (n *twoPathNet) ReduceTime(int, int) sim.Time { return 0 }
+func (n *twoPathNet) ReduceTime(_, bytes int) sim.Time {
+	if n.copyBandwidth <= 0 {
+		return 0
+	}
+	return sim.TransferTime(bytes, n.copyBandwidth)
+}

@@ -172,3 +172,45 @@ func TestDeriveWritesTransport(t *testing.T) {
 		t.Errorf("slower bulk path: %+v, notes %q", res.Tuning.Transport, res.Notes)
 	}
 }
+
+// TestEagerThreshold: with copy_bandwidth, the eager threshold is where
+// an unexpected eager message (alpha_b + m beta_b + m/copy) costs more
+// than a rendezvous on TCP (3 alpha_b + m beta_b): m = 2 alpha_b copy,
+// within one step of the doubling sweep; and it goes into the table.
+func TestEagerThreshold(t *testing.T) {
+	for _, tr := range []scenario.Transport{
+		{QUICLatency: 30 * sim.Microsecond, QUICBandwidth: 1.65e9 / 8, BulkLatency: 5 * sim.Microsecond, BulkBandwidth: 1.09e9, CopyBandwidth: 10e9},
+		{QUICLatency: 5 * sim.Microsecond, QUICBandwidth: 1e9, BulkLatency: 20 * sim.Microsecond, BulkBandwidth: 12e9, CopyBandwidth: 2e9},
+	} {
+		x, err := derive.DeriveTransport(&tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ab := tr.BulkLatency.Seconds()
+		for _, p := range x.Points {
+			wantE := tr.BulkLatency + sim.TransferTime(p.Bytes, tr.BulkBandwidth) + sim.TransferTime(p.Bytes, tr.CopyBandwidth)
+			wantR := 3*tr.BulkLatency + sim.TransferTime(p.Bytes, tr.BulkBandwidth)
+			if p.Eager != wantE.Seconds() || p.Rendezvous != wantR.Seconds() {
+				t.Fatalf("%d bytes: eager %g s, rendezvous %g s; closed forms %g s, %g s", p.Bytes, p.Eager, p.Rendezvous, wantE.Seconds(), wantR.Seconds())
+			}
+		}
+		want := 2 * ab * tr.CopyBandwidth
+		if got := float64(x.EagerThreshold); got < want/2 || got > 2*want {
+			t.Errorf("%+v: eager threshold %d, analytic %g", tr, x.EagerThreshold, want)
+		}
+		res, err := derive.Derive(nil, derive.Options{Transport: &tr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res.Tuning.WriteTo(&out)
+		if w := fmt.Sprintf("eager_threshold = %d\n", x.EagerThreshold); !strings.Contains(out.String(), w) {
+			t.Errorf("table\n%s\ndoes not say %s", out.String(), w)
+		}
+	}
+	// Without copy_bandwidth, no eager threshold.
+	x, err := derive.DeriveTransport(&realnetLoopback, nil)
+	if err != nil || x.EagerThreshold != 0 || x.Points[0].Eager != 0 {
+		t.Errorf("no copy_bandwidth: eager threshold %d, %v", x.EagerThreshold, err)
+	}
+}

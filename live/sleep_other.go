@@ -2,8 +2,9 @@
 
 package live
 
-import "time"
-
-// sleepFor sleeps for d; elsewhere than Linux with Go's timers, which may
-// wake late.
-func sleepFor(d time.Duration) { time.Sleep(d) }
+// sleepUntil sleeps until the clock reaches t; elsewhere than Linux with
+// Go's timers, which may wake late.
+func sleepUntil(t int64) bool {
+	sleepGo(t)
+	return true
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -34,10 +33,12 @@ import (
 //
 // The wait must end on time: a sleeping thread wakes tens of microseconds
 // late on a busy machine, more than a small collective takes. So a rank
-// sleeps (sleepFor) until a little before the instant and spins, yielding
-// the processor at each turn, for the rest; the margin follows how late
-// its sleeps have woken. A rank that gets the instant after it has passed
-// starts at once and counts a late start; rank 0 then doubles its lead.
+// sleeps (sleepUntil) until a little before the instant and spins for the
+// rest; the margin follows how late its sleeps have woken. A rank that
+// gets the instant after it has passed starts at once and counts a late
+// start (so does one whose sleep woke after it); rank 0 doubles its lead
+// when an instant reached a rank with less than leadMargin to spare, and
+// shrinks it again, towards two round trips, when they arrive early.
 // The empty collective measures what all this costs (nexar-live ladder's
 // "empty" rung).
 
@@ -65,11 +66,15 @@ type starter struct {
 	// On rank 0: each rank's clock minus rank 0's, and the least round
 	// trip to it, in ns (0 for a rank on rank 0's host).
 	offset, rtt []int64
-	lead        int64
-	// late counts this rank's late starts (the instant had passed when
-	// it arrived, or the wait woke after it); on rank 0, the other
-	// ranks' as last reported.
+	// On rank 0: how far ahead the next instant is set, and the least
+	// it may be (two round trips and room for the scheduler).
+	lead, minLead int64
+	// late counts this rank's late starts: the instant had passed when it
+	// arrived, or the wait woke after it.
 	late int64
+	// margin is by how much the last instant this rank got arrived ahead
+	// of it, in ns (negative: after it).
+	margin int64
 	// spin is how long before an instant the wait stops sleeping;
 	// oversleep is the running average of how late sleeps woke, in ns.
 	spin, oversleep int64
@@ -150,9 +155,31 @@ func (s *starter) sync(ctx context.Context) error {
 		}
 		// The start message takes half a round trip; give it two whole
 		// ones, and room for the scheduler.
-		s.lead = 2*maxRTT + int64(200*time.Microsecond)
+		s.minLead = 2*maxRTT + int64(200*time.Microsecond)
+		s.lead = max(s.lead, s.minLead)
 	}
 	return nil
+}
+
+// Bounds of the lead's control: an instant must arrive at least
+// leadMargin ahead (a rank then has time to sleep, and to spin); the lead
+// never exceeds maxLead.
+const (
+	leadMargin = int64(100 * time.Microsecond)
+	maxLead    = int64(100 * time.Millisecond)
+)
+
+// adjustLead sets the next lead from the least margin with which the last
+// instant reached a rank: doubled when it came too late, shrunk by an
+// eighth towards minLead when it came with room to spare (a long lead
+// costs wall time, and a long sleep wakes later).
+func (s *starter) adjustLead(margin int64) {
+	switch {
+	case margin < leadMargin:
+		s.lead = min(2*s.lead, maxLead)
+	case margin > 3*leadMargin:
+		s.lead = max(s.lead-s.lead/8, s.minLead)
+	}
 }
 
 // start returns, on every rank, the local instant at which the next
@@ -164,7 +191,7 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 	sl := s.link()
 	if me != 0 {
 		ready := make(device.Host, 8)
-		binary.LittleEndian.PutUint64(ready, uint64(s.late))
+		binary.LittleEndian.PutUint64(ready, uint64(s.margin))
 		if err := algos.Send(ctx, sl, 0, 0, ready); err != nil {
 			return 0, false, err
 		}
@@ -176,9 +203,8 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 			return 0, false, nil
 		}
 		t := int64(binary.LittleEndian.Uint64(at))
-		if clock() > t {
-			s.late++
-		} else if s.waitUntil(t) {
+		s.margin = t - clock()
+		if s.margin < 0 || s.waitUntil(t) {
 			s.late++
 		}
 		return t, true, nil
@@ -192,14 +218,12 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 	if err := s.l.Wait(ctx, reqs...); err != nil {
 		return 0, false, err
 	}
-	var late int64
-	for r := 1; r < p; r++ {
-		late += int64(binary.LittleEndian.Uint64(readies[r]))
-	}
-	if late > s.late {
-		// Somebody got the last instant too late: look further ahead.
-		s.lead = min(2*s.lead, int64(100*time.Millisecond))
-		s.late = late
+	if p > 1 {
+		margin := int64(math.MaxInt64)
+		for r := 1; r < p; r++ {
+			margin = min(margin, int64(binary.LittleEndian.Uint64(readies[r])))
+		}
+		s.adjustLead(margin)
 	}
 	t := clock() + s.lead
 	reqs = reqs[:0]
@@ -218,29 +242,33 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 	if !more {
 		return 0, false, nil
 	}
-	s.waitUntil(t)
+	if s.waitUntil(t) {
+		s.late++
+	}
 	return t, true, nil
 }
 
 // waitUntil waits for the local clock to reach t and reports whether it
-// woke after t. It sleeps until s.spin before t, then spins, yielding the
-// processor at every turn (ranks may outnumber cores, and a spinning rank
-// must not hold a core another rank needs for long), and adjusts s.spin
-// to twice the average oversleep, within [minSpin, maxSpin].
+// woke after t. It sleeps until s.spin before t, then spins (ranks may
+// outnumber cores: the spin is kept short, so that a spinning rank does
+// not hold a core another rank needs for long), and adjusts s.spin to
+// twice the average oversleep, within [minSpin, maxSpin].
 func (s *starter) waitUntil(t int64) (late bool) {
 	if s.spin == 0 {
 		s.spin = 4 * minSpin
 	}
 	wake := t - s.spin
-	if d := wake - clock(); d > 0 {
-		sleepFor(time.Duration(d))
+	if wake > clock() {
+		sleepUntil(wake)
 		over := clock() - wake
 		s.oversleep += (over - s.oversleep) / 8
 		s.spin = min(max(2*s.oversleep, minSpin), maxSpin)
 		late = over > s.spin
 	}
 	for clock() < t {
-		runtime.Gosched()
+		// Spin without yielding: runtime.Gosched would wake an idle
+		// processor's thread at every turn, a system call and a
+		// core taken from the other ranks.
 	}
 	return late
 }

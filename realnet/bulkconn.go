@@ -1,6 +1,7 @@
 package realnet
 
 import (
+	"bufio"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/tls"
@@ -33,6 +34,9 @@ import (
 // token of its hello.
 type bulkConn struct {
 	c net.Conn
+	// rd is what records are read from: c, or for the eager connection,
+	// whose frames are small, a buffer over c.
+	rd io.Reader
 
 	wmu     sync.Mutex // one writer at a time (the writer goroutine; tests)
 	seal    cipher.AEAD
@@ -55,7 +59,7 @@ const (
 	labelAcceptorToDialer = "EXPORTER-nexar-bulk acceptor to dialer"
 )
 
-func newPlainBulk(c net.Conn) *bulkConn { return &bulkConn{c: c} }
+func newPlainBulk(c net.Conn) *bulkConn { return &bulkConn{c: c, rd: c} }
 
 // newSealedBulk derives the keys of a connection whose TLS handshake tc
 // has completed; dialer says which end this is. Records then go on the
@@ -81,7 +85,7 @@ func newSealedBulk(raw net.Conn, tc *tls.Conn, dialer bool) (*bulkConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bulkConn{c: raw, wbuf: make([]byte, bulkChunk+gcmTag), rbuf: make([]byte, bulkChunk+gcmTag)}
+	b := &bulkConn{c: raw, rd: raw, wbuf: make([]byte, bulkChunk+gcmTag), rbuf: make([]byte, bulkChunk+gcmTag)}
 	if dialer {
 		b.seal, b.open = d2a, a2d
 	} else {
@@ -126,11 +130,11 @@ func (b *bulkConn) writeRecord(p []byte) error {
 // readRecord reads one record of exactly len(p) bytes of plaintext into p.
 func (b *bulkConn) readRecord(p []byte) error {
 	if !b.sealed() {
-		_, err := io.ReadFull(b.c, p)
+		_, err := io.ReadFull(b.rd, p)
 		return err
 	}
 	rec := b.rbuf[:len(p)+gcmTag]
-	if _, err := io.ReadFull(b.c, rec); err != nil {
+	if _, err := io.ReadFull(b.rd, rec); err != nil {
 		return err
 	}
 	if _, err := b.open.Open(p[:0], nonce(b.recvSeq), rec, nil); err != nil {
@@ -182,10 +186,10 @@ func (b *bulkConn) readHeader(maxLen uint64) (bulkHeader, error) {
 func (b *bulkConn) readPayload(dst []byte, n int64) error {
 	if !b.sealed() {
 		if dst == nil {
-			_, err := io.CopyN(io.Discard, b.c, n)
+			_, err := io.CopyN(io.Discard, b.rd, n)
 			return err
 		}
-		_, err := io.ReadFull(b.c, dst)
+		_, err := io.ReadFull(b.rd, dst)
 		return err
 	}
 	for n > 0 {
@@ -202,6 +206,58 @@ func (b *bulkConn) readPayload(dst []byte, n int64) error {
 		n -= int64(k)
 	}
 	return nil
+}
+
+// eagerReadBuffer is the read buffer of an eager connection: its frames
+// are small, and one system call reads many.
+const eagerReadBuffer = 64 << 10
+
+// bufferReads makes the connection read through a buffer, once its setup
+// (whose reads must not take more than their record) is done.
+func (b *bulkConn) bufferReads() { b.rd = bufio.NewReaderSize(b.c, eagerReadBuffer) }
+
+// writeFrames writes frames of the eager connection in one write: each a
+// message header and, for data, the payload that follows it; sealed, one
+// record for each header and one for each payload.
+func (b *bulkConn) writeFrames(raw []byte) error {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if !b.sealed() {
+		_, err := b.c.Write(raw)
+		return err
+	}
+	out := b.wbuf[:0]
+	for len(raw) > 0 {
+		h := raw[:msgHeaderLen]
+		n := 0
+		if h[1] == kindData {
+			n = int(binary.BigEndian.Uint64(h[10:]))
+		}
+		out = b.seal.Seal(out, nonce(b.sendSeq), h, nil)
+		b.sendSeq++
+		if n > 0 {
+			out = b.seal.Seal(out, nonce(b.sendSeq), raw[msgHeaderLen:msgHeaderLen+n], nil)
+			b.sendSeq++
+		}
+		raw = raw[msgHeaderLen+n:]
+	}
+	b.wbuf = out[:0]
+	_, err := b.c.Write(out)
+	return err
+}
+
+// readEagerHeader reads the header of the next frame of the eager
+// connection.
+func (b *bulkConn) readEagerHeader(maxData, maxLen uint64) (msgHeader, error) {
+	var hb [msgHeaderLen]byte
+	if err := b.readRecord(hb[:]); err != nil {
+		return msgHeader{}, err
+	}
+	h, err := decodeEagerHeader(hb[:], maxData, maxLen)
+	if err != nil {
+		return msgHeader{}, &ProtocolError{What: "eager frame", Err: err}
+	}
+	return h, nil
 }
 
 // bulkGo is what the acceptor of a sealed bulk connection sends first,

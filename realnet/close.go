@@ -20,8 +20,9 @@ func (l *Link) Close() error {
 		return nil
 	}
 	deadline := time.Now().Add(l.cfg.Timeout)
-	// Streams still being opened count in the bye: wait for the openers.
-	l.waitAll(deadline, func(p *peer) bool { return !p.opening })
+	// Streams still being opened, and eager frames still being written,
+	// count in the bye: wait for the openers and the writers.
+	l.waitAll(deadline, func(p *peer) bool { return !p.opening && p.eagerIdleLocked() })
 	l.mu.Lock()
 	for _, p := range l.peers {
 		if p != nil && !p.lost {
@@ -111,9 +112,7 @@ func (l *Link) teardown(code quic.ApplicationErrorCode, msg string) error {
 	for _, p := range l.peers {
 		if p != nil {
 			p.conn.CloseWithError(code, msg)
-			if p.bulk != nil {
-				p.bulk.Close()
-			}
+			p.closeTCP()
 		}
 	}
 	l.cancel()

@@ -2,6 +2,7 @@ package realnet
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -31,8 +32,19 @@ type Config struct {
 	// travels on the bulk TCP connection instead of its QUIC stream, when
 	// both ranks have one. Negative: never. Default DefaultBulkThreshold.
 	BulkThreshold int
+	// EagerThreshold, when positive, makes this rank send every message
+	// to a peer it has a bulk connection with over TCP, as MPI's eager and
+	// rendezvous protocols do (see eager.go): a message of fewer than
+	// EagerThreshold bytes eagerly, header and payload at once, on a
+	// second TCP connection of the pair that carries nothing large; a
+	// larger one by rendezvous on the bulk connection, whose request and
+	// clear-to-send travel on TCP too. BulkThreshold then does not apply.
+	// At most MaxEagerThreshold. 0, the default, keeps realnet's QUIC
+	// path for small messages. The receiver bounds what it buffers by the
+	// credit it grants (within MaxUnexpected).
+	EagerThreshold int
 	// NoBulk disables the bulk path of this endpoint: it neither listens
-	// for nor dials bulk connections.
+	// for nor dials bulk connections (nor eager ones).
 	NoBulk bool
 	// TrustedNetwork sends bulk payloads over plaintext TCP. Only for
 	// networks where nobody can read or inject traffic; the bulk
@@ -62,12 +74,16 @@ const DefaultBulkThreshold = 16 << 10
 // ApplyTuning takes the bulk threshold from t's [transport] table, where
 // nexar-sim writes the crossover it derives for a site: bulk_threshold =
 // "never" keeps every message on QUIC, 0 sends every message with a
-// payload on the bulk path (as 1 does: here 0 means the default). A nil
+// payload on the bulk path (as 1 does: here 0 means the default). An
+// eager_threshold there turns the eager path on with that threshold. A nil
 // table, or one without [transport], leaves c as it is, so that the
 // default, or what the caller set, applies.
 func (c *Config) ApplyTuning(t *algos.Tuning) {
 	if t == nil || t.Transport == nil {
 		return
+	}
+	if n := t.Transport.EagerThreshold; n > 0 {
+		c.EagerThreshold = min(n, MaxEagerThreshold)
 	}
 	switch n := t.Transport.BulkThreshold; {
 	case n == algos.BulkNever:
@@ -94,6 +110,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.BulkThreshold == 0 {
 		c.BulkThreshold = DefaultBulkThreshold
+	}
+	if c.EagerThreshold < 0 || c.EagerThreshold > MaxEagerThreshold {
+		return c, fmt.Errorf("realnet: Config.EagerThreshold %d: want 0 (off) to %d bytes", c.EagerThreshold, MaxEagerThreshold)
 	}
 	if c.MaxUnexpected <= 0 {
 		c.MaxUnexpected = 64 << 20

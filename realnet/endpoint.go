@@ -306,9 +306,7 @@ func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, ses
 		for _, p := range l.peers {
 			if p != nil {
 				p.conn.CloseWithError(codeRefused, "mesh failed")
-				if p.bulk != nil {
-					p.bulk.Close()
-				}
+				p.closeTCP()
 			}
 		}
 		l.cancel()
@@ -369,11 +367,11 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 				in.conn.CloseWithError(codeRefused, "hello failed")
 				continue
 			}
-			l.peers[h.Rank] = newPeer(l, h.Rank, in.conn, in.ctrl, in.ctrR, nil)
+			l.peers[h.Rank] = newPeer(l, h.Rank, in.conn, in.ctrl, in.ctrR, nil, nil)
 			need--
 			if withBulk {
 				tokens[h.Rank] = reply.Token
-				needBulk++
+				needBulk += 2 // the bulk connection and the eager one
 			}
 		}
 		for i, b := range bulks {
@@ -393,8 +391,19 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 				}
 				continue
 			}
-			delete(tokens, b.hello.Rank)
-			l.peers[b.hello.Rank].bulk = b.conn
+			p := l.peers[b.hello.Rank]
+			slot := &p.bulk
+			if b.hello.Eager {
+				slot = &p.eager
+			}
+			if *slot != nil {
+				b.conn.Close() // a second one of its kind
+				continue
+			}
+			*slot = b.conn
+			if p.bulk != nil && p.eager != nil {
+				delete(tokens, b.hello.Rank)
+			}
 			needBulk--
 		}
 		if need == 0 && needBulk == 0 && pending == 0 {
@@ -485,14 +494,22 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	if reply.Rank != j || reply.World != l.size || reply.Session != l.session {
 		return fail(fmt.Errorf("realnet: rank %d: %v answered as rank %d of %d", l.rank, to.Addr, reply.Rank, reply.World))
 	}
-	var bulk *bulkConn
+	var bulk, eager *bulkConn
 	if reply.Token != ([16]byte{}) && self.Bulk != "" && to.Bulk != "" && ep.bulkLn != nil {
-		bulk, err = ep.dialBulk(hctx, to.Bulk, bulkHello{Rank: l.rank, Session: l.session, Token: reply.Token})
+		// The bulk connection, and the eager one beside it (eager.go).
+		h := bulkHello{Rank: l.rank, Session: l.session, Token: reply.Token}
+		bulk, err = ep.dialBulk(hctx, to.Bulk, h)
+		if err == nil {
+			h.Eager = true
+			if eager, err = ep.dialBulk(hctx, to.Bulk, h); err != nil {
+				bulk.Close()
+			}
+		}
 		if err != nil {
 			return fail(fmt.Errorf("realnet: rank %d: bulk connection to rank %d: %w", l.rank, j, err))
 		}
 	}
-	return newPeer(l, j, conn, ctrl, br, bulk), nil
+	return newPeer(l, j, conn, ctrl, br, bulk, eager), nil
 }
 
 func (ep *Endpoint) dialBulk(ctx context.Context, addr string, h bulkHello) (*bulkConn, error) {

@@ -134,9 +134,7 @@ func (p *peer) down(root int, cause error, graceful bool) {
 			c()
 		}
 		p.conn.CloseWithError(codeBye, "bye")
-		if p.bulk != nil {
-			p.bulk.Close()
-		}
+		p.closeTCP()
 		return
 	}
 	l.mu.Unlock()
@@ -146,9 +144,7 @@ func (p *peer) down(root int, cause error, graceful bool) {
 		code, msg = codeProtocol, perr.Error()
 	}
 	p.conn.CloseWithError(code, msg)
-	if p.bulk != nil {
-		p.bulk.Close()
-	}
+	p.closeTCP()
 	l.breakLink(pe)
 }
 
@@ -198,9 +194,7 @@ func (l *Link) breakLink(pe *PeerError) {
 	code, msg := codeLost+quic.ApplicationErrorCode(pe.Rank), lostReason(pe)
 	for _, p := range close {
 		p.conn.CloseWithError(code, msg)
-		if p.bulk != nil {
-			p.bulk.Close()
-		}
+		p.closeTCP()
 	}
 }
 

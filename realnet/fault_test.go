@@ -203,6 +203,13 @@ func TestBadFrames(t *testing.T) {
 		{"unrequested bulk payload", func(t *testing.T, links []*Link) {
 			links[1].peers[0].bulk.writeMessage(bulkHeader{ID: 99, Len: 10}, make([]byte, 10))
 		}},
+		{"garbage eager frame", func(t *testing.T, links []*Link) {
+			links[1].peers[0].eager.c.Write(make([]byte, msgHeaderLen+gcmTag))
+		}},
+		{"eager message without credit", func(t *testing.T, links []*Link) {
+			// Rank 0 granted rank 1 no credit: it never asked.
+			links[1].peers[0].eager.writeFrames(append(msgHeader{Kind: kindData, Tag: 1, Len: 10}.append(nil), make([]byte, 10)...))
+		}},
 		{"forged bulk record", func(t *testing.T, links []*Link) {
 			// Bytes on the TCP connection that were not sealed with its
 			// key, as an attacker on the path would inject.

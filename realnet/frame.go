@@ -32,6 +32,14 @@ const (
 	// connection once the receiver has answered with a cts control frame
 	// naming the header's id.
 	kindRTS byte = 2
+	// The frames only the eager connection carries (see eager.go), in the
+	// header's layout: kindCTS clears bulk transfer ID to be sent (the
+	// answer to an rts that came on the eager connection); kindCredit
+	// grants Len more bytes of eager messages; kindAsk asks for credit,
+	// from a rank that will send eagerly.
+	kindCTS    byte = 3
+	kindCredit byte = 4
+	kindAsk    byte = 5
 )
 
 // msgHeaderLen is the size of an encoded msgHeader.
@@ -74,6 +82,36 @@ func decodeMsgHeader(b []byte, maxLen uint64) (msgHeader, error) {
 		return msgHeader{}, fmt.Errorf("message of %d bytes exceeds the limit of %d", h.Len, maxLen)
 	case h.Kind == kindData && h.ID != 0:
 		return msgHeader{}, fmt.Errorf("data message with bulk id %d", h.ID)
+	}
+	return h, nil
+}
+
+// decodeEagerHeader parses the header of a frame of the eager connection:
+// a message (data of at most maxData bytes, or an rts of at most maxLen)
+// or one of its control frames.
+func decodeEagerHeader(b []byte, maxData, maxLen uint64) (msgHeader, error) {
+	if len(b) != msgHeaderLen || b[0] != wireVersion {
+		return msgHeader{}, fmt.Errorf("eager frame header %x", b)
+	}
+	h := msgHeader{
+		Kind: b[1],
+		Tag:  algos.Tag(binary.BigEndian.Uint64(b[2:])),
+		Len:  binary.BigEndian.Uint64(b[10:]),
+		ID:   binary.BigEndian.Uint64(b[18:]),
+	}
+	ok := false
+	switch h.Kind {
+	case kindData:
+		ok = h.Len <= maxData && h.ID == 0
+	case kindRTS:
+		ok = h.Len <= maxLen
+	case kindCTS:
+		ok = h.Tag == 0 && h.Len == 0
+	case kindCredit, kindAsk:
+		ok = h.Tag == 0 && h.ID == 0
+	}
+	if !ok {
+		return msgHeader{}, fmt.Errorf("eager frame of kind %d, tag %#x, %d bytes, id %d", h.Kind, h.Tag, h.Len, h.ID)
 	}
 	return h, nil
 }
@@ -223,20 +261,27 @@ func u64Body(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 // (bulkHeader, payload).
 const (
 	bulkMagic     = "NXB1"
+	eagerMagic    = "NXE1" // the eager connection's hello (see eager.go)
 	bulkHelloLen  = 4 + 4 + 16 + 16
 	bulkHeaderLen = 16
 )
 
-// bulkHello opens a bulk TCP connection, from the rank that dialed it.
+// bulkHello opens a bulk TCP connection, or the eager one beside it, from
+// the rank that dialed it.
 type bulkHello struct {
 	Rank    int
 	Session Session
 	Token   [16]byte
+	Eager   bool
 }
 
 func (h bulkHello) encode() []byte {
 	b := make([]byte, 0, bulkHelloLen)
-	b = append(b, bulkMagic...)
+	if h.Eager {
+		b = append(b, eagerMagic...)
+	} else {
+		b = append(b, bulkMagic...)
+	}
 	b = binary.BigEndian.AppendUint32(b, uint32(h.Rank))
 	b = append(b, h.Session[:]...)
 	return append(b, h.Token[:]...)
@@ -246,14 +291,14 @@ func decodeBulkHello(b []byte) (bulkHello, error) {
 	if len(b) != bulkHelloLen {
 		return bulkHello{}, fmt.Errorf("bulk hello of %d bytes, want %d", len(b), bulkHelloLen)
 	}
-	if string(b[:4]) != bulkMagic {
+	if m := string(b[:4]); m != bulkMagic && m != eagerMagic {
 		return bulkHello{}, fmt.Errorf("bulk hello: bad magic %q", b[:4])
 	}
 	rank := binary.BigEndian.Uint32(b[4:])
 	if rank >= maxWorld {
 		return bulkHello{}, fmt.Errorf("bulk hello from rank %d", rank)
 	}
-	h := bulkHello{Rank: int(rank)}
+	h := bulkHello{Rank: int(rank), Eager: string(b[:4]) == eagerMagic}
 	copy(h.Session[:], b[8:24])
 	copy(h.Token[:], b[24:40])
 	return h, nil

@@ -35,11 +35,14 @@ type Link struct {
 	posted     map[matchKey]*fifo[*request] // receives waiting for a message
 	unexpected map[matchKey]*fifo[*inbound] // messages waiting for a receive
 	parked     []*inbound                   // unexpected, unread for lack of budget, in arrival order
-	buffered   int64                        // bytes of unexpected messages held in link memory
-	live       map[*request]struct{}        // requests not yet done
-	wake       chan struct{}                // closed (and replaced) when a request fails or a peer's state changes
-	broken     error                        // the *PeerError of the first peer lost
-	closing    bool
+	buffered   int64                        // bytes of unexpected messages of the QUIC path (and bulk payloads) held in link memory
+	// eagerReserve is the eager credit granted to peers, which the QUIC
+	// path may not buffer (eager.go).
+	eagerReserve int64
+	live         map[*request]struct{} // requests not yet done
+	wake         chan struct{}         // closed (and replaced) when a request fails or a peer's state changes
+	broken       error                 // the *PeerError of the first peer lost
+	closing      bool
 }
 
 type matchKey struct {

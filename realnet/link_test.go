@@ -34,14 +34,16 @@ func TestSendRecvSmall(t *testing.T) {
 	}
 }
 
-// paths are the two ways a message travels: its own QUIC stream, and the
-// bulk TCP connection (threshold 1 byte: everything non-empty).
+// paths are the ways a message travels: its own QUIC stream, the bulk
+// TCP connection (threshold 1 byte: everything non-empty), and the eager
+// TCP connection (with rendezvous on the bulk one above 4 KiB).
 var paths = []struct {
 	name string
 	cfg  Config
 }{
 	{"quic", Config{BulkThreshold: -1}},
 	{"bulk", Config{BulkThreshold: 1}},
+	{"eager", Config{EagerThreshold: 4096}},
 }
 
 func pattern(n, seed int) device.Host {
@@ -56,8 +58,14 @@ func pattern(n, seed int) device.Host {
 // were sent, across sizes on both sides of the bulk threshold and whether
 // the receives are posted before or after the messages arrive.
 func TestFIFO(t *testing.T) {
+	for _, cfg := range []Config{{BulkThreshold: 4096}, {EagerThreshold: 4096}} {
+		testFIFO(t, cfg)
+	}
+}
+
+func testFIFO(t *testing.T, cfg Config) {
 	checkGoroutines(t)
-	links := newWorld(t, 2, Config{BulkThreshold: 4096})
+	links := newWorld(t, 2, cfg)
 	defer closeWorld(t, links)
 	sizes := []int{0, 1, 4095, 4096, 100000, 3, 1 << 20, 17}
 	for _, late := range []bool{false, true} {

@@ -38,8 +38,13 @@ type inbound struct {
 	n      int64
 	kind   byte
 	id     uint64              // kindRTS: the bulk transfer id
-	stream *quic.ReceiveStream // kindData: the payload follows on it
+	stream *quic.ReceiveStream // kindData on QUIC: the payload follows on it
 	self   bool
+	// viaEager: the message came on the eager connection (eager.go): its
+	// payload was read with its header, and it is accounted in the
+	// sender's credit, not in the QUIC path's budget; for an rts, the
+	// clear-to-send goes back on the eager connection.
+	viaEager bool
 
 	// Under l.mu.
 	state   inState
@@ -51,23 +56,27 @@ type inbound struct {
 
 // grant is a bulk transfer the receiver has cleared to send.
 type grant struct {
-	id  uint64
-	n   int64
-	dst []byte   // where the payload goes; nil: discard it
-	r   *request // the receive to finish, or nil
-	m   *inbound // the unexpected message read into link memory, or nil
+	id    uint64
+	n     int64
+	eager bool     // the rts came on the eager connection: so does the cts
+	dst   []byte   // where the payload goes; nil: discard it
+	r     *request // the receive to finish, or nil
+	m     *inbound // the unexpected message read into link memory, or nil
 }
 
 func nop() {}
 
 // arrive matches a message whose header came from p.
+// A nil s is an rts that came on the eager connection.
 func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
-	m := &inbound{p: p, tag: h.Tag, n: int64(h.Len), kind: h.Kind, id: h.ID, stream: s}
+	m := &inbound{p: p, tag: h.Tag, n: int64(h.Len), kind: h.Kind, id: h.ID, stream: s, viaEager: s == nil}
 	key := matchKey{p.rank, h.Tag}
 	l.mu.Lock()
 	if l.closing || l.broken != nil {
 		l.mu.Unlock()
-		s.CancelRead(codeCancelled)
+		if s != nil {
+			s.CancelRead(codeCancelled)
+		}
 		return
 	}
 	var after func()
@@ -80,7 +89,7 @@ func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
 		after = l.matchLocked(m, r, true)
 	} else {
 		l.pushUnexpectedLocked(p.rank, m)
-		if l.buffered+m.n <= l.cfg.MaxUnexpected {
+		if l.buffered+m.n <= l.quicBudget() {
 			after = l.startTempLocked(m, true)
 		} else {
 			m.state = inParked
@@ -105,7 +114,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 		m.state = inMatched
 		dst := r.buf[:m.n]
 		if m.kind == kindRTS {
-			l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: dst, r: r})
+			l.grantLocked(m.p, &grant{id: m.id, n: m.n, eager: m.viaEager, dst: dst, r: r})
 			return nop
 		}
 		r.state = stIO
@@ -118,9 +127,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 	case inBuffered:
 		m.state = inMatched
 		r.state = stIO
-		if !m.self {
-			l.buffered -= m.n
-		}
+		l.releaseLocked(m)
 		after := l.unparkLocked()
 		data := m.data
 		m.data = nil
@@ -215,7 +222,7 @@ func (l *Link) startTempLocked(m *inbound, inline bool) func() {
 	m.data = make([]byte, m.n)
 	l.buffered += m.n
 	if m.kind == kindRTS {
-		l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: m.data, m: m})
+		l.grantLocked(m.p, &grant{id: m.id, n: m.n, eager: m.viaEager, dst: m.data, m: m})
 		return nop
 	}
 	return l.readLater(m, m.data, nil, inline)
@@ -225,7 +232,7 @@ func (l *Link) startTempLocked(m *inbound, inline bool) func() {
 func (l *Link) tempDone(m *inbound, err error) {
 	l.mu.Lock()
 	if err != nil || m.discard {
-		l.buffered -= m.n
+		l.releaseLocked(m)
 		m.data = nil
 		after := l.unparkLocked()
 		if err != nil {
@@ -247,7 +254,7 @@ func (l *Link) tempDone(m *inbound, err error) {
 	}
 	m.state, m.recv = inMatched, nil
 	r.state, r.loc, r.msg = stIO, locNone, nil
-	l.buffered -= m.n
+	l.releaseLocked(m)
 	data := m.data
 	m.data = nil
 	after := l.unparkLocked()
@@ -263,7 +270,7 @@ func (l *Link) discardLocked(m *inbound) func() {
 	case inParked:
 		m.state = inMatched
 		if m.kind == kindRTS {
-			l.grantLocked(m.p, &grant{id: m.id, n: m.n})
+			l.grantLocked(m.p, &grant{id: m.id, n: m.n, eager: m.viaEager})
 			return nop
 		}
 		s := m.stream
@@ -274,13 +281,24 @@ func (l *Link) discardLocked(m *inbound) func() {
 		m.discard = true
 	case inBuffered:
 		m.state = inMatched
-		if !m.self {
-			l.buffered -= m.n
-		}
+		l.releaseLocked(m)
 		m.data = nil
 		return l.unparkLocked()
 	}
 	return nop
+}
+
+// releaseLocked accounts for unexpected message m's bytes leaving link
+// memory: the QUIC path's budget gets them back, or, for an eager message,
+// its sender's credit.
+func (l *Link) releaseLocked(m *inbound) {
+	switch {
+	case m.self:
+	case m.viaEager && m.kind == kindData:
+		l.releaseEagerLocked(m.p, m.n)
+	default:
+		l.buffered -= m.n
+	}
 }
 
 // unparkLocked starts reading parked messages, oldest first, as far as the
@@ -293,7 +311,7 @@ func (l *Link) unparkLocked() func() {
 		if m.state != inParked {
 			continue
 		}
-		if l.buffered+m.n > l.cfg.MaxUnexpected {
+		if l.buffered+m.n > l.quicBudget() {
 			break
 		}
 		afters = append(afters, l.startTempLocked(m, false))
@@ -316,6 +334,11 @@ func (l *Link) grantLocked(p *peer, g *grant) {
 		g.r.loc, g.r.grant = locGrant, g
 	}
 	p.grants.push(g)
+	if g.eager {
+		p.queueEagerLocked(msgHeader{Kind: kindCTS, ID: g.id}, nil)
+		signal(p.eagerSig)
+		return
+	}
 	p.queueCtrlLocked(frameCTS, u64Body(g.id))
 }
 

@@ -34,6 +34,9 @@ type peer struct {
 	ctrl *quic.Stream
 	ctrR *bufio.Reader
 	bulk *bulkConn // nil: no bulk path with this peer
+	// eager is the eager connection beside bulk (eager.go); nil when
+	// there is no bulk path.
+	eager *bulkConn
 
 	// Under l.mu.
 	openQ    fifo[*request] // sends waiting for a stream, in Isend order
@@ -50,18 +53,28 @@ type peer struct {
 	gone     error // set when the peer is lost or has closed: operations with it fail with it
 	lost     bool  // the connection is down
 
-	openSig chan struct{}
-	bulkSig chan struct{}
-	ctrlSig chan struct{}
+	// The eager connection (eager.go), under l.mu.
+	credit         int64  // eager bytes the peer lets this rank send
+	granted        int64  // eager bytes this rank lets the peer send (0 until it asks)
+	held           int64  // bytes of the peer's eager messages in this rank's memory
+	owed           int64  // bytes released, not yet returned to the peer as credit
+	outQ, outSpare []byte // frames to write, in order; the buffer of the last write
+	writing        bool   // a goroutine is writing outQ
+
+	openSig  chan struct{}
+	bulkSig  chan struct{}
+	ctrlSig  chan struct{}
+	eagerSig chan struct{}
 }
 
-func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.Reader, bulk *bulkConn) *peer {
+func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.Reader, bulk, eager *bulkConn) *peer {
 	return &peer{
-		l: l, rank: rank, conn: conn, ctrl: ctrl, ctrR: ctrR, bulk: bulk,
-		rts:     map[uint64]*request{},
-		openSig: make(chan struct{}, 1),
-		bulkSig: make(chan struct{}, 1),
-		ctrlSig: make(chan struct{}, 1),
+		l: l, rank: rank, conn: conn, ctrl: ctrl, ctrR: ctrR, bulk: bulk, eager: eager,
+		rts:      map[uint64]*request{},
+		openSig:  make(chan struct{}, 1),
+		bulkSig:  make(chan struct{}, 1),
+		ctrlSig:  make(chan struct{}, 1),
+		eagerSig: make(chan struct{}, 1),
 	}
 }
 
@@ -84,6 +97,19 @@ func (p *peer) start() {
 		wg.Go(p.bulkWriter)
 		wg.Go(p.bulkReader)
 	}
+	if p.eager != nil {
+		p.startEager()
+	}
+}
+
+// closeTCP closes the bulk and eager connections, if any.
+func (p *peer) closeTCP() {
+	if p.bulk != nil {
+		p.bulk.Close()
+	}
+	if p.eager != nil {
+		p.eager.Close()
+	}
 }
 
 // useBulk reports whether a message of n bytes takes the bulk path.
@@ -98,6 +124,9 @@ func (p *peer) useBulk(n int) bool {
 // in that order, matches messages of one tag first-in first-out. It
 // returns what to do once l.mu is released.
 func (p *peer) enqueueSendLocked(r *request) func() {
+	if p.useEager() {
+		return p.eagerSendLocked(r)
+	}
 	if !p.opening && p.openQ.len() == 0 {
 		if s, err := p.conn.OpenUniStream(); err == nil {
 			p.opened++
@@ -276,20 +305,13 @@ func (p *peer) ctrlReader() {
 		l.mu.Lock()
 		switch t {
 		case frameCTS:
-			r := p.rts[v]
-			if r == nil {
-				gone := p.gone != nil || l.broken != nil || l.closing
+			if err := p.clearedLocked(v); err != nil {
 				l.mu.Unlock()
-				if !gone {
-					p.protocolError("cts", fmt.Errorf("clear to send unknown bulk transfer %d", v))
-					return
-				}
-				continue // the send was failed already
+				var pe *ProtocolError
+				errors.As(err, &pe)
+				p.protocolError(pe.What, pe.Err)
+				return
 			}
-			delete(p.rts, v)
-			r.loc = locBulkQ
-			p.bulkQ.push(r)
-			signal(p.bulkSig)
 		case frameBye:
 			if p.byeRecv || v < p.accepted {
 				l.mu.Unlock()
@@ -356,17 +378,14 @@ func (p *peer) acceptLoop() {
 			}
 			l.arrive(p, h, s)
 		}
-		// The stream counts as arrived only now that its message is
-		// matched or queued: a bye that says it was the last must not
-		// fail a receive it is about to satisfy.
 		l.mu.Lock()
-		p.accepted++
-		if p.byeRecv && p.accepted > p.byeCount {
-			l.mu.Unlock()
-			p.protocolError("message stream", fmt.Errorf("stream %d after bye at %d", p.accepted, p.byeCount))
+		err = p.arrivedLocked()
+		l.mu.Unlock()
+		if err != nil {
+			var pe *ProtocolError
+			errors.As(err, &pe)
+			p.protocolError(pe.What, pe.Err)
 			return
 		}
-		p.checkDrainedLocked()
-		l.mu.Unlock()
 	}
 }

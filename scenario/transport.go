@@ -18,11 +18,19 @@ import (
 //	quic_bandwidth = "1.65Gbit/s"  # QUIC's rate (user-space, CPU-bound)
 //	bulk_latency = "10us"          # one way on the open bulk TCP connection
 //	bulk_bandwidth = "1.09GB/s"    # the bulk connection's rate
+//	copy_bandwidth = "10GB/s"      # optional: a receiver's memory copy
 //
 // A bulk message first asks permission over QUIC (realnet's request to
 // send, answered by a clear-to-send once the receiver has a buffer), and
 // only then goes on TCP: bulk_latency is the TCP connection's own latency,
 // and the derivation simulates the permission round trip on the QUIC path.
+//
+// With copy_bandwidth, nexar-sim derives the eager threshold too (realnet's
+// eager TCP path, [transport] eager_threshold): an eager message saves the
+// rendezvous round trip, but one that arrives before its receive is posted
+// is buffered and copied out, at copy_bandwidth, once it is; the threshold
+// is where that copy costs more than the round trip. The eager connection
+// is a TCP connection like the bulk one: bulk_latency and bulk_bandwidth.
 type Transport struct {
 	// QUICLatency and QUICBandwidth are the one-way latency and the rate
 	// of a message on its own QUIC stream.
@@ -32,6 +40,10 @@ type Transport struct {
 	// already open, without the permission round trip on QUIC.
 	BulkLatency   sim.Time `json:"bulk_latency_ps"`
 	BulkBandwidth float64  `json:"bulk_bandwidth_bytes_per_s"`
+	// CopyBandwidth is the rate at which a receiver copies a buffered
+	// eager message into its receive's buffer; 0 when not given (no eager
+	// threshold is derived then).
+	CopyBandwidth float64 `json:"copy_bandwidth_bytes_per_s,omitempty"`
 	// Line is the line of the [network.transport] header.
 	Line int `json:"-"`
 }
@@ -51,6 +63,7 @@ var transportKeys = []KeyInfo{
 	{"quic_bandwidth", true, `QUIC's rate on one connection: "1.65Gbit/s"`},
 	{"bulk_latency", true, `alpha of the open bulk TCP connection, one way; the permission round trip over QUIC that precedes each bulk payload is simulated on the QUIC path, not included here: "10us"`},
 	{"bulk_bandwidth", true, `the bulk TCP connection's rate (with TLS unless the network is trusted): "1.09GB/s"`},
+	{"copy_bandwidth", false, `a receiver's memory copy rate, for the eager threshold (an eager message that arrives before its receive is copied out of a buffer); without it no eager_threshold is derived: "10GB/s"`},
 }
 
 // TransportKeys describes the keys of [network.transport], for listings
@@ -71,6 +84,11 @@ func (c *checker) transport(net *table) *Transport {
 	tr.QUICBandwidth, ok[1] = t.bandwidth("quic_bandwidth", true, 0)
 	tr.BulkLatency, ok[2] = t.duration("bulk_latency", true)
 	tr.BulkBandwidth, ok[3] = t.bandwidth("bulk_bandwidth", true, 0)
+	copyOK := true
+	if tr.CopyBandwidth, copyOK = t.bandwidth("copy_bandwidth", false, 0); copyOK && math.IsInf(tr.CopyBandwidth, 1) {
+		t.errorf(joinPath(t.path, "copy_bandwidth"), "a copy's bandwidth must be finite")
+		copyOK = false
+	}
 	for i, key := range []string{"quic_bandwidth", "bulk_bandwidth"} {
 		bw := []float64{tr.QUICBandwidth, tr.BulkBandwidth}[i]
 		if ok[2*i+1] && math.IsInf(bw, 1) {
@@ -81,7 +99,7 @@ func (c *checker) transport(net *table) *Transport {
 		}
 	}
 	t.finish()
-	if ok != [4]bool{true, true, true, true} {
+	if ok != [4]bool{true, true, true, true} || !copyOK {
 		return nil
 	}
 	return tr

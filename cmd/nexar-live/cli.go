@@ -62,6 +62,8 @@ type measureFlags struct {
 	timeout       time.Duration
 	bulk          string
 	bulkSet       bool // --bulk-threshold was given: it wins over --tuning
+	eager         string
+	eagerSet      bool // --eager-threshold was given: it wins over --tuning
 	tuning        string
 	trusted       bool
 }
@@ -78,7 +80,12 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 		m.bulk, m.bulkSet = v, true
 		return nil
 	})
-	fs.StringVar(&m.tuning, "tuning", "", "tuning table whose [transport] bulk_threshold the ranks use")
+	m.eager = "off"
+	fs.Func("eager-threshold", `messages below this size go eagerly over TCP, larger ones by rendezvous on TCP; "off": QUIC for small messages (default off)`, func(v string) error {
+		m.eager, m.eagerSet = v, true
+		return nil
+	})
+	fs.StringVar(&m.tuning, "tuning", "", "tuning table whose [transport] bulk_threshold (and eager_threshold) the ranks use")
 	fs.BoolVar(&m.trusted, "trusted-network", false, "send bulk payloads over plaintext TCP (QUIC stays encrypted)")
 }
 
@@ -130,8 +137,22 @@ func (m *measureFlags) config() (realnet.Config, error) {
 		if err != nil {
 			return cfg, fmt.Errorf("--tuning: %w", err)
 		}
-		if !m.bulkSet {
-			cfg.ApplyTuning(t)
+		bulk := cfg.BulkThreshold
+		cfg.ApplyTuning(t)
+		if m.bulkSet {
+			cfg.BulkThreshold = bulk
+		}
+	}
+	if m.eagerSet || m.tuning == "" {
+		switch m.eager {
+		case "off", "never", "0":
+			cfg.EagerThreshold = 0
+		default:
+			n, err := scenario.ParseBytes(m.eager)
+			if err != nil || n < 1 || n > realnet.MaxEagerThreshold {
+				return cfg, fmt.Errorf("--eager-threshold %q: want a size from 1 B to %d KiB, or \"off\"", m.eager, realnet.MaxEagerThreshold>>10)
+			}
+			cfg.EagerThreshold = int(n)
 		}
 	}
 	return cfg, nil
@@ -146,6 +167,9 @@ func (m *measureFlags) workerArgs() []string {
 	}
 	if m.bulkSet {
 		args = append(args, "--bulk-threshold", m.bulk)
+	}
+	if m.eagerSet {
+		args = append(args, "--eager-threshold", m.eager)
 	}
 	if m.tuning != "" {
 		args = append(args, "--tuning", abs(m.tuning))

@@ -65,10 +65,19 @@ const measureFlagsHelp = `  --warmup W           untimed iterations before the t
                        it fails naming them (default 2m)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
                        beside QUIC (default 64KiB; "off": QUIC only)
-  --tuning FILE        take the bulk threshold from the [transport]
-                       bulk_threshold of this tuning table (as nexar-sim
-                       derives it for a site; "never": QUIC only); an explicit
-                       --bulk-threshold wins; verify defaults to its table
+  --eager-threshold S  send every message over TCP: below S bytes eagerly
+                       (header and payload at once, on a TCP connection of
+                       their own), from S by rendezvous on the bulk connection;
+                       the kernel's TCP costs a few microseconds a message
+                       where QUIC costs tens. TLS as the bulk path (plaintext
+                       with --trusted-network); at most 256KiB (default off:
+                       small messages on QUIC)
+  --tuning FILE        take the bulk threshold, and the eager threshold if it
+                       has one, from the [transport] table of this tuning
+                       table (as nexar-sim derives them for a site;
+                       bulk_threshold "never": QUIC only); explicit
+                       --bulk-threshold and --eager-threshold win; verify
+                       defaults to its table
   --trusted-network    bulk payloads over plaintext TCP (QUIC stays TLS)
   --no-compare         do not predict the points with the scenario's model
 `
@@ -265,15 +274,21 @@ ratio to the rung below it, so that an overhead shows where it appears:
     quic-stream        raw quic-go, one long-lived stream
     quic-msg           raw quic-go, a new stream per message (realnet's way)
     realnet-quic       realnet Send/Recv on the QUIC path
+    realnet-eager      realnet Send/Recv on the eager TCP path (64KiB threshold)
     realnet-bulk       realnet Send/Recv on the bulk TCP path (rendezvous)
     allreduce          nexar-live's 8 B allreduce, recursive_doubling, 2 ranks
                        (RunRank's own time, as 'nexar-live run' reports it)
+    allreduce-loop     the same, --timing loop
     empty              nexar-live's empty collective: what the timing costs
+    allreduce-eager, allreduce-eager-loop
+                       the allreduce with --eager-threshold 64KiB
     ompi               Open MPI's 8 B MPI_Allreduce, 2 ranks, TCP, through
-                       scripts/ompi-allreduce/run.sh (skipped without mpicc)
+                       scripts/ompi-allreduce/run.sh (skipped without mpicc;
+                       a loop's mean, as --timing loop)
   bandwidth (a --bw-bytes message one way, then a 1 B acknowledgement)
     tcp-bw, quic-stream-bw, realnet-quic-bw, realnet-bulk-bw (TLS),
-    realnet-plain-bw (--trusted-network)
+    realnet-plain-bw (--trusted-network), realnet-eager-bw (eager mode:
+    rendezvous on TCP, TLS)
 
 Raw quic-go runs with realnet's TLS and QUIC settings. Run it from the root
 of a checkout for the Open MPI rung (or give --ompi).

@@ -320,16 +320,22 @@ func writeTuning(t *testing.T, transport string) string {
 func TestTuningFlag(t *testing.T) {
 	never := writeTuning(t, `bulk_threshold = "never"`)
 	zero := writeTuning(t, "bulk_threshold = 0")
+	eager := writeTuning(t, "bulk_threshold = 4096\neager_threshold = 2048")
 	for _, c := range []struct {
-		args []string
-		want int
+		args      []string
+		want      int
+		wantEager int
 	}{
-		{nil, 64 << 10},
-		{[]string{"--tuning", never}, -1},
-		{[]string{"--tuning", zero}, 1},
-		{[]string{"--tuning", writeTuning(t, "bulk_threshold = 4096")}, 4096},
-		{[]string{"--tuning", never, "--bulk-threshold", "8KiB"}, 8 << 10},
-		{[]string{"--bulk-threshold", "8KiB", "--tuning", never}, 8 << 10},
+		{nil, 64 << 10, 0},
+		{[]string{"--tuning", never}, -1, 0},
+		{[]string{"--tuning", zero}, 1, 0},
+		{[]string{"--tuning", writeTuning(t, "bulk_threshold = 4096")}, 4096, 0},
+		{[]string{"--tuning", never, "--bulk-threshold", "8KiB"}, 8 << 10, 0},
+		{[]string{"--bulk-threshold", "8KiB", "--tuning", never}, 8 << 10, 0},
+		{[]string{"--eager-threshold", "16KiB"}, 64 << 10, 16 << 10},
+		{[]string{"--tuning", eager}, 4096, 2048},
+		{[]string{"--tuning", eager, "--eager-threshold", "off"}, 4096, 0},
+		{[]string{"--eager-threshold", "1KiB", "--tuning", eager}, 4096, 1024},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		var m measureFlags
@@ -341,8 +347,8 @@ func TestTuningFlag(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.args, err)
 		}
-		if cfg.BulkThreshold != c.want {
-			t.Errorf("%q: BulkThreshold %d, want %d", c.args, cfg.BulkThreshold, c.want)
+		if cfg.BulkThreshold != c.want || cfg.EagerThreshold != c.wantEager {
+			t.Errorf("%q: BulkThreshold %d, EagerThreshold %d, want %d, %d", c.args, cfg.BulkThreshold, cfg.EagerThreshold, c.want, c.wantEager)
 		}
 		// The workers, given the launcher's arguments, resolve the same.
 		wfs := flag.NewFlagSet("w", flag.ContinueOnError)
@@ -351,15 +357,16 @@ func TestTuningFlag(t *testing.T) {
 		if err := wfs.Parse(m.workerArgs()); err != nil {
 			t.Fatal(err)
 		}
-		if wcfg, err := w.config(); err != nil || wcfg.BulkThreshold != c.want {
-			t.Errorf("%q: the workers' BulkThreshold %d (%v), want %d", c.args, wcfg.BulkThreshold, err, c.want)
+		if wcfg, err := w.config(); err != nil || wcfg.BulkThreshold != c.want || wcfg.EagerThreshold != c.wantEager {
+			t.Errorf("%q: the workers' BulkThreshold %d, EagerThreshold %d (%v), want %d, %d", c.args, wcfg.BulkThreshold, wcfg.EagerThreshold, err, c.want, c.wantEager)
 		}
 	}
 }
 
 // TestRunTuning runs 2 rank processes above the default bulk threshold
-// with a tuning table that keeps every message on QUIC and with one that
-// sends every message on the bulk path: both complete, nothing wrong. A
+// with a tuning table that keeps every message on QUIC, with one that
+// sends every message on the bulk path, and with one that turns the eager
+// path on: all complete, nothing wrong. A
 // bad table is refused before any rank starts.
 func TestRunTuning(t *testing.T) {
 	if testing.Short() {
@@ -382,7 +389,7 @@ data = "host"
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, bt := range []string{`"never"`, "0"} {
+	for _, bt := range []string{`"never"`, "0", "0\neager_threshold = 4096"} {
 		t.Run(bt, func(t *testing.T) {
 			out := t.TempDir()
 			code, stdout, stderr := runCLI("run", "--np", "2", sc, "--out", out, "--tuning", writeTuning(t, "bulk_threshold = "+bt),

@@ -22,6 +22,9 @@ import (
 	"github.com/nexar-go/nexar-go/realnet"
 )
 
+// EagerThreshold is the eager threshold of the eager rungs.
+const EagerThreshold = 64 << 10
+
 // Defaults of Options.
 const (
 	DefaultRounds   = 2000
@@ -136,25 +139,32 @@ func rungs(o Options) []rungDef {
 		return rungDef{Rung: Rung{Key: key, Name: name, Below: below}, cmd: c}
 	}
 	quicPath := netSpec{BulkThreshold: -1}
+	eager := netSpec{EagerThreshold: EagerThreshold}
 	return []rungDef{
 		lat("tcp", "raw TCP ping-pong", "", command{Kind: kindTCP}),
 		lat("quic-stream", "raw quic-go, one stream", "tcp", command{Kind: kindQUICStream}),
 		lat("quic-msg", "raw quic-go, a stream per message", "quic-stream", command{Kind: kindQUICMsg}),
 		lat("realnet-quic", "realnet Send/Recv, QUIC path", "quic-msg", command{Kind: kindLink, Net: quicPath}),
-		lat("realnet-bulk", "realnet Send/Recv, bulk path (rendezvous, TLS)", "tcp", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
+		lat("realnet-eager", "realnet Send/Recv, eager TCP path (TLS)", "tcp", command{Kind: kindLink, Net: eager}),
+		lat("realnet-bulk", "realnet Send/Recv, bulk path (rendezvous on QUIC, TLS)", "tcp", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
 		harness("allreduce", "nexar-live allreduce 8 B, recursive_doubling, 2 ranks", "quic-msg",
 			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingStart}),
 		harness("allreduce-loop", "the same, --timing loop (mean of back-to-back iterations)", "quic-msg",
 			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingLoop}),
 		harness("empty", "nexar-live empty collective (the agreed start's own cost)", "",
 			command{Kind: kindHarness, Algorithm: emptyAlgorithm, Timing: live.TimingStart}),
-		{Rung: Rung{Key: "ompi", Name: "Open MPI allreduce 8 B, 2 ranks, TCP", Below: "tcp"}, cmd: command{Kind: kindOMPI, Bytes: 8, Rounds: o.Iters * 10, Warmup: o.Iters}},
+		harness("allreduce-eager", "nexar-live allreduce 8 B, 2 ranks, --eager-threshold", "realnet-eager",
+			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingStart, Net: eager}),
+		harness("allreduce-eager-loop", "the same, --timing loop", "ompi",
+			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingLoop, Net: eager}),
+		{Rung: Rung{Key: "ompi", Name: "Open MPI allreduce 8 B, 2 ranks, TCP (loop timing)", Below: "tcp"}, cmd: command{Kind: kindOMPI, Bytes: 8, Rounds: o.Iters * 10, Warmup: o.Iters}},
 
 		bw("tcp-bw", "raw TCP", "", command{Kind: kindTCP}),
 		bw("quic-stream-bw", "raw quic-go, one stream", "tcp-bw", command{Kind: kindQUICStream}),
 		bw("realnet-quic-bw", "realnet Send/Recv, QUIC path", "quic-stream-bw", command{Kind: kindLink, Net: quicPath}),
 		bw("realnet-bulk-bw", "realnet Send/Recv, bulk path, TLS", "tcp-bw", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
 		bw("realnet-plain-bw", "realnet Send/Recv, bulk path, --trusted-network", "tcp-bw", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1, Trusted: true}}),
+		bw("realnet-eager-bw", "realnet Send/Recv, eager mode (rendezvous on TCP), TLS", "tcp-bw", command{Kind: kindLink, Net: eager}),
 	}
 }
 

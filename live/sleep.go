@@ -1,0 +1,10 @@
+package live
+
+import "time"
+
+// sleepGo sleeps with Go's timers until the clock reaches t.
+func sleepGo(t int64) {
+	if d := t - clock(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
+}
