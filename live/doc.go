@@ -9,11 +9,14 @@
 // sweeps' points of world = N and leaves the other world sizes out
 // (Job.Skipped), so one scenario file serves runs of several sizes. Every
 // rank runs RunRank with the same job: for each point it restores its
-// input, waits at a barrier, runs the collective and times it, then
+// input, starts the collective at an instant all ranks agreed on (ranks on
+// one host share one clock; see start.go), times it from there, then
 // checks its output element by element against algotest's references.
 // Warm-up iterations come first and are not timed. Rank 0 gathers every
 // rank's times; a point's time is, per iteration, the slowest rank's, and
 // then the median over the timed iterations (the spread is min to max).
+// TimingLoop times nccl-tests' way instead: a barrier, the iterations back
+// to back, the slowest rank's mean. The table says which timing was used.
 // Results are results.csv rows as nexar-sim writes them, with a wrong
 // column (elements that differed from the reference), and a table on
 // standard output laid out as nccl-tests prints its own.
@@ -81,6 +84,10 @@
 //	    nexar-live worker scenario.toml --out results/
 //
 // The rendezvous port (29500 here) must be free on rank 0's node, and UDP
-// and TCP must pass between the nodes (QUIC, and the bulk TCP path for
-// messages from 64 KiB).
+// and TCP must pass between the nodes (QUIC, and the bulk and eager TCP
+// connections).
+//
+// Package ladder (nexar-live ladder) measures what a message costs at each
+// layer, from raw sockets up to this package's timing, between two
+// processes.
 package live

@@ -49,6 +49,14 @@
 // control stream is long-lived, carries nothing that can wait, and has the
 // highest priority; small messages come next, large ones share the rest.
 //
+// A small message (up to 16 KiB) is handed to quic-go by the goroutine
+// that calls Isend (TryWriteAll copies it, quic-go's own goroutines send
+// it), so that the send costs no goroutine of its own and is complete when
+// Isend returns; only a write that flow control would hold up waits on a
+// goroutine. The receiver completes a receive as soon as its payload is in
+// and checks the end of the stream afterwards, so that a receive never
+// waits for a FIN that came in a later packet.
+//
 // Matching is by (source, tag), first in first out, without sequence
 // numbers: the sender opens its streams in Isend order (a per-peer opener
 // keeps that order when the stream limit makes it wait), QUIC hands them to
@@ -72,9 +80,10 @@
 // connection of its pair. The QUIC side stays the control plane: the
 // sender's stream carries only a request to send, the receiver answers
 // with a clear-to-send frame once it has a buffer for the payload, and only
-// then does the payload go on TCP. One QUIC round trip more per bulk
-// message, and the single TCP byte stream of a pair never carries a
-// payload nobody is ready for. The one-way time of a message on each path
+// then does the payload go on TCP. The clear-to-send travels on the eager
+// connection (below), TCP as well: the rendezvous costs a QUIC latency and
+// a TCP one per bulk message, and the single TCP byte stream of a pair
+// never carries a payload nobody is ready for. The one-way time of a message on each path
 // (BenchmarkCrossover) crosses between 8 and 16 KiB on loopback, hence
 // DefaultBulkThreshold; the crossover belongs in each site's tuning table
 // ([transport] bulk_threshold, which nexar-sim derives from a scenario's
@@ -87,6 +96,25 @@
 // crypto/tls would copy every byte into and out of its record buffers. On
 // the development machine that moves 1.2-1.35 times as much as crypto/tls
 // did. Config.TrustedNetwork sends plaintext instead.
+//
+// # The eager path
+//
+// Beside the bulk connection every pair opens an eager connection, a
+// second TCP connection authenticated and sealed as the bulk one, that
+// carries only small frames. A rank configured with Config.EagerThreshold
+// sends every message to such a peer on TCP, as MPI's eager and rendezvous
+// protocols do: a message below the threshold at once, header and payload
+// together, on the eager connection; a larger one by rendezvous (request
+// and clear-to-send on the eager connection, payload on the bulk one). The
+// kernel's TCP costs a few microseconds a message between processes where
+// quic-go costs tens. QUIC stays the default for small messages, as in
+// nexar. A small message never waits behind a bulk payload (it is not on
+// that byte stream), a rank's messages to a peer all travel on one ordered
+// channel (so matching stays first in first out), and unexpected eager
+// messages are bounded by credit the receiver grants from its
+// MaxUnexpected budget (eager.go). The threshold belongs in the tuning
+// table ([transport] eager_threshold; nexar-sim derives it where the
+// scenario's [network.transport] gives the receiver's copy bandwidth).
 //
 // # Security
 //

@@ -20,6 +20,10 @@ import "fmt"
 //     the bulk connection, where it never waits for a receiver that is not
 //     ready.
 //
+// The clear-to-send of every bulk transfer travels on the eager connection,
+// also for a request that came on QUIC (a rank that does not send eagerly):
+// one TCP latency instead of a QUIC one per bulk message.
+//
 // Both travel on the one eager connection in Isend order, so that the
 // receiver matches a peer's messages of one tag first-in first-out, as it
 // does those of the QUIC streams (a rank sends to a peer either all on

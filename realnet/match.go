@@ -42,8 +42,7 @@ type inbound struct {
 	self   bool
 	// viaEager: the message came on the eager connection (eager.go): its
 	// payload was read with its header, and it is accounted in the
-	// sender's credit, not in the QUIC path's budget; for an rts, the
-	// clear-to-send goes back on the eager connection.
+	// sender's credit, not in the QUIC path's budget.
 	viaEager bool
 
 	// Under l.mu.
@@ -114,7 +113,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 		m.state = inMatched
 		dst := r.buf[:m.n]
 		if m.kind == kindRTS {
-			l.grantLocked(m.p, &grant{id: m.id, n: m.n, eager: m.viaEager, dst: dst, r: r})
+			l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: dst, r: r})
 			return nop
 		}
 		r.state = stIO
@@ -222,7 +221,7 @@ func (l *Link) startTempLocked(m *inbound, inline bool) func() {
 	m.data = make([]byte, m.n)
 	l.buffered += m.n
 	if m.kind == kindRTS {
-		l.grantLocked(m.p, &grant{id: m.id, n: m.n, eager: m.viaEager, dst: m.data, m: m})
+		l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: m.data, m: m})
 		return nop
 	}
 	return l.readLater(m, m.data, nil, inline)
@@ -270,7 +269,7 @@ func (l *Link) discardLocked(m *inbound) func() {
 	case inParked:
 		m.state = inMatched
 		if m.kind == kindRTS {
-			l.grantLocked(m.p, &grant{id: m.id, n: m.n, eager: m.viaEager})
+			l.grantLocked(m.p, &grant{id: m.id, n: m.n})
 			return nop
 		}
 		s := m.stream
@@ -334,7 +333,10 @@ func (l *Link) grantLocked(p *peer, g *grant) {
 		g.r.loc, g.r.grant = locGrant, g
 	}
 	p.grants.push(g)
-	if g.eager {
+	if p.eager != nil {
+		// On TCP, whichever way the request came: a few microseconds
+		// where QUIC takes tens, and one channel for every grant, whose
+		// order the payloads follow.
 		p.queueEagerLocked(msgHeader{Kind: kindCTS, ID: g.id}, nil)
 		signal(p.eagerSig)
 		return

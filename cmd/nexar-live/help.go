@@ -34,8 +34,8 @@ Commands:
 
 Exit status: 0 on success; 1 when the run finished but some results were
 wrong (see the wrong column); 2 for bad input or usage, nothing run; 3 when
-a rank crashed, hung or failed (what was measured is in
-DIR/results.partial.csv).
+a rank crashed, hung or failed, 130 when interrupted (Ctrl-C, SIGTERM): what
+was measured is then in DIR/results.partial.csv.
 
 Scenario files are those of nexar-sim (see 'nexar-sim help'); a run of N
 ranks measures the sweeps' points of world = N and leaves the other world
@@ -118,7 +118,9 @@ the results.
 A rank that crashes, is killed or hangs is reported by rank, with the point
 it was in; the others are stopped (they notice a lost peer within a quarter
 of --timeout, at most 10s) and no process is left behind; the exit status
-is 3.
+is 3. Ctrl-C (or SIGTERM) interrupts every rank; rank 0 writes what was
+measured to DIR/results.partial.csv, ranks still running 5s later are
+killed, and the exit status is 130.
 
 Flags:
   --np N               number of ranks (required)
