@@ -120,7 +120,9 @@ it was in; the others are stopped (they notice a lost peer within a quarter
 of --timeout, at most 10s) and no process is left behind; the exit status
 is 3. Ctrl-C (or SIGTERM) interrupts every rank; rank 0 writes what was
 measured to DIR/results.partial.csv, ranks still running 5s later are
-killed, and the exit status is 130.
+killed, and the exit status is 130. Each rank runs with GOMAXPROCS set to
+its share of the CPUs (at least 1), as MPI launchers bind ranks to cores,
+unless GOMAXPROCS is set in the environment.
 
 Flags:
   --np N               number of ranks (required)

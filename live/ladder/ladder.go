@@ -114,7 +114,9 @@ type Rung struct {
 // Report is a ladder's rungs in the order they were measured.
 type Report struct {
 	Options Options
-	Rungs   []Rung
+	// Procs is the GOMAXPROCS both processes ran with.
+	Procs int
+	Rungs []Rung
 }
 
 // rungDef is a rung to measure: the command the peer gets, and the
@@ -219,9 +221,18 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if opt.Profile != "" {
 		args = append(args, filepath.Join(opt.Profile, "peer.pprof"))
 	}
+	// The processes get what nexar-live run gives two ranks on this
+	// machine, unless GOMAXPROCS says otherwise.
+	if os.Getenv("GOMAXPROCS") == "" {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(live.RankProcs(2)))
+	}
 	pctx, kill := context.WithCancel(ctx)
 	defer kill()
 	cmd := opt.Peer(args)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0)))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -239,7 +250,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	context.AfterFunc(pctx, func() { cmd.Process.Kill() })
 	p := &peerConn{enc: json.NewEncoder(stdin), dec: json.NewDecoder(bufio.NewReader(stdout)), creds: creds}
 
-	rep := &Report{Options: opt}
+	rep := &Report{Options: opt, Procs: runtime.GOMAXPROCS(0)}
 	var todo []rungDef
 	for _, d := range defs {
 		if len(opt.Only) == 0 || slices.Contains(opt.Only, d.Key) {
@@ -315,7 +326,7 @@ func (r *Report) relate() {
 // best round and its ratio to the rung below.
 func (r *Report) WriteTable(w io.Writer) {
 	o := r.Options
-	fmt.Fprintf(w, "# nexar-live ladder: two processes on 127.0.0.1, %s, %d CPUs\n", runtime.Version(), runtime.NumCPU())
+	fmt.Fprintf(w, "# nexar-live ladder: two processes on 127.0.0.1, %s, %d CPUs, GOMAXPROCS %d\n", runtime.Version(), runtime.NumCPU(), r.Procs)
 	fmt.Fprintf(w, "# latency: 8 B one way = half the median of %d round trips (after %d); harness rungs: nexar-live's own time, median of %d iterations\n",
 		o.Rounds, o.Warmup, o.Iters)
 	fmt.Fprintf(w, "# bandwidth: %d B one way then a 1 B acknowledgement, median of %d transfers\n", o.BWBytes, o.BWRounds)
