@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -75,9 +76,11 @@ type starter struct {
 	// margin is by how much the last instant this rank got arrived ahead
 	// of it, in ns (negative: after it).
 	margin int64
-	// spin is how long before an instant the wait stops sleeping;
-	// oversleep is the running average of how late sleeps woke, in ns.
-	spin, oversleep int64
+	// spin is how long before an instant the wait stops sleeping, in ns;
+	// overs are how late the last sleeps woke (a ring of spinWindow).
+	spin  int64
+	overs []int64
+	next  int
 }
 
 func (s *starter) link() algos.Link {
@@ -249,10 +252,11 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 }
 
 // waitUntil waits for the local clock to reach t and reports whether it
-// woke after t. It sleeps until s.spin before t, then spins (ranks may
-// outnumber cores: the spin is kept short, so that a spinning rank does
-// not hold a core another rank needs for long), and adjusts s.spin to
-// twice the average oversleep, within [minSpin, maxSpin].
+// woke after t. It sleeps until s.spin before t, then spins, and sets
+// s.spin to cover all but the latest tenth of the last spinWindow wakes
+// (plus a tenth), within [minSpin, maxSpin]: a wake's lateness has a long
+// tail on a busy machine, and a spinning rank holds a core that another
+// rank (ranks may outnumber cores) or process may need.
 func (s *starter) waitUntil(t int64) (late bool) {
 	if s.spin == 0 {
 		s.spin = 4 * minSpin
@@ -261,9 +265,8 @@ func (s *starter) waitUntil(t int64) (late bool) {
 	if wake > clock() {
 		sleepUntil(wake)
 		over := clock() - wake
-		s.oversleep += (over - s.oversleep) / 8
-		s.spin = min(max(2*s.oversleep, minSpin), maxSpin)
 		late = over > s.spin
+		s.learnOversleep(over)
 	}
 	for clock() < t {
 		// Spin without yielding: runtime.Gosched would wake an idle
@@ -271,6 +274,24 @@ func (s *starter) waitUntil(t int64) (late bool) {
 		// core taken from the other ranks.
 	}
 	return late
+}
+
+// spinWindow is the number of recent wakes the spin margin is set from.
+const spinWindow = 32
+
+// learnOversleep records how late a sleep woke and sets the spin margin
+// to the 90th percentile of the recent ones, plus a tenth.
+func (s *starter) learnOversleep(over int64) {
+	if len(s.overs) < spinWindow {
+		s.overs = append(s.overs, over)
+	} else {
+		s.overs[s.next] = over
+		s.next = (s.next + 1) % spinWindow
+	}
+	sorted := slices.Clone(s.overs)
+	slices.Sort(sorted)
+	q := sorted[len(sorted)*9/10]
+	s.spin = min(max(q+q/10, minSpin), maxSpin)
 }
 
 // barrier returns on every rank once every rank has called it: rank 0
