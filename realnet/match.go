@@ -55,12 +55,11 @@ type inbound struct {
 
 // grant is a bulk transfer the receiver has cleared to send.
 type grant struct {
-	id    uint64
-	n     int64
-	eager bool     // the rts came on the eager connection: so does the cts
-	dst   []byte   // where the payload goes; nil: discard it
-	r     *request // the receive to finish, or nil
-	m     *inbound // the unexpected message read into link memory, or nil
+	id  uint64
+	n   int64
+	dst []byte   // where the payload goes; nil: discard it
+	r   *request // the receive to finish, or nil
+	m   *inbound // the unexpected message read into link memory, or nil
 }
 
 func nop() {}
