@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/live/ladder"
 	"github.com/nexar-go/nexar-go/scenario"
 )
@@ -58,7 +60,10 @@ func ladderCmd(args []string, stdout, stderr io.Writer) int {
 		rep.WriteTable(stdout)
 	}
 	if err == nil && *csvFile != "" {
-		err = writeFileAtomic(*csvFile, rep.WriteCSV)
+		var b bytes.Buffer
+		if err = rep.WriteCSV(&b); err == nil {
+			err = atomicfile.WriteFile(*csvFile, b.Bytes())
+		}
 	}
 	switch {
 	case err == nil:
@@ -81,31 +86,4 @@ func ladderPeerCmd(args []string, stdout, stderr io.Writer) int {
 		return exitRanks
 	}
 	return exitOK
-}
-
-// writeFileAtomic writes a file through a temporary file beside it, so
-// that nothing half-written is left under its name.
-func writeFileAtomic(name string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(dirOf(name), ".nexar-*.tmp")
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	os.Chmod(f.Name(), 0o644)
-	return os.Rename(f.Name(), name)
-}
-
-func dirOf(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[:i+1]
-	}
-	return "."
 }
