@@ -51,9 +51,10 @@ func ExampleDerive() {
 
 // Derive the bulk threshold of realnet's two paths on loopback: QUIC at
 // 30 us and 1.65 Gbit/s, the bulk TCP connection at 10 us and 1.09 GB/s.
-// The bulk path pays a QUIC round trip before its payload, so it wins from
-// (30 us + 10 us) / (1/206 MB/s - 1/1.09 GB/s) = 10175 bytes; between the
-// swept 8 and 16 KiB the log-scale interpolation puts it at 10056.
+// The bulk path pays a rendezvous before its payload (a request on QUIC,
+// which the QUIC path's message costs too, and a clear-to-send on TCP), so
+// it wins from 2 x 10 us / (1/206 MB/s - 1/1.09 GB/s) = 5088 bytes; between
+// the swept 4 and 8 KiB the log-scale interpolation puts it at 4977.
 func ExampleDeriveTransport() {
 	tr := &scenario.Transport{QUICLatency: 30 * sim.Microsecond, QUICBandwidth: 1.65e9 / 8, BulkLatency: 10 * sim.Microsecond, BulkBandwidth: 1.09e9}
 	x, err := derive.DeriveTransport(tr, nil)
@@ -68,9 +69,9 @@ func ExampleDeriveTransport() {
 	}
 	fmt.Printf("bulk_threshold = %d (between %d and %d)\n", x.Threshold, x.Lo, x.Hi)
 	// Output:
-	//   4096 bytes: quic  49.9 us, bulk  73.8 us
-	//   8192 bytes: quic  69.7 us, bulk  77.5 us
-	//  16384 bytes: quic 109.4 us, bulk  85.0 us
-	//  32768 bytes: quic 188.9 us, bulk 100.1 us
-	// bulk_threshold = 10057 (between 8192 and 16384)
+	//   4096 bytes: quic  49.9 us, bulk  53.8 us
+	//   8192 bytes: quic  69.7 us, bulk  57.5 us
+	//  16384 bytes: quic 109.4 us, bulk  65.0 us
+	//  32768 bytes: quic 188.9 us, bulk  80.1 us
+	// bulk_threshold = 4978 (between 4096 and 8192)
 }

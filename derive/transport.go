@@ -74,7 +74,7 @@ const maxTransfer = 24 * 3600 * sim.Second
 const (
 	tagData     algos.Tag = iota + 1 // a message on its QUIC stream
 	tagRTS                           // request to send, on a QUIC stream
-	tagCTS                           // clear to send, on the control stream
+	tagCTS                           // clear to send, on the eager TCP connection
 	tagBulk                          // the payload on the bulk TCP connection
 	tagEager                         // an eager message, on the eager TCP connection
 	tagEagerRTS                      // request to send, on the eager connection
@@ -88,11 +88,12 @@ const (
 // On the QUIC path the message is one transfer on the QUIC link. On the
 // bulk path it is realnet's protocol: the sender announces the message on
 // QUIC (a request to send), the receiver, its receive posted, answers on
-// QUIC (clear to send), and only then does the payload go on the bulk link.
-// So the bulk path costs 2 quic_latency + bulk_latency + m/bulk_bandwidth
-// against quic_latency + m/quic_bandwidth, and the two cross at
-// (quic_latency + bulk_latency) / (1/quic_bandwidth - 1/bulk_bandwidth) if
-// the bulk link is the faster per byte. The headers realnet puts in front
+// TCP (clear to send, on the eager connection), and only then does the
+// payload go on the bulk link. So the bulk path costs quic_latency +
+// 2 bulk_latency + m/bulk_bandwidth against quic_latency +
+// m/quic_bandwidth, and the two cross at 2 bulk_latency /
+// (1/quic_bandwidth - 1/bulk_bandwidth) if the bulk link is the faster per
+// byte. The headers realnet puts in front
 // of each message, a few dozen bytes, are left out: at QUIC's rate they
 // cost a fraction of a microsecond, beside latencies of tens.
 func DeriveTransport(tr *scenario.Transport, sizes []int) (*Transport, error) {
@@ -217,24 +218,37 @@ func recvQUIC(ctx context.Context, l algos.Link, n int) error {
 	return algos.Recv(ctx, l, 0, tagData, device.Phantom(n))
 }
 
+// sendBulk and recvBulk are realnet's bulk path: a request to send on
+// QUIC, the clear-to-send, then the payload on the bulk connection.
 func sendBulk(ctx context.Context, l algos.Link, n int) error {
-	if err := algos.Send(ctx, l, 1, tagRTS, device.Phantom(0)); err != nil {
+	return sendByRendezvous(ctx, l, n, tagRTS, tagCTS)
+}
+
+func recvBulk(ctx context.Context, l algos.Link, n int) error {
+	return recvByRendezvous(ctx, l, n, tagRTS, tagCTS)
+}
+
+// sendByRendezvous sends n bytes on the bulk connection once the receiver
+// has answered the request to send (tag rts) with a clear-to-send (cts).
+func sendByRendezvous(ctx context.Context, l algos.Link, n int, rts, cts algos.Tag) error {
+	if err := algos.Send(ctx, l, 1, rts, device.Phantom(0)); err != nil {
 		return err
 	}
-	if err := algos.Recv(ctx, l, 1, tagCTS, device.Phantom(0)); err != nil {
+	if err := algos.Recv(ctx, l, 1, cts, device.Phantom(0)); err != nil {
 		return err
 	}
 	return algos.Send(ctx, l, 1, tagBulk, device.Phantom(n))
 }
 
-func recvBulk(ctx context.Context, l algos.Link, n int) error {
-	// realnet posts the payload's receive, then grants the request: the
-	// receive is ready before the payload can arrive.
+// recvByRendezvous is the receiver's side: realnet posts the payload's
+// receive, then grants the request, so the receive is ready before the
+// payload can arrive.
+func recvByRendezvous(ctx context.Context, l algos.Link, n int, rts, cts algos.Tag) error {
 	payload := l.Irecv(0, tagBulk, device.Phantom(n))
-	if err := algos.Recv(ctx, l, 0, tagRTS, device.Phantom(0)); err != nil {
+	if err := algos.Recv(ctx, l, 0, rts, device.Phantom(0)); err != nil {
 		return err
 	}
-	if err := algos.Send(ctx, l, 0, tagCTS, device.Phantom(0)); err != nil {
+	if err := algos.Send(ctx, l, 0, cts, device.Phantom(0)); err != nil {
 		return err
 	}
 	return l.Wait(ctx, payload)
@@ -259,24 +273,11 @@ func recvEager(ctx context.Context, l algos.Link, n int) error {
 // mode: request and clear-to-send on the eager connection, the payload on
 // the bulk one.
 func sendRendezvous(ctx context.Context, l algos.Link, n int) error {
-	if err := algos.Send(ctx, l, 1, tagEagerRTS, device.Phantom(0)); err != nil {
-		return err
-	}
-	if err := algos.Recv(ctx, l, 1, tagEagerCTS, device.Phantom(0)); err != nil {
-		return err
-	}
-	return algos.Send(ctx, l, 1, tagBulk, device.Phantom(n))
+	return sendByRendezvous(ctx, l, n, tagEagerRTS, tagEagerCTS)
 }
 
 func recvRendezvous(ctx context.Context, l algos.Link, n int) error {
-	payload := l.Irecv(0, tagBulk, device.Phantom(n))
-	if err := algos.Recv(ctx, l, 0, tagEagerRTS, device.Phantom(0)); err != nil {
-		return err
-	}
-	if err := algos.Send(ctx, l, 0, tagEagerCTS, device.Phantom(0)); err != nil {
-		return err
-	}
-	return l.Wait(ctx, payload)
+	return recvByRendezvous(ctx, l, n, tagEagerRTS, tagEagerCTS)
 }
 
 // twoPaths is a sim.Model of a pair of ranks joined by realnet's links: the
@@ -304,7 +305,7 @@ func (n *twoPathNet) Post(m *sim.Message) {
 	switch m.Tag {
 	case tagBulk:
 		n.bulk.Post(m)
-	case tagEager, tagEagerRTS, tagEagerCTS:
+	case tagCTS, tagEager, tagEagerRTS, tagEagerCTS:
 		n.eager.Post(m)
 	default:
 		n.quic.Post(m)

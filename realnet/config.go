@@ -67,7 +67,8 @@ type Config struct {
 // DefaultBulkThreshold is the default of Config.BulkThreshold: from 16 KiB
 // on, the TCP path moves a message sooner than QUIC on loopback despite the
 // extra round trip of its rendezvous (BenchmarkCrossover puts the crossover
-// between 8 and 16 KiB on the development machine; see doc.go). It belongs
+// near 8 KiB on the development machine, between 4 and 16 KiB over runs;
+// see doc.go). It belongs
 // in the tuning table of each site, with the other crossovers.
 const DefaultBulkThreshold = 16 << 10
 

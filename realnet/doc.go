@@ -83,9 +83,11 @@
 // then does the payload go on TCP. The clear-to-send travels on the eager
 // connection (below), TCP as well: the rendezvous costs a QUIC latency and
 // a TCP one per bulk message, and the single TCP byte stream of a pair
-// never carries a payload nobody is ready for. The one-way time of a message on each path
-// (BenchmarkCrossover) crosses between 8 and 16 KiB on loopback, hence
-// DefaultBulkThreshold; the crossover belongs in each site's tuning table
+// never carries a payload nobody is ready for. The one-way time of a
+// message on each path (BenchmarkCrossover) crosses between 4 and 16 KiB
+// over runs on loopback (near 8 KiB; 8-16 KiB while the clear-to-send still
+// took QUIC), hence DefaultBulkThreshold, where the bulk path wins in every
+// run; the crossover belongs in each site's tuning table
 // ([transport] bulk_threshold, which nexar-sim derives from a scenario's
 // [network.transport] and Config.ApplyTuning reads).
 //

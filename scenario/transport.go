@@ -21,9 +21,9 @@ import (
 //	copy_bandwidth = "10GB/s"      # optional: a receiver's memory copy
 //
 // A bulk message first asks permission over QUIC (realnet's request to
-// send, answered by a clear-to-send once the receiver has a buffer), and
-// only then goes on TCP: bulk_latency is the TCP connection's own latency,
-// and the derivation simulates the permission round trip on the QUIC path.
+// send, answered on TCP by a clear-to-send once the receiver has a buffer),
+// and only then goes on TCP: bulk_latency is the TCP connection's own
+// latency, and the derivation simulates the permission round trip.
 //
 // With copy_bandwidth, nexar-sim derives the eager threshold too (realnet's
 // eager TCP path, [transport] eager_threshold): an eager message saves the
@@ -37,7 +37,7 @@ type Transport struct {
 	QUICLatency   sim.Time `json:"quic_latency_ps"`
 	QUICBandwidth float64  `json:"quic_bandwidth_bytes_per_s"`
 	// BulkLatency and BulkBandwidth are those of the bulk TCP connection,
-	// already open, without the permission round trip on QUIC.
+	// already open, without the permission round trip.
 	BulkLatency   sim.Time `json:"bulk_latency_ps"`
 	BulkBandwidth float64  `json:"bulk_bandwidth_bytes_per_s"`
 	// CopyBandwidth is the rate at which a receiver copies a buffered
@@ -61,7 +61,7 @@ func (t *Transport) Bulk() sim.AlphaBeta {
 var transportKeys = []KeyInfo{
 	{"quic_latency", true, `alpha of a message on its QUIC stream, one way: "30us"`},
 	{"quic_bandwidth", true, `QUIC's rate on one connection: "1.65Gbit/s"`},
-	{"bulk_latency", true, `alpha of the open bulk TCP connection, one way; the permission round trip over QUIC that precedes each bulk payload is simulated on the QUIC path, not included here: "10us"`},
+	{"bulk_latency", true, `alpha of the open bulk TCP connection, one way; the permission round trip that precedes each bulk payload (a request on QUIC, the answer on TCP) is simulated, not included here: "10us"`},
 	{"bulk_bandwidth", true, `the bulk TCP connection's rate (with TLS unless the network is trusted): "1.09GB/s"`},
 	{"copy_bandwidth", false, `a receiver's memory copy rate, for the eager threshold (an eager message that arrives before its receive is copied out of a buffer); without it no eager_threshold is derived: "10GB/s"`},
 }

@@ -118,7 +118,7 @@ func TestTransportThreshold(t *testing.T) {
 
 // TestTransportInScenarios checks that the study calibrated from realnet's
 // measurements derives a threshold where realnet measured the crossover
-// (between 8 and 16 KiB on loopback; realnet/doc.go).
+// (between 4 and 8 KiB on loopback; realnet/doc.go).
 func TestTransportInScenarios(t *testing.T) {
 	s, err := scenario.Load("../../scenarios/nexar-defaults-10gbe.toml")
 	if err != nil {
@@ -131,8 +131,8 @@ func TestTransportInScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Threshold <= 8<<10 || x.Threshold > 16<<10 {
-		t.Errorf("bulk threshold %d bytes, realnet measured 8-16 KiB", x.Threshold)
+	if x.Threshold <= 4<<10 || x.Threshold > 8<<10 {
+		t.Errorf("bulk threshold %d bytes, realnet measured 4-8 KiB", x.Threshold)
 	}
 	code, stdout, _ := nexarSim("list")
 	for _, k := range []string{"[network.transport]", "quic_latency", "quic_bandwidth", "bulk_latency", "bulk_bandwidth"} {
