@@ -148,7 +148,7 @@ func rungs(o Options) []rungDef {
 		lat("quic-msg", "raw quic-go, a stream per message", "quic-stream", command{Kind: kindQUICMsg}),
 		lat("realnet-quic", "realnet Send/Recv, QUIC path", "quic-msg", command{Kind: kindLink, Net: quicPath}),
 		lat("realnet-eager", "realnet Send/Recv, eager TCP path (TLS)", "tcp", command{Kind: kindLink, Net: eager}),
-		lat("realnet-bulk", "realnet Send/Recv, bulk path (rendezvous on QUIC, TLS)", "tcp", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
+		lat("realnet-bulk", "realnet Send/Recv, bulk path (request on QUIC, answer on TCP, TLS)", "tcp", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
 		harness("allreduce", "nexar-live allreduce 8 B, recursive_doubling, 2 ranks", "quic-msg",
 			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingStart}),
 		harness("allreduce-loop", "the same, --timing loop (mean of back-to-back iterations)", "quic-msg",
