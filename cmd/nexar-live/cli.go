@@ -17,6 +17,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/internal/cli"
+	"github.com/nexar-go/nexar-go/internal/nccltests"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
@@ -71,6 +72,9 @@ type measureFlags struct {
 func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.warmup, "warmup", live.DefaultWarmup, "untimed iterations before the timed ones (0: none)")
 	fs.IntVar(&m.iters, "iters", live.DefaultIters, "timed iterations per point")
+	fs.IntVar(&m.iters, "n", live.DefaultIters, "nccl-tests' name of --iters")
+	fs.IntVar(&m.warmup, "w", live.DefaultWarmup, "nccl-tests' name of --warmup")
+	fs.IntVar(&m.warmup, "warmup_iters", live.DefaultWarmup, "nccl-tests' name of --warmup")
 	fs.DurationVar(&m.minTime, "min-time", 0, "add timed iterations while a point's have taken less than this")
 	fs.IntVar(&m.maxIters, "max-iters", 1000, "at most this many timed iterations with --min-time")
 	fs.StringVar(&m.timing, "timing", string(live.TimingStart), `"start" (an agreed start per iteration, median) or "loop" (back to back after a barrier, mean, as nccl-tests)`)
@@ -191,15 +195,22 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
 	device := deviceFlag(fs)
+	var nf nccltests.Flags
+	nf.Register(fs, defaultNetwork, false)
 	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
+	fromFlags := len(pos) == 0 && len(nf.Given()) > 0
 	switch {
-	case len(pos) != 1:
-		return cmdline.UsageError(stderr, "run", "want one scenario file, got %d arguments", len(pos))
-	case *np < 1:
+	case len(pos) == 1 && len(nf.Given()) > 0:
+		return cmdline.UsageError(stderr, "run", "%s: a scenario file describes the sweep; leave out %s", pos[0], strings.Join(nf.Given(), ", "))
+	case len(pos) != 1 && !fromFlags:
+		return cmdline.UsageError(stderr, "run", "want one scenario file, or nccl-tests' flags such as -b 8 -e 64K -f 8; got %d arguments", len(pos))
+	case !flagGiven(fs, "np"):
 		return cmdline.UsageError(stderr, "run", "missing --np N (the number of ranks)")
+	case *np < 1:
+		return cmdline.UsageError(stderr, "run", "--np %d: want at least 1 rank", *np)
 	case *out == "":
 		return cmdline.UsageError(stderr, "run", "missing --out DIR")
 	case *emulate != "" && *device != live.DeviceHost:
@@ -216,7 +227,15 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
-	s, err := scenario.Load(pos[0])
+	var s *scenario.Scenario
+	if fromFlags {
+		file, err := writeFlagsScenario(&nf, *np, *out)
+		if err != nil {
+			return cmdline.UsageError(stderr, "run", "%v", err)
+		}
+		pos = []string{file}
+	}
+	s, err = scenario.Load(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage

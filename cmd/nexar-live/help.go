@@ -7,6 +7,7 @@ checks every result, and holds the measurements against the simulator.
 
 Usage:
   nexar-live run --np N SCENARIO.toml --out DIR [flags]
+  nexar-live run --np N -b 8 -e 128M -f 2 [-n 20 -w 5] --out DIR   (nccl-tests' flags)
   nexar-live worker SCENARIO.toml --out DIR [flags]     (one rank, under srun, torchrun, mpirun)
   nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]
   nexar-live calibrate [--model alpha-beta|loggp] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS...
@@ -15,6 +16,7 @@ Usage:
   nexar-live ca DIR
   nexar-live ladder [--only RUNGS] [--csv FILE]
   nexar-live help [COMMAND]
+  nexar-live --version
 
 Commands:
   run        start N ranks on this machine (or in one process over an emulated
@@ -42,8 +44,9 @@ ranks measures the sweeps' points of world = N and leaves the other world
 sizes out. Real runs always move and check real data, whatever a sweep's
 data key says.
 
-Example:
-  nexar-live run --np 4 scenarios/live-allreduce.toml --out live-out/
+Examples:
+  nexar-live run --np 4 live/examples/loopback-allreduce.toml --out live-out/
+  nexar-live run --np 2 -b 8 -e 64K -f 8 -n 5 -w 2 --out live-out/
 `
 
 const measureFlagsHelp = `  --warmup W           untimed iterations before the timed ones (default 5)
@@ -108,6 +111,7 @@ one block per collective and algorithm, and in DIR:
 
 var commandHelp = map[string]string{
 	"run": `Usage: nexar-live run --np N SCENARIO.toml --out DIR [flags]
+       nexar-live run --np N -b MIN -e MAX [-f FACTOR | -i STEP] --out DIR [flags]
 
 Starts N rank processes on 127.0.0.1 (this executable, as 'nexar-live
 worker'), joined over QUIC with mutual TLS from an ephemeral cluster CA,
@@ -134,9 +138,33 @@ Flags:
                        by up to about a millisecond on an idle Linux machine,
                        more on a loaded one: use latencies of milliseconds.
 ` + measureFlagsHelp + deviceFlagHelp + `
+Without a scenario file, nccl-tests' flags describe the sweep, measured
+with real data on N ranks as all_reduce_perf under mpirun -np N:
+  -b, --minbytes S     smallest size (default 32M); K, M, G are powers of
+                       1024 as in nccl-tests, and 8MiB, 1KB work too
+  -e, --maxbytes S     largest size (default 32M)
+  -f, --stepfactor F   multiply the size by F from one to the next
+  -i, --stepbytes S    or add S (default 1M, nccl-tests' default)
+  -n, --iters N        --iters; -w, --warmup_iters W: --warmup
+  -d, --datatype T     float (default), half, bfloat16, double, int8,
+                       uint8, int32, uint32, int64, uint64, a list or all
+  -o, --op OP          sum (default), prod, max, min, or all
+  -r, --root R         root rank of rooted collectives (default 0)
+  --collective C       all_reduce (default), all_gather, reduce_scatter,
+                       broadcast, reduce, alltoall, gather, scatter, sendrecv
+  --algorithms A,B     the algorithms to measure (default: all of the
+                       collective's that run on N ranks; 'nexar-sim list')
+  --latency D, --bandwidth B, --reduce-bandwidth B
+                       the alpha-beta model compare.csv predicts with
+                       (default 399us and 413MB/s, calibrated on loopback
+                       on a 2-core machine; 'nexar-live calibrate' fits yours)
+The scenario they describe is written to DIR/scenario.toml, which the
+ranks read, and which 'nexar-live run --np N DIR/scenario.toml' runs again.
+
 ` + outputHelp + `
-Example:
-  nexar-live run --np 4 scenarios/live-allreduce.toml --out live-out/
+Examples:
+  nexar-live run --np 4 live/examples/loopback-allreduce.toml --out live-out/
+  nexar-live run --np 2 -b 8 -e 64K -f 8 -n 5 -w 2 --out live-out/
   nexar-live run --np 6 --emulate latency=5ms,bandwidth=10MB/s slow.toml --out slow-out/
 `,
 	"worker": `Usage: nexar-live worker SCENARIO.toml --out DIR [flags]

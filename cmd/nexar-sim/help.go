@@ -52,12 +52,14 @@ Usage:
   nexar-sim run SCENARIO.toml --out DIR [--jobs N] [--shard I/N] [--trace POINT]
                                         [--trace-ranks R] [--trace-window T:T]
                                         [--links POINT] [--resume] [--no-plots] [--quiet]
+  nexar-sim run -b 8 -e 128M -f 2 --world 8 --out DIR   (nccl-tests' flags, no file)
   nexar-sim validate SCENARIO.toml...
   nexar-sim list
   nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT]
   nexar-sim merge --out DIR SHARD_DIR...
   nexar-sim calibrate [--model alpha-beta|loggp] [--algorithm A,B] [--out FILE.toml] LOGS...
   nexar-sim help [COMMAND]
+  nexar-sim --version
 
 Commands:
   run       simulate every point of a scenario; write results, figures, tuning table
@@ -84,6 +86,7 @@ Example:
 var commandHelp = map[string]string{
 	"calibrate": calibratecmd.Help("nexar-sim"),
 	"run": `Usage: nexar-sim run SCENARIO.toml --out DIR [flags]
+       nexar-sim run -b MIN -e MAX [-f FACTOR | -i STEP] --world N --out DIR [flags]
 
 Validates the scenario, then simulates each point (collective, algorithm
 variant, world size, message size, dtype) on all cores. Bad input writes
@@ -164,6 +167,36 @@ Flags:
   --no-plots       write no figures
   --quiet, -q      no progress on stderr
 
+Without a scenario file, nccl-tests' flags describe one sweep (as
+all_reduce_perf would run it under mpirun -np N), on an alpha-beta network
+(the default scenario's unless given):
+  -b, --minbytes S     smallest size (default 32M); K, M, G are powers of
+                       1024 as in nccl-tests, and 8MiB, 1KB work too
+  -e, --maxbytes S     largest size (default 32M)
+  -f, --stepfactor F   multiply the size by F from one to the next
+  -i, --stepbytes S    or add S (default 1M, nccl-tests' default)
+  -d, --datatype T     float (default), half, bfloat16, double, int8,
+                       uint8, int32, uint32, int64, uint64, a list (a,b)
+                       or all; nexar's names (f32, bf16) work too
+  -o, --op OP          sum (default), prod, max, min, or all (one sweep each)
+  -r, --root R         root rank of rooted collectives (default 0)
+  -c, --check 1        run with real data and check it (default 0: sizes
+                       only, data = "phantom")
+  -n, --iters N / -w, --warmup_iters N   taken, and changing nothing: the
+                       network draws no random numbers and keeps no state
+                       from one iteration to the next
+  --world N            ranks: 8, a list 2,4,8, or a range 2..64 x2 (required)
+  --collective C       all_reduce (default), all_gather, reduce_scatter,
+                       broadcast, reduce, alltoall, gather, scatter,
+                       sendrecv (nccl-tests' or nexar's names)
+  --algorithms A,B     the collective's algorithms to run (default: all of
+                       them that run at every --world; see 'nexar-sim list')
+  --latency D, --bandwidth B, --reduce-bandwidth B
+                       the network (default 5us, 12.5GB/s, 25GB/s)
+The run writes the scenario the flags describe into DIR/` + flagsScenarioFile + `:
+'nexar-sim run DIR/` + flagsScenarioFile + `' runs it again, and it is where to start
+a richer study (topologies, faults, several sweeps).
+
 links.csv has one row per point asked (in results.csv's order, each once)
 and directed link of the topology ("dev0->switch"; idle links too, so
 that rows line up across points):
@@ -199,6 +232,8 @@ Example scenario:
 ` + exampleScenario + `
 Examples:
   nexar-sim run scenarios/scenarios.toml --out out/
+  nexar-sim run -b 1K -e 1M -f 4 --world 8,64 --out out/
+  nexar-sim run -b 8 -e 128M -f 2 --world 16 --algorithms ring,halving_doubling --out out/
   nexar-sim run study.toml --out out/ --trace allreduce:ring:8:8MiB
   nexar-sim run fattree.toml --out out/ --links alltoall:pairwise:64:1MiB
   nexar-sim run big.toml --out shard3/ --shard 3/8    # e.g. SLURM_ARRAY_TASK_ID=3

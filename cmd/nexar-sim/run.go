@@ -136,13 +136,17 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	traceLimit := fs.String("trace-limit", "", "largest trace file")
 	var links []string
 	fs.Func("links", "write the per-link account of a point", func(s string) error { links = append(links, s); return nil })
+	var nf ncclFlags
+	nf.register(fs)
 	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
 	if !ok {
 		return status
 	}
 	switch {
-	case len(pos) == 0:
-		return cmdline.UsageError(stderr, "run", "no scenario file given")
+	case len(pos) == 0 && !nf.given():
+		return cmdline.UsageError(stderr, "run", "no scenario file given; or describe a sweep with nccl-tests' flags, such as -b 8 -e 128M -f 2 --world 8")
+	case len(pos) == 1 && nf.given():
+		return cmdline.UsageError(stderr, "run", "%s: a scenario file describes the sweep; leave out %s", pos[0], strings.Join(nf.list(), ", "))
 	case len(pos) > 1:
 		return cmdline.UsageError(stderr, "run", "want one scenario file, got %d arguments: %s", len(pos), strings.Join(pos, " "))
 	case *out == "":
@@ -154,10 +158,20 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
-	file := pos[0]
-	s, points, ok := load(file, stderr)
-	if !ok {
-		return exitUsage
+	var file string
+	var s *scenario.Scenario
+	var points []sweep.Point
+	var fromFlags []byte // the scenario the flags describe, written to DIR
+	if len(pos) == 1 {
+		file = pos[0]
+		if s, points, ok = load(file, stderr); !ok {
+			return exitUsage
+		}
+	} else {
+		file = filepath.Join(*out, flagsScenarioFile)
+		if s, points, fromFlags, err = nf.scenario(file, stderr); err != nil {
+			return cmdline.UsageError(stderr, "run", "%v", err)
+		}
 	}
 	topt, err := parseTraceOptions(*traceRanks, *traceWindow, *traceFormat, *traceLimit)
 	if err != nil {
@@ -300,6 +314,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	m.Rows = len(rows)
+	if fromFlags != nil {
+		if err := o.write(flagsScenarioFile, func(w io.Writer) error { _, err := w.Write(fromFlags); return err }); err != nil {
+			return fail(exitFailed, "%v", err)
+		}
+	}
 	if err := writeCSV(o, rows); err != nil {
 		return fail(exitFailed, "%v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Exit statuses every command shares.
@@ -40,6 +41,9 @@ func (p *Program) Run(args []string, stdout, stderr io.Writer, cmds map[string]C
 		return ExitOK
 	case "help":
 		return p.help(rest, stdout, stderr)
+	case "--version", "-version", "version":
+		fmt.Fprint(stdout, Version(p.Name))
+		return ExitOK
 	}
 	if c, ok := cmds[cmd]; ok {
 		return c(rest, stdout, stderr)
@@ -70,7 +74,7 @@ func (p *Program) UsageError(stderr io.Writer, cmd, format string, args ...any) 
 		prog += " " + cmd
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", prog, fmt.Sprintf(format, args...))
-	fmt.Fprintf(stderr, "Run '%s help %s' for usage.\n", p.Name, cmd)
+	fmt.Fprintf(stderr, "Run '%s' for usage.\n", strings.TrimSpace(p.Name+" help "+cmd))
 	return ExitUsage
 }
 

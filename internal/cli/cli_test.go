@@ -39,7 +39,8 @@ func TestProgram(t *testing.T) {
 		{[]string{"help", "go"}, ExitOK, "GO HELP\n", ""},
 		{[]string{"help", "stop"}, ExitUsage, "", "prog help: unknown command \"stop\" (want go)\nRun 'prog help help' for usage.\n"},
 		{[]string{"help", "go", "go"}, ExitUsage, "", "prog help: want at most one command, got 2 arguments\nRun 'prog help help' for usage.\n"},
-		{[]string{"stop"}, ExitUsage, "", "prog: unknown command \"stop\"\nRun 'prog help ' for usage.\n"},
+		{[]string{"stop"}, ExitUsage, "", "prog: unknown command \"stop\"\nRun 'prog help' for usage.\n"},
+		{[]string{"--version"}, ExitOK, Version("prog"), ""},
 		{[]string{"go", "x", "y"}, 7, "[x y]", ""},
 		{[]string{"go", "-h"}, ExitOK, "GO HELP\n", ""},
 	} {

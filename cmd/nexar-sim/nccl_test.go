@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// TestRunFromFlags runs a sweep of nccl-tests' flags, with no scenario
+// file: the run writes the scenario it made, which runs again to the same
+// results.
+func TestRunFromFlags(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := nexarSim("run", "-b", "1K", "-e", "1M", "-f", "4", "--world", "8", "--out", out, "-q", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := sweep.ReadCSV(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[int]bool{}
+	for _, r := range rows {
+		if r.World != 8 || r.Collective != "allreduce" {
+			t.Errorf("row %+v", r)
+		}
+		sizes[r.Bytes] = true
+	}
+	if len(sizes) != 6 {
+		t.Errorf("sizes %v, want 1KiB..1MiB x4", sizes)
+	}
+	again := t.TempDir()
+	if code, _, stderr := nexarSim("run", filepath.Join(out, flagsScenarioFile), "--out", again, "-q", "--no-plots"); code != exitOK {
+		t.Fatalf("rerun: exit %d: %s", code, stderr)
+	}
+	data2, err := os.ReadFile(filepath.Join(again, "results.csv"))
+	if err != nil || string(data2) != string(data) {
+		t.Errorf("the written scenario gives other results (%v)", err)
+	}
+}
+
+func TestFlagsUsage(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.toml", good)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--out", dir}, "no scenario file given; or describe a sweep with nccl-tests' flags"},
+		{[]string{"run", file, "-b", "8", "--out", dir}, "leave out -b"},
+		{[]string{"run", "-b", "8", "--out", dir}, "missing --world"},
+		{[]string{"run", "-b", "8", "-e", "8", "--world", "0", "--out", dir}, "want at least 1 rank"},
+		{[]string{"run", "-b", "6", "-e", "6", "--world", "4", "--out", dir}, "-b/-e/-f/-i: 6: not a multiple of the f32 element size"},
+		{[]string{"run", "-b", "8", "-e", "8", "-f", "2", "-i", "4", "--world", "4", "--out", dir}, "both given"},
+	} {
+		code, _, stderr := nexarSim(tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %s; want %d with %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+	if code, stdout, _ := nexarSim("--version"); code != exitOK || !strings.HasPrefix(stdout, "nexar-sim (nexar-go") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
