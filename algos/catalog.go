@@ -126,6 +126,44 @@ func Register(c *Collective) {
 	catalogue[c.Name] = c
 }
 
+// RegisterAlgorithm adds a to the algorithms of the collective called
+// collective, after those already there: the way a package outside this
+// one, a user's module, adds its own algorithm, which scenarios then name,
+// nexar-sim runs and lists and nexar-live measures. It fails if the
+// collective is unknown, if a lacks a name or a Run, or if one of its names
+// (name, SMPI name, aliases) is taken in the collective. Call it before
+// anything reads the catalogue: from an init function or at the start of
+// main, before nexarsim.Main or nexarlive.Main.
+func RegisterAlgorithm(collective string, a *Algorithm) error {
+	c, err := Lookup(collective)
+	if err != nil {
+		return err
+	}
+	if a.Name == "" || a.Run == nil {
+		return fmt.Errorf("algos: an algorithm of %s needs a Name and a Run", collective)
+	}
+	for _, n := range a.Names() {
+		if n == "" || strings.ContainsAny(n, " ,:()") {
+			return fmt.Errorf("algos: %s algorithm name %q: want a name without spaces, commas, colons or parentheses", collective, n)
+		}
+		for _, b := range c.Algorithms {
+			if slices.Contains(b.Names(), n) {
+				return fmt.Errorf("algos: %s algorithm name %q is taken by %s", collective, n, b.Name)
+			}
+		}
+	}
+	c.Algorithms = append(c.Algorithms, a)
+	return nil
+}
+
+// MustRegisterAlgorithm is RegisterAlgorithm for init functions: it panics
+// on error.
+func MustRegisterAlgorithm(collective string, a *Algorithm) {
+	if err := RegisterAlgorithm(collective, a); err != nil {
+		panic(err)
+	}
+}
+
 // Lookup returns the collective called name.
 func Lookup(name string) (*Collective, error) {
 	if c, ok := catalogue[name]; ok {

@@ -23,4 +23,7 @@
 // Exit status: 0 on success, 1 when a simulation fails (deadlock, wrong
 // data), 2 for bad input or usage, in which case nothing is written, 130
 // when interrupted.
+//
+// The command is package nexarsim; this one only calls nexarsim.Main, as
+// a user's module with algorithms of its own does (docs/adding-an-algorithm.md).
 package main

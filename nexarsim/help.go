@@ -1,4 +1,4 @@
-package main
+package nexarsim
 
 import "github.com/nexar-go/nexar-go/internal/calibratecmd"
 

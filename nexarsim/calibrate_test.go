@@ -1,4 +1,4 @@
-package main
+package nexarsim
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // nexar-live does, and the scenario it writes runs.
 func TestCalibrate(t *testing.T) {
 	dir := t.TempDir()
-	logs := "../../calibrate/testdata/"
+	logs := "../calibrate/testdata/"
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -60,7 +60,7 @@ func TestCalibrateRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{oneSize}, "every sample is of one size (1 MiB, allreduce on 8 ranks): latency and bandwidth change its time alike"},
-		{[]string{"../../calibrate/testdata/osu-allreduce.log"}, "OSU logs do not say how many ranks ran"},
+		{[]string{"../calibrate/testdata/osu-allreduce.log"}, "OSU logs do not say how many ranks ran"},
 		{[]string{"--hold", "latency=fast", oneSize}, `--hold latency: `},
 		{[]string{"--hold", "lat=5us", oneSize}, "--hold lat: the alpha-beta model has no such parameter (want latency, bandwidth, reduce_bandwidth)"},
 		{[]string{"--model", "flow", oneSize}, `cannot calibrate model "flow"`},

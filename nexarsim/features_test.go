@@ -1,4 +1,4 @@
-package main
+package nexarsim
 
 import (
 	"bytes"
@@ -309,7 +309,7 @@ func TestDerivedTableWithinBudget(t *testing.T) {
 // TestScenariosDir checks that every scenario in scenarios/ validates and
 // says in a header comment what it studies, and runs the small ones.
 func TestScenariosDir(t *testing.T) {
-	files, err := filepath.Glob("../../scenarios/*.toml")
+	files, err := filepath.Glob("../scenarios/*.toml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}

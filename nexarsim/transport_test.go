@@ -1,4 +1,4 @@
-package main
+package nexarsim
 
 import (
 	"bytes"
@@ -120,7 +120,7 @@ func TestTransportThreshold(t *testing.T) {
 // measurements derives a threshold where realnet measured the crossover
 // (between 4 and 8 KiB on loopback; realnet/doc.go).
 func TestTransportInScenarios(t *testing.T) {
-	s, err := scenario.Load("../../scenarios/nexar-defaults-10gbe.toml")
+	s, err := scenario.Load("../scenarios/nexar-defaults-10gbe.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package nexarsim
 
 // processAlive cannot tell here: every owner is taken to be alive, so
 // that nothing of a running run is removed.

@@ -1,4 +1,4 @@
-package main
+package nexarsim
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
-const defaultScenario = "../../scenarios/scenarios.toml"
+const defaultScenario = "../scenarios/scenarios.toml"
 
 const good = `name = "cli"
 
