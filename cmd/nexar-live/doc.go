@@ -7,4 +7,7 @@
 //
 // Run 'nexar-live help' for the commands; package live has the library
 // and the documentation of cluster runs (Slurm, torchrun, mpirun).
+//
+// The command is package nexarlive; this one only calls nexarlive.Main, as
+// a user's module with algorithms of its own does (docs/adding-an-algorithm.md).
 package main

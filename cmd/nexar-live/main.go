@@ -1,7 +1,5 @@
 package main
 
-import "os"
+import "github.com/nexar-go/nexar-go/nexarlive"
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { nexarlive.Main() }

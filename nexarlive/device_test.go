@@ -1,4 +1,4 @@
-package main
+package nexarlive
 
 import (
 	"bytes"
@@ -61,8 +61,8 @@ func TestDeviceMissing(t *testing.T) {
 			env := c.env(t)
 			out := filepath.Join(t.TempDir(), "out")
 			for _, args := range [][]string{
-				{"run", "--np", "2", "--device", "cuda", "../../live/examples/loopback-ci.toml", "--out", out},
-				{"worker", "--device", "cuda", "../../live/examples/loopback-ci.toml", "--out", out},
+				{"run", "--np", "2", "--device", "cuda", "../live/examples/loopback-ci.toml", "--out", out},
+				{"worker", "--device", "cuda", "../live/examples/loopback-ci.toml", "--out", out},
 			} {
 				code, _, stderr := cliProcess(t, env, args...)
 				if code != exitUsage || !strings.Contains(stderr, "--device cuda: "+c.want) {

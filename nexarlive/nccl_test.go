@@ -1,4 +1,4 @@
-package main
+package nexarlive
 
 import (
 	"os"
@@ -34,7 +34,7 @@ func TestFlagsUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--np", "0", "-b", "8", "--out", "x"}, "--np 0: want at least 1 rank"},
-		{[]string{"run", "--np", "2", "-b", "8", "../../live/examples/loopback-ci.toml", "--out", "x"}, "leave out -b"},
+		{[]string{"run", "--np", "2", "-b", "8", "../live/examples/loopback-ci.toml", "--out", "x"}, "leave out -b"},
 		{[]string{"run", "--np", "2", "-b", "6", "-e", "6", "--out", "x"}, "-b/-e/-f/-i: 6: not a multiple"},
 		{[]string{"run", "--np", "2", "-d", "quad", "--out", "x"}, "-d quad"},
 	} {
@@ -62,7 +62,7 @@ func TestHelpExamplesExist(t *testing.T) {
 	for _, text := range texts {
 		for _, w := range strings.Fields(text) {
 			if (strings.HasPrefix(w, "live/") || strings.HasPrefix(w, "scenarios/")) && strings.HasSuffix(w, ".toml") {
-				if _, err := os.Stat(filepath.Join("../..", w)); err != nil {
+				if _, err := os.Stat(filepath.Join("..", w)); err != nil {
 					t.Errorf("help names %s: %v", w, err)
 				}
 			}

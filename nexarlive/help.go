@@ -1,4 +1,4 @@
-package main
+package nexarlive
 
 import "github.com/nexar-go/nexar-go/internal/calibratecmd"
 

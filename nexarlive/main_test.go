@@ -1,4 +1,4 @@
-package main
+package nexarlive
 
 import (
 	"bytes"
@@ -76,7 +76,7 @@ func TestRunAllreduce(t *testing.T) {
 	for _, np := range []int{2, 3, 4} {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
 			out := t.TempDir()
-			code, stdout, stderr := runCLI("run", "--np", strconv.Itoa(np), "../../live/examples/loopback-ci.toml",
+			code, stdout, stderr := runCLI("run", "--np", strconv.Itoa(np), "../live/examples/loopback-ci.toml",
 				"--out", out, "--warmup", "1", "--iters", "2", "--timeout", "30s")
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -125,9 +125,9 @@ func TestCalibrateLogs(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"../../calibrate/testdata/nccl-allreduce.log"}, "alpha  = 2.5 µs"},
-		{[]string{"--world", "4", "../../calibrate/testdata/osu-allreduce.log"}, "(1.2 GB/s)"},
-		{[]string{"--model", "loggp", "--world", "2", "--dtype", "u8", "../../calibrate/testdata/osu-bcast-full.log"}, "loggp model fitted to 9 samples"},
+		{[]string{"../calibrate/testdata/nccl-allreduce.log"}, "alpha  = 2.5 µs"},
+		{[]string{"--world", "4", "../calibrate/testdata/osu-allreduce.log"}, "(1.2 GB/s)"},
+		{[]string{"--model", "loggp", "--world", "2", "--dtype", "u8", "../calibrate/testdata/osu-bcast-full.log"}, "loggp model fitted to 9 samples"},
 	} {
 		out := filepath.Join(dir, "c.toml")
 		code, stdout, stderr := runCLI(append([]string{"calibrate", "--out", out}, c.args...)...)
@@ -139,7 +139,7 @@ func TestCalibrateLogs(t *testing.T) {
 			t.Errorf("%q: %v", c.args, err)
 		}
 	}
-	code, _, stderr := runCLI("calibrate", "../../calibrate/testdata/osu-allreduce.log")
+	code, _, stderr := runCLI("calibrate", "../calibrate/testdata/osu-allreduce.log")
 	if code != exitUsage || !strings.Contains(stderr, "give the world size") {
 		t.Errorf("OSU log without --world: exit %d, %s", code, stderr)
 	}
@@ -151,7 +151,7 @@ func TestRunAllreduceFull(t *testing.T) {
 		t.Skip("the full sweep runs with -full")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runCLI("run", "--np", "4", "../../live/examples/loopback-allreduce.toml",
+	code, stdout, stderr := runCLI("run", "--np", "4", "../live/examples/loopback-allreduce.toml",
 		"--out", out, "--warmup", "2", "--iters", "5")
 	t.Log(stdout)
 	if code != exitOK {
@@ -191,7 +191,7 @@ func TestWorkerTorchrun(t *testing.T) {
 	outputs := make([]bytes.Buffer, 2)
 	errs := make([]error, 2)
 	for r := range 2 {
-		cmd := exec.Command(exe, "worker", "../../live/examples/loopback-ci.toml", "--out", out, "--warmup", "1", "--iters", "1", "--timeout", "30s")
+		cmd := exec.Command(exe, "worker", "../live/examples/loopback-ci.toml", "--out", out, "--warmup", "1", "--iters", "1", "--timeout", "30s")
 		cmd.Env = append(append(os.Environ(), env...), "RANK="+strconv.Itoa(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+port)
 		cmd.Stdout, cmd.Stderr = &outputs[r], &outputs[r]
 		wg.Go(func() { errs[r] = cmd.Run() })
@@ -219,12 +219,12 @@ func TestUsage(t *testing.T) {
 	}{
 		{nil, exitUsage, "Usage:"},
 		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},
-		{[]string{"run", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "missing --np"},
+		{[]string{"run", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "missing --np"},
 		{[]string{"run", "--np", "4"}, exitUsage, "want one scenario file"},
-		{[]string{"run", "--np", "5", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "no sweep has world size 5"},
-		{[]string{"run", "--np", "2", "--iters", "0", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "--iters 0"},
-		{[]string{"run", "--np", "2", "--emulate", "latency=1ms", "../../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "latency and bandwidth are required"},
-		{[]string{"worker", "../../live/examples/loopback-ci.toml"}, exitUsage, "missing --out"},
+		{[]string{"run", "--np", "5", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "no sweep has world size 5"},
+		{[]string{"run", "--np", "2", "--iters", "0", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "--iters 0"},
+		{[]string{"run", "--np", "2", "--emulate", "latency=1ms", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "latency and bandwidth are required"},
+		{[]string{"worker", "../live/examples/loopback-ci.toml"}, exitUsage, "missing --out"},
 		{[]string{"help", "run"}, exitOK, "Usage: nexar-live run"},
 		{[]string{"run", "-h"}, exitOK, "Usage: nexar-live run"},
 	} {
@@ -248,7 +248,7 @@ func TestVerifyEmulated(t *testing.T) {
 		t.Skip("runs in real time")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runCLI("verify", "../../live/testdata/tuning-p3.toml", "--np", "3", "--emulate", "latency=2ms,bandwidth=20MB/s",
+	code, stdout, stderr := runCLI("verify", "../live/testdata/tuning-p3.toml", "--np", "3", "--emulate", "latency=2ms,bandwidth=20MB/s",
 		"--out", out, "--span", "3", "--warmup", "1", "--iters", "3")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -298,7 +298,7 @@ func TestPeer(t *testing.T) {
 		}
 	}
 	f.Close()
-	code, stdout, stderr := runCLI("peer", "--name", "ompi", file, "../../live/testdata/ompi-allreduce.log")
+	code, stdout, stderr := runCLI("peer", "--name", "ompi", file, "../live/testdata/ompi-allreduce.log")
 	if code != exitOK || !strings.Contains(stdout, "ompi time") || !strings.Contains(stdout, "    0.50") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package nexarlive
 
 import (
 	"bufio"
@@ -30,7 +30,7 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	out := t.TempDir()
 	// Many iterations per point: the run is still going when interrupted.
-	cmd := exec.Command(exe, "run", "--np", "3", "../../live/examples/loopback-ci.toml", "--out", out,
+	cmd := exec.Command(exe, "run", "--np", "3", "../live/examples/loopback-ci.toml", "--out", out,
 		"--warmup", "1", "--iters", "50", "--timeout", "30s", "--no-compare")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
