@@ -79,28 +79,31 @@ func (t *Table) Add(p sweep.Point, r Result) {
 	if p.Collective.Rooted {
 		root = p.Root
 	}
-	fmt.Fprintf(t.w, "%12d  %12d  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %6d\n",
-		r.Bytes, used(p), NCCLTypeName(p.DType), redop, root, formatMicros(r.Time), r.AlgBW, r.BusBW, r.Wrong)
+	// nccl-tests' widths and precisions: "%12li  %12li  %8s  %6s  %6i",
+	// then "  %7s  %6.2f  %6.2f  %5g" for the time, bandwidths and errors.
+	fmt.Fprintf(t.w, "%12d  %12d  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5g\n",
+		r.Bytes, used(p), NCCLTypeName(p.DType), redop, root, formatMicros(r.Time), r.AlgBW, r.BusBW, float64(r.Wrong))
 	t.wrong += max(r.Wrong, 0)
 	t.busbw += r.BusBW
 	t.lines++
 }
 
-// formatMicros writes a time in µs as nccl-tests does: two decimals while
-// they fit in seven characters.
+// formatMicros writes a time in µs as nccl-tests does, in seven
+// characters up to 10 s: two decimals below 100 µs, one below 10 ms, none
+// from there.
 func formatMicros(s float64) string {
 	us := s * 1e6
 	switch {
-	case us < 1e4:
+	case us < 100:
 		return fmt.Sprintf("%7.2f", us)
-	case us < 1e6:
+	case us < 1e4:
 		return fmt.Sprintf("%7.1f", us)
 	}
 	return fmt.Sprintf("%7.0f", us)
 }
 
 // Close prints the summary: the wrong elements in total and the average
-// bus bandwidth, as nccl-tests ends.
+// bus bandwidth, as nccl-tests ends (C's %g: six significant digits).
 func (t *Table) Close() {
 	status := "OK"
 	if t.wrong > 0 {
@@ -110,7 +113,7 @@ func (t *Table) Close() {
 	if t.lines > 0 {
 		avg = t.busbw / float64(t.lines)
 	}
-	fmt.Fprintf(t.w, "#\n# Out of bounds values : %d %s\n# Avg bus bandwidth    : %g\n#\n", t.wrong, status, avg)
+	fmt.Fprintf(t.w, "#\n# Out of bounds values : %d %s\n# Avg bus bandwidth    : %.6g\n#\n", t.wrong, status, avg)
 }
 
 // Wrong is the total of wrong elements printed so far.
