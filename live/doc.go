@@ -31,7 +31,7 @@
 //     parent-death signal).
 //   - Worker is one rank under any launcher: it reads rank, world size and
 //     rendezvous from the environment as realnet.LaunchFromEnv defines it
-//     (torchrun, Slurm, mpirun or nexar's own variables).
+//     (torchrun, Slurm, MPI launchers or nexar's own variables).
 //   - RunEmulated runs the ranks as goroutines of one process over an
 //     emulated network (realnet/simnetbw) in real time, to check on one
 //     machine what the simulator predicts for a slower network.

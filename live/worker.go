@@ -50,7 +50,7 @@ type WorkerConfig struct {
 
 // Worker runs one rank of a run under any launcher: it reads its rank,
 // the world size and the rendezvous from the environment as
-// realnet.LaunchFromEnv defines it (torchrun, Slurm, mpirun or nexar's
+// realnet.LaunchFromEnv defines it (torchrun, Slurm, MPI launchers or nexar's
 // own variables), joins the world over QUIC, measures the scenario's
 // points of that world size, and on rank 0 writes the results. It returns
 // rank 0's report (nil on other ranks).

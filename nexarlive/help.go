@@ -173,9 +173,14 @@ Runs one rank. Its rank, the world size and the rendezvous come from the
 environment, in this order of precedence:
 
   torchrun   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+  mpirun     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (Open MPI), and NEXAR_SEED
+  mpiexec    PMI_RANK, PMI_SIZE (MPICH, Intel MPI), and NEXAR_SEED
+  mpirun_rsh MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE (MVAPICH2), and NEXAR_SEED
   Slurm      SLURM_PROCID, SLURM_NTASKS, and NEXAR_SEED
-  mpirun     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, and NEXAR_SEED
   nexar      NEXAR_WORLD, NEXAR_SEED, NEXAR_RANK
+
+(an MPI launcher's variables win over Slurm's, which mpirun inside an
+allocation leaves from the srun that started its daemons)
 
 NEXAR_SEED (host:port) overrides MASTER_ADDR:MASTER_PORT; rank 0 hosts the
 rendezvous there. NEXAR_CA, NEXAR_CERT and NEXAR_KEY name the cluster CA

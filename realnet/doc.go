@@ -11,8 +11,9 @@
 // world through a seed (a rendezvous address every rank dials; the seed
 // assigns ranks or honours the ones the launcher gave, and tells everyone
 // where everyone is), then Connect builds the mesh and returns a Link.
-// LaunchFromEnv and Start read the conventions of torchrun, Slurm and
-// mpirun, so that clusters are launched by the scheduler they already have.
+// LaunchFromEnv and Start read the conventions of torchrun, Slurm and the
+// MPI launchers (Open MPI, MPICH, Intel MPI, MVAPICH2), so that clusters are
+// launched by the scheduler they already have.
 //
 // # The mesh
 //

@@ -12,7 +12,7 @@ import (
 // LaunchFromEnv reads what it leaves in the environment.
 type Launch struct {
 	// Launcher names the convention the values came from: "torchrun",
-	// "slurm", "mpirun" or "nexar".
+	// "mpirun", "mpiexec", "mpirun_rsh", "slurm" or "nexar".
 	Launcher string
 	// Rank is this process's rank, or -1 for one the seed assigns.
 	Rank  int
@@ -33,10 +33,12 @@ type Launch struct {
 // LaunchFromEnv reads a Launch from the environment through getenv
 // (os.Getenv in a real process). It recognises, in this order:
 //
-//	torchrun: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-//	Slurm:    SLURM_PROCID, SLURM_NTASKS, and NEXAR_SEED
-//	mpirun:   OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, and NEXAR_SEED
-//	nexar:    NEXAR_WORLD, NEXAR_SEED, and NEXAR_RANK if the rank is known
+//	torchrun:   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+//	mpirun:     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (Open MPI), and NEXAR_SEED
+//	mpiexec:    PMI_RANK, PMI_SIZE (MPICH, Intel MPI), and NEXAR_SEED
+//	mpirun_rsh: MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE (MVAPICH2), and NEXAR_SEED
+//	Slurm:      SLURM_PROCID, SLURM_NTASKS, and NEXAR_SEED
+//	nexar:      NEXAR_WORLD, NEXAR_SEED, and NEXAR_RANK if the rank is known
 //
 // NEXAR_SEED ("host:port") overrides MASTER_ADDR:MASTER_PORT. Rank 0 hosts
 // the seed when ranks are known; NEXAR_HOST_SEED=1 or 0 overrides that
@@ -60,17 +62,24 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 			}
 			la.Seed = net.JoinHostPort(host, port)
 		}
-	case getenv("SLURM_PROCID") != "" || getenv("SLURM_NTASKS") != "":
-		la.Launcher, rankVar, worldVar = "slurm", "SLURM_PROCID", "SLURM_NTASKS"
+	// An MPI launcher's variables come before Slurm's: mpirun and
+	// mpiexec inside a Slurm allocation start their daemons with srun, and
+	// the ranks inherit the daemons' SLURM_PROCID and SLURM_NTASKS.
 	case getenv("OMPI_COMM_WORLD_RANK") != "" || getenv("OMPI_COMM_WORLD_SIZE") != "":
 		la.Launcher, rankVar, worldVar = "mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"
+	case getenv("PMI_RANK") != "" || getenv("PMI_SIZE") != "":
+		la.Launcher, rankVar, worldVar = "mpiexec", "PMI_RANK", "PMI_SIZE"
+	case getenv("MV2_COMM_WORLD_RANK") != "" || getenv("MV2_COMM_WORLD_SIZE") != "":
+		la.Launcher, rankVar, worldVar = "mpirun_rsh", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"
+	case getenv("SLURM_PROCID") != "" || getenv("SLURM_NTASKS") != "":
+		la.Launcher, rankVar, worldVar = "slurm", "SLURM_PROCID", "SLURM_NTASKS"
 	case getenv("NEXAR_WORLD") != "":
 		la.Launcher, worldVar = "nexar", "NEXAR_WORLD"
 		if getenv("NEXAR_RANK") != "" {
 			rankVar = "NEXAR_RANK"
 		}
 	default:
-		return Launch{}, fmt.Errorf("realnet: no launcher environment (torchrun, Slurm, mpirun or NEXAR_WORLD)")
+		return Launch{}, fmt.Errorf("realnet: no launcher environment (torchrun, mpirun, mpiexec, Slurm or NEXAR_WORLD)")
 	}
 	var err error
 	if la.World, err = envInt(getenv, worldVar); err != nil {
@@ -131,6 +140,12 @@ func envInt(getenv func(string) string, name string) (int, error) {
 // tells the others the address it sees them at.
 func Start(ctx context.Context, la Launch, cfg Config) (*Link, error) {
 	if cfg.Credentials == nil {
+		for _, v := range []struct{ name, path, what string }{{"NEXAR_CA", la.CA, "the cluster CA's certificate"},
+			{"NEXAR_CERT", la.Cert, "this rank's certificate"}, {"NEXAR_KEY", la.Key, "this rank's key"}} {
+			if v.path == "" {
+				return nil, fmt.Errorf("realnet: %s is not set: it names the file of %s ('nexar-live ca DIR' makes the files and prints the exports)", v.name, v.what)
+			}
+		}
 		creds, err := LoadCredentials(la.CA, la.Cert, la.Key)
 		if err != nil {
 			return nil, err

@@ -82,3 +82,44 @@ func FuzzLaunchFromEnv(f *testing.F) {
 		}
 	})
 }
+
+// TestLaunchFromMPI: MPICH's and Intel MPI's PMI_RANK and PMI_SIZE, and
+// MVAPICH2's, are read; an MPI launcher's variables win over the
+// SLURM_PROCID its srun-started daemons leave to the ranks.
+func TestLaunchFromMPI(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  func(string) string
+		want Launch
+	}{
+		{"mpiexec", envOf("PMI_RANK", "3", "PMI_SIZE", "4", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "mpiexec", Rank: 3, World: 4, Seed: "h:1"}},
+		{"mpiexec inside slurm", envOf("PMI_RANK", "0", "PMI_SIZE", "8", "SLURM_PROCID", "1", "SLURM_NTASKS", "2", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "mpiexec", Rank: 0, World: 8, Seed: "h:1", HostSeed: true}},
+		{"open mpi inside slurm", envOf("OMPI_COMM_WORLD_RANK", "5", "OMPI_COMM_WORLD_SIZE", "8", "SLURM_PROCID", "1", "SLURM_NTASKS", "2", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "mpirun", Rank: 5, World: 8, Seed: "h:1"}},
+		{"mvapich2", envOf("MV2_COMM_WORLD_RANK", "1", "MV2_COMM_WORLD_SIZE", "2", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "mpirun_rsh", Rank: 1, World: 2, Seed: "h:1"}},
+	} {
+		got, err := LaunchFromEnv(c.env)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+	if _, err := LaunchFromEnv(envOf("PMI_RANK", "4", "PMI_SIZE", "4", "NEXAR_SEED", "h:1")); err == nil || !strings.Contains(err.Error(), "PMI_RANK=4") {
+		t.Errorf("a rank outside the world: %v", err)
+	}
+	if _, err := LaunchFromEnv(envOf("PMI_RANK", "0", "PMI_SIZE", "4")); err == nil || !strings.Contains(err.Error(), "NEXAR_SEED") {
+		t.Errorf("no seed: %v", err)
+	}
+}
+
+// TestStartNamesMissingCredentials: a worker without credentials is told
+// which variable to set, not "open : no such file or directory".
+func TestStartNamesMissingCredentials(t *testing.T) {
+	la := Launch{Launcher: "nexar", Rank: 0, World: 1, Seed: "127.0.0.1:0", HostSeed: true, Cert: "/c.pem", Key: "/k.pem"}
+	_, err := Start(t.Context(), la, Config{})
+	if err == nil || !strings.Contains(err.Error(), "NEXAR_CA is not set") {
+		t.Errorf("Start without NEXAR_CA: %v", err)
+	}
+}
