@@ -138,7 +138,11 @@ Flags:
   --jobs N         points run at once (default: the number of CPUs)
   --shard I/N      run only points I-1, I-1+N, I-1+2N, ... (from 0), for one
                    machine of N; the shard writes results.csv and
-                   manifest.json, and 'nexar-sim merge' joins the shards
+                   manifest.json, and 'nexar-sim merge' joins the shards.
+                   In a Slurm job array (sbatch --array=0-7) the default is
+                   the task's shard: SLURM_ARRAY_TASK_ID's place among
+                   SLURM_ARRAY_TASK_COUNT tasks (from SLURM_ARRAY_TASK_MIN,
+                   by SLURM_ARRAY_TASK_STEP)
   --trace POINT    also write the timeline of POINT (open it in
                    ui.perfetto.dev): POINT is a row number of results.csv
                    (from 0) or COLLECTIVE:ALGORITHM:WORLD:BYTES[:DTYPE], such
@@ -236,7 +240,8 @@ Examples:
   nexar-sim run -b 8 -e 128M -f 2 --world 16 --algorithms ring,halving_doubling --out out/
   nexar-sim run study.toml --out out/ --trace allreduce:ring:8:8MiB
   nexar-sim run fattree.toml --out out/ --links alltoall:pairwise:64:1MiB
-  nexar-sim run big.toml --out shard3/ --shard 3/8    # e.g. SLURM_ARRAY_TASK_ID=3
+  nexar-sim run big.toml --out shard3/ --shard 3/8
+  sbatch --array=0-7 --wrap 'nexar-sim run big.toml --out shard$SLURM_ARRAY_TASK_ID/'   # shards 1/8..8/8
 `,
 	"validate": `Usage: nexar-sim validate SCENARIO.toml...
 

@@ -69,3 +69,42 @@ func TestFlagsUsage(t *testing.T) {
 		t.Errorf("--version: exit %d, %q", code, stdout)
 	}
 }
+
+func TestShardFromSlurm(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, tc := range []struct {
+		env  func(string) string
+		want shard
+		err  string
+	}{
+		{env(), shard{1, 1}, ""},
+		{env("SLURM_ARRAY_TASK_ID", "0", "SLURM_ARRAY_TASK_COUNT", "8", "SLURM_ARRAY_TASK_MIN", "0"), shard{1, 8}, ""},
+		{env("SLURM_ARRAY_TASK_ID", "8", "SLURM_ARRAY_TASK_COUNT", "8", "SLURM_ARRAY_TASK_MIN", "1"), shard{8, 8}, ""},
+		{env("SLURM_ARRAY_TASK_ID", "4", "SLURM_ARRAY_TASK_COUNT", "8", "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_STEP", "2"), shard{3, 8}, ""},
+		{env("SLURM_ARRAY_TASK_ID", "3", "SLURM_ARRAY_TASK_COUNT", "4"), shard{4, 4}, ""},
+		{env("SLURM_ARRAY_TASK_ID", "4", "SLURM_ARRAY_TASK_COUNT", "4"), shard{}, "is not one of 4 tasks"},
+		{env("SLURM_ARRAY_TASK_ID", "x", "SLURM_ARRAY_TASK_COUNT", "4"), shard{}, "not a whole number"},
+	} {
+		got, err := shardFromSlurm(tc.env)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("got %v, %v; want %v, %q", got, err, tc.want, tc.err)
+		}
+	}
+	// A run in a job array takes its shard, which --shard overrides.
+	t.Setenv("SLURM_ARRAY_TASK_ID", "1")
+	t.Setenv("SLURM_ARRAY_TASK_COUNT", "2")
+	t.Setenv("SLURM_ARRAY_TASK_MIN", "0")
+	out := t.TempDir()
+	if code, _, stderr := nexarSim("run", "-b", "1K", "-e", "4K", "-f", "2", "--world", "4", "--algorithms", "ring", "--out", out, "--no-plots"); code != exitOK || !strings.Contains(stderr, "shard 2/2") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := nexarSim("run", "-b", "1K", "-e", "4K", "-f", "2", "--world", "4", "--algorithms", "ring", "--out", t.TempDir(), "--shard", "1/1", "--no-plots"); code != exitOK || strings.Contains(stderr, "shard") {
+		t.Errorf("--shard 1/1 in an array: exit %d: %s", code, stderr)
+	}
+}

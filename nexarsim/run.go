@@ -48,6 +48,48 @@ func parseShard(s string) (shard, error) {
 	return shard{i, n}, nil
 }
 
+// shardFromSlurm returns the shard of a task of a Slurm job array: task
+// SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT, whatever the array's
+// first index and step (--array=0-7, 1-8 or 0-14:2 give shards 1/8 to 8/8);
+// 1/1 outside an array.
+func shardFromSlurm(getenv func(string) string) (shard, error) {
+	id, count := getenv("SLURM_ARRAY_TASK_ID"), getenv("SLURM_ARRAY_TASK_COUNT")
+	if id == "" || count == "" {
+		return shard{1, 1}, nil
+	}
+	num := func(name, def string) (int, error) {
+		v := getenv(name)
+		if v == "" {
+			v = def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("%s=%q is not a whole number (or give --shard I/N)", name, v)
+		}
+		return n, nil
+	}
+	i, err := num("SLURM_ARRAY_TASK_ID", "")
+	if err != nil {
+		return shard{}, err
+	}
+	n, err := num("SLURM_ARRAY_TASK_COUNT", "")
+	if err != nil {
+		return shard{}, err
+	}
+	lo, err := num("SLURM_ARRAY_TASK_MIN", "0")
+	if err != nil {
+		return shard{}, err
+	}
+	step, err := num("SLURM_ARRAY_TASK_STEP", "1")
+	if err != nil {
+		return shard{}, err
+	}
+	if step < 1 || (i-lo)%step != 0 || (i-lo)/step >= n || i < lo || n < 1 {
+		return shard{}, fmt.Errorf("SLURM_ARRAY_TASK_ID=%d is not one of %d tasks from %d in steps of %d; give --shard I/N", i, n, lo, step)
+	}
+	return shard{(i-lo)/step + 1, n}, nil
+}
+
 // of returns the points of the shard, in order.
 func (s shard) of(points []sweep.Point) []sweep.Point {
 	var out []sweep.Point
@@ -157,6 +199,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	sh, err := parseShard(*shardFlag)
 	if err != nil {
 		return cmdline.UsageError(stderr, "run", "%v", err)
+	}
+	if *shardFlag == "" {
+		if sh, err = shardFromSlurm(os.Getenv); err != nil {
+			return cmdline.UsageError(stderr, "run", "%v", err)
+		}
 	}
 	var file string
 	var s *scenario.Scenario
