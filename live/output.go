@@ -184,7 +184,7 @@ func (r *recorder) writeComparison(cs []Comparison) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := ComparePlot(filepath.Join(r.out.Dir, ComparePlotFile), cs); err != nil {
+	if err := ComparePlot(filepath.Join(r.out.Dir, ComparePlotFile), CompareSubtitle(r.out.Scenario), cs); err != nil {
 		r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf("no comparison plot: %v", err))
 	}
 	return nil

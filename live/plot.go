@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/nexar-go/nexar-go/plots"
+	"github.com/nexar-go/nexar-go/scenario"
 )
 
 // The figures of this package: predicted against measured times
@@ -28,31 +29,6 @@ var (
 	colPredicted = color.NRGBA{0xD5, 0x5E, 0x00, 0xFF} // vermillion
 	colGrey      = color.NRGBA{0x7F, 0x7F, 0x7F, 0xFF}
 )
-
-// bytesTicks labels a log axis of message sizes at powers of two, every
-// step-th power so that labels do not collide.
-type bytesTicks struct{}
-
-func (bytesTicks) Ticks(lo, hi float64) []plot.Tick {
-	if lo <= 0 {
-		lo = 1
-	}
-	a, b := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
-	step := math.Max(1, math.Ceil((b-a)/8))
-	var ts []plot.Tick
-	for e := a; e <= b; e++ {
-		v := math.Exp2(e)
-		if v < lo || v > hi {
-			continue
-		}
-		t := plot.Tick{Value: v}
-		if math.Mod(e, step) == 0 {
-			t.Label = plots.FormatBytes(v)
-		}
-		ts = append(ts, t)
-	}
-	return ts
-}
 
 // secondsTicks labels a log axis of times at 1-2-5 steps.
 type secondsTicks struct{}
@@ -110,7 +86,7 @@ func newPanel(title, x, y string) *plot.Plot {
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = bytesTicks{}
+	p.X.Tick.Marker = plots.SizeTicks(6)
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
@@ -139,16 +115,31 @@ func line(p *plot.Plot, label string, xys plotter.XYs, c color.Color, dashed boo
 }
 
 // savePanels draws panels in a grid of cols columns into a PNG file,
-// written beside path and renamed into place.
-func savePanels(path string, panels []*plot.Plot, cols int) error {
+// written beside path and renamed into place, under subtitle (if not
+// "") wrapped to the figure's width.
+func savePanels(path, subtitle string, panels []*plot.Plot, cols int) error {
 	if len(panels) == 0 {
 		return fmt.Errorf("live: no data to plot for %s", path)
 	}
 	cols = min(cols, len(panels))
 	rows := (len(panels) + cols - 1) / cols
 	const w, h = 5 * vg.Inch, 3.6 * vg.Inch
-	img := vgimg.NewWith(vgimg.UseWH(w*vg.Length(cols), h*vg.Length(rows)), vgimg.UseDPI(110))
+	const margin = 6 * vg.Millimeter
+	width := w * vg.Length(cols)
+	var lines []string
+	var header vg.Length
+	sty := plots.SubtitleStyle()
+	if subtitle != "" {
+		lines = plots.WrapSubtitle(subtitle, width-2*margin)
+		header = vg.Length(len(lines))*sty.Height("Xg") + vg.Points(8)
+	}
+	img := vgimg.NewWith(vgimg.UseWH(width, h*vg.Length(rows)+header), vgimg.UseDPI(110))
 	dc := draw.New(img)
+	for i, l := range lines {
+		pt := vg.Point{X: width / 2, Y: dc.Max.Y - vg.Points(4) - vg.Length(i)*sty.Height("Xg")}
+		dc.FillText(sty, pt, l)
+	}
+	dc.Max.Y -= header
 	grid := make([][]*plot.Plot, rows)
 	for r := range grid {
 		grid[r] = make([]*plot.Plot, cols)
@@ -202,9 +193,10 @@ func writeFileAtomic(path string, data []byte) error {
 // ComparePlot draws, for each collective, world size and algorithm, the
 // measured time (solid, with the spread over iterations as error bars)
 // and the predicted time (dashed) against message size, and writes the
-// figure as a PNG at path. Points of zero bytes are left out (the axis is
-// logarithmic).
-func ComparePlot(path string, cs []Comparison) error {
+// figure as a PNG at path, subtitled with what was measured and the model
+// that predicts it (see CompareSubtitle). Points of zero bytes are left
+// out (the axis is logarithmic).
+func ComparePlot(path, subtitle string, cs []Comparison) error {
 	type key struct {
 		coll, alg string
 		world     int
@@ -256,7 +248,17 @@ func ComparePlot(path string, cs []Comparison) error {
 		}
 		panels = append(panels, p)
 	}
-	return savePanels(path, panels, 3)
+	return savePanels(path, subtitle, panels, 3)
+}
+
+// CompareSubtitle says what a comparison figure shows: the scenario
+// measured and the model, with its parameters, that predicted it.
+func CompareSubtitle(s *scenario.Scenario) string {
+	net := s.Network.Summary
+	if net == "" {
+		net = s.Network.Model
+	}
+	return fmt.Sprintf("measured: scenario %s · predicted: network %s", s.Name, net)
 }
 
 // VerifyPlot draws, for each checked crossover, the ratio of the two
@@ -320,5 +322,5 @@ func VerifyPlot(path string, checks []CrossoverCheck) error {
 		}
 		panels = append(panels, p)
 	}
-	return savePanels(path, panels, 2)
+	return savePanels(path, "", panels, 2)
 }

@@ -57,7 +57,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 			return exitRanks
 		}
-		if err := live.ComparePlot(filepath.Join(*out, live.ComparePlotFile), cs); err != nil {
+		if err := live.ComparePlot(filepath.Join(*out, live.ComparePlotFile), live.CompareSubtitle(s), cs); err != nil {
 			fmt.Fprintf(stderr, "nexar-live compare: no plot: %v\n", err)
 		}
 		fmt.Fprintf(stderr, "nexar-live compare: wrote %s and %s\n", filepath.Join(*out, live.CompareFile), filepath.Join(*out, live.ComparePlotFile))

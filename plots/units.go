@@ -85,6 +85,11 @@ func sig3(v float64) string {
 	return s
 }
 
+// SizeTicks returns the ticker of a log-scale axis of message sizes that
+// the figures of this package use, with about maxLabels labels, the first
+// and last power of two among them.
+func SizeTicks(maxLabels int) plot.Ticker { return bytesTicks{maxLabels: maxLabels} }
+
 // bytesTicks marks a log-scale size axis at powers of two and labels the
 // first and the last: every k-th power from one end to the other when
 // some k gives between half of maxLabels and maxLabels labels, else the
