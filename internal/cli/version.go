@@ -17,6 +17,11 @@ func Version(name string) string {
 	if !ok {
 		return name + " (nexar-go): no build information\n"
 	}
+	return versionOf(name, bi)
+}
+
+// versionOf is Version of the build bi describes.
+func versionOf(name string, bi *debug.BuildInfo) string {
 	settings := map[string]string{}
 	for _, s := range bi.Settings {
 		settings[s.Key] = s.Value
