@@ -196,7 +196,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
 	device := deviceFlag(fs)
 	var nf nccltests.Flags
-	nf.Register(fs, defaultNetwork, false)
+	nf.Register(fs, defaultNetwork, true) // -c is taken: real runs always check
 	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
 	if !ok {
 		return status

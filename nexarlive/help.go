@@ -150,6 +150,8 @@ with real data on N ranks as all_reduce_perf under mpirun -np N:
                        uint8, int32, uint32, int64, uint64, a list or all
   -o, --op OP          sum (default), prod, max, min, or all
   -r, --root R         root rank of rooted collectives (default 0)
+  -c, --check N        taken as nccl-tests users pass it: real runs always
+                       check every element
   --collective C       all_reduce (default), all_gather, reduce_scatter,
                        broadcast, reduce, alltoall, gather, scatter, sendrecv
   --algorithms A,B     the algorithms to measure (default: all of the

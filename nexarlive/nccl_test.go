@@ -14,7 +14,7 @@ func TestRunFromFlags(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := runCLI("run", "--np", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
+	code, stdout, stderr := runCLI("run", "--np", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "-c", "1",
 		"--algorithms", "ring,recursive_doubling", "--out", out, "--timeout", "30s")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

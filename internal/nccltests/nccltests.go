@@ -46,8 +46,7 @@ const (
 )
 
 // Register defines the flags on fs, with net as the network by default.
-// check says whether -c (check the data) is defined: nexar-live always
-// checks.
+// check says whether -c (check the data, into Check) is defined.
 func (f *Flags) Register(fs *flag.FlagSet, net Network, check bool) {
 	f.set = map[string]bool{}
 	f.Network = net
