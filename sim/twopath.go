@@ -7,25 +7,41 @@ import (
 )
 
 // TwoPaths is realnet's transport as a network model (model = "realnet",
-// read from [network.transport] and bulk_threshold): every rank reaches
-// every other by two paths, QUIC and a bulk TCP connection, each an
-// alpha-beta network with ports of its own (the bulk connection is a
-// connection beside the QUIC one, so the two paths' messages do not queue
-// behind each other). A message goes by its payload size:
+// read from [network.transport], bulk_threshold and eager_threshold):
+// every rank reaches every other by QUIC and by two TCP connections, the
+// bulk connection and the eager one, each path an alpha-beta network with
+// ports of its own (the connections are separate, so one path's messages
+// do not queue behind another's). The TCP connections share the bulk
+// path's figures (Bulk). A message goes by its payload size:
 //
-//   - Below BulkThreshold bytes, on QUIC, eagerly: its send completes as
-//     soon as it is posted (the stream buffers it) and it moves at once,
-//     to wait at the receiver for its receive.
-//   - From BulkThreshold on, on the bulk path, by rendezvous: a request to
-//     send goes on QUIC when the send is posted; once it has arrived and
-//     the receive is posted, a clear to send comes back on QUIC; then the
-//     payload goes on the bulk path, and the send completes on delivery.
-//     Each control message takes QUIC's latency (it carries no payload).
+//   - By default (EagerThreshold 0), below BulkThreshold bytes on QUIC,
+//     eagerly: its send completes as soon as it is posted (the stream
+//     buffers it) and it moves at once, to wait at the receiver for its
+//     receive. From BulkThreshold on, on the bulk connection by
+//     rendezvous: a request to send goes on QUIC when the send is posted
+//     (on the QUIC streams, in order with the sender's other messages);
+//     once it has arrived and the receive is posted, the clear to send
+//     comes back on the eager TCP connection; then the payload goes on the
+//     bulk connection, and the send completes on delivery.
+//   - With EagerThreshold > 0 (realnet's eager mode, the tuning table's
+//     [transport] eager_threshold), every message goes on TCP: below
+//     EagerThreshold eagerly on the eager connection, header and payload at
+//     once; from it on by rendezvous whose request and clear to send both
+//     travel on the eager connection and whose payload takes the bulk one.
+//     BulkThreshold then does not apply.
 //
-// So a live run on realnet can be predicted path by path, with each
-// path's own latency and bandwidth. BulkThreshold < 0 keeps every message
-// on QUIC (the tuning table's bulk_threshold = "never"). Reductions take
-// bytes/ReduceBandwidth of the rank's compute.
+// Each control message takes its path's latency (it carries no payload)
+// and holds no port. A one-way bulk message in the default mode costs
+// quic_latency + 2 bulk_latency + m/bulk_bandwidth, what derive weighs
+// for the bulk threshold. So a live run on realnet can be predicted path
+// by path, with each path's own latency and bandwidth. BulkThreshold < 0
+// keeps every message on QUIC (the tuning table's bulk_threshold =
+// "never"). Reductions take bytes/ReduceBandwidth of the rank's compute.
+//
+// Not modelled: the credit that bounds a receiver's unexpected eager
+// bytes (MaxUnexpected/(2(p-1)) per peer, far above the largest eager
+// threshold, so no message of a collective exceeds it), and the copy of an
+// eager message that arrives before its receive.
 type TwoPaths struct {
 	// QUIC and Bulk are the paths (keys quic_latency, quic_bandwidth,
 	// bulk_latency, bulk_bandwidth of [network.transport]).
@@ -33,6 +49,9 @@ type TwoPaths struct {
 	// BulkThreshold is the payload size from which messages take the bulk
 	// path (key "bulk_threshold"); negative: never.
 	BulkThreshold int
+	// EagerThreshold, when positive, sends every message on TCP: eagerly
+	// below it, by rendezvous from it on (key "eager_threshold"); 0: off.
+	EagerThreshold int
 	// ReduceBandwidth is 1/gamma (key "reduce_bandwidth"); 0 or +Inf
 	// makes reductions free.
 	ReduceBandwidth float64
@@ -60,48 +79,81 @@ func (tp TwoPaths) NewNetworkChecked(e *Engine) (Network, error) {
 	if tp.ReduceBandwidth < 0 || math.IsNaN(tp.ReduceBandwidth) {
 		return nil, errors.New("realnet: reduce bandwidth must be positive")
 	}
+	if tp.EagerThreshold < 0 {
+		return nil, fmt.Errorf("realnet: eager threshold %d is negative", tp.EagerThreshold)
+	}
 	paths := &twoPathNet{
 		quic:      tp.QUIC.NewNetwork(e).(*alphaBetaNet),
 		bulk:      tp.Bulk.NewNetwork(e).(*alphaBetaNet),
+		eager:     tp.Bulk.NewNetwork(e).(*alphaBetaNet),
 		threshold: tp.BulkThreshold,
+		eagerMode: tp.EagerThreshold > 0,
 		reduceBW:  tp.ReduceBandwidth,
 	}
 	limit := tp.BulkThreshold
-	if limit < 0 {
+	switch {
+	case paths.eagerMode:
+		limit = tp.EagerThreshold
+	case limit < 0:
 		limit = math.MaxInt
 	}
+	paths.threshold = limit
 	p := Protocol{Model: nil, EagerLimit: limit, EagerAtOnce: true, Handshake: Handshake{RTSCTS: true}}
 	return &protocolNet{wrapped: wrapped{paths}, p: p, e: e, ctl: paths, held: map[*Message]*rendezvous{}}, nil
 }
 
-// twoPathNet sends each message on the path its size chooses.
+// twoPathNet sends each message on the path its size chooses: from
+// threshold on the bulk connection, below it on the eager connection in
+// eager mode, else on QUIC.
 type twoPathNet struct {
-	quic, bulk *alphaBetaNet
-	threshold  int
-	reduceBW   float64
+	quic, bulk, eager *alphaBetaNet
+	threshold         int
+	eagerMode         bool
+	reduceBW          float64
 }
 
-func (n *twoPathNet) onBulk(m *Message) bool { return n.threshold >= 0 && m.Bytes >= n.threshold }
-
-func (n *twoPathNet) Post(m *Message) {
-	if n.onBulk(m) {
-		n.bulk.Post(m)
-		return
+func (n *twoPathNet) path(m *Message) *alphaBetaNet {
+	switch {
+	case m.Bytes >= n.threshold:
+		return n.bulk
+	case n.eagerMode:
+		return n.eager
 	}
-	n.quic.Post(m)
+	return n.quic
 }
+
+func (n *twoPathNet) Post(m *Message) { n.path(m).Post(m) }
 
 func (n *twoPathNet) Settle() {
 	n.quic.Settle()
 	n.bulk.Settle()
+	n.eager.Settle()
 }
 
-// ControlTime implements ControlTimer: control messages go on QUIC.
+// ControlTime implements ControlTimer: a control message on QUIC
+// (HandshakeTime says which control message takes which path).
 func (n *twoPathNet) ControlTime(m *Message) Time { return n.quic.ControlTime(m) }
+
+// HandshakeTime implements handshakeTimer: the clear to send travels on
+// the eager TCP connection, and in eager mode the request to send too;
+// otherwise the request travels on QUIC.
+func (n *twoPathNet) HandshakeTime(m *Message, clear bool) Time {
+	if clear || n.eagerMode {
+		return n.eager.ControlTime(m)
+	}
+	return n.quic.ControlTime(m)
+}
 
 func (n *twoPathNet) ReduceTime(_, bytes int) Time {
 	if n.reduceBW == 0 {
 		return 0
 	}
 	return TransferTime(bytes, n.reduceBW)
+}
+
+// handshakeTimer is implemented by networks whose request to send and
+// clear to send take different paths (realnet's): Protocol's handshake
+// asks it instead of ControlTimer.
+type handshakeTimer interface {
+	HandshakeTime(m *Message, clear bool) Time
 }

@@ -29,12 +29,13 @@ func TestTwoPaths(t *testing.T) {
 	if want := us(30) + sim.TransferTime(1000, 200e6); send != 0 || recv != want {
 		t.Errorf("1000 bytes: send %v, receive %v; want 0, %v", send, recv, want)
 	}
-	// From it: a request to send and a clear to send on QUIC (30 us
-	// each), then the payload on the bulk path: what derive's bulk
-	// threshold weighs, 2 quic_latency + bulk_latency + m/bulk_bandwidth.
+	// From it: a request to send on QUIC (30 us), a clear to send on the
+	// eager TCP connection (10 us), then the payload on the bulk path:
+	// what derive's bulk threshold weighs, quic_latency + 2 bulk_latency
+	// + m/bulk_bandwidth.
 	const n = 1 << 20
 	send, recv = oneWay(tp, n)
-	if want := us(70) + sim.TransferTime(n, 1e9); send != want || recv != want {
+	if want := us(50) + sim.TransferTime(n, 1e9); send != want || recv != want {
 		t.Errorf("1 MiB: send %v, receive %v; want %v", send, recv, want)
 	}
 	// The paths do not queue behind each other: a bulk message and a
@@ -53,12 +54,45 @@ func TestTwoPaths(t *testing.T) {
 	})
 	// Its receive is posted when the small one is in (30.5 us), after the
 	// request to send came (30 us): the clear to send leaves then.
-	if want := us(30.5) + us(40) + sim.TransferTime(n, 1e9); res.Finish[1] != want {
+	if want := us(30.5) + us(20) + sim.TransferTime(n, 1e9); res.Finish[1] != want {
 		t.Errorf("bulk message after a small one: done at %v, want %v", res.Finish[1], want)
 	}
 	// Never bulk.
-	tp.BulkThreshold = -1
-	if _, recv = oneWay(tp, n); recv != us(30)+sim.TransferTime(n, 200e6) {
+	never := tp
+	never.BulkThreshold = -1
+	if _, recv = oneWay(never, n); recv != us(30)+sim.TransferTime(n, 200e6) {
 		t.Errorf("never bulk: 1 MiB arrived at %v", recv)
+	}
+
+	// Eager mode: every message on TCP, below the eager threshold at once
+	// on the eager connection (the sender free at once), from it by
+	// rendezvous whose request and clear to send both take the eager
+	// connection; the bulk threshold no longer applies.
+	eager := tp
+	eager.EagerThreshold = 64 << 10
+	if send, recv = oneWay(eager, 32<<10); send != 0 || recv != us(10)+sim.TransferTime(32<<10, 1e9) {
+		t.Errorf("eager mode, 32 KiB: send %v, receive %v; want 0, %v", send, recv, us(10)+sim.TransferTime(32<<10, 1e9))
+	}
+	send, recv = oneWay(eager, n)
+	if want := us(30) + sim.TransferTime(n, 1e9); send != want || recv != want {
+		t.Errorf("eager mode, 1 MiB: send %v, receive %v; want %v", send, recv, want)
+	}
+	// The eager connection is a connection of its own: a small message
+	// does not wait behind a bulk payload of the same sender.
+	res = runModel(t, eager, 2, func(ctx context.Context, l algos.Link) error {
+		if l.Rank() == 0 {
+			return l.Wait(ctx, l.Isend(1, 0, l.Alloc(n)), l.Isend(1, 1, l.Alloc(100)))
+		}
+		payload := l.Irecv(0, 0, l.Alloc(n))
+		if err := algos.Recv(ctx, l, 0, 1, l.Alloc(100)); err != nil {
+			return err
+		}
+		if want := (us(10) + sim.TransferTime(100, 1e9)).Duration(); l.Now() != want {
+			t.Errorf("eager mode: small message beside a bulk one arrived at %v, want %v", l.Now(), want)
+		}
+		return l.Wait(ctx, payload)
+	})
+	if want := us(30) + sim.TransferTime(n, 1e9); res.Finish[1] != want {
+		t.Errorf("eager mode: bulk message beside a small one done at %v, want %v", res.Finish[1], want)
 	}
 }
