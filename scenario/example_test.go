@@ -112,7 +112,7 @@ func ExampleModels() {
 	// alpha-beta: latency bandwidth reduce_bandwidth overhead
 	// flow: topology placement placement_group send_slots recv_slots sharing reduce_bandwidth overhead
 	// loggp: latency overhead gap bandwidth reduce_bandwidth
-	// realnet: bulk_threshold reduce_bandwidth
+	// realnet: bulk_threshold eager_threshold reduce_bandwidth
 }
 
 func ExampleTopologies() {

@@ -142,9 +142,10 @@ var models = []modelSpec{
 		ModelInfo: ModelInfo{
 			Name: "realnet",
 			Summary: "realnet's transport, path by path: messages below bulk_threshold on QUIC (eager), larger ones by rendezvous " +
-				"(request and clear to send on QUIC) on the bulk TCP path; each path alpha-beta, from [network.transport]",
+				"(request on QUIC, clear to send on TCP) on the bulk TCP path; with eager_threshold every message on TCP; each path alpha-beta, from [network.transport]",
 			Keys: []KeyInfo{
 				{"bulk_threshold", false, `payload size from which messages take the bulk path, as the tuning table's [transport] bulk_threshold: "16KiB" (default, realnet's), or "never"`},
+				{"eager_threshold", false, `realnet's eager mode, as the tuning table's [transport] eager_threshold: every message on TCP, eagerly below this size, by rendezvous from it: "64KiB" (default 0: off)`},
 				keyReduceBandwidth,
 			},
 		},
@@ -320,6 +321,8 @@ func buildRealnet(t, _ *table) *builtModel {
 	} else if v >= 0 {
 		threshold = v
 	}
+	eager, good := t.size("eager_threshold")
+	ok = ok && good
 	if t.c.paths == nil {
 		if _, present := t.m["transport"]; !present {
 			t.errorf(joinPath(t.path, "model"), `model = "realnet" runs on realnet's two paths: add a [network.transport] table (quic_latency, quic_bandwidth, bulk_latency, bulk_bandwidth)`)
@@ -330,6 +333,6 @@ func buildRealnet(t, _ *table) *builtModel {
 		return nil
 	}
 	tr := t.c.paths
-	m := sim.TwoPaths{QUIC: tr.QUIC(), Bulk: tr.Bulk(), BulkThreshold: int(threshold), ReduceBandwidth: rbw}
+	m := sim.TwoPaths{QUIC: tr.QUIC(), Bulk: tr.Bulk(), BulkThreshold: int(threshold), EagerThreshold: int(max(eager, 0)), ReduceBandwidth: rbw}
 	return fixed(m, tr.BulkBandwidth)
 }

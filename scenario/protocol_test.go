@@ -167,6 +167,10 @@ bulk_bandwidth = "1.09GB/s"`
 	if err != nil || s.Network.Sim.(sim.TwoPaths).BulkThreshold != -1 {
 		t.Errorf("bulk_threshold = \"never\": %v, %v", err, s)
 	}
+	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `eager_threshold = "64KiB"`, 1), "")))
+	if err != nil || s.Network.Sim.(sim.TwoPaths).EagerThreshold != 64<<10 {
+		t.Errorf("eager_threshold = \"64KiB\": %v, %v", err, s)
+	}
 	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", "", 1), "")))
 	if err != nil || s.Network.Sim.(sim.TwoPaths).BulkThreshold != DefaultBulkThreshold {
 		t.Errorf("no bulk_threshold: %v, %v", err, s)
@@ -178,5 +182,9 @@ bulk_bandwidth = "1.09GB/s"`
 	_, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `bulk_threshold = "sometimes"`, 1), "")))
 	if err == nil || !strings.Contains(err.Error(), `r.toml:6: network.bulk_threshold: "sometimes" is not a size`) {
 		t.Errorf("bad bulk_threshold: %v", err)
+	}
+	_, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `eager_threshold = "often"`, 1), "")))
+	if err == nil || !strings.Contains(err.Error(), `r.toml:6: network.eager_threshold: "often" is not a size`) {
+		t.Errorf("bad eager_threshold: %v", err)
 	}
 }
