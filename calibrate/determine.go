@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -14,6 +15,10 @@ import (
 type finding struct {
 	param int
 	why   string
+	// unused is set for a parameter no prediction depends on: it is held,
+	// required or not, at its Default if it is optional, else where it
+	// is (its value changes nothing).
+	unused bool
 }
 
 // shares is, for each parameter, the largest part of a sample's
@@ -40,6 +45,21 @@ func (pr *problem) shares(sol *solution) []float64 {
 func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []finding, refusal string) {
 	spec := pr.spec
 	k := len(spec.Params)
+	// A parameter no prediction depends on (the QUIC path of realnet's
+	// eager mode, a rendezvous factor when every sample is eager) says
+	// nothing, and the model does not need it on these samples.
+	for j := range k {
+		if !held[j] && pr.unused(sol.jacobian, j) {
+			why := "no sample's prediction depends on it (the model does not use it for these samples and settings)"
+			if spec.Params[j].Symbol == "gamma" && !pr.reduces() {
+				why = "no sample reduces data"
+			}
+			found = append(found, finding{j, why, true})
+		}
+	}
+	if len(found) > 0 {
+		return found, ""
+	}
 	marked := make([]bool, k)
 	// Parameters whose derivatives point the same way move every
 	// prediction alike: only a combination of them is determined (beta
@@ -61,7 +81,7 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 		}
 		keep := a + b - hold
 		marked[hold] = true
-		found = append(found, finding{hold, fmt.Sprintf("%s and %s change every prediction alike on these samples, so only a combination of them is determined: "+
+		found = append(found, finding{param: hold, why: fmt.Sprintf("%s and %s change every prediction alike on these samples, so only a combination of them is determined: "+
 			"%s carries it (add algorithms or sizes that weigh them differently)", spec.Params[keep].Symbol, spec.Params[hold].Symbol, spec.Params[keep].Symbol)})
 	}
 	if len(found) > 0 {
@@ -89,7 +109,7 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 				}
 			}
 			if best >= 0 {
-				found = append(found, finding{best, fmt.Sprintf("so that %s, which the model needs, is determined: on these samples %s took its part", p.Symbol, spec.Params[best].Symbol)})
+				found = append(found, finding{param: best, why: fmt.Sprintf("so that %s, which the model needs, is determined: on these samples %s took its part", p.Symbol, spec.Params[best].Symbol)})
 			}
 			if len(found) > 0 {
 				return found, "" // and judge this one again
@@ -104,9 +124,20 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 			why = "it fitted to its bound: the samples give it no weight, or a negative value fitted them better"
 		}
 		marked[j] = true
-		found = append(found, finding{j, why})
+		found = append(found, finding{param: j, why: why})
 	}
 	return found, ""
+}
+
+// unused reports whether column j of the Jacobian is zero: no sample's
+// prediction moves with parameter j.
+func (pr *problem) unused(J *mat.Dense, j int) bool {
+	for i := range pr.samples {
+		if J.At(i, j) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // collinear returns the pairs of free parameters whose columns of the
@@ -192,8 +223,11 @@ func formatSize(n int) string { return plots.FormatBytes(float64(n)) }
 // formatValue writes a parameter's value for people: a duration, or a
 // bandwidth for PerByte ones.
 func formatValue(p Param, v float64) string {
-	if !p.PerByte {
-		return plots.FormatSeconds(v)
+	switch {
+	case p.Factor:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	case p.PerByte:
+		return formatRateHuman(v)
 	}
-	return formatRateHuman(v)
+	return plots.FormatSeconds(v)
 }

@@ -19,8 +19,14 @@ type Options struct {
 	Tuning *algos.Tuning
 	// Hold fixes parameters at the values given, by name or symbol
 	// ("latency", "bandwidth"; seconds, or seconds per byte for the
-	// PerByte ones): the fit determines the others.
+	// PerByte ones): the fit determines the others. It also gives the
+	// model's settings (thresholds, in bytes; -1 for "never"), which are
+	// held at their Default otherwise. With several models (SelectModel),
+	// a name applies to the models that have it.
 	Hold map[string]float64
+	// Folds is the number of parts SelectModel splits the samples into
+	// to measure each model's error on points it did not fit (default 5).
+	Folds int
 	// LeastSquares weighs every sample alike, as plain least squares on
 	// relative error does, instead of giving less weight to the samples
 	// the model cannot follow.
@@ -43,6 +49,15 @@ type Estimate struct {
 	Share float64
 }
 
+// SettingValue is a model's setting as a fit held it.
+type SettingValue struct {
+	Setting
+	Value int
+	// Given is set when Options.Hold gave the value (else it is the
+	// Default).
+	Given bool
+}
+
 // Fit is a calibrated model.
 type Fit struct {
 	Model *ModelSpec
@@ -50,6 +65,8 @@ type Fit struct {
 	// Values their values.
 	Estimates []Estimate
 	Values    []float64
+	// Settings are the model's settings, in the order of Model.Settings.
+	Settings []SettingValue
 	// Samples are the samples fitted, Predicted the model's time for
 	// each and Weights their weight in the fit (1 for all with
 	// Options.LeastSquares; less for samples the model does not follow).
@@ -64,7 +81,39 @@ type Fit struct {
 }
 
 // SimModel is the calibrated model.
-func (f *Fit) SimModel() sim.Model { return f.Model.Build(f.Values) }
+func (f *Fit) SimModel() sim.Model { return f.Model.Build(f.Values, settingValues(f.Settings)) }
+
+// settingValues are the values of settings.
+func settingValues(settings []SettingValue) []int {
+	out := make([]int, len(settings))
+	for i, s := range settings {
+		out[i] = s.Value
+	}
+	return out
+}
+
+// settingsOf resolves spec's settings: the value hold gives, else the
+// Default.
+func settingsOf(spec *ModelSpec, hold map[string]float64) ([]SettingValue, error) {
+	out := make([]SettingValue, len(spec.Settings))
+	for i, st := range spec.Settings {
+		out[i] = SettingValue{Setting: st, Value: st.Default}
+		v, ok := hold[st.Name]
+		if !ok {
+			continue
+		}
+		n := int(v)
+		if float64(n) != v || (n < st.Min && !(st.Never && n == -1)) {
+			want := fmt.Sprintf("a whole number of bytes, at least %d", st.Min)
+			if st.Never {
+				want += `, or -1 ("never")`
+			}
+			return nil, fmt.Errorf("calibrate: %s held at %g: want %s", st.Name, v, want)
+		}
+		out[i].Value, out[i].Given = n, true
+	}
+	return out, nil
+}
 
 // heldGiven is the Why of parameters Options.Hold gives.
 const heldGiven = "given"
@@ -149,7 +198,11 @@ func Calibrate(samples []Sample, model string, opt Options) (*Fit, error) {
 	if maxIter <= 0 {
 		maxIter = 30
 	}
-	pr := &problem{spec: spec, samples: kept, sims: make([]simulator, len(kept)), maxIter: maxIter}
+	settings, err := settingsOf(spec, opt.Hold)
+	if err != nil {
+		return nil, err
+	}
+	pr := &problem{spec: spec, settings: settings, samples: kept, sims: make([]simulator, len(kept)), maxIter: maxIter}
 	for i, s := range kept {
 		if !(s.Time > 0) || math.IsInf(s.Time, 0) {
 			return nil, fmt.Errorf("calibrate: %s (%s): time %g s cannot be fitted", s, s.Source, s.Time)
@@ -161,6 +214,9 @@ func Calibrate(samples []Sample, model string, opt Options) (*Fit, error) {
 	theta := initialGuess(spec, kept)
 	for _, name := range slices.Sorted(maps.Keys(opt.Hold)) {
 		v := opt.Hold[name]
+		if spec.Setting(name) >= 0 {
+			continue
+		}
 		j := spec.Param(name)
 		if j < 0 {
 			return nil, fmt.Errorf("calibrate: the %s model has no parameter %q (want %s)", spec.Name, name, spec.ParamNames())
@@ -193,7 +249,10 @@ func Calibrate(samples []Sample, model string, opt Options) (*Fit, error) {
 		theta = sol.theta
 		for _, u := range found {
 			j := u.param
-			theta[j], held[j], why[j] = spec.Params[j].Default, true, u.why
+			if !u.unused || !spec.Params[j].Required {
+				theta[j] = spec.Params[j].Default
+			}
+			held[j], why[j] = true, u.why
 		}
 	}
 }
@@ -224,13 +283,18 @@ func biweights(samples []Sample, predicted []float64) []float64 {
 // fit is the Fit of a solution.
 func (pr *problem) fit(sol *solution, held map[int]bool, why []string) *Fit {
 	spec := pr.spec
-	f := &Fit{Model: spec, Values: sol.theta, Samples: pr.samples, Predicted: sol.predicted, Weights: slices.Clone(pr.weights)}
+	f := &Fit{Model: spec, Values: sol.theta, Settings: pr.settings, Samples: pr.samples, Predicted: sol.predicted, Weights: slices.Clone(pr.weights)}
 	shares := pr.shares(sol)
 	for j, p := range spec.Params {
 		e := Estimate{Param: p, Value: sol.theta[j], Held: held[j], Why: why[j], Share: shares[j]}
 		f.Estimates = append(f.Estimates, e)
 		if e.Held && e.Why != heldGiven {
 			f.Notes = append(f.Notes, fmt.Sprintf("%s (%s) is held at %s: %s", p.Name, p.Symbol, formatValue(p, e.Value), e.Why))
+		}
+	}
+	for _, st := range f.Settings {
+		if !st.Given {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s is held at %s: %s (hold another with %s=SIZE)", st.Name, formatSetting(st.Value), st.Why, st.Name))
 		}
 	}
 	if n := noteDownweighted(pr.samples, sol.predicted, pr.weights); n != "" {
@@ -287,6 +351,8 @@ func initialGuess(spec *ModelSpec, samples []Sample) []float64 {
 	th := make([]float64, len(spec.Params))
 	for i, p := range spec.Params {
 		switch {
+		case p.Factor:
+			th[i] = p.Default
 		case p.Symbol == "gamma":
 			th[i] = beta / 4
 		case p.PerByte:

@@ -11,8 +11,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -36,13 +36,13 @@ func (f *Fit) WriteScenario(w io.Writer, name string) error {
 	}
 	fmt.Fprintf(&b, "name = %s\n", strconv.Quote(name))
 	fmt.Fprintf(&b, "description = %s\n", strconv.Quote(fmt.Sprintf("%s calibrated on %d points: %s", f.Model.Name, len(f.Samples), f.Describe())))
-	fmt.Fprintf(&b, "seed = 1\n\n[network]\nmodel = %s\n", strconv.Quote(f.Model.Name))
-	for i, p := range f.Model.Params {
-		v := f.Values[i]
-		if p.PerByte {
-			fmt.Fprintf(&b, "%s = %s # %s = %.4g ns/B\n", p.Name, strconv.Quote(formatRate(v)), p.Symbol, v*1e9)
-		} else {
-			fmt.Fprintf(&b, "%s = %s # %s\n", p.Name, strconv.Quote(formatDuration(v)), p.Symbol)
+	b.WriteString("seed = 1\n\n[network]\n")
+	if f.Model.network != nil {
+		f.Model.network(&b, f)
+	} else {
+		fmt.Fprintf(&b, "model = %s\n", strconv.Quote(f.Model.Name))
+		for i := range f.Model.Params {
+			writeParam(&b, f, i)
 		}
 	}
 	if len(sweeps) == 0 {
@@ -62,17 +62,108 @@ func (f *Fit) WriteScenario(w io.Writer, name string) error {
 	return err
 }
 
-// Describe writes the fitted parameters in readable units.
-func (f *Fit) Describe() string {
-	parts := make([]string, len(f.Model.Params))
-	for i, p := range f.Model.Params {
-		if p.PerByte {
-			parts[i] = fmt.Sprintf("%s %s", p.Name, formatRateHuman(f.Values[i]))
-		} else {
-			parts[i] = fmt.Sprintf("%s %s", p.Name, plots.FormatSeconds(f.Values[i]))
+// writeParam writes parameter i of f as its scenario key, with its
+// symbol (and what it is held at, if held) in a comment.
+func writeParam(b *bytes.Buffer, f *Fit, i int) {
+	p, v := f.Model.Params[i], f.Values[i]
+	comment := p.Symbol
+	switch {
+	case p.PerByte:
+		fmt.Fprintf(b, "%s = %s", p.Name, strconv.Quote(formatRate(v)))
+		comment += fmt.Sprintf(" = %.4g ns/B", v*1e9)
+	case p.Factor:
+		fmt.Fprintf(b, "%s = %s", p.Name, strconv.FormatFloat(v, 'g', 6, 64))
+	default:
+		fmt.Fprintf(b, "%s = %s", p.Name, strconv.Quote(formatDuration(v)))
+	}
+	if i < len(f.Estimates) && f.Estimates[i].Held {
+		comment += ", held (" + f.Estimates[i].Why + ")"
+	}
+	fmt.Fprintf(b, " # %s\n", comment)
+}
+
+// writeSetting writes setting i of f as its scenario key.
+func writeSetting(b *bytes.Buffer, f *Fit, i int) {
+	st := f.Settings[i]
+	v := strconv.Itoa(st.Value)
+	if st.Value < 0 {
+		v = `"never"`
+	}
+	how := "given"
+	if !st.Given {
+		how = "held: " + st.Why
+	}
+	fmt.Fprintf(b, "%s = %s # %s\n", st.Name, v, how)
+}
+
+// writeProtocol is the [network] of the alpha-beta-protocol model:
+// alpha-beta with its protocol keys, the rendezvous factors as one step
+// of lat_factors and bw_factors at the eager limit.
+func writeProtocol(b *bytes.Buffer, f *Fit) {
+	b.WriteString("model = \"alpha-beta\"\n")
+	for i := range 3 {
+		writeParam(b, f, i)
+	}
+	writeSetting(b, f, 0)
+	b.WriteString("eager_moves = \"at_once\"\nhandshake = \"rts_cts\"\n")
+	from := max(f.Settings[0].Value-1, 0)
+	for i, key := range []string{"lat_factors", "bw_factors"} {
+		p := f.Model.Params[3+i]
+		fmt.Fprintf(b, "%s = %s # %s\n", key, strconv.Quote(sim.Factors{{From: from, Factor: f.Values[3+i]}}.String()), describeEstimate(f, 3+i, p))
+	}
+}
+
+// writeRealnet is the [network] of the realnet model: its settings and
+// gamma, then the two paths as [network.transport].
+func writeRealnet(b *bytes.Buffer, f *Fit) {
+	b.WriteString("model = \"realnet\"\n")
+	for i, st := range f.Settings {
+		if st.Name == "eager_threshold" && st.Value == 0 {
+			continue // off, the scenario's default
 		}
+		writeSetting(b, f, i)
+	}
+	writeParam(b, f, 4)
+	b.WriteString("\n[network.transport]\n")
+	for i := range 4 {
+		writeParam(b, f, i)
+	}
+}
+
+// describeEstimate says how parameter i of f was found, for comments.
+func describeEstimate(f *Fit, i int, p Param) string {
+	if i < len(f.Estimates) && f.Estimates[i].Held {
+		return p.Name + ", held (" + f.Estimates[i].Why + ")"
+	}
+	return p.Name
+}
+
+// Describe writes the fitted parameters in readable units, and the held
+// settings.
+func (f *Fit) Describe() string {
+	parts := make([]string, 0, len(f.Model.Params)+len(f.Settings))
+	for i, p := range f.Model.Params {
+		parts = append(parts, fmt.Sprintf("%s %s", p.Name, formatValue(p, f.Values[i])))
+	}
+	for _, st := range f.Settings {
+		parts = append(parts, fmt.Sprintf("%s %s", st.Name, formatSetting(st.Value)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Size writes the setting's value for people: a size, "never" or "0
+// (off)".
+func (v SettingValue) Size() string { return formatSetting(v.Value) }
+
+// formatSetting writes a setting's size for people.
+func formatSetting(n int) string {
+	switch {
+	case n < 0:
+		return "never"
+	case n == 0:
+		return "0 (off)"
+	}
+	return formatSize(n)
 }
 
 // formatDuration writes seconds as scenario.ParseDuration reads them.

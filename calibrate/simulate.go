@@ -54,7 +54,9 @@ type collectiveSim struct {
 }
 
 func (x *collectiveSim) time(m sim.Model) (float64, error) {
-	res, err := sim.Run(sim.Config{World: x.s.World, Model: m}, func(ctx context.Context, l algos.Link) error {
+	// The body's operations depend on neither time nor data, so the run
+	// may be recorded once and replayed (much faster than coroutines).
+	res, err := sim.Run(sim.Config{World: x.s.World, Model: m, Replay: true}, func(ctx context.Context, l algos.Link) error {
 		c := algos.Call{DType: x.s.DType, Op: x.s.Op, Root: x.s.Root, Params: x.s.Params, Tuning: x.tuning, Buf: l.Alloc(x.recv)}
 		if x.send > 0 {
 			c.Send = l.Alloc(x.send)

@@ -11,11 +11,12 @@ import (
 // problem is a least-squares problem: the samples, their simulators, and
 // the weight of each.
 type problem struct {
-	spec    *ModelSpec
-	samples []Sample
-	sims    []simulator
-	weights []float64
-	maxIter int
+	spec     *ModelSpec
+	settings []SettingValue
+	samples  []Sample
+	sims     []simulator
+	weights  []float64
+	maxIter  int
 }
 
 // solution is where Gauss-Newton stopped.
@@ -30,7 +31,7 @@ type solution struct {
 
 // predict simulates every sample on the model of theta.
 func (pr *problem) predict(theta []float64) ([]float64, error) {
-	return simulateAll(pr.sims, pr.spec.Build(theta))
+	return simulateAll(pr.sims, pr.spec.Build(theta, settingValues(pr.settings)))
 }
 
 // objective is the weighted sum of squared relative errors.

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/nexar-go/nexar-go/calibrate"
@@ -39,48 +41,102 @@ func (h holds) Set(v string) error {
 	return nil
 }
 
-// values converts the held values to the units of the model's
-// parameters: a duration ("5us") for durations, a bandwidth
-// ("12.5GB/s", or "inf") for the per-byte ones.
-func (h holds) values(model string) (map[string]float64, error) {
+// values converts the held values to the units of the parameters of
+// models: a duration ("5us") for durations, a bandwidth ("12.5GB/s", or
+// "inf") for the per-byte ones, a number for factors, a size ("64KiB",
+// or "never") for settings. A name is read as the first model that has it
+// reads it; one that no model has is an error.
+func (h holds) values(models []string) (map[string]float64, error) {
 	if len(h) == 0 {
 		return nil, nil
 	}
-	spec, err := calibrate.LookupModel(model)
-	if err != nil {
-		return nil, err
+	var specs []*calibrate.ModelSpec
+	for _, m := range models {
+		spec, err := calibrate.LookupModel(m)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
 	}
 	out := map[string]float64{}
 	for name, value := range h {
-		j := spec.Param(name)
-		if j < 0 {
-			return nil, fmt.Errorf("--hold %s: the %s model has no such parameter (want %s)", name, model, spec.ParamNames())
-		}
-		p := spec.Params[j]
-		if !p.PerByte {
-			d, err := scenario.ParseDuration(value)
-			if err != nil {
-				return nil, fmt.Errorf("--hold %s: %v", name, err)
+		var v float64
+		var err error
+		found := false
+		for _, spec := range specs {
+			if j := spec.Setting(name); j >= 0 {
+				v, err, found = settingValue(value), nil, true
+				if v < -1 {
+					err = fmt.Errorf("%q is not a size (or \"never\")", value)
+				}
+				break
 			}
-			out[p.Name] = d.Seconds()
-			continue
+			if j := spec.Param(name); j >= 0 {
+				name = spec.Params[j].Name
+				v, err = paramValue(spec.Params[j], value)
+				found = true
+				break
+			}
 		}
-		if value == "inf" {
-			out[p.Name] = 0
-			continue
+		if !found {
+			names := make([]string, len(specs))
+			for i, s := range specs {
+				names[i] = s.ParamNames()
+			}
+			return nil, fmt.Errorf("--hold %s: the %s model has no such parameter (want %s)", name, strings.Join(models, ", "), strings.Join(names, "; "))
 		}
-		bw, err := scenario.ParseBandwidth(value)
 		if err != nil {
 			return nil, fmt.Errorf("--hold %s: %v", name, err)
 		}
-		out[p.Name] = 1 / bw
+		out[name] = v
 	}
 	return out, nil
 }
 
+// paramValue reads a held value of p.
+func paramValue(p calibrate.Param, value string) (float64, error) {
+	switch {
+	case p.Factor:
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 1) {
+			return 0, fmt.Errorf("%q is not a positive number", value)
+		}
+		return f, nil
+	case !p.PerByte:
+		d, err := scenario.ParseDuration(value)
+		if err != nil {
+			return 0, err
+		}
+		return d.Seconds(), nil
+	case value == "inf":
+		return 0, nil
+	}
+	bw, err := scenario.ParseBandwidth(value)
+	if err != nil {
+		return 0, err
+	}
+	return 1 / bw, nil
+}
+
+// settingValue reads a held size: bytes, -1 for "never" or "off", -2 if
+// it is not a size.
+func settingValue(value string) float64 {
+	switch value {
+	case "never", "off":
+		return -1
+	}
+	n, err := scenario.ParseBytes(value)
+	if err != nil {
+		return -2
+	}
+	return float64(n)
+}
+
 func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	model := fs.String("model", "alpha-beta", `model to fit: "alpha-beta" or "loggp"`)
+	model := fs.String("model", "alpha-beta", `model(s) to fit, comma-separated: `+strings.Join(calibrate.ModelNames(), ", ")+
+		`; with several, the one of least error on points it did not fit is reported`)
+	folds := fs.Int("folds", 5, "with several models: the folds of the cross-validation that ranks them")
 	out := fs.String("out", "", "write the calibrated scenario file here")
 	name := fs.String("name", "calibrated", "name of the calibrated scenario")
 	format := fs.String("format", "", `input format: "results", "nccl-tests" or "osu" (default: guessed per file)`)
@@ -129,16 +185,33 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 			}
 		}
 	}
-	held, err := hold.values(*model)
+	models := splitList(*model)
+	if len(models) == 0 {
+		return prog.UsageError(stderr, "calibrate", "--model: no model given")
+	}
+	held, err := hold.values(models)
 	if err != nil {
 		return prog.UsageError(stderr, "calibrate", "%v", err)
 	}
-	fopt := calibrate.Options{Hold: held, LeastSquares: *leastSquares}
+	if *folds < 2 {
+		return prog.UsageError(stderr, "calibrate", "--folds %d: want 2 or more", *folds)
+	}
+	fopt := calibrate.Options{Hold: held, LeastSquares: *leastSquares, Folds: *folds}
 	var fit *calibrate.Fit
 	candidates := splitList(*algorithms)
-	if len(candidates) > 0 {
+	if len(models) > 1 && len(candidates) > 0 {
+		return prog.UsageError(stderr, "calibrate", "--algorithm with several models: choose the model first, then the algorithm")
+	}
+	if len(models) > 1 {
+		var cs []calibrate.ModelChoice
+		cs, err = calibrate.SelectModel(samples, models, fopt)
+		reportChoices(stdout, cs, *folds)
+		if err == nil {
+			fit = cs[0].Fit
+		}
+	} else if len(candidates) > 0 {
 		var cs []calibrate.Candidate
-		cs, err = calibrate.FitCandidates(samples, *model, candidates, fopt)
+		cs, err = calibrate.FitCandidates(samples, models[0], candidates, fopt)
 		if len(cs) > 1 {
 			fmt.Fprintf(stdout, "algorithms assumed for the logs, best first:\n")
 			ties := 0
@@ -161,7 +234,7 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 			fit = cs[0].Fit
 		}
 	} else {
-		fit, err = calibrate.Calibrate(samples, *model, fopt)
+		fit, err = calibrate.Calibrate(samples, models[0], fopt)
 	}
 	var refused *calibrate.RefusedError
 	if errors.As(err, &refused) {
@@ -192,8 +265,11 @@ func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
 	fmt.Fprintf(w, "%s model fitted to %d samples from %s (%d Gauss-Newton steps):\n", fit.Model.Name, len(fit.Samples), strings.Join(files, ", "), fit.Iterations)
 	for _, e := range fit.Estimates {
 		value := plots.FormatSeconds(e.Value)
-		if e.PerByte {
+		switch {
+		case e.PerByte:
 			value = fmt.Sprintf("%.4g ns/B", e.Value*1e9)
+		case e.Factor:
+			value = fmt.Sprintf("%.4g x", e.Value)
 		}
 		state := fmt.Sprintf("fitted; up to %.0f%% of a sample's time", 100*e.Share)
 		if e.Held {
@@ -201,8 +277,15 @@ func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
 		}
 		fmt.Fprintf(w, "  %-6s = %-14s %-17s %-13s %s\n", e.Symbol, value, e.Name, rateText(e), state)
 	}
+	for _, st := range fit.Settings {
+		state := "given"
+		if !st.Given {
+			state = "held: " + st.Why
+		}
+		fmt.Fprintf(w, "  %-6s = %-14s %-31s %s\n", "", st.Size(), st.Name, state)
+	}
 	for _, n := range fit.Notes {
-		if !strings.Contains(n, ") is held at ") {
+		if !strings.Contains(n, ") is held at ") && !isSettingNote(fit, n) {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 	}
@@ -221,6 +304,31 @@ func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
 			fmt.Fprintf(w, "      weight %.2f\n", fit.Weights[i])
 		}
 	}
+}
+
+// reportChoices prints the candidate models, best first, with their
+// error on points they did not fit.
+func reportChoices(w io.Writer, cs []calibrate.ModelChoice, folds int) {
+	fmt.Fprintf(w, "models by their error on points they did not fit (%d-fold cross-validation), best first:\n", folds)
+	for _, c := range cs {
+		if c.Err != nil {
+			fmt.Fprintf(w, "  %-20s %v\n", c.Model, strings.TrimPrefix(c.Err.Error(), "calibrate: "))
+			continue
+		}
+		fmt.Fprintf(w, "  %-20s held out: median |predicted/measured - 1| = %.1f%% (mean %.1f%%); fitted on all: median %.1f%%\n",
+			c.Model, 100*c.HeldOut, 100*c.HeldOutMean, 100*c.Fit.Summary().Median)
+	}
+}
+
+// isSettingNote reports whether n is the note of a held setting, which
+// the report shows beside the parameters.
+func isSettingNote(fit *calibrate.Fit, n string) bool {
+	for _, st := range fit.Settings {
+		if strings.HasPrefix(n, st.Name+" is held at ") {
+			return true
+		}
+	}
+	return false
 }
 
 func printResidual(w io.Writer, r calibrate.Residual) {
