@@ -23,7 +23,10 @@
 // # Fitting
 //
 // Calibrate fits a model's parameters (ModelSpec: alpha-beta's latency,
-// bandwidth and reduce bandwidth; LogGP's L, o, g, G and gamma) to
+// bandwidth and reduce bandwidth; LogGP's L, o, g, G and gamma; the
+// protocol-aware models, alpha-beta-protocol, alpha-beta with eager and
+// rendezvous messages each with its own latency and bandwidth, and
+// realnet, realnet's QUIC and TCP paths each with its own) to
 // samples by least squares on relative error, predicting each sample by
 // simulating its algorithm, or its point-to-point benchmark, on the
 // model: every algorithm of the catalogue can be fitted, not only those a
@@ -33,13 +36,19 @@
 // latency or bandwidth among the undetermined, fails with a
 // *RefusedError that says why and what to measure. Samples the model
 // cannot follow (a library that changes protocol with size) weigh less,
-// and the fit names them. FitCandidates fits several algorithms assumed
+// and the fit names them. A protocol's thresholds (ModelSpec.Settings)
+// are not fitted, since the times jump at them: they are held at a stated
+// default or the value given, and the fit says which (Fit.Settings).
+// SelectModel ranks candidate models by their error on points they did
+// not fit (K-fold cross-validation): more parameters always fit the
+// fitted points better, and only held-out points say whether they follow
+// the machine or its noise. FitCandidates fits several algorithms assumed
 // for logs that do not say which ran, and ranks them. Fit.WriteScenario
 // writes the calibrated model as a scenario nexar-sim runs.
 //
 // A new model is fitted by adding a ModelSpec to the list Models
 // returns (fitModels, in model.go): its Params, named as the scenario
-// keys, each Required or optional with the Default it is held at; how a
-// vector of their values becomes a sim.Model; and whether its messages
-// overlap their latency (Overlaps).
+// keys, each Required or optional with the Default it is held at; its
+// Settings; how a vector of their values becomes a sim.Model; and whether
+// its messages overlap their latency (Overlaps).
 package calibrate

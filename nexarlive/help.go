@@ -10,7 +10,7 @@ Usage:
   nexar-live run --np N -b 8 -e 128M -f 2 [-n 20 -w 5] --out DIR   (nccl-tests' flags)
   nexar-live worker SCENARIO.toml --out DIR [flags]     (one rank, under srun, torchrun, mpirun)
   nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]
-  nexar-live calibrate [--model alpha-beta|loggp] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS...
+  nexar-live calibrate [--model M[,M...]] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS...
   nexar-live verify TUNING.toml --np N[,M...] --out DIR [--emulate SPEC] [--scenario S]
   nexar-live peer RESULTS.csv PEER.log
   nexar-live ca DIR

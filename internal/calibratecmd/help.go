@@ -8,7 +8,7 @@ func Help(prog string) string { return strings.ReplaceAll(help, "PROG", prog) }
 
 // Usage is its line in the program's usage.
 func Usage(prog string) string {
-	return prog + " calibrate [--model alpha-beta|loggp] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS..."
+	return prog + " calibrate [--model M[,M...]] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS..."
 }
 
 const help = `Usage: PROG calibrate [flags] MEASUREMENTS...
@@ -18,9 +18,20 @@ nccl-tests and OSU a cluster already has, or nexar-live's results, and
 with --out writes a scenario file whose [network] is the fitted model and
 whose sweeps cover the measured points; nexar-sim reads it.
 
-  alpha-beta   latency (alpha), bandwidth (1/beta), reduce_bandwidth (1/gamma)
-  loggp        latency (L), overhead (o), gap (g), bandwidth (1/G),
-               reduce_bandwidth (1/gamma)
+  alpha-beta           latency (alpha), bandwidth (1/beta), reduce_bandwidth
+                       (1/gamma)
+  alpha-beta-protocol  alpha-beta with a message protocol: eager below
+                       eager_limit (held, default 64KiB), rendezvous from it
+                       (a request and a clear to send, then the payload with
+                       its own rendezvous_latency_factor and
+                       rendezvous_bandwidth_factor)
+  loggp                latency (L), overhead (o), gap (g), bandwidth (1/G),
+                       reduce_bandwidth (1/gamma)
+  realnet              realnet's two paths: quic_latency, quic_bandwidth,
+                       bulk_latency, bulk_bandwidth, reduce_bandwidth; held:
+                       bulk_threshold (default 64KiB, nexar-live's) and
+                       eager_threshold (default off); give the ones the run
+                       used with --hold bulk_threshold=16KiB
 
 MEASUREMENTS are files of these kinds, told apart by their lines (or
 --format):
@@ -61,10 +72,24 @@ sample's time. An optional one (gamma, LogGP's o and g) is then held at 0
 and the fit says so; latency or bandwidth undetermined (samples of one
 size, or sizes all where latency or bandwidth dominates) refuses the fit:
 exit status 2 and the reason, nothing written. --hold gives a value the
-samples cannot.
+samples cannot. A parameter no prediction depends on (realnet's QUIC path
+when every message takes TCP) is held where it is. Thresholds are never
+fitted (the times jump at them): they are held, at the value --hold gives
+or their default, and the report says which.
+
+Several models (--model alpha-beta,realnet): each is fitted and they are
+ranked by their error on points they did not fit: the points are dealt
+into --folds parts, each part predicted by the model fitted on the
+others, and the median |predicted/measured - 1| over all points decides.
+A model with more parameters always fits its own points better; only the
+held-out error says whether it follows the machine. The best is reported
+and written.
 
 Flags:
-  --model M          alpha-beta (default) or loggp
+  --model M,...      alpha-beta (default), alpha-beta-protocol, loggp or
+                     realnet; several: the best by held-out error
+  --folds K          with several models, the parts of the cross-validation
+                     (default 5)
   --out FILE         write the calibrated scenario to FILE
   --name NAME        the scenario's name (default "calibrated")
   --format F         results, nccl-tests or osu, for every file
@@ -76,7 +101,9 @@ Flags:
   --in-place         nccl-tests' in-place times instead of out-of-place
   --min-bytes N      leave out smaller samples
   --hold NAME=VALUE  hold a parameter: latency=5us, bandwidth=12.5GB/s,
-                     reduce_bandwidth=inf (repeatable)
+                     reduce_bandwidth=inf, rendezvous_latency_factor=1, or a
+                     threshold: bulk_threshold=16KiB, eager_threshold=64KiB,
+                     bulk_threshold=never (repeatable)
   --least-squares    weigh every sample alike
   -v                 print every sample's residual and weight
 
@@ -86,5 +113,6 @@ Examples:
   PROG calibrate all_reduce_perf.log --out cluster.toml
   PROG calibrate --algorithm ring,halving_doubling,recursive_doubling nccl.log
   PROG calibrate osu_latency.log osu_bw.log
+  PROG calibrate --model alpha-beta,alpha-beta-protocol,realnet results.csv
   PROG calibrate --world 16 osu_allreduce.log --hold latency=2us
 `
