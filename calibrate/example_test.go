@@ -74,3 +74,56 @@ func ExampleRefusedError() {
 	// Output:
 	// bandwidth (beta) accounts for at most 1.1% of any sample's time: the samples (8 B to 512 B) all lie where latency dominates, so they do not determine it
 }
+
+// Which model follows realnet's runs: the points (made here on realnet's
+// two paths, QUIC and TCP) are predicted by each candidate fitted without
+// them, and the candidates ranked by that error.
+func ExampleSelectModel() {
+	results := `collective,algorithm,world,bytes,dtype,time_s
+allreduce,ring,2,64,f32,8.0656e-05
+allreduce,ring,2,1024,f32,9.0496e-05
+allreduce,ring,2,16384,f32,0.000247936
+allreduce,ring,2,262144,f32,0.00046768
+allreduce,ring,2,4194304,f32,0.00538288
+allreduce,recursive_doubling,2,64,f32,4.0672e-05
+allreduce,recursive_doubling,2,1024,f32,5.0752e-05
+allreduce,recursive_doubling,2,16384,f32,0.000212032
+allreduce,recursive_doubling,2,262144,f32,0.000463216
+allreduce,recursive_doubling,2,4194304,f32,0.006361456
+allreduce,ring,4,64,f32,0.000240984
+allreduce,ring,4,1024,f32,0.000255744
+allreduce,ring,4,16384,f32,0.000491904
+allreduce,ring,4,262144,f32,0.00091152
+allreduce,ring,4,4194304,f32,0.00828432
+allreduce,recursive_doubling,4,64,f32,8.1344e-05
+allreduce,recursive_doubling,4,1024,f32,0.000101504
+allreduce,recursive_doubling,4,16384,f32,0.000424064
+allreduce,recursive_doubling,4,262144,f32,0.000926432
+allreduce,recursive_doubling,4,4194304,f32,0.012722912
+`
+	log, err := calibrate.Read("results.csv", []byte(results), "", calibrate.LogOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cs, err := calibrate.SelectModel(log.Samples(), []string{"alpha-beta", "realnet"}, calibrate.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range cs {
+		if c.Err != nil {
+			fmt.Printf("%s: %v\n", c.Model, c.Err)
+			continue
+		}
+		fmt.Printf("%s: held-out median error %.0f%%\n", c.Model, 100*c.HeldOut)
+	}
+	for _, st := range cs[0].Fit.Settings {
+		fmt.Printf("%s held at %s (given: %v)\n", st.Name, st.Size(), st.Given)
+	}
+	// Output:
+	// realnet: held-out median error 0%
+	// alpha-beta: held-out median error 16%
+	// bulk_threshold held at 64 KiB (given: false)
+	// eager_threshold held at 0 (off) (given: false)
+}

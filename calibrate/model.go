@@ -163,7 +163,9 @@ var fitModels = []ModelSpec{
 		Params: []Param{
 			{Name: "quic_latency", Symbol: "alpha_q", Required: true, Step: 1e-7},
 			{Name: "quic_bandwidth", Symbol: "beta_q", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13},
-			{Name: "bulk_latency", Symbol: "alpha_t", Required: true, Step: 1e-7},
+			// Optional: the bulk path's bytes dominate its latency from
+			// the bulk threshold on, so samples often cannot determine it.
+			{Name: "bulk_latency", Symbol: "alpha_t", Step: 1e-7},
 			{Name: "bulk_bandwidth", Symbol: "beta_t", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13},
 			{Name: "reduce_bandwidth", Symbol: "gamma", PerByte: true, Step: 1e-13},
 		},
