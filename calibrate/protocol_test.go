@@ -199,3 +199,20 @@ func TestWriteProtocolScenarios(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRepeats: a point measured three times is one sample at the
+// median; points that differ in anything are not merged.
+func TestMergeRepeats(t *testing.T) {
+	a := Sample{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, Time: 3, Source: "a:2"}
+	b := a
+	b.World = 4
+	merged, note := MergeRepeats([]Sample{a, b, {Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, Time: 1, Source: "b:2"},
+		{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, Time: 2, Source: "c:2"}})
+	if len(merged) != 2 || merged[0].Time != 2 || merged[0].Source != "a:2 and 2 more" || merged[1].World != 4 ||
+		note != "1 of 2 points were measured several times (up to 3): each is fitted at its median time" {
+		t.Errorf("merged %+v, note %q", merged, note)
+	}
+	if _, note := MergeRepeats([]Sample{a, b}); note != "" {
+		t.Errorf("no repeats: note %q", note)
+	}
+}

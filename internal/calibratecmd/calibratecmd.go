@@ -185,6 +185,10 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 			}
 		}
 	}
+	samples, merged := calibrate.MergeRepeats(samples)
+	if merged != "" {
+		fmt.Fprintf(stdout, "note: %s\n", merged)
+	}
 	models := splitList(*model)
 	if len(models) == 0 {
 		return prog.UsageError(stderr, "calibrate", "--model: no model given")
