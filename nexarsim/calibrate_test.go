@@ -22,6 +22,8 @@ func TestCalibrate(t *testing.T) {
 		{[]string{logs + "osu-pt2pt-v5.log"}, []string{"pt2pt on 2 ranks", "alpha  = 1.6 µs", "(11.49 GB/s)"}},
 		{[]string{"--algorithm", "ring,recursive_doubling,binomial_tree", logs + "nccl-several-runs.log"}, []string{"algorithms assumed for the logs, best first:\n", "  ring      ", "  binomial_tree   "}},
 		{[]string{"--hold", "latency=2us", logs + "nccl-srun-label.log"}, []string{"alpha  = 2 µs", "held: given", "fitted; up to"}},
+		{[]string{"--model", "alpha-beta,alpha-beta-protocol", "--folds", "4", logs + "nccl-several-runs.log"},
+			[]string{"models by their error on points they did not fit (4-fold cross-validation), best first:\n  alpha-beta ", "  alpha-beta-protocol  held out: median"}},
 		{[]string{logs + "osu-suite.log"}, []string{"note, line 28: OSU MPI Multiple Bandwidth / Message Rate Test v7.3 skipped: a message-rate test", "barrier on 4 ranks (line 80: mpirun -np 4 osu_barrier)"}},
 	} {
 		out := filepath.Join(dir, "c.toml")
