@@ -455,7 +455,7 @@ func netBytesPerRank(m Model, peers float64) float64 {
 	case "loggp":
 		return 8
 	case "two-paths":
-		return 2 * (104 + 16)
+		return 3 * (104 + 16) // QUIC, bulk and eager paths
 	}
 	return 128
 }
