@@ -209,6 +209,10 @@ func (pr *problem) regime(p Param, share float64) string {
 			lo, hi = min(lo, s.Bytes), max(hi, s.Bytes)
 		}
 	}
+	if p.Needs != "" {
+		return fmt.Sprintf("%s (%s) accounts for at most %.1f%% of any sample's time (samples of %s to %s), so they do not determine it; "+
+			"add %s, or hold %s at a value you know", p.Name, p.Symbol, 100*share, formatSize(lo), formatSize(hi), p.Needs, p.Name)
+	}
 	where, add := "latency", "larger"
 	if !p.PerByte {
 		where, add = "bandwidth", "smaller"

@@ -31,6 +31,9 @@ type Param struct {
 	// Min is the least value the parameter may take; Step the least
 	// finite-difference step of its derivatives.
 	Min, Step float64
+	// Needs says which samples determine the parameter, for a refusal,
+	// where that is not simply smaller or larger sizes ("" for those).
+	Needs string
 }
 
 // Setting is a size a model needs that is not fitted but held (a
@@ -161,12 +164,15 @@ var fitModels = []ModelSpec{
 		Summary: "realnet's two paths (sim.TwoPaths): QUIC below bulk_threshold, from it a request on QUIC, a clear to send on TCP " +
 			"and the payload on the bulk TCP connection; with eager_threshold every message on TCP",
 		Params: []Param{
-			{Name: "quic_latency", Symbol: "alpha_q", Required: true, Step: 1e-7},
-			{Name: "quic_bandwidth", Symbol: "beta_q", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13},
+			{Name: "quic_latency", Symbol: "alpha_q", Required: true, Step: 1e-7,
+				Needs: "sizes whose messages are small and below the bulk threshold"},
+			{Name: "quic_bandwidth", Symbol: "beta_q", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13,
+				Needs: "sizes whose messages are below the bulk threshold but large enough for their bytes to count (KiBs)"},
 			// Optional: the bulk path's bytes dominate its latency from
 			// the bulk threshold on, so samples often cannot determine it.
 			{Name: "bulk_latency", Symbol: "alpha_t", Step: 1e-7},
-			{Name: "bulk_bandwidth", Symbol: "beta_t", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13},
+			{Name: "bulk_bandwidth", Symbol: "beta_t", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13,
+				Needs: "sizes whose messages reach the bulk threshold"},
 			{Name: "reduce_bandwidth", Symbol: "gamma", PerByte: true, Step: 1e-13},
 		},
 		Settings: []Setting{
