@@ -102,14 +102,7 @@ func TestWriteScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := f.WriteScenario(&b, "calibrated"); err != nil {
-		t.Fatal(err)
-	}
-	s, err := scenario.Parse("calibrated.toml", b.Bytes())
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b.String())
-	}
+	s, b := writeAndParse(t, f)
 	ab, ok := s.Network.Sim.(sim.AlphaBeta)
 	if !ok {
 		t.Fatalf("network model %T, want sim.AlphaBeta", s.Network.Sim)
@@ -170,4 +163,18 @@ func TestCalibrateCollinear(t *testing.T) {
 	if len(f.Notes) == 0 || !strings.Contains(f.Notes[0], "beta and gamma change every prediction alike") || !f.Estimates[2].Held {
 		t.Errorf("notes %q", f.Notes)
 	}
+}
+
+// writeAndParse writes f's scenario and parses it back.
+func writeAndParse(t *testing.T, f *Fit) (*scenario.Scenario, *bytes.Buffer) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := f.WriteScenario(&b, "calibrated"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Parse("calibrated.toml", b.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	return s, &b
 }

@@ -1,13 +1,11 @@
 package calibrate
 
 import (
-	"bytes"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -180,14 +178,7 @@ func TestWriteProtocolScenarios(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b bytes.Buffer
-		if err := f.WriteScenario(&b, "calibrated"); err != nil {
-			t.Fatal(err)
-		}
-		s, err := scenario.Parse("calibrated.toml", b.Bytes())
-		if err != nil {
-			t.Fatalf("%v\n%s", err, b.String())
-		}
+		s, b := writeAndParse(t, f)
 		// The scenario's model times every sample as the fit does (its
 		// values are written to the nanosecond and byte per second).
 		for i, x := range samples {
