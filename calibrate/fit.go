@@ -142,8 +142,9 @@ const (
 	minShare = 0.05
 )
 
-// Calibrate fits the parameters of the named model ("alpha-beta" or
-// "loggp") to samples by least squares on relative error: it minimises
+// Calibrate fits the parameters of the named model (one of ModelNames:
+// "alpha-beta", "realnet", ...) to samples by least squares on relative
+// error, its Settings held (at opt.Hold's values or their Default): it minimises
 // the sum over samples of w_i ((predicted - measured) / measured)², so
 // that an 8-byte and a 64 MiB point weigh alike. Predictions are
 // simulations of each sample's algorithm on the model (not closed
