@@ -67,6 +67,12 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return HierarchicalAllreduce(ctx, l, c.Buf, c.DType, c.Op, c.Param("group", DefaultHierarchicalGroup))
 				}},
+			compressedAlgorithm("compressed_topk", TopK,
+				"lossy: each rank's top-k elements by magnitude (ppm parts per million) allgathered as (index, value) pairs and summed; nexar's all_reduce_compressed",
+				map[string]int{"ppm": DefaultCompressionPPM}),
+			compressedAlgorithm("compressed_randomk", RandomK,
+				"lossy: k elements drawn at random, the same on every rank (ppm parts per million, seed), allgathered as (index, value) pairs and summed",
+				map[string]int{"ppm": DefaultCompressionPPM, "seed": 0}),
 			AutoAlgorithm("allreduce", allreduceSize),
 		},
 	})

@@ -57,8 +57,18 @@ type Algorithm struct {
 	// PowerOfTwo is set for algorithms that need a world size that is a
 	// power of two.
 	PowerOfTwo bool
-	Run        func(ctx context.Context, l Link, c Call) error
+	// Compression, for a lossy algorithm (a compressed allreduce), returns
+	// how a call with params compresses, so that a check can compute what
+	// the call must leave (package algotest's CompressedReduced); nil for
+	// an algorithm that computes its collective exactly. Tuning tables
+	// never choose a lossy algorithm.
+	Compression func(params map[string]int) (Compression, error)
+	Run         func(ctx context.Context, l Link, c Call) error
 }
+
+// Lossy reports whether the algorithm's result is not the collective's
+// exact one (see Algorithm.Compression).
+func (a *Algorithm) Lossy() bool { return a.Compression != nil }
 
 // Names returns every name a scenario may call the algorithm by: its
 // name, then its SMPI name if that differs, then its aliases.

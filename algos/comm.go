@@ -349,7 +349,12 @@ func (c *Comm) Start(ctx context.Context, collective string, call Call) *Handle 
 		h.done, h.err = true, err
 		return h
 	}
-	op := func(ctx context.Context) error { return a.Run(ctx, l, call) }
+	return c.start(ctx, h, func(ctx context.Context) error { return a.Run(ctx, l, call) })
+}
+
+// start runs op for h at once if the link can spawn, and defers it
+// otherwise.
+func (c *Comm) start(ctx context.Context, h *Handle, op func(ctx context.Context) error) *Handle {
 	if c.spawner != nil {
 		h.req = c.spawner.Spawn(func(context.Context) error { return op(ctx) })
 		return h
@@ -414,6 +419,27 @@ func (c *Comm) AllReduce(ctx context.Context, buf device.Buffer, dt device.DType
 // IAllReduce is the non-blocking AllReduce.
 func (c *Comm) IAllReduce(ctx context.Context, buf device.Buffer, dt device.DType, op device.Op) *Handle {
 	return c.Start(ctx, "allreduce", Call{Buf: buf, DType: dt, Op: op})
+}
+
+// AllReduceCompressed reduces buf across all ranks with op, in place and
+// compressed by comp, this rank's Compressor for the tensor, which keeps
+// the error-feedback residual across calls (see Compressor.AllReduce).
+// Every rank ends with the same, approximate, result. A training loop
+// calls it every step with the same Compressor; through AllReduce (with
+// WithAlgorithm "compressed_topk", say) every call would start from a
+// zero residual instead.
+func (c *Comm) AllReduceCompressed(ctx context.Context, comp *Compressor, buf device.Buffer, dt device.DType, op device.Op) error {
+	if err := c.flush(ctx); err != nil {
+		return err
+	}
+	return comp.AllReduce(ctx, Scoped(c.link, c.id, c.nextSeq()), buf, dt, op)
+}
+
+// IAllReduceCompressed is the non-blocking AllReduceCompressed; comp and
+// buf must not be used until it completes.
+func (c *Comm) IAllReduceCompressed(ctx context.Context, comp *Compressor, buf device.Buffer, dt device.DType, op device.Op) *Handle {
+	l := Scoped(c.link, c.id, c.nextSeq())
+	return c.start(ctx, &Handle{c: c}, func(ctx context.Context) error { return comp.AllReduce(ctx, l, buf, dt, op) })
 }
 
 // Broadcast copies root's buf into buf on every rank.

@@ -124,6 +124,38 @@
 // bandwidth with fewer latencies; on real clusters, only n/g bytes per
 // rank cross the slow inter-node links.
 //
+// Compressed ([Compressor], "compressed_topk" and "compressed_randomk",
+// parameter "ppm", 10000, the share of elements sent in parts per
+// million; random-k also "seed", 0): nexar's all_reduce_compressed, and
+// the only lossy allreduce. Each rank adds its error-feedback residual to
+// its buffer, keeps k = ⌈(ppm/10^6)·count⌉ elements, the k largest in
+// magnitude (top-k) or k drawn by a seeded generator, the same on every
+// rank (random-k), sends them as k (32-bit index, value) pairs to every
+// rank by Bruck's allgather, and keeps the rest as its new residual; then
+// every rank decompresses the p blocks in rank order into its buffer, so
+// all ranks hold the same bits. With e-byte elements, m = k(4 + e) bytes
+// per rank and K = ⌈lg p⌉:
+//
+//	c·nγ + Kα + (p-1)mβ + (p-1)Rγ
+//
+// c = 2 for top-k (the residual's add and one selection pass, charged as
+// a reduction of n bytes) and 1 for random-k; R = ke with Sum (only the k
+// named elements are reduced per block) and R = n with other ops (each
+// block is expanded and reduced whole, as nexar does for every op). With
+// ρ = k/count, a Sum and no latency, it beats the ring's
+// 2((p-1)/p)nβ + ((p-1)/p)nγ when 2(p-1)(1/p - ρ(4+e)/(2e))nβ exceeds
+// (c + (p-1)ρ - (p-1)/p)nγ: the allgather grows with p, so its bytes pay
+// only below ρ = 2e/((4+e)p) (1/p for f32), and the compression costs
+// about cnγ that only a slow wire hides. Its latency, Kα, is below the
+// ring's 2(p-1)α, so it also wins small messages where the ring pays p
+// latencies, and loses to recursive doubling's Kα + K·n(β + γ) until
+// (p-1)ρ(4+e)/e < K. The catalogue entries run each call from a zero
+// residual (one step of a fresh Compressor: every call alike, which
+// sweeps and checks need; the time is any step's); a training loop keeps
+// a Compressor per tensor across steps ([Comm.AllReduceCompressed]).
+// Tuning tables never choose them; checks compare their results with the
+// same compression of the same inputs (package algotest).
+//
 // Auto ([AutoAllreduce], "auto"): the dispatcher. It picks by a [Tuning]
 // table, nexar's rule by default ([DefaultTuning]): pipelined ring from
 // 8 MiB (2 MiB segments), ring on up to 8 ranks or when count < p,
