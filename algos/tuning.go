@@ -346,6 +346,9 @@ func checkChoice(coll *Collective, path, algorithm string, params map[string]int
 	if err != nil {
 		return fail(path+".algorithm", "%v", err)
 	}
+	if a.Lossy() {
+		return fail(path+".algorithm", "%s %s is lossy (compressed): a tuning table picks among exact algorithms, and a caller asks for compression itself", coll.Name, a.Name)
+	}
 	for _, name := range sortedKeys(params) {
 		if _, ok := a.Params[name]; !ok {
 			have := "none"

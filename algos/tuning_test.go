@@ -370,6 +370,8 @@ func TestTuningValidate(t *testing.T) {
 		{Collectives: []algos.TuningCollective{{Name: "allreduce", Crossovers: []algos.Crossover{{MinWorld: 0, Steps: []algos.Step{{Algorithm: "ring"}}}}}}},
 		{Collectives: []algos.TuningCollective{{Name: "allreduce"}, {Name: "allreduce"}}},
 		{Collectives: []algos.TuningCollective{{Name: "nonesuch"}}},
+		// Lossy: a table picks only exact algorithms.
+		{Collectives: []algos.TuningCollective{{Name: "allreduce", Rules: []algos.Rule{{Algorithm: "compressed_topk"}}}}},
 	} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v: no error", bad)

@@ -217,13 +217,15 @@ func group(rows []sweep.Row, res *Result) ([]*collectiveData, error) {
 // (ring and halving-doubling at p = 2) differ only by rounding.
 const TieTolerance = 1e-9
 
-// winner returns the fastest variant among times; among those within
-// TieTolerance of the fastest, the first by name (as the crossover map).
+// winner returns the fastest exact variant among times (a lossy one,
+// a compressed allreduce, computes something else: see
+// algos.Algorithm.Lossy); among those within TieTolerance of the fastest,
+// the first by name (as the crossover map).
 func (d *collectiveData) winner(times map[string]float64) *variant {
 	var best *variant
 	for _, v := range d.variants {
 		t, ok := times[v.name]
-		if ok && (best == nil || t < times[best.name]) {
+		if ok && !v.algo.Lossy() && (best == nil || t < times[best.name]) {
 			best = v
 		}
 	}
@@ -232,7 +234,7 @@ func (d *collectiveData) winner(times map[string]float64) *variant {
 	}
 	limit := times[best.name] * (1 + TieTolerance)
 	for _, v := range d.variants {
-		if t, ok := times[v.name]; ok && t <= limit && v.name < best.name {
+		if t, ok := times[v.name]; ok && !v.algo.Lossy() && t <= limit && v.name < best.name {
 			best = v
 		}
 	}
@@ -384,7 +386,7 @@ func (d *collectiveData) table() (algos.TuningCollective, string) {
 	// any world.
 	var fallback *variant
 	for _, v := range d.variants {
-		if v.algo.PowerOfTwo {
+		if v.algo.PowerOfTwo || v.algo.Lossy() {
 			continue
 		}
 		if fallback == nil || wins[v.name] > wins[fallback.name] {

@@ -255,6 +255,45 @@ func TestInterpolation(t *testing.T) {
 	}
 }
 
+// TestLossyNeverInTable: a compressed allreduce that is fastest from some
+// size on has its crossover reported, but the table keeps to the exact
+// algorithms (ring below, direct above), since it computes something else.
+func TestLossyNeverInTable(t *testing.T) {
+	var rows []sweep.Row
+	for _, n := range []int{1000, 8000, 64000} {
+		rows = append(rows,
+			row("allreduce", "ring", 4, n, 1e-6*math.Sqrt(float64(n))),
+			row("allreduce", "direct", 4, n, 1e-8*float64(n)),
+			row("allreduce", "compressed_topk(ppm=1000)", 4, n, 3e-5))
+	}
+	res, err := derive.Derive(rows, derive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lossy := 0
+	for _, x := range res.Crossovers {
+		if strings.HasPrefix(x.Below, "compressed") || strings.HasPrefix(x.Above, "compressed") {
+			lossy++
+		}
+	}
+	if lossy == 0 {
+		t.Errorf("no crossover of the compressed allreduce in %+v", res.Crossovers)
+	}
+	tc := res.Tuning.Collective("allreduce")
+	for _, x := range tc.Crossovers {
+		for _, st := range x.Steps {
+			if st.Algorithm == "compressed_topk" {
+				t.Errorf("the table picks the lossy algorithm: %+v", x)
+			}
+		}
+	}
+	for _, r := range tc.Rules {
+		if r.Algorithm == "compressed_topk" {
+			t.Errorf("the table's rule picks the lossy algorithm: %+v", r)
+		}
+	}
+}
+
 func TestTableShape(t *testing.T) {
 	var rows []sweep.Row
 	for _, w := range []int{2, 4, 6} {

@@ -80,6 +80,9 @@ func TestDeviceAllreduce(t *testing.T) {
 		params := map[string]int{"segment": 4096, "group": 2, "tensors": 3}
 		run := 0
 		for _, a := range coll.Algorithms {
+			if a.Lossy() {
+				continue // a compressed allreduce selects on the host: it refuses device memory
+			}
 			for _, p := range []int{2, 4} {
 				for _, count := range counts {
 					run++

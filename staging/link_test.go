@@ -87,6 +87,9 @@ func TestStagedAllreduce(t *testing.T) {
 	params := map[string]int{"segment": 64, "group": 2, "tensors": 3}
 	run := 0
 	for _, a := range coll.Algorithms {
+		if a.Lossy() {
+			continue // a compressed allreduce selects on the host: it refuses device memory
+		}
 		for _, p := range []int{2, 3, 4} {
 			if a.PowerOfTwo && p&(p-1) != 0 {
 				continue

@@ -82,6 +82,9 @@ func TestStagedAllreduceRealnet(t *testing.T) {
 	for _, p := range []int{2, 4} {
 		links := loopbackWorld(t, p)
 		for i, a := range coll.Algorithms {
+			if a.Lossy() {
+				continue // a compressed allreduce selects on the host: it refuses device memory
+			}
 			dt, op := device.F32, device.Ops()[i%4]
 			seed := uint64(100 + i)
 			want := algotest.Reduced(count, dt, op, p, seed)
