@@ -60,6 +60,23 @@ type jsonRow struct {
 	TimeMax       float64        `json:"time_max_s"`
 	Spread        float64        `json:"spread_s"`
 	Messages      int64          `json:"messages"`
+	// Recovery is the recovery from the scenario's shrinking rank
+	// failure, on the point it struck.
+	Recovery *jsonRecovery `json:"recovery,omitempty"`
+}
+
+// jsonRecovery is sim.Shrunk in results.json: times in seconds from the
+// point's start.
+type jsonRecovery struct {
+	FailedRank int     `json:"failed_rank"`
+	WorldFrom  int     `json:"world_before"`
+	WorldTo    int     `json:"world_after"`
+	Hit        bool    `json:"work_lost"`
+	FailedAt   float64 `json:"failed_at_s"`
+	Detected   float64 `json:"detected_at_s"`
+	Agreed     float64 `json:"agreed_at_s"`
+	Rebuilt    float64 `json:"rebuilt_at_s"`
+	End        float64 `json:"end_s"`
 }
 
 // report is results.json.
@@ -104,6 +121,10 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 		rep.Rows[i] = jsonRow{Collective: r.Collective, Algorithm: r.Algorithm, BaseAlgorithm: sweep.BaseAlgorithm(r.Algorithm), Params: params,
 			World: r.World, Bytes: r.Bytes, DType: r.DType, Op: r.Op, Time: r.Time, AlgBW: r.AlgBW, BusBW: r.BusBW,
 			Repeats: r.Repeats, TimeMin: r.TimeMin, TimeMax: r.TimeMax, Spread: r.Spread, Messages: r.Messages}
+		if x := r.Recovery; x != nil {
+			rep.Rows[i].Recovery = &jsonRecovery{FailedRank: x.Failed, WorldFrom: x.World, WorldTo: x.World - 1, Hit: x.Hit,
+				FailedAt: x.FailedAt.Seconds(), Detected: x.Detected.Seconds(), Agreed: x.Agreed.Seconds(), Rebuilt: x.Rebuilt.Seconds(), End: x.End.Seconds()}
+		}
 	}
 	if err := o.write(jsonFile, func(w io.Writer) error {
 		enc := json.NewEncoder(w)

@@ -333,6 +333,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		prog.line("nexar-sim: shard %s: %d of the scenario's %d points", sh, len(mine), len(points))
 	}
 	err = sweep.Run(ctx, mine[done0:], opt, func(r sweep.Row) error {
+		if r.Recovery != nil {
+			prog.line("nexar-sim: %s/%s: %v; later points run on %d ranks", r.Collective, r.Algorithm, r.Recovery, r.Recovery.World-1)
+		}
 		rows = append(rows, r)
 		return ck.add(r)
 	})

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/nexar-go/nexar-go/sim"
@@ -98,17 +99,51 @@ var faultSpecs = []faultSpec{
 		},
 	},
 	{
-		FaultInfo: FaultInfo{"rank_failure", "a rank crashes at time at; every operation that needs it fails, so its points fail", []KeyInfo{
+		FaultInfo: FaultInfo{"rank_failure", `a rank crashes at time at; with recovery = "abort" (default) every operation that needs it fails, so its points fail; with recovery = "shrink" it fails during one point of the sweeps, the survivors detect it by heartbeats, agree, rebuild and run that point again, and the later points, on one rank fewer`, []KeyInfo{
 			{"rank", true, "the rank: 3"},
-			{"at", false, `when: "100us" (default 0)`},
+			{"at", false, `when: "100us" (default 0); with shrink, the time into the point`},
+			{"recovery", false, `"abort" (default) or "shrink"`},
+			{"point", false, "shrink: the point during which the rank fails, numbered from 1 in the order of results.csv's rows (required with shrink)"},
+			{"heartbeat", false, `shrink: the interval between heartbeats (default "1s", nexar's)`},
+			{"timeout", false, `shrink: how long without a heartbeat makes a peer dead (default "5s", nexar's)`},
+			{"rebuild", false, `shrink: a fixed time the rebuild takes besides its messages (default 0)`},
 		}, false},
 		build: func(t *table) sim.Fault {
 			rank, ok1 := t.requiredInt("rank", 0, MaxWorld-1, "the failing rank: rank = 3")
 			at, ok2 := t.duration("at", false)
-			if !ok1 || !ok2 {
+			policy, ok3 := t.str("recovery", false, "abort", `"abort" or "shrink"`)
+			if !ok1 || !ok2 || !ok3 {
 				return nil
 			}
-			return sim.RankFailure{Rank: int(rank), At: at}
+			switch policy {
+			case "abort":
+				for _, k := range []string{"point", "heartbeat", "timeout", "rebuild"} {
+					if _, path, ok := t.get(k); ok {
+						t.errorf(path, `%s applies to recovery = "shrink" only`, k)
+						return nil
+					}
+				}
+				return sim.RankFailure{Rank: int(rank), At: at}
+			case "shrink":
+				point, ok1 := t.requiredInt("point", 1, math.MaxInt32, "the point during which it fails, from 1: point = 5")
+				hb, ok2 := t.durationDefault("heartbeat", sim.DefaultHeartbeat)
+				to, ok3 := t.durationDefault("timeout", sim.DefaultTimeout)
+				rb, ok4 := t.duration("rebuild", false)
+				if !ok1 || !ok2 || !ok3 || !ok4 {
+					return nil
+				}
+				if to < hb {
+					t.errorf(joinPath(t.path, "timeout"), "timeout %v is shorter than the heartbeat interval %v: every peer would be declared dead between two heartbeats", to, hb)
+					return nil
+				}
+				if hb <= 0 {
+					t.errorf(joinPath(t.path, "heartbeat"), "the heartbeat interval must be positive")
+					return nil
+				}
+				return sim.ShrinkFailure{Rank: int(rank), At: at, Point: int(point), Recovery: sim.Recovery{Heartbeat: hb, Timeout: to, Rebuild: rb}}
+			}
+			t.errorf(joinPath(t.path, "recovery"), `unknown recovery %q (want "abort" or "shrink")`, policy)
+			return nil
 		},
 	},
 }
@@ -164,6 +199,14 @@ func (c *checker) faults(top *table) ([]sim.Fault, bool, bool) {
 			continue
 		}
 		random = random || spec.Random
+		if sf, ok := f.(sim.ShrinkFailure); ok {
+			if c.shrink != nil {
+				t.errorf(t.path, "a second rank failure with recovery = \"shrink\": a scenario has at most one")
+				good = false
+			}
+			c.shrink, c.shrinkKey = &sf, t.path
+			continue
+		}
 		out = append(out, f)
 	}
 	return out, random, good
@@ -182,4 +225,13 @@ func (t *table) requiredFloat(key, want string) (float64, bool) {
 		return 0, false
 	}
 	return f, ok
+}
+
+// durationDefault reads a duration string, def if absent.
+func (t *table) durationDefault(key string, def sim.Time) (sim.Time, bool) {
+	if _, ok := t.m[key]; !ok {
+		t.known = append(t.known, key)
+		return def, true
+	}
+	return t.duration(key, true)
 }

@@ -40,6 +40,14 @@ type Scenario struct {
 	// TuningFile is the path of Tuning as the file gives it, "" if none.
 	TuningFile string
 	Sweeps     []*Sweep
+	// Shrink is the [[fault]] of kind "rank_failure" with recovery =
+	// "shrink", nil if none: a rank that fails during one point of the
+	// sweeps, after which the survivors go on (see sweep.Plan).
+	Shrink *sim.ShrinkFailure
+	// ShrinkKey is the path of Shrink's table ("fault[1]") and ShrinkLine
+	// its line, for errors about it.
+	ShrinkKey  string
+	ShrinkLine int
 	// Hash identifies the scenario: the hex SHA-256 of the file's bytes
 	// and of every tuning table it reads, in order. Shards of one run
 	// record it, so that merging refuses outputs of different scenarios.
@@ -289,6 +297,7 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 	s.Tuning, s.TuningFile = c.tuning(top)
 	c.defaultTuning, c.defaultTuningFile = s.Tuning, s.TuningFile
 	c.faultList, c.faultRandom, c.faultsOK = c.faults(top)
+	s.Shrink, s.ShrinkKey, s.ShrinkLine = c.shrink, c.shrinkKey, lineOf(c.lines, c.shrinkKey)
 	if net := top.subtable("network", true, "[network]", `a [network] table with model = "alpha-beta"`); net != nil {
 		s.Network = c.network(net, top)
 	}

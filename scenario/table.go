@@ -29,6 +29,10 @@ type checker struct {
 	// whether all were good.
 	faultList             []sim.Fault
 	faultRandom, faultsOK bool
+	// shrink is the [[fault]] of kind rank_failure with recovery =
+	// "shrink", kept out of faultList: it belongs to the sweeps.
+	shrink    *sim.ShrinkFailure
+	shrinkKey string
 	// defaultTuning is the scenario's tuning table, for sweeps without
 	// their own.
 	defaultTuning     *algos.Tuning

@@ -198,3 +198,35 @@ func failedBy(err error, failed int) bool {
 	var rf *RankFailedError
 	return errors.As(err, &rf) && rf.Rank == failed
 }
+
+// ShrinkFailure is a rank failure that the survivors recover from by
+// shrinking (a [[fault]] of kind "rank_failure" with recovery =
+// "shrink"; keys "rank", "at", "point", "heartbeat", "timeout",
+// "rebuild"). It belongs to a sweep, not to one run: rank Rank fails At
+// into the sweep's point Point (numbered from 1 in the order of the
+// results), which RunShrink runs; the points after it run on one rank
+// fewer. As a fault of a single run it is refused: use RunShrink.
+type ShrinkFailure struct {
+	Rank     int
+	At       Time
+	Point    int
+	Recovery Recovery
+}
+
+func (s ShrinkFailure) String() string {
+	return fmt.Sprintf("rank %d fails at %v into point %d, recovery %v", s.Rank, s.At, s.Point, s.Recovery)
+}
+
+func (s ShrinkFailure) apply(*faultyNet) error {
+	return fmt.Errorf("%v: a failure with recovery by shrinking runs through RunShrink (a sweep's point), not as a fault of every run", s)
+}
+
+// String reports the recovery in one line, for logs.
+func (s *Shrunk) String() string {
+	out := fmt.Sprintf("rank %d of %d failed at %v; detected after %v, agreed in %v, rebuilt in %v (%v from the failure to the rebuilt world of %d)",
+		s.Failed, s.World, s.FailedAt, s.Detected-s.FailedAt, s.Agreed-s.Detected, s.Rebuilt-s.Agreed, s.Recovering(), s.World-1)
+	if s.Hit {
+		return out + fmt.Sprintf("; the work ran again on %d ranks in %v, %v lost", s.World-1, s.Result.End, s.Lost())
+	}
+	return out + "; the work had finished"
+}

@@ -42,7 +42,7 @@ func ringSum(count int) sim.Body {
 // closed forms say.
 func TestRunShrink(t *testing.T) {
 	ab := sim.AlphaBeta{Latency: 5 * sim.Microsecond, Bandwidth: 1e9} // no reduction cost
-	const count = 3000                                                 // 12000 bytes, 4000 per block at 3 ranks
+	const count = 3000                                                // 12000 bytes, 4000 per block at 3 ranks
 	cfg := sim.Config{World: 4, Model: ab, HostData: true}
 	whole, err := sim.Run(cfg, ringSum(count))
 	if err != nil {

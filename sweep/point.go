@@ -45,6 +45,12 @@ type Point struct {
 	Network *scenario.Network
 	// Tuning is the table "auto" selects by; nil for nexar's default.
 	Tuning *algos.Tuning
+	// Shrink, if not nil, is the scenario's rank failure with recovery by
+	// shrinking, which strikes during this point: it runs through
+	// sim.RunShrink, and its row reports the run again on World-1 ranks
+	// and the recovery (Row.Recovery). Plan sets it, and gives every later
+	// point one rank fewer than its sweep asks.
+	Shrink *sim.ShrinkFailure
 }
 
 // VariantName is the name results give the point's algorithm: Name, or
@@ -180,10 +186,50 @@ func Plan(s *scenario.Scenario) ([]Point, error) {
 			}
 		}
 	}
+	if s.Shrink != nil {
+		errs = append(errs, planShrink(s, points)...)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return points, nil
+}
+
+// planShrink puts the scenario's shrinking rank failure on its point and
+// takes one rank from every later point, which then runs on the
+// survivors. It returns the problems: a point out of the plan, a rank
+// outside its world, a world of one rank that cannot lose one, a network
+// that cannot run the smaller worlds.
+func planShrink(s *scenario.Scenario, points []Point) scenario.Errors {
+	f := s.Shrink
+	fail := func(format string, args ...any) scenario.Errors {
+		return scenario.Errors{&scenario.Error{File: s.File, Line: s.ShrinkLine, Key: s.ShrinkKey, Msg: fmt.Sprintf("%v: ", f) + fmt.Sprintf(format, args...)}}
+	}
+	if f.Point > len(points) {
+		return fail("the scenario has %d points", len(points))
+	}
+	i := f.Point - 1
+	if w := points[i].World; f.Rank >= w || w < 2 {
+		return fail("point %d (%v) runs on %d rank(s): it needs at least 2, and rank %d among them", f.Point, points[i], w, f.Rank)
+	}
+	points[i].Shrink = f
+	checked := map[int]bool{}
+	for j := i; j < len(points); j++ {
+		w := points[j].World
+		if w < 2 {
+			return fail("point %d (%v) runs on one rank, which cannot lose one", j+1, points[j])
+		}
+		if j > i {
+			points[j].World = w - 1
+		}
+		if !checked[w-1] {
+			checked[w-1] = true
+			if err := s.Network.Check(w - 1); err != nil {
+				return fail("the survivors' world of %d: the network cannot run it: %v", w-1, err)
+			}
+		}
+	}
+	return nil
 }
 
 // checkAuto checks that the point's tuning table selects, for its world

@@ -50,6 +50,13 @@ type Row struct {
 	TimeMin, TimeMax, Spread float64
 	// Messages is the number of messages of the (first) run.
 	Messages int64
+
+	// Recovery is the recovery of the (first) run of the point during
+	// which the scenario's rank failed with recovery by shrinking; nil for
+	// every other point. Its World is the world before the failure; the
+	// row's World that of the run the row reports (one rank fewer when the
+	// failure cost the point its work). It is not written to results.csv.
+	Recovery *sim.Shrunk
 }
 
 // Key identifies a row's point for lookups: collective, algorithm
@@ -154,15 +161,54 @@ func RunOnceWith(p Point, seed uint64, o RunOptions) (*sim.Result, error) {
 	if o.Progress != nil {
 		progress = func(pr sim.Progress) { o.Progress(PointProgress{Run: 0, Runs: 1, Progress: pr}) }
 	}
-	return runOnce(p, seed, o.Observer, o.Context, progress)
+	res, _, err := runOnce(p, seed, o.Observer, o.Context, progress)
+	return res, err
 }
 
-func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progress func(sim.Progress)) (*sim.Result, error) {
+// runOnce runs p once; for the point of a shrinking rank failure it
+// returns the recovery too, and the result of the run the row reports
+// (see sim.Shrunk.Result).
+func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progress func(sim.Progress)) (*sim.Result, *sim.Shrunk, error) {
+	host := p.Data == scenario.Host
+	cfg := sim.Config{World: p.World, Model: p.Model(seed), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress}
+	body, err := p.body(seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Shrink == nil {
+		res, err := sim.Run(cfg, body)
+		return res, nil, err
+	}
+	// The survivors run the point again on World-1 ranks, with the
+	// buffers and the check of that world.
+	q := p
+	q.World--
+	small, err := q.body(seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	both := func(ctx context.Context, l algos.Link) error {
+		if l.Size() == p.World {
+			return body(ctx, l)
+		}
+		return small(ctx, l)
+	}
+	f := p.Shrink
+	sh, err := sim.RunShrink(cfg, f.Rank, f.At, f.Recovery, both)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sh.Result, sh, nil
+}
+
+// body returns the body of a run of p: every rank allocates the point's
+// buffers and runs its algorithm; with host data the inputs are filled
+// from seed and the results checked.
+func (p Point) body(seed uint64) (sim.Body, error) {
 	send, recv, _ := p.Layout()
 	sz := p.DType.Size()
-	host := p.Data == scenario.Host
 	var chk *Check
-	if host {
+	if p.Data == scenario.Host {
 		m := checkFor(p.Collective)
 		if m == nil {
 			return nil, fmt.Errorf("collective %s has no host-data check", p.Collective.Name)
@@ -172,8 +218,7 @@ func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progre
 		chk = m(q)
 	}
 	inPlace := p.InPlace()
-	cfg := sim.Config{World: p.World, Model: p.Model(seed), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress}
-	return sim.Run(cfg, func(ctx context.Context, l algos.Link) error {
+	return func(ctx context.Context, l algos.Link) error {
 		c := algos.Call{DType: p.DType, Op: p.Op, Root: p.Root, Params: p.Params, Tuning: p.Tuning, Buf: l.Alloc(recv * sz)}
 		if !inPlace {
 			c.Send = l.Alloc(send * sz)
@@ -190,7 +235,7 @@ func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progre
 			}
 		}
 		return nil
-	})
+	}, nil
 }
 
 // RunPoint simulates p, Repeat times with seeds Seed, Seed+1, ..., and
@@ -204,13 +249,14 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 	n := max(p.Repeat, 1)
 	times := make([]float64, n)
 	var messages int64
+	var recovery *sim.Shrunk
 	for k := range n {
 		seed := p.Seed + uint64(k)
 		var progress func(sim.Progress)
 		if o.Progress != nil {
 			progress = func(pr sim.Progress) { o.Progress(PointProgress{Run: k, Runs: n, Progress: pr}) }
 		}
-		res, err := runOnce(p, seed, nil, o.Context, progress)
+		res, shrunk, err := runOnce(p, seed, nil, o.Context, progress)
 		if err != nil {
 			if n > 1 {
 				return Row{}, fmt.Errorf("%v (seed %d): %w", p, seed, err)
@@ -219,10 +265,17 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 		}
 		times[k] = res.End.Seconds()
 		if k == 0 {
-			messages = res.Messages
+			messages, recovery = res.Messages, shrunk
 		}
 	}
-	return NewRow(p, times, messages), nil
+	q := p
+	if recovery != nil {
+		// The row reports the run the survivors made.
+		q.World = len(recovery.Result.Finish)
+	}
+	row := NewRow(q, times, messages)
+	row.Recovery = recovery
+	return row, nil
 }
 
 // NewRow summarises p's per-iteration times in seconds (at least one;
