@@ -56,9 +56,15 @@
 // message protocol keys (ProtocolKeys: eager and rendezvous, an envelope,
 // SimGrid-style latency and bandwidth factors by size), which put a
 // sim.Protocol over it. The keys of each are those sim's types document,
-// one to one. [[fault]] tables
+// one to one. Every model also takes mesh = "full" (default),
+// "hypercube" or "kregular:K": ranks joined as that sparse mesh, messages
+// between ranks that are not joined relayed hop by hop (sim.Relayed).
+// [[fault]] tables
 // (Faults) add noise and faults to any model, seeded by the scenario's
 // seed; a sweep may repeat only on a network that draws random numbers.
+// A [[fault]] of kind "rank_failure" with recovery = "shrink" strikes one
+// point of the sweeps (Scenario.Shrink): the survivors recover and the
+// later points run on one rank fewer (see sweep.Plan, sim.RunShrink).
 //
 // A file may hold several [[sweep]] tables. Parse and Load validate
 // everything that can be checked without running anything: units, names

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/mesh"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -73,6 +74,10 @@ type Network struct {
 	// Faults are those of the file's [[fault]] tables, which every run
 	// of the model suffers.
 	Faults []sim.Fault
+	// Mesh is how ranks are joined (key "mesh": "full", the default,
+	// "hypercube" or "kregular:K"); on a sparse mesh messages between
+	// ranks that are not joined are relayed (see sim.Relayed).
+	Mesh mesh.Spec
 	// Transport describes realnet's QUIC and bulk paths, from
 	// [network.transport], for deriving the bulk threshold; nil if the
 	// file has none.
@@ -342,11 +347,17 @@ func (c *checker) network(t *table, top *table) Network {
 	} else if prot != nil && m != nil {
 		m = m.withProtocol(*prot)
 	}
+	meshSpec, meshOK := c.mesh(t)
+	n.Mesh = meshSpec
 	faults, random, ok := c.faultList, c.faultRandom, c.faultsOK
-	if m != nil && ok {
+	if m != nil && ok && meshOK {
 		n.seeded, n.Random, n.LinkBandwidth = m.seeded, m.random || random, m.linkBandwidth
-		if len(faults) > 0 {
+		if meshSpec.Kind != mesh.Full {
 			inner := m.seeded
+			n.seeded = func(seed uint64) sim.Model { return sim.Relayed{Model: inner(seed), Mesh: meshSpec} }
+		}
+		if len(faults) > 0 {
+			inner := n.seeded
 			n.seeded = func(seed uint64) sim.Model { return sim.WithFaults(inner(seed), seed, faults...) }
 			n.Faults = faults
 		}
@@ -619,4 +630,19 @@ func keysOf[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// mesh reads [network]'s mesh key: "full" (default), "hypercube" or
+// "kregular:K".
+func (c *checker) mesh(t *table) (mesh.Spec, bool) {
+	s, ok := t.str("mesh", false, "full", `a mesh: "full", "hypercube" or "kregular:K"`)
+	if !ok {
+		return mesh.Spec{}, false
+	}
+	spec, err := mesh.Parse(s)
+	if err != nil {
+		t.errorf(joinPath(t.path, "mesh"), "%v", err)
+		return mesh.Spec{}, false
+	}
+	return spec, true
 }

@@ -151,6 +151,10 @@ func (e *Engine) Started(m *Message) {
 // one is posted. A message whose sender failed (FailRank) before it was
 // delivered is lost; one to a failed rank fails its send.
 func (e *Engine) Deliver(m *Message) {
+	if m.relay != nil {
+		m.relay.delivered(m)
+		return
+	}
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
 	src.inflight--
 	switch {
@@ -213,6 +217,10 @@ func (e *Engine) Unreceivable(m *Message) {
 func (e *Engine) Drop(m *Message, err error) {
 	if e.progs != nil {
 		e.stopReplay()
+		return
+	}
+	if m.relay != nil {
+		e.Drop(m.relay.orig, err)
 		return
 	}
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]

@@ -63,6 +63,10 @@ type Message struct {
 	// multiplied by.
 	wire          int
 	latFac, bwFac float64
+
+	// relay is set on a hop of a relayed message (see Relayed): the
+	// engine hands it back to its relay rather than to a rank.
+	relay *relay
 }
 
 // Matched reports whether the receive m matches has been posted: a
