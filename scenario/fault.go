@@ -103,7 +103,7 @@ var faultSpecs = []faultSpec{
 			{"rank", true, "the rank: 3"},
 			{"at", false, `when: "100us" (default 0); with shrink, the time into the point`},
 			{"recovery", false, `"abort" (default) or "shrink"`},
-			{"point", false, "shrink: the point during which the rank fails, numbered from 1 in the order of results.csv's rows (required with shrink)"},
+			{"point", false, "shrink: the point during which the rank fails, the row of results.csv numbered from 0 as --trace numbers them (required with shrink)"},
 			{"heartbeat", false, `shrink: the interval between heartbeats (default "1s", nexar's)`},
 			{"timeout", false, `shrink: how long without a heartbeat makes a peer dead (default "5s", nexar's)`},
 			{"rebuild", false, `shrink: a fixed time the rebuild takes besides its messages (default 0)`},
@@ -125,7 +125,7 @@ var faultSpecs = []faultSpec{
 				}
 				return sim.RankFailure{Rank: int(rank), At: at}
 			case "shrink":
-				point, ok1 := t.requiredInt("point", 1, math.MaxInt32, "the point during which it fails, from 1: point = 5")
+				point, ok1 := t.requiredInt("point", 0, math.MaxInt32, "the point during which it fails, a row of results.csv from 0: point = 4")
 				hb, ok2 := t.durationDefault("heartbeat", sim.DefaultHeartbeat)
 				to, ok3 := t.durationDefault("timeout", sim.DefaultTimeout)
 				rb, ok4 := t.duration("rebuild", false)

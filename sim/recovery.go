@@ -203,8 +203,8 @@ func failedBy(err error, failed int) bool {
 // shrinking (a [[fault]] of kind "rank_failure" with recovery =
 // "shrink"; keys "rank", "at", "point", "heartbeat", "timeout",
 // "rebuild"). It belongs to a sweep, not to one run: rank Rank fails At
-// into the sweep's point Point (numbered from 1 in the order of the
-// results), which RunShrink runs; the points after it run on one rank
+// into the point Point of the sweeps (the row of the results, numbered
+// from 0), which RunShrink runs; the points after it run on one rank
 // fewer. As a fault of a single run it is refused: use RunShrink.
 type ShrinkFailure struct {
 	Rank     int

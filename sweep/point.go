@@ -205,10 +205,10 @@ func planShrink(s *scenario.Scenario, points []Point) scenario.Errors {
 	fail := func(format string, args ...any) scenario.Errors {
 		return scenario.Errors{&scenario.Error{File: s.File, Line: s.ShrinkLine, Key: s.ShrinkKey, Msg: fmt.Sprintf("%v: ", f) + fmt.Sprintf(format, args...)}}
 	}
-	if f.Point > len(points) {
-		return fail("the scenario has %d points", len(points))
+	if f.Point >= len(points) {
+		return fail("the scenario has %d points, numbered from 0", len(points))
 	}
-	i := f.Point - 1
+	i := f.Point
 	if w := points[i].World; f.Rank >= w || w < 2 {
 		return fail("point %d (%v) runs on %d rank(s): it needs at least 2, and rank %d among them", f.Point, points[i], w, f.Rank)
 	}
@@ -217,7 +217,7 @@ func planShrink(s *scenario.Scenario, points []Point) scenario.Errors {
 	for j := i; j < len(points); j++ {
 		w := points[j].World
 		if w < 2 {
-			return fail("point %d (%v) runs on one rank, which cannot lose one", j+1, points[j])
+			return fail("point %d (%v) runs on one rank, which cannot lose one", j, points[j])
 		}
 		if j > i {
 			points[j].World = w - 1

@@ -20,7 +20,7 @@ data = "host"
 `
 
 // TestShrinkMidSweep is the issue's "must show" in the simulator: 4 ranks,
-// rank 2 killed during the fourth point of six; the survivors detect it,
+// rank 2 killed during the fourth point of six (point = 3); the survivors detect it,
 // agree and rebuild, and that point and the later ones run on 3 ranks
 // with their data checked; the recovery is on the fourth row.
 func TestShrinkMidSweep(t *testing.T) {
@@ -30,7 +30,7 @@ kind = "rank_failure"
 rank = 2
 at = "5us"
 recovery = "shrink"
-point = 4
+point = 3
 heartbeat = "100ms"
 timeout = "300ms"
 `+shrinkSweep))
@@ -92,23 +92,23 @@ func TestShrinkErrors(t *testing.T) {
 recovery = "shrink"`, shrinkSweep, "missing required key"},
 		{`rank = 2
 recovery = "grow"
-point = 1`, shrinkSweep, `unknown recovery "grow"`},
+point = 0`, shrinkSweep, `unknown recovery "grow"`},
 		{`rank = 2
-point = 3`, shrinkSweep, `point applies to recovery = "shrink" only`},
+point = 2`, shrinkSweep, `point applies to recovery = "shrink" only`},
 		{`rank = 2
 recovery = "shrink"
-point = 1
+point = 0
 heartbeat = "2s"
 timeout = "1s"`, shrinkSweep, "shorter than the heartbeat interval"},
 		{`rank = 2
 recovery = "shrink"
-point = 7`, shrinkSweep, "the scenario has 6 points"},
+point = 6`, shrinkSweep, "the scenario has 6 points"},
 		{`rank = 5
 recovery = "shrink"
-point = 1`, shrinkSweep, "runs on 4 rank(s): it needs at least 2, and rank 5 among them"},
+point = 0`, shrinkSweep, "runs on 4 rank(s): it needs at least 2, and rank 5 among them"},
 		{`rank = 0
 recovery = "shrink"
-point = 1`, strings.Replace(shrinkSweep, "world = [4]", "world = [2, 1]", 1), "runs on one rank, which cannot lose one"},
+point = 0`, strings.Replace(shrinkSweep, "world = [4]", "world = [2, 1]", 1), "runs on one rank, which cannot lose one"},
 	} {
 		s, err := scenario.Parse("s.toml", []byte(network+"\n[[fault]]\nkind = \"rank_failure\"\n"+c.fault+"\n"+c.sweep))
 		if err == nil {
