@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nexar-go/nexar-go/mesh"
 )
@@ -24,9 +25,12 @@ import (
 // the receive once the last hop has arrived.
 //
 // The mesh is built for each run's world (mesh.New), which must suit it (a
-// k-regular mesh of odd degree needs an even world). Ranks and links that
-// fail (rank_failure, link_failure) are not modelled on a relayed network:
-// the run is refused.
+// k-regular mesh of odd degree needs an even world), so a world rebuilt
+// after a failure (RunShrink) is joined as the same mesh of its own size.
+// A rank may fail (as a fault of an outer Faulty, or through RunShrink):
+// messages from or to it are lost or fail as on any network, and one only
+// passing through it is lost, its receive failing with a *PathCutError.
+// Faults inside a relayed model (a Faulty under it) are refused.
 type Relayed struct {
 	Model Model
 	Mesh  mesh.Spec
@@ -102,16 +106,59 @@ func (n *relayNet) hop(r *relay, from int) {
 
 // delivered takes hop h of r, which has arrived: the first relay frees the
 // sender's send, the last hop delivers the message, any other is sent on.
+// A relay that has failed (FailRank) sends nothing on, and what it sent
+// before is lost: the message's receive fails with a *PathCutError.
 func (r *relay) delivered(h *Message) {
 	e := r.n.e
+	if h.Src != r.orig.Src && e.ranks[h.Src].crashed {
+		r.cut(h, h.Src) // sent by a relay that failed since: lost, as any message of a failed rank
+		return
+	}
 	if h.Dst == r.orig.Dst {
 		e.Deliver(r.orig)
+		return
+	}
+	if e.ranks[h.Dst].crashed {
+		r.cut(h, h.Dst)
 		return
 	}
 	if h.Src == r.orig.Src {
 		e.Release(r.orig)
 	}
 	r.n.hop(r, h.Dst)
+}
+
+// cut gives up r's message, whose hop h met the failed relay rank.
+func (r *relay) cut(h *Message, failed int) {
+	e := r.n.e
+	e.Drop(r.orig, &PathCutError{Src: r.orig.Src, Dst: r.orig.Dst, Link: fmt.Sprintf("%d->%d (relay rank %d failed)", h.Src, h.Dst, failed), At: e.Now()})
+}
+
+// DropRank implements RankDropper for a rank that fails: of the hops the
+// inner network drops, those of messages from or to the rank give back
+// their message, which the engine loses or fails; those of messages that
+// only pass through it are cut (see delivered). Other hops of messages
+// from or to it go on, and the engine deals with the message when it is
+// delivered.
+func (n *relayNet) DropRank(rank int) []*Message {
+	var out []*Message
+	var seen []*relay
+	for _, m := range n.wrapped.DropRank(rank) {
+		r := m.relay
+		switch {
+		case r == nil:
+			out = append(out, m)
+		case slices.Contains(seen, r):
+		case r.orig.Src == rank || r.orig.Dst == rank:
+			seen = append(seen, r)
+			out = append(out, r.orig)
+		default:
+			seen = append(seen, r)
+			r.cut(m, rank)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Message) int { return cmpInt64(a.ID, b.ID) })
+	return out
 }
 
 // ControlTime implements ControlTimer: a control message relayed along

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -147,5 +148,46 @@ func TestRelayedRefuses(t *testing.T) {
 		if _, err := sim.Run(sim.Config{World: c.world, Model: c.model}, body); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v on %d: %v, want %q", c.model, c.world, err, c.want)
 		}
+	}
+}
+
+// TestRelayFails: a relay that fails loses the messages passing through
+// it (their receives fail, nobody hangs), and a relayed world recovers by
+// shrinking, the survivors joined as the same mesh of their size.
+func TestRelayFails(t *testing.T) {
+	cube := sim.Relayed{Model: worked, Mesh: mustSpec(t, "hypercube")}
+	// 0 → 3 goes 0 → 1 → 3; rank 1 fails while it holds the message
+	// (busy with a long reduction of its own: a rank that has returned
+	// does not fail).
+	hop := worked.Latency + sim.TransferTime(1<<20, worked.Bandwidth)
+	body := func(ctx context.Context, l algos.Link) error {
+		if l.Rank() == 1 {
+			return l.Reduce(device.Phantom(1<<30), device.Phantom(1<<30), device.F32, device.Sum)
+		}
+		return oneMessage(0, 3, 1<<20)(ctx, l)
+	}
+	_, err := sim.Run(sim.Config{World: 4, Model: sim.WithFaults(cube, 1, sim.RankFailure{Rank: 1, At: hop + 1})}, body)
+	var cut *sim.PathCutError
+	if !errors.As(err, &cut) || cut.Src != 0 || cut.Dst != 3 {
+		t.Fatalf("%v, want rank 3's receive to fail with the path from 0 cut", err)
+	}
+	// The same with the relay failing while the first hop is under way.
+	_, err = sim.Run(sim.Config{World: 4, Model: sim.WithFaults(cube, 1, sim.RankFailure{Rank: 1, At: hop / 2})}, body)
+	if !errors.As(err, &cut) {
+		t.Fatalf("%v, want a cut path", err)
+	}
+	got, err := sim.RunShrink(sim.Config{World: 8, Model: cube, HostData: true}, 5, 3*sim.Microsecond, sim.Recovery{}, ringSum(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Hit || len(got.Result.Finish) != 7 {
+		t.Fatalf("hit %v, %d ranks after", got.Hit, len(got.Result.Finish))
+	}
+	again, err := sim.Run(sim.Config{World: 7, Model: cube, HostData: true}, ringSum(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.End != got.Result.End {
+		t.Errorf("the survivors' run took %v, a 7-rank hypercube's %v", got.Result.End, again.End)
 	}
 }
