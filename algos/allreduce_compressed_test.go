@@ -66,6 +66,91 @@ func compressedWorlds() []int {
 	return []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 16, 17, 31, 32, 33, 64}
 }
 
+// compressedCost is the closed form of a compressed allreduce on
+// alpha-beta (see algos' package documentation): with n bytes of count
+// elements of e bytes, k = K(count), m = k(4 + e) bytes per rank and
+// K = ⌈lg p⌉,
+//
+//	c·nγ + Kα + (p-1)mβ + (p-1)Rγ
+//
+// where c = 2 for top-k (the error-feedback add and the selection pass)
+// and 1 for random-k, and R = ke bytes reduced per block with Sum, n
+// with other ops.
+func compressedCost(m sim.AlphaBeta, cfg algos.Compression, p, count, e int, op device.Op) float64 {
+	a, b, g := arTerms(m)
+	n := float64(count * e)
+	k := cfg.K(count)
+	c := 2.0
+	if cfg.Method == algos.RandomK {
+		c = 1
+	}
+	R := float64(k * e)
+	if op != device.Sum {
+		R = n
+	}
+	K := float64(bits.Len(uint(p - 1)))
+	return c*n*g + K*a + float64(p-1)*float64(k*(4+e))*b + float64(p-1)*R*g
+}
+
+// TestCompressedAllreduceCost checks the closed form against the
+// simulator, phantom buffers, on three models, and that timing with real
+// data costs the same (the cost depends on sizes only, so phantom timing
+// runs and replays stand for data runs).
+func TestCompressedAllreduceCost(t *testing.T) {
+	models := []sim.AlphaBeta{
+		worked,
+		{Latency: 50 * sim.Microsecond, Bandwidth: 125e6, ReduceBandwidth: 10e9}, // 1 Gbit/s
+		{Latency: sim.Microsecond, Bandwidth: 50e9, ReduceBandwidth: 5e9},        // reduction slower than the wire
+	}
+	for mi, m := range models {
+		for _, cfg := range []algos.Compression{{Method: algos.TopK, Ratio: 0.01}, {Method: algos.RandomK, Ratio: 0.1}, {Method: algos.TopK, Ratio: 1}} {
+			for _, p := range []int{1, 2, 3, 5, 8, 16, 64} {
+				for _, count := range []int{1, 1000, 1 << 20} {
+					for _, op := range []device.Op{device.Sum, device.Max} {
+						comp := cfg
+						var end sim.Time
+						res, err := sim.Run(sim.Config{World: p, Model: m}, func(ctx context.Context, l algos.Link) error {
+							c := algos.Compressor{Compression: comp}
+							return c.AllReduce(ctx, l, l.Alloc(4*count), device.F32, op)
+						})
+						if err != nil {
+							t.Fatal(err)
+						}
+						end = res.End
+						want := compressedCost(m, cfg, p, count, 4, op)
+						if e := relErr(end.Seconds(), want); e > 1e-6 {
+							t.Errorf("model %d %s ratio %v p=%d count=%d %s: simulated %.6g s, closed form %.6g s (relative error %.2g)",
+								mi, cfg.Method, cfg.Ratio, p, count, op, end.Seconds(), want, e)
+						}
+					}
+				}
+			}
+		}
+	}
+	// With data: the same time to the picosecond.
+	cfg := algos.Compression{Method: algos.TopK, Ratio: 0.05}
+	for _, p := range []int{3, 8} {
+		var ends []sim.Time
+		for _, host := range []bool{false, true} {
+			res, err := sim.Run(sim.Config{World: p, Model: worked, HostData: host}, func(ctx context.Context, l algos.Link) error {
+				buf := l.Alloc(4 * 5003)
+				if h, ok := device.HostBytes(buf); ok {
+					algotest.Fill(h, device.F32, device.Sum, l.Rank(), p, 1)
+				}
+				c := algos.Compressor{Compression: cfg}
+				return c.AllReduce(ctx, l, buf, device.F32, device.Sum)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ends = append(ends, res.End)
+		}
+		if ends[0] != ends[1] {
+			t.Errorf("p=%d: phantom run %v, host data %v", p, ends[0], ends[1])
+		}
+	}
+}
+
 // TestCompressedAllreduceData checks every rank's result bit for bit
 // against the same compression of the same inputs, reduced rank by rank
 // (the reference selects top-k by a sort, independently of the
@@ -400,91 +485,6 @@ func TestCompressedRandomKSameDraws(t *testing.T) {
 	}
 	if chi > 999+6*45 {
 		t.Errorf("chi-square %.0f over %d cells: random-k's draws are not uniform", chi, count)
-	}
-}
-
-// compressedCost is the closed form of a compressed allreduce on
-// alpha-beta (see algos' package documentation): with n bytes of count
-// elements of e bytes, k = K(count), m = k(4 + e) bytes per rank and
-// K = ⌈lg p⌉,
-//
-//	c·nγ + Kα + (p-1)mβ + (p-1)Rγ
-//
-// where c = 2 for top-k (the error-feedback add and the selection pass)
-// and 1 for random-k, and R = ke bytes reduced per block with Sum, n
-// with other ops.
-func compressedCost(m sim.AlphaBeta, cfg algos.Compression, p, count, e int, op device.Op) float64 {
-	a, b, g := arTerms(m)
-	n := float64(count * e)
-	k := cfg.K(count)
-	c := 2.0
-	if cfg.Method == algos.RandomK {
-		c = 1
-	}
-	R := float64(k * e)
-	if op != device.Sum {
-		R = n
-	}
-	K := float64(bits.Len(uint(p - 1)))
-	return c*n*g + K*a + float64(p-1)*float64(k*(4+e))*b + float64(p-1)*R*g
-}
-
-// TestCompressedAllreduceCost checks the closed form against the
-// simulator, phantom buffers, on three models, and that timing with real
-// data costs the same (the cost depends on sizes only, so phantom timing
-// runs and replays stand for data runs).
-func TestCompressedAllreduceCost(t *testing.T) {
-	models := []sim.AlphaBeta{
-		worked,
-		{Latency: 50 * sim.Microsecond, Bandwidth: 125e6, ReduceBandwidth: 10e9}, // 1 Gbit/s
-		{Latency: sim.Microsecond, Bandwidth: 50e9, ReduceBandwidth: 5e9},        // reduction slower than the wire
-	}
-	for mi, m := range models {
-		for _, cfg := range []algos.Compression{{Method: algos.TopK, Ratio: 0.01}, {Method: algos.RandomK, Ratio: 0.1}, {Method: algos.TopK, Ratio: 1}} {
-			for _, p := range []int{1, 2, 3, 5, 8, 16, 64} {
-				for _, count := range []int{1, 1000, 1 << 20} {
-					for _, op := range []device.Op{device.Sum, device.Max} {
-						comp := cfg
-						var end sim.Time
-						res, err := sim.Run(sim.Config{World: p, Model: m}, func(ctx context.Context, l algos.Link) error {
-							c := algos.Compressor{Compression: comp}
-							return c.AllReduce(ctx, l, l.Alloc(4*count), device.F32, op)
-						})
-						if err != nil {
-							t.Fatal(err)
-						}
-						end = res.End
-						want := compressedCost(m, cfg, p, count, 4, op)
-						if e := relErr(end.Seconds(), want); e > 1e-6 {
-							t.Errorf("model %d %s ratio %v p=%d count=%d %s: simulated %.6g s, closed form %.6g s (relative error %.2g)",
-								mi, cfg.Method, cfg.Ratio, p, count, op, end.Seconds(), want, e)
-						}
-					}
-				}
-			}
-		}
-	}
-	// With data: the same time to the picosecond.
-	cfg := algos.Compression{Method: algos.TopK, Ratio: 0.05}
-	for _, p := range []int{3, 8} {
-		var ends []sim.Time
-		for _, host := range []bool{false, true} {
-			res, err := sim.Run(sim.Config{World: p, Model: worked, HostData: host}, func(ctx context.Context, l algos.Link) error {
-				buf := l.Alloc(4 * 5003)
-				if h, ok := device.HostBytes(buf); ok {
-					algotest.Fill(h, device.F32, device.Sum, l.Rank(), p, 1)
-				}
-				c := algos.Compressor{Compression: cfg}
-				return c.AllReduce(ctx, l, buf, device.F32, device.Sum)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ends = append(ends, res.End)
-		}
-		if ends[0] != ends[1] {
-			t.Errorf("p=%d: phantom run %v, host data %v", p, ends[0], ends[1])
-		}
 	}
 }
 
