@@ -47,6 +47,10 @@
 //   - Noise and faults wrap any model: [WithFaults] with the scenario's
 //     seed and a [Fault] per [[fault]] table ([Jitter], [Straggler],
 //     [Stragglers], [SlowLink], [LinkFailure], [RankFailure]).
+//   - A sparse mesh wraps any model: [Relayed] (mesh = "hypercube",
+//     "kregular:K"): messages between ranks that are not joined are
+//     relayed hop by hop along package mesh's routes, store and forward,
+//     each hop a message of the model.
 //
 // Messages from one rank to another with one tag match the receives posted
 // for them in the order they were sent, whatever order the network
@@ -56,7 +60,10 @@
 // A rank that fails makes every operation that needs it return an error
 // naming it ([RankFailedError]; a cut path gives a [PathCutError]), and
 // ranks that return such errors pass them on ([PeerExitedError]), so a
-// failure ends the run with a [RankErrors] rather than a hang. Networks
+// failure ends the run with a [RankErrors] rather than a hang. [RunShrink]
+// recovers instead, as nexar's survivors do: heartbeat detection
+// ([Recovery]), agreement and rebuild on the survivors, and the work run
+// again on one rank fewer ([Shrunk] reports the times). Networks
 // built on a topology account for their links in Result.Links, which
 // [WriteLinksCSV] writes as links.csv.
 //
