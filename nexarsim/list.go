@@ -92,6 +92,8 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "  run derives where the bulk path (a QUIC round trip for permission, then TCP) overtakes QUIC,")
 	fmt.Fprintln(stdout, "  written to tuning.toml as [transport] bulk_threshold; sweeps run on it with model = \"realnet\"")
 	keys(scenario.TransportKeys())
+	fmt.Fprintln(stdout, "\nMesh ([network], any model): which ranks are joined; messages between others are relayed hop by hop")
+	keys(scenario.MeshKeys())
 	fmt.Fprintln(stdout, "\nNoise and faults (top-level [[fault]] tables, kind = NAME, any model):")
 	for _, f := range scenario.Faults() {
 		s := f.Summary

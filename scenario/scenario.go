@@ -632,6 +632,12 @@ func keysOf[V any](m map[string]V) []string {
 	return out
 }
 
+// MeshKeys describes the [network] key of the sparse mesh, which every
+// model takes.
+func MeshKeys() []KeyInfo {
+	return []KeyInfo{{"mesh", false, `"full" (default), "hypercube" (ranks differing in one bit) or "kregular:K" (r±1..r±K/2, and r+p/2 for odd K); see sim.Relayed`}}
+}
+
 // mesh reads [network]'s mesh key: "full" (default), "hypercube" or
 // "kregular:K".
 func (c *checker) mesh(t *table) (mesh.Spec, bool) {
