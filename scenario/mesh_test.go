@@ -38,6 +38,16 @@ bytes = [1024]
 			t.Errorf("%s: mesh %v, model %#v", c.key, s.Network.Mesh, s.Network.Sim)
 		}
 	}
+	// Faults wrap the relayed network.
+	s, err := scenario.Parse("m.toml", file("mesh = \"hypercube\"\n[[fault]]\nkind = \"jitter\"\ndist = \"constant\"\nmean = \"1us\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := s.Network.Sim.(sim.Faulty); !ok {
+		t.Errorf("with a fault: %#v, want faults over the relayed network", s.Network.Sim)
+	} else if _, ok := f.Model.(sim.Relayed); !ok {
+		t.Errorf("with a fault: faults over %#v, want the relayed network", f.Model)
+	}
 	for _, c := range []struct{ key, want string }{
 		{`mesh = "torus"`, `m.toml:6: network.mesh: mesh "torus": want full, hypercube or kregular:K`},
 		{`mesh = "kregular:1"`, `m.toml:6: network.mesh: mesh "kregular:1": the degree after kregular: must be a whole number of at least 2`},
