@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -237,11 +238,15 @@ func (l *Launcher) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	caFile, certFile, keyFile, err := ca.WriteFiles(dir, "rank")
+	// One certificate per rank, each naming its rank, and one good for
+	// any rank of the job for the seed: a process of another job, or a
+	// rank's certificate used for another rank, is refused.
+	job := filepath.Base(dir)
+	caFile, err := ca.WriteCA(dir, false)
 	if err != nil {
 		return err
 	}
-	seedCreds, err := ca.Credentials("seed")
+	seedCreds, err := ca.Credentials(job)
 	if err != nil {
 		return err
 	}
@@ -263,7 +268,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 
 	vars := map[string]string{
 		"NEXAR_WORLD": strconv.Itoa(l.NP), "NEXAR_SEED": pc.LocalAddr().String(), "NEXAR_HOST_SEED": "0",
-		"NEXAR_CA": caFile, "NEXAR_CERT": certFile, "NEXAR_KEY": keyFile,
+		"NEXAR_CA":  caFile,
 		StatusFDEnv: "3",
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
@@ -302,6 +307,10 @@ func (l *Launcher) Run(ctx context.Context) error {
 			base = os.Environ()
 		}
 		vars["NEXAR_RANK"] = strconv.Itoa(r)
+		if vars["NEXAR_CERT"], vars["NEXAR_KEY"], err = ca.WriteCredentials(dir, realnet.RankIdentity(job, r), false); err != nil {
+			killAll("killed by nexar-live: a rank could not start")
+			return err
+		}
 		vars["LOCAL_RANK"] = strconv.Itoa(r) // every rank is on this host: --device cuda spreads them over its GPUs
 		cmd.Env = workerEnv(base, vars)
 		sr, sw, err := os.Pipe()

@@ -423,7 +423,9 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 
 func caCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ca", flag.ContinueOnError)
-	name := fs.String("name", "rank", "name of the certificate issued")
+	job := fs.String("job", "nexar", "job the certificates are for: a peer of another job is refused")
+	ranks := fs.Int("ranks", 0, "issue one certificate per rank, 0 to N-1, each good for its rank only (0: one certificate good for any rank of the job)")
+	overwrite := fs.Bool("overwrite", false, "replace existing files (default: refuse to write over them)")
 	pos, status, ok := cmdline.ParseCmd("ca", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -431,20 +433,46 @@ func caCmd(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return cmdline.UsageError(stderr, "ca", "want one directory, got %d arguments", len(pos))
 	}
+	if *ranks < 0 {
+		return cmdline.UsageError(stderr, "ca", "--ranks %d: want 0 or more", *ranks)
+	}
+	if err := realnet.CheckJob(*job); err != nil {
+		return cmdline.UsageError(stderr, "ca", "--job: %v", err)
+	}
 	if err := os.MkdirAll(pos[0], 0o700); err != nil {
 		return cmdline.UsageError(stderr, "ca", "%v", err)
 	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "nexar-live ca: %v\n", err)
+		return exitRanks
+	}
 	ca, err := realnet.NewCA()
 	if err != nil {
-		fmt.Fprintf(stderr, "nexar-live ca: %v\n", err)
-		return exitRanks
+		return fail(err)
 	}
-	caFile, cert, key, err := ca.WriteFiles(pos[0], *name)
+	caFile, err := ca.WriteCA(pos[0], *overwrite)
 	if err != nil {
-		fmt.Fprintf(stderr, "nexar-live ca: %v\n", err)
-		return exitRanks
+		return fail(err)
 	}
-	fmt.Fprintf(stdout, "export NEXAR_CA=%s NEXAR_CERT=%s NEXAR_KEY=%s\n", abs(caFile), abs(cert), abs(key))
+	if *ranks == 0 {
+		cert, key, err := ca.WriteCredentials(pos[0], realnet.JobIdentity(*job), *overwrite)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "export NEXAR_CA=%s NEXAR_CERT=%s NEXAR_KEY=%s\n", abs(caFile), abs(cert), abs(key))
+		return exitOK
+	}
+	var cert, key string
+	for r := range *ranks {
+		if cert, key, err = ca.WriteCredentials(pos[0], realnet.RankIdentity(*job, r), *overwrite); err != nil {
+			return fail(err)
+		}
+	}
+	// Each rank takes its own: the launcher's rank replaces {rank}.
+	tmpl := func(p string) string {
+		return strings.Replace(abs(p), fmt.Sprintf("-rank%d", *ranks-1), "-rank{rank}", 1)
+	}
+	fmt.Fprintf(stdout, "export NEXAR_CA=%s NEXAR_CERT=%s NEXAR_KEY=%s\n", abs(caFile), tmpl(cert), tmpl(key))
 	return exitOK
 }
 

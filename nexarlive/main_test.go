@@ -168,7 +168,7 @@ func TestWorkerTorchrun(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	dir := t.TempDir()
-	code, stdout, stderr := runCLI("ca", filepath.Join(dir, "ca"))
+	code, stdout, stderr := runCLI("ca", "--job", "torch", "--ranks", "2", filepath.Join(dir, "ca"))
 	if code != exitOK {
 		t.Fatalf("ca: exit %d: %s", code, stderr)
 	}

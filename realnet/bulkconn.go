@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -38,14 +41,38 @@ type bulkConn struct {
 	// whose frames are small, a buffer over c.
 	rd io.Reader
 
-	wmu     sync.Mutex // one writer at a time (the writer goroutine; tests)
-	seal    cipher.AEAD
-	sendSeq uint64
-	wbuf    []byte
+	wmu  sync.Mutex // one writer at a time (the writer goroutine; tests)
+	send direction
+	wbuf []byte
 
-	open    cipher.AEAD
-	recvSeq uint64
-	rbuf    []byte
+	recv direction
+	rbuf []byte
+
+	// binder is what the proofs of the token are computed over: a value
+	// exported from this connection's TLS handshake, which a relay in the
+	// middle cannot make equal on its two legs; nil on a plaintext
+	// connection.
+	binder []byte
+	// peer is the identity the peer's certificate names (sealed only).
+	peer Identity
+}
+
+// direction is the record protection of one direction of a sealed
+// connection: AES-128-GCM under a key and an IV derived from a secret
+// exported from the TLS handshake (one per direction), the nonce being the
+// IV XORed with the record's sequence number, as in TLS 1.3 (RFC 8446,
+// section 5.3). After keyUpdateBytes of plaintext both ends move to the
+// next secret, key and IV, each counting the bytes it sealed or opened, so
+// that no key protects more than AES-GCM's usage limits allow (about
+// 2^38 bytes for TLS 1.3's margins) and no message is needed to agree on
+// when.
+type direction struct {
+	aead   cipher.AEAD
+	secret []byte
+	iv     [12]byte
+	seq    uint64
+	bytes  int64 // plaintext under the current key
+	gen    int   // key updates so far
 }
 
 // bulkChunk is the largest payload of one sealed record.
@@ -61,48 +88,101 @@ const (
 
 func newPlainBulk(c net.Conn) *bulkConn { return &bulkConn{c: c, rd: c} }
 
-// newSealedBulk derives the keys of a connection whose TLS handshake tc
+// keyUpdateBytes is the plaintext one key protects before both ends move
+// to the next (a variable for the tests).
+var keyUpdateBytes int64 = 1 << 34
+
+// Exporter label of the value the token's proofs are computed over.
+const labelBinder = "EXPORTER-nexar-bulk binder"
+
+// newSealedBulk derives the secrets of a connection whose TLS handshake tc
 // has completed; dialer says which end this is. Records then go on the
 // raw connection under tc.
 func newSealedBulk(raw net.Conn, tc *tls.Conn, dialer bool) (*bulkConn, error) {
 	cs := tc.ConnectionState()
-	key := func(label string) (cipher.AEAD, error) {
-		k, err := cs.ExportKeyingMaterial(label, nil, 16)
-		if err != nil {
-			return nil, err
-		}
-		b, err := aes.NewCipher(k)
-		if err != nil {
-			return nil, err
-		}
-		return cipher.NewGCM(b)
-	}
-	d2a, err := key(labelDialerToAcceptor)
+	d2a, err := cs.ExportKeyingMaterial(labelDialerToAcceptor, nil, 32)
 	if err != nil {
 		return nil, err
 	}
-	a2d, err := key(labelAcceptorToDialer)
+	a2d, err := cs.ExportKeyingMaterial(labelAcceptorToDialer, nil, 32)
 	if err != nil {
 		return nil, err
 	}
-	b := &bulkConn{c: raw, rd: raw, wbuf: make([]byte, bulkChunk+gcmTag), rbuf: make([]byte, bulkChunk+gcmTag)}
-	if dialer {
-		b.seal, b.open = d2a, a2d
-	} else {
-		b.seal, b.open = a2d, d2a
+	binder, err := cs.ExportKeyingMaterial(labelBinder, nil, 32)
+	if err != nil {
+		return nil, err
+	}
+	peer, err := peerIdentity(cs.PeerCertificates)
+	if err != nil {
+		return nil, err
+	}
+	b := &bulkConn{c: raw, rd: raw, wbuf: make([]byte, bulkChunk+gcmTag), rbuf: make([]byte, bulkChunk+gcmTag), binder: binder, peer: peer}
+	if !dialer {
+		d2a, a2d = a2d, d2a
+	}
+	if err := b.send.init(d2a); err != nil {
+		return nil, err
+	}
+	if err := b.recv.init(a2d); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
 
-func (b *bulkConn) sealed() bool { return b.seal != nil }
+// init sets d to its first secret.
+func (d *direction) init(secret []byte) error {
+	d.secret = secret
+	return d.rekey()
+}
 
-func (b *bulkConn) Close() error { return b.c.Close() }
+// rekey derives the key and IV of d's current secret.
+func (d *direction) rekey() error {
+	b, err := aes.NewCipher(expand(d.secret, "key")[:16])
+	if err != nil {
+		return err
+	}
+	if d.aead, err = cipher.NewGCM(b); err != nil {
+		return err
+	}
+	copy(d.iv[:], expand(d.secret, "iv"))
+	d.seq, d.bytes = 0, 0
+	return nil
+}
 
-func nonce(seq uint64) []byte {
-	var n [12]byte
-	binary.BigEndian.PutUint64(n[4:], seq)
+// expand derives a value from secret for purpose (HMAC-SHA256, as HKDF's
+// expand step does for one block).
+func expand(secret []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("nexar bulk " + purpose))
+	return m.Sum(nil)
+}
+
+// nonce returns the nonce of d's next record.
+func (d *direction) nonce() []byte {
+	n := d.iv
+	var s [8]byte
+	binary.BigEndian.PutUint64(s[:], d.seq)
+	subtle.XORBytes(n[4:], n[4:], s[:])
 	return n[:]
 }
+
+// advance counts a record of n bytes of plaintext, and moves to the next
+// secret once the current key has protected keyUpdateBytes.
+func (d *direction) advance(n int) {
+	d.seq++
+	d.bytes += int64(n)
+	if d.bytes >= keyUpdateBytes {
+		d.secret = expand(d.secret, "update")
+		d.gen++
+		if err := d.rekey(); err != nil {
+			panic("realnet: AES key of the right size refused: " + err.Error())
+		}
+	}
+}
+
+func (b *bulkConn) sealed() bool { return b.send.aead != nil }
+
+func (b *bulkConn) Close() error { return b.c.Close() }
 
 // errBadRecord is the cause of a protocol error for a sealed record that
 // does not open: corrupted, forged, replayed, reordered or truncated.
@@ -114,8 +194,8 @@ func (b *bulkConn) writeRecordLocked(p []byte) error {
 		_, err := b.c.Write(p)
 		return err
 	}
-	rec := b.seal.Seal(b.wbuf[:0], nonce(b.sendSeq), p, nil)
-	b.sendSeq++
+	rec := b.send.aead.Seal(b.wbuf[:0], b.send.nonce(), p, nil)
+	b.send.advance(len(p))
 	_, err := b.c.Write(rec)
 	return err
 }
@@ -137,10 +217,10 @@ func (b *bulkConn) readRecord(p []byte) error {
 	if _, err := io.ReadFull(b.rd, rec); err != nil {
 		return err
 	}
-	if _, err := b.open.Open(p[:0], nonce(b.recvSeq), rec, nil); err != nil {
+	if _, err := b.recv.aead.Open(p[:0], b.recv.nonce(), rec, nil); err != nil {
 		return &ProtocolError{What: "bulk record", Err: errBadRecord}
 	}
-	b.recvSeq++
+	b.recv.advance(len(p))
 	return nil
 }
 
@@ -233,11 +313,11 @@ func (b *bulkConn) writeFrames(raw []byte) error {
 		if h[1] == kindData {
 			n = int(binary.BigEndian.Uint64(h[10:]))
 		}
-		out = b.seal.Seal(out, nonce(b.sendSeq), h, nil)
-		b.sendSeq++
+		out = b.send.aead.Seal(out, b.send.nonce(), h, nil)
+		b.send.advance(len(h))
 		if n > 0 {
-			out = b.seal.Seal(out, nonce(b.sendSeq), raw[msgHeaderLen:msgHeaderLen+n], nil)
-			b.sendSeq++
+			out = b.send.aead.Seal(out, b.send.nonce(), raw[msgHeaderLen:msgHeaderLen+n], nil)
+			b.send.advance(n)
 		}
 		raw = raw[msgHeaderLen+n:]
 	}
@@ -266,12 +346,68 @@ func (b *bulkConn) readEagerHeader(maxData, maxLen uint64) (msgHeader, error) {
 // those bytes into its own buffer.
 var bulkGo = []byte("NXGO")
 
-// dialBulkConn runs the dialer's side of a bulk connection's setup on c.
-func dialBulkConn(c net.Conn, creds *Credentials, trusted bool, h bulkHello) (*bulkConn, error) {
+// Roles in the proofs of a bulk connection's token.
+const (
+	proveDialer   = "dialer"
+	proveAcceptor = "acceptor"
+)
+
+// proof proves, for role, knowledge of the token the acceptor issued over
+// the authenticated QUIC connection, bound to hello and to this
+// connection's binder: the dialer sends its proof in its hello, the
+// acceptor answers with its own. A holder of a certificate of the CA in
+// the middle of the connection knows neither the token nor how to make
+// the binders of its two legs agree.
+func (b *bulkConn) proof(token [16]byte, role string, h bulkHello) [16]byte {
+	h.Token = [16]byte{}
+	m := hmac.New(sha256.New, token[:])
+	m.Write([]byte(role))
+	m.Write(b.binder)
+	m.Write(h.encode())
+	var out [16]byte
+	copy(out[:], m.Sum(nil))
+	return out
+}
+
+// errWrongPeer marks an error that retrying cannot mend: the process at a
+// rank's address is not that rank.
+type errWrongPeer struct{ err error }
+
+func (e *errWrongPeer) Error() string { return e.err.Error() }
+func (e *errWrongPeer) Unwrap() error { return e.err }
+
+// dialBulkConn runs the dialer's side of a bulk connection's setup on c,
+// to rank to, with the token to's QUIC hello issued.
+func dialBulkConn(c net.Conn, creds *Credentials, trusted bool, to int, h bulkHello, token [16]byte) (*bulkConn, error) {
+	var b *bulkConn
 	if trusted {
-		b := newPlainBulk(c)
-		return b, b.writeRecord(h.encode())
+		b = newPlainBulk(c)
+	} else {
+		var err error
+		if b, err = dialBulkSetup(c, creds); err != nil {
+			return nil, err
+		}
+		if err := checkClaim(b.peer, to); err != nil {
+			return nil, &errWrongPeer{fmt.Errorf("bulk connection to rank %d: %w", to, err)}
+		}
 	}
+	h.Token = b.proof(token, proveDialer, h)
+	if err := b.writeRecord(h.encode()); err != nil {
+		return nil, err
+	}
+	var got [16]byte
+	if err := b.readRecord(got[:]); err != nil {
+		return nil, fmt.Errorf("bulk connection: the acceptor's proof: %w", err)
+	}
+	if want := b.proof(token, proveAcceptor, h); !hmac.Equal(got[:], want[:]) {
+		return nil, &errWrongPeer{errors.New("bulk connection: the acceptor does not know the token its QUIC connection issued")}
+	}
+	return b, nil
+}
+
+// dialBulkSetup runs the dialer's TLS handshake on c and waits for the
+// acceptor's go.
+func dialBulkSetup(c net.Conn, creds *Credentials) (*bulkConn, error) {
 	tc := tls.Client(c, creds.clientTLS(alpnBulk))
 	if err := tc.Handshake(); err != nil {
 		return nil, err
@@ -287,11 +423,12 @@ func dialBulkConn(c net.Conn, creds *Credentials, trusted bool, h bulkHello) (*b
 	if string(g[:]) != string(bulkGo) {
 		return nil, fmt.Errorf("bulk connection: unexpected %q", g[:])
 	}
-	return b, b.writeRecord(h.encode())
+	return b, nil
 }
 
 // acceptBulkConn runs the acceptor's side of a bulk connection's setup on
-// c and returns the dialer's hello.
+// c and returns the dialer's hello; the caller checks its proof and
+// answers with its own (answerBulk).
 func acceptBulkConn(c net.Conn, creds *Credentials, trusted bool) (*bulkConn, bulkHello, error) {
 	var b *bulkConn
 	if trusted {
@@ -318,5 +455,24 @@ func acceptBulkConn(c net.Conn, creds *Credentials, trusted bool) (*bulkConn, bu
 		return nil, bulkHello{}, err
 	}
 	h, err := decodeBulkHello(hb[:])
-	return b, h, err
+	if err != nil {
+		return nil, bulkHello{}, err
+	}
+	if b.sealed() {
+		if err := checkClaim(b.peer, h.Rank); err != nil {
+			return nil, bulkHello{}, err
+		}
+	}
+	return b, h, nil
+}
+
+// answerBulk checks the dialer's proof in h against token, and if it
+// holds answers with the acceptor's.
+func (b *bulkConn) answerBulk(h bulkHello, token [16]byte) error {
+	want := b.proof(token, proveDialer, h)
+	if !hmac.Equal(h.Token[:], want[:]) {
+		return errors.New("bulk hello without the token's proof")
+	}
+	answer := b.proof(token, proveAcceptor, h)
+	return b.writeRecord(answer[:])
 }

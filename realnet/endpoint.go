@@ -40,6 +40,14 @@ type Endpoint struct {
 	meshDone bool // Connect has finished (or failed): later connections are refused
 	link     *Link
 	closed   bool
+	// bulkTokens are the tokens this rank issued to the ranks above it
+	// whose bulk and eager connections it still awaits, by rank: a bulk
+	// connection is taken only with a proof of its rank's token.
+	bulkTokens map[int][16]byte
+
+	// handshakes holds a slot for every bulk connection being set up
+	// (maxHandshakes at most).
+	handshakes chan struct{}
 }
 
 // meshIn is an incoming mesh connection whose hello has been read.
@@ -59,6 +67,11 @@ type bulkIn struct {
 // maxPendingIn bounds the connections an endpoint holds before Connect
 // takes them.
 const maxPendingIn = maxWorld
+
+// maxHandshakes bounds the bulk connections being set up at once (each a
+// goroutine and a descriptor, for up to the handshake timeout); beyond it
+// the listener waits for one to finish before it accepts another.
+const maxHandshakes = 64
 
 // Listen starts an endpoint on pc, a real UDP socket or any other packet
 // connection (an emulated network in tests). If pc is nil it listens on a
@@ -103,7 +116,8 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep := &Endpoint{cfg: cfg, pc: pc, ownPC: own, arrived: make(chan struct{}), done: make(chan struct{})}
+	ep := &Endpoint{cfg: cfg, pc: pc, ownPC: own, arrived: make(chan struct{}), done: make(chan struct{}),
+		bulkTokens: map[int][16]byte{}, handshakes: make(chan struct{}, maxHandshakes)}
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	ep.tr = &quic.Transport{Conn: pc}
 	ep.ln, err = ep.tr.Listen(cfg.Credentials.serverTLS(alpnMesh, alpnJoin), ep.quicConfig())
@@ -119,7 +133,7 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 				ep.tr.Close()
 				return nil, fmt.Errorf("realnet: bulk listener: %w", err)
 			}
-			ep.wg.Go(ep.acceptBulk)
+			ep.wg.Go(func() { ep.acceptBulk(ep.bulkLn) })
 		}
 	}
 	ep.wg.Go(ep.acceptQUIC)
@@ -221,47 +235,121 @@ func (ep *Endpoint) handleConn(conn *quic.Conn) {
 			conn.CloseWithError(codeProtocol, fmt.Sprintf("hello: %v", err))
 			return
 		}
+		id, err := peerIdentity(conn.ConnectionState().TLS.PeerCertificates)
+		if err == nil {
+			err = checkClaim(id, h.Rank)
+		}
+		if err != nil {
+			conn.CloseWithError(codeRefused, err.Error())
+			return
+		}
 		ep.mu.Lock()
 		if ep.meshDone || ep.closed || len(ep.meshIn) >= maxPendingIn {
 			ep.mu.Unlock()
 			conn.CloseWithError(codeRefused, "not accepting peers")
 			return
 		}
+		if l := ep.link; l != nil && h.Rank <= l.rank {
+			// Ranks below dial nobody here: only an impostor claims one.
+			ep.mu.Unlock()
+			conn.CloseWithError(codeRefused, fmt.Sprintf("rank %d not expected", h.Rank))
+			return
+		}
+		// At most one pending per rank: a later one (a retry) replaces it.
+		var old *meshIn
+		for i, in := range ep.meshIn {
+			if in.hello.Rank == h.Rank {
+				old = in
+				ep.meshIn = append(ep.meshIn[:i], ep.meshIn[i+1:]...)
+				break
+			}
+		}
 		ep.meshIn = append(ep.meshIn, &meshIn{conn: conn, ctrl: ctrl, ctrR: br, hello: h})
 		ep.notifyLocked()
 		ep.mu.Unlock()
+		if old != nil {
+			old.conn.CloseWithError(codeRefused, "superseded")
+		}
 	default:
 		conn.CloseWithError(codeRefused, "unknown protocol")
 	}
 }
 
-// acceptBulk accepts bulk TCP connections, authenticates them (TLS unless
-// the network is trusted) and reads their hello.
-func (ep *Endpoint) acceptBulk() {
+// acceptBulk accepts bulk TCP connections on ln, authenticates them (TLS
+// unless the network is trusted), reads their hello and checks its proof
+// of the token its rank was issued. A failure to accept that may pass (no
+// descriptor left, a connection reset before it was accepted) is retried
+// after a pause that doubles up to a second, as net/http's server does; at
+// most maxHandshakes connections are set up at once.
+func (ep *Endpoint) acceptBulk(ln net.Listener) {
+	var pause time.Duration
 	for {
-		c, err := ep.bulkLn.Accept()
-		if err != nil {
+		select {
+		case ep.handshakes <- struct{}{}:
+		case <-ep.ctx.Done():
 			return
 		}
+		c, err := ln.Accept()
+		if err != nil {
+			<-ep.handshakes
+			if ep.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(pause):
+				continue
+			case <-ep.ctx.Done():
+				return
+			}
+		}
+		pause = 0
 		ep.wg.Go(func() {
+			defer func() { <-ep.handshakes }()
 			c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
-			b, h, err := acceptBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork)
+			b, err := ep.takeBulk(c)
 			if err != nil {
 				c.Close()
 				return
 			}
 			c.SetDeadline(time.Time{})
 			ep.mu.Lock()
-			if ep.meshDone || ep.closed || len(ep.bulkIn) >= maxPendingIn {
+			if ep.meshDone || ep.closed {
 				ep.mu.Unlock()
 				c.Close()
 				return
 			}
-			ep.bulkIn = append(ep.bulkIn, &bulkIn{conn: b, hello: h})
+			ep.bulkIn = append(ep.bulkIn, b)
 			ep.notifyLocked()
 			ep.mu.Unlock()
 		})
 	}
+}
+
+// takeBulk sets up an accepted bulk connection: authenticated, its hello
+// read, and proof given both ways that each end knows the token this rank
+// issued to the dialer's rank over QUIC. A connection from a rank that was
+// issued no token (one claiming this rank or a lower one, or one that
+// never said hello over QUIC) is refused.
+func (ep *Endpoint) takeBulk(c net.Conn) (*bulkIn, error) {
+	b, h, err := acceptBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork)
+	if err != nil {
+		return nil, err
+	}
+	ep.mu.Lock()
+	token, ok := ep.bulkTokens[h.Rank]
+	var session Session
+	if ep.link != nil {
+		session = ep.link.session
+	}
+	ep.mu.Unlock()
+	if !ok || h.Session != session {
+		return nil, fmt.Errorf("bulk hello from rank %d, which was issued no token", h.Rank)
+	}
+	if err := b.answerBulk(h, token); err != nil {
+		return nil, err
+	}
+	return &bulkIn{conn: b, hello: h}, nil
 }
 
 // PeerAddr is where a rank is reached.
@@ -282,6 +370,11 @@ func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, ses
 	if size < 1 || size > maxWorld || rank < 0 || rank >= size {
 		return nil, fmt.Errorf("realnet: rank %d of a world of %d", rank, size)
 	}
+	if id, err := ep.cfg.Credentials.Identity(); err != nil {
+		return nil, fmt.Errorf("realnet: own certificate: %w", err)
+	} else if err := checkClaim(id, rank); err != nil {
+		return nil, fmt.Errorf("realnet: own %w", err)
+	}
 	ep.mu.Lock()
 	if ep.link != nil || ep.closed {
 		ep.mu.Unlock()
@@ -300,16 +393,12 @@ func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, ses
 	ep.mu.Unlock()
 
 	if err := ep.connect(ctx, l, peers); err != nil {
-		ep.mu.Lock()
-		ep.meshDone = true
-		ep.mu.Unlock()
-		for _, p := range l.peers {
-			if p != nil {
-				p.conn.CloseWithError(codeRefused, "mesh failed")
-				p.closeTCP()
-			}
-		}
-		l.cancel()
+		// Shut down at once: no peer of a mesh that never formed waits
+		// for a bye, and Close must not wait for one either.
+		l.mu.Lock()
+		l.closing = true
+		l.mu.Unlock()
+		l.teardown(codeRefused, "mesh failed")
 		return nil, err
 	}
 	l.start = time.Now()
@@ -339,7 +428,6 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 	defer dials.Wait()
 
 	// Accept the ranks above.
-	tokens := map[int][16]byte{} // rank -> token issued, bulk connection awaited
 	need := l.size - 1 - l.rank
 	needBulk := 0
 	pending := l.rank
@@ -361,7 +449,11 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 			withBulk := peers[h.Rank].Bulk != "" && peers[l.rank].Bulk != "" && ep.bulkLn != nil
 			reply := hello{Rank: l.rank, World: l.size, Session: l.session}
 			if withBulk {
+				// Issued before the peer can use it.
 				rand.Read(reply.Token[:])
+				ep.mu.Lock()
+				ep.bulkTokens[h.Rank] = reply.Token
+				ep.mu.Unlock()
 			}
 			if _, err := in.ctrl.Write(appendFrame(nil, frameHello, reply.body())); err != nil {
 				in.conn.CloseWithError(codeRefused, "hello failed")
@@ -370,28 +462,16 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 			l.peers[h.Rank] = newPeer(l, h.Rank, in.conn, in.ctrl, in.ctrR, nil, nil)
 			need--
 			if withBulk {
-				tokens[h.Rank] = reply.Token
 				needBulk += 2 // the bulk connection and the eager one
 			}
 		}
-		for i, b := range bulks {
-			if b.hello.Rank >= l.size {
+		for _, b := range bulks {
+			// takeBulk checked its proof of the token issued to its rank.
+			p := l.peers[b.hello.Rank]
+			if p == nil {
 				b.conn.Close()
 				continue
 			}
-			tok, ok := tokens[b.hello.Rank]
-			if !ok || b.hello.Session != l.session || b.hello.Token != tok {
-				if p := l.peers[b.hello.Rank]; p == nil {
-					// Its QUIC hello may still be on its way: keep it.
-					ep.mu.Lock()
-					ep.bulkIn = append(ep.bulkIn, bulks[i])
-					ep.mu.Unlock()
-				} else {
-					b.conn.Close()
-				}
-				continue
-			}
-			p := l.peers[b.hello.Rank]
 			slot := &p.bulk
 			if b.hello.Eager {
 				slot = &p.eager
@@ -402,7 +482,9 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 			}
 			*slot = b.conn
 			if p.bulk != nil && p.eager != nil {
-				delete(tokens, b.hello.Rank)
+				ep.mu.Lock()
+				delete(ep.bulkTokens, b.hello.Rank)
+				ep.mu.Unlock()
 			}
 			needBulk--
 		}
@@ -426,6 +508,7 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 	ep.meshDone = true
 	late := ep.meshIn
 	ep.meshIn = nil
+	clear(ep.bulkTokens)
 	ep.mu.Unlock()
 	for _, in := range late {
 		in.conn.CloseWithError(codeRefused, "mesh complete")
@@ -443,6 +526,10 @@ func (ep *Endpoint) dialPeer(ctx context.Context, l *Link, j int, self, to PeerA
 			return p, nil
 		}
 		var refused *quic.ApplicationError
+		var wrong *errWrongPeer
+		if errors.As(err, &wrong) {
+			return nil, fmt.Errorf("realnet: rank %d: rank %d at %v: %w", l.rank, j, to.Addr, err)
+		}
 		if errors.As(err, &refused) && refused.Remote {
 			return nil, fmt.Errorf("realnet: rank %d: rank %d at %v refused the connection: %w", l.rank, j, to.Addr, err)
 		}
@@ -465,6 +552,13 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	fail := func(err error) (*peer, error) {
 		conn.CloseWithError(codeRefused, "mesh hello failed")
 		return nil, err
+	}
+	// The process at rank j's address must hold rank j's certificate (or
+	// one for any rank of the job) before it learns anything.
+	if id, err := peerIdentity(conn.ConnectionState().TLS.PeerCertificates); err != nil {
+		return fail(&errWrongPeer{err})
+	} else if err := checkClaim(id, j); err != nil {
+		return fail(&errWrongPeer{err})
 	}
 	ctrl, err := conn.OpenStreamSync(hctx)
 	if err != nil {
@@ -497,11 +591,11 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	var bulk, eager *bulkConn
 	if reply.Token != ([16]byte{}) && self.Bulk != "" && to.Bulk != "" && ep.bulkLn != nil {
 		// The bulk connection, and the eager one beside it (eager.go).
-		h := bulkHello{Rank: l.rank, Session: l.session, Token: reply.Token}
-		bulk, err = ep.dialBulk(hctx, to.Bulk, h)
+		h := bulkHello{Rank: l.rank, Session: l.session}
+		bulk, err = ep.dialBulk(hctx, to.Bulk, j, h, reply.Token)
 		if err == nil {
 			h.Eager = true
-			if eager, err = ep.dialBulk(hctx, to.Bulk, h); err != nil {
+			if eager, err = ep.dialBulk(hctx, to.Bulk, j, h, reply.Token); err != nil {
 				bulk.Close()
 			}
 		}
@@ -512,7 +606,7 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	return newPeer(l, j, conn, ctrl, br, bulk, eager), nil
 }
 
-func (ep *Endpoint) dialBulk(ctx context.Context, addr string, h bulkHello) (*bulkConn, error) {
+func (ep *Endpoint) dialBulk(ctx context.Context, addr string, to int, h bulkHello, token [16]byte) (*bulkConn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -521,7 +615,7 @@ func (ep *Endpoint) dialBulk(ctx context.Context, addr string, h bulkHello) (*bu
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
-	b, err := dialBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork, h)
+	b, err := dialBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork, to, h, token)
 	if err != nil {
 		c.Close()
 		return nil, err

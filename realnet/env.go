@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 )
 
 // Launch says where a process stands in a job and how it finds the
@@ -43,7 +44,8 @@ type Launch struct {
 // NEXAR_SEED ("host:port") overrides MASTER_ADDR:MASTER_PORT. Rank 0 hosts
 // the seed when ranks are known; NEXAR_HOST_SEED=1 or 0 overrides that
 // (a nexar job without ranks needs a seed run by ServeSeed). NEXAR_CA,
-// NEXAR_CERT and NEXAR_KEY name the credentials, and
+// NEXAR_CERT and NEXAR_KEY name the credentials ({rank} in the last two
+// stands for the rank, for certificates issued per rank), and
 // NEXAR_TRUSTED_NETWORK=1 allows plaintext bulk transfers.
 func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	la := Launch{
@@ -96,6 +98,20 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 			return Launch{}, fmt.Errorf("realnet: %s=%d outside a world of %d", rankVar, la.Rank, la.World)
 		}
 	}
+	// One certificate per rank ('nexar-live ca --ranks N'): the paths name
+	// the rank as {rank}.
+	for _, f := range []struct {
+		name string
+		path *string
+	}{{"NEXAR_CERT", &la.Cert}, {"NEXAR_KEY", &la.Key}} {
+		if !strings.Contains(*f.path, rankPlaceholder) {
+			continue
+		}
+		if la.Rank < 0 {
+			return Launch{}, fmt.Errorf("realnet: %s=%q names %s, but the %s environment gives no rank", f.name, *f.path, rankPlaceholder, la.Launcher)
+		}
+		*f.path = strings.ReplaceAll(*f.path, rankPlaceholder, strconv.Itoa(la.Rank))
+	}
 	if la.Seed == "" {
 		return Launch{}, fmt.Errorf("realnet: %s environment without NEXAR_SEED (the rendezvous host:port)", la.Launcher)
 	}
@@ -123,6 +139,9 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	}
 	return la, nil
 }
+
+// rankPlaceholder in NEXAR_CERT and NEXAR_KEY stands for the rank.
+const rankPlaceholder = "{rank}"
 
 func envInt(getenv func(string) string, name string) (int, error) {
 	s := getenv(name)

@@ -29,7 +29,7 @@ func Example() {
 	seedReady := make(chan string)
 	for rank := range 2 {
 		wg.Go(func() {
-			creds, err := ca.Credentials(fmt.Sprintf("rank%d", rank))
+			creds, err := ca.RankCredentials("example", rank)
 			if err != nil {
 				panic(err)
 			}

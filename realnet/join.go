@@ -334,6 +334,10 @@ func (s *seed) serve(ctx context.Context, conn *quic.Conn, hsTimeout time.Durati
 		conn.CloseWithError(codeProtocol, err.Error())
 		return
 	}
+	id, claimErr := peerIdentity(conn.ConnectionState().TLS.PeerCertificates)
+	if claimErr == nil {
+		req.Rank, claimErr = claimRank(id, req.Rank, req.World)
+	}
 	j := &joiner{req: req, addr: req.Addr}
 	if ua, ok := conn.RemoteAddr().(*net.UDPAddr); ok {
 		if j.addr.Host == "" {
@@ -344,7 +348,9 @@ func (s *seed) serve(ctx context.Context, conn *quic.Conn, hsTimeout time.Durati
 		}
 	}
 	var reply []byte
-	if err := s.register(j); err != nil {
+	if claimErr != nil {
+		reply = appendFrame(nil, frameReject, rejectBody(claimErr.Error()))
+	} else if err := s.register(j); err != nil {
 		reply = appendFrame(nil, frameReject, rejectBody(err.Error()))
 	} else if w, err := s.wait(ctx, j, conn.Context().Done()); err != nil {
 		reply = appendFrame(nil, frameReject, rejectBody(err.Error()))
@@ -361,6 +367,22 @@ func (s *seed) serve(ctx context.Context, conn *quic.Conn, hsTimeout time.Durati
 	case <-time.After(hsTimeout):
 	case <-ctx.Done():
 	}
+}
+
+// claimRank returns the rank a process whose certificate names id may ask
+// for when it asks for rank of a world of world ranks: its certificate's
+// rank if it asks for any, or an error if it asks for another or its
+// certificate's rank is outside the world.
+func claimRank(id Identity, rank, world int) (int, error) {
+	switch {
+	case id.Rank == AnyRank:
+		return rank, nil
+	case id.Rank >= world:
+		return 0, fmt.Errorf("certificate of rank %d joins a world of %d ranks", id.Rank, world)
+	case rank == anyRank:
+		return id.Rank, nil
+	}
+	return rank, checkClaim(id, rank)
 }
 
 // HostSeed makes the endpoint serve the join protocol for a world of
@@ -418,11 +440,17 @@ func (ep *Endpoint) Join(ctx context.Context, seedAddr string, rank, world int) 
 	if world < 1 || world > maxWorld || rank >= world {
 		return nil, fmt.Errorf("realnet: rank %d of a world of %d", rank, world)
 	}
+	id, err := ep.cfg.Credentials.Identity()
+	if err != nil {
+		return nil, fmt.Errorf("realnet: own certificate: %w", err)
+	}
+	if rank, err = claimRank(id, rank, world); err != nil {
+		return nil, fmt.Errorf("realnet: own %w", err)
+	}
 	ep.mu.Lock()
 	s := ep.seed
 	ep.mu.Unlock()
 	var w welcome
-	var err error
 	if s != nil {
 		j := &joiner{req: joinRequest{World: world, Rank: rank}, addr: s.advertise}
 		if err = s.register(j); err != nil {

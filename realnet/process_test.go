@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,10 +100,19 @@ func startWorkers(t *testing.T, p int, mode string) []*worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caFile, certFile, keyFile, err := ca.WriteFiles(t.TempDir(), "rank")
+	// One certificate per rank, named through {rank} as 'nexar-live ca
+	// --ranks' does.
+	dir := t.TempDir()
+	caFile, err := ca.WriteCA(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for r := range p {
+		if _, _, err := ca.WriteCredentials(dir, RankIdentity("proc", r), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	certFile, keyFile := filepath.Join(dir, "proc-rank{rank}.pem"), filepath.Join(dir, "proc-rank{rank}-key.pem")
 	// A free UDP port for the seed (rank 0).
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {

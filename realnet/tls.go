@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,10 +29,12 @@ const (
 // Credentials are what a rank proves itself with and what it trusts: a
 // certificate issued by the cluster CA, and that CA. Every connection,
 // QUIC or bulk TCP, is TLS 1.3 with mutual authentication: each side must
-// present a certificate that chains to the CA, or the handshake fails
-// before a single byte of the application protocol is read. Host names are
-// not checked: membership of the cluster is what the CA vouches for, and
-// ranks are assigned by the join protocol, not by certificate.
+// present a certificate that chains to the CA and names an identity of the
+// same job (see Identity), or the handshake fails before a single byte of
+// the application protocol is read. Host names are not checked: what a
+// certificate vouches for is its job and, for a rank's certificate, its
+// rank, which the join protocol, the mesh and the bulk connections check
+// against the rank a peer claims.
 type Credentials struct {
 	// CA is the pool of cluster CA certificates peers must chain to.
 	CA *x509.CertPool
@@ -54,7 +57,26 @@ func LoadCredentials(caFile, certFile, keyFile string) (*Credentials, error) {
 	if err != nil {
 		return nil, fmt.Errorf("realnet: certificate: %w", err)
 	}
-	return &Credentials{CA: pool, Cert: cert}, nil
+	c := &Credentials{CA: pool, Cert: cert}
+	if _, err := c.Identity(); err != nil {
+		return nil, fmt.Errorf("realnet: certificate %s: %w", certFile, err)
+	}
+	return c, nil
+}
+
+// Identity returns the identity this process's certificate names.
+func (c *Credentials) Identity() (Identity, error) {
+	leaf := c.Cert.Leaf
+	if leaf == nil {
+		if len(c.Cert.Certificate) == 0 {
+			return Identity{}, errors.New("no certificate")
+		}
+		var err error
+		if leaf, err = x509.ParseCertificate(c.Cert.Certificate[0]); err != nil {
+			return Identity{}, err
+		}
+	}
+	return certIdentity(leaf)
 }
 
 // verify checks a peer's certificate chain against the cluster CA, for
@@ -74,6 +96,17 @@ func (c *Credentials) verify(cs tls.ConnectionState, usage x509.ExtKeyUsage) err
 	})
 	if err != nil {
 		return fmt.Errorf("realnet: peer certificate not issued by the cluster CA: %w", err)
+	}
+	own, err := c.Identity()
+	if err != nil {
+		return fmt.Errorf("realnet: own certificate: %w", err)
+	}
+	id, err := certIdentity(cs.PeerCertificates[0])
+	if err != nil {
+		return fmt.Errorf("realnet: peer certificate: %w", err)
+	}
+	if id.Job != own.Job {
+		return fmt.Errorf("realnet: peer certificate is for job %q, this process's for job %q", id.Job, own.Job)
 	}
 	return nil
 }
@@ -168,9 +201,13 @@ func (ca *CA) CertPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.der})
 }
 
-// Issue returns a certificate and key for name, valid for both ends of a
-// connection, as PEM.
-func (ca *CA) Issue(name string) (certPEM, keyPEM []byte, err error) {
+// Issue returns a certificate and key for identity id, valid for both
+// ends of a connection, as PEM. The identity is the certificate's URI
+// subject alternative name (Identity.URI); it is also its common name.
+func (ca *CA) Issue(id Identity) (certPEM, keyPEM []byte, err error) {
+	if err := id.check(); err != nil {
+		return nil, nil, err
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -178,8 +215,8 @@ func (ca *CA) Issue(name string) (certPEM, keyPEM []byte, err error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: name},
-		DNSNames:     []string{name},
+		Subject:      pkix.Name{CommonName: id.String()},
+		URIs:         []*url.URL{id.URI()},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(caValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -197,10 +234,22 @@ func (ca *CA) Issue(name string) (certPEM, keyPEM []byte, err error) {
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
 }
 
-// Credentials issues a certificate for name and returns it with this CA
+// Credentials issues a certificate good for any rank of job and returns
+// it with this CA as the trusted root: what a process that is not one
+// rank (a seed, a test that plays every rank) holds.
+func (ca *CA) Credentials(job string) (*Credentials, error) {
+	return ca.CredentialsFor(JobIdentity(job))
+}
+
+// RankCredentials issues a certificate for rank rank of job only.
+func (ca *CA) RankCredentials(job string, rank int) (*Credentials, error) {
+	return ca.CredentialsFor(RankIdentity(job, rank))
+}
+
+// CredentialsFor issues a certificate for id and returns it with this CA
 // as the trusted root.
-func (ca *CA) Credentials(name string) (*Credentials, error) {
-	certPEM, keyPEM, err := ca.Issue(name)
+func (ca *CA) CredentialsFor(id Identity) (*Credentials, error) {
+	certPEM, keyPEM, err := ca.Issue(id)
 	if err != nil {
 		return nil, err
 	}
@@ -212,25 +261,43 @@ func (ca *CA) Credentials(name string) (*Credentials, error) {
 }
 
 // WriteFiles writes the CA certificate and a certificate and key issued
-// for name into dir, as ca.pem, <name>.pem and <name>-key.pem (the key
-// readable by the owner only), and returns their paths: what a launcher
-// hands to the processes it starts (NEXAR_CA, NEXAR_CERT, NEXAR_KEY).
-func (ca *CA) WriteFiles(dir, name string) (caFile, certFile, keyFile string, err error) {
-	certPEM, keyPEM, err := ca.Issue(name)
-	if err != nil {
+// for id into dir, as ca.pem, <base>.pem and <base>-key.pem (base is
+// id.FileBase()), and returns their paths: what a launcher hands to the
+// processes it starts (NEXAR_CA, NEXAR_CERT, NEXAR_KEY). Every file is
+// created anew (O_EXCL) and never through a symbolic link (O_NOFOLLOW),
+// the key readable by its owner only; an existing file is an error unless
+// overwrite is set, which removes it (or the link) first.
+func (ca *CA) WriteFiles(dir string, id Identity, overwrite bool) (caFile, certFile, keyFile string, err error) {
+	if caFile, err = ca.WriteCA(dir, overwrite); err != nil {
 		return "", "", "", err
 	}
-	caFile = filepath.Join(dir, "ca.pem")
-	certFile = filepath.Join(dir, name+".pem")
-	keyFile = filepath.Join(dir, name+"-key.pem")
-	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
-		return "", "", "", err
-	}
-	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
-		return "", "", "", err
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+	if certFile, keyFile, err = ca.WriteCredentials(dir, id, overwrite); err != nil {
 		return "", "", "", err
 	}
 	return caFile, certFile, keyFile, nil
+}
+
+// WriteCA writes the CA certificate alone into dir as ca.pem, as
+// WriteFiles does.
+func (ca *CA) WriteCA(dir string, overwrite bool) (string, error) {
+	f := filepath.Join(dir, "ca.pem")
+	return f, writeNew(f, ca.CertPEM(), 0o644, overwrite)
+}
+
+// WriteCredentials writes a certificate and key issued for id into dir, as
+// WriteFiles does, without the CA certificate.
+func (ca *CA) WriteCredentials(dir string, id Identity, overwrite bool) (certFile, keyFile string, err error) {
+	certPEM, keyPEM, err := ca.Issue(id)
+	if err != nil {
+		return "", "", err
+	}
+	certFile = filepath.Join(dir, id.FileBase()+".pem")
+	keyFile = filepath.Join(dir, id.FileBase()+"-key.pem")
+	if err := writeNew(certFile, certPEM, 0o644, overwrite); err != nil {
+		return "", "", err
+	}
+	if err := writeNew(keyFile, keyPEM, 0o600, overwrite); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, nil
 }

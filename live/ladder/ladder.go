@@ -198,7 +198,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	caFile, certFile, keyFile, err := ca.WriteFiles(dir, "rank")
+	caFile, certFile, keyFile, err := ca.WriteFiles(dir, realnet.JobIdentity("ladder"), false)
 	if err != nil {
 		return nil, err
 	}
