@@ -30,8 +30,6 @@ const p2pBytes = 64 << 20
 func rawQUICPair(b testing.TB) (client, server *quic.Conn, closeAll func()) {
 	b.Helper()
 	c := creds(b)
-	cfg, _ := Config{Credentials: c}.withDefaults()
-	ep := &Endpoint{cfg: cfg}
 	pcS, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		b.Fatal(err)
@@ -41,7 +39,11 @@ func rawQUICPair(b testing.TB) (client, server *quic.Conn, closeAll func()) {
 		b.Fatal(err)
 	}
 	trS, trC := &quic.Transport{Conn: pcS}, &quic.Transport{Conn: pcC}
-	ln, err := trS.Listen(c.serverTLS(alpnMesh), ep.quicConfig())
+	_, qc, err := RawQUIC(c, true) // without stream credit to release
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := trS.Listen(c.serverTLS(alpnMesh), qc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func rawQUICPair(b testing.TB) (client, server *quic.Conn, closeAll func()) {
 		}
 		close(accepted)
 	}()
-	client, err = trC.Dial(context.Background(), pcS.LocalAddr(), c.clientTLS(alpnMesh), ep.quicConfig())
+	client, err = trC.Dial(context.Background(), pcS.LocalAddr(), c.clientTLS(alpnMesh), qc)
 	if err != nil {
 		b.Fatal(err)
 	}

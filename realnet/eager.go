@@ -84,8 +84,8 @@ func (p *peer) eagerSendLocked(r *request) func() {
 	l := p.l
 	n := len(r.buf)
 	p.opened++
-	if n < l.cfg.EagerThreshold && int64(n) <= p.credit {
-		p.credit -= int64(n)
+	if n < l.cfg.EagerThreshold && cost(int64(n)) <= p.credit {
+		p.credit -= cost(int64(n))
 		p.queueEagerLocked(msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(n)}, r.buf)
 		l.finishLocked(r, nil)
 	} else {
@@ -209,11 +209,11 @@ func (p *peer) eagerFrame(h msgHeader) error {
 func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	n := int64(h.Len)
 	l.mu.Lock()
-	if p.held+n > p.granted {
+	if p.held+cost(n) > p.granted {
 		l.mu.Unlock()
-		return &ProtocolError{What: "eager message", Err: fmt.Errorf("%d bytes beyond the credit granted (%d held of %d)", n, p.held, p.granted)}
+		return &ProtocolError{What: "eager message", Err: fmt.Errorf("%d bytes (charged %d) beyond the credit granted (%d held of %d)", n, cost(n), p.held, p.granted)}
 	}
-	p.held += n
+	p.held += cost(n)
 	key := matchKey{p.rank, h.Tag}
 	if q := l.posted[key]; q != nil && q.len() > 0 && !l.closing && l.broken == nil {
 		r := q.pop()
@@ -235,7 +235,7 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 			l.finish(r, p.ioErr(err, r))
 		}
 		l.mu.Lock()
-		l.releaseEagerLocked(p, n)
+		l.releaseEagerLocked(p, cost(n))
 		l.mu.Unlock()
 		return err
 	}

@@ -166,6 +166,11 @@ func quicConfig(cfg Config) *quic.Config {
 		KeepAlivePeriod:                cfg.PeerTimeout / 3,
 		MaxIncomingStreams:             maxIncomingBidis,
 		MaxIncomingUniStreams:          maxStreams,
+		// A peer's message stream counts against its maxStreams until
+		// the message has left the unread state (match.go releases it):
+		// a parked message, even one whose stream is complete, holds
+		// the sender back.
+		RequireStreamCreditRelease: true,
 		InitialStreamReceiveWindow:     streamWindow,
 		MaxStreamReceiveWindow:         maxStreamWindow,
 		InitialConnectionReceiveWindow: connWindow,

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/quic-go/quic-go"
 
@@ -53,6 +55,16 @@ type inbound struct {
 	err     error
 }
 
+// releaseStream lets m's sender open another stream in place of m's: m
+// has left the unread state (or its payload is read). Before that, an
+// unread message holds one of the maxStreams its sender may have open, so
+// that parked messages are bounded by stream credit however small.
+func (m *inbound) releaseStream() {
+	if m.stream != nil {
+		m.stream.ReleaseStreamCredit()
+	}
+}
+
 // grant is a bulk transfer the receiver has cleared to send.
 type grant struct {
 	id  uint64
@@ -64,6 +76,15 @@ type grant struct {
 
 func nop() {}
 
+// msgOverhead is what an unexpected message is charged beyond its payload:
+// its inbound record, queue entry and stream state (about 1.4 KB measured
+// for an empty message), so that a flood of empty or tiny messages uses up
+// the MaxUnexpected budget as its memory does, rather than costing nothing.
+const msgOverhead = 2 << 10
+
+// cost is what an unexpected message of n payload bytes is charged.
+func cost(n int64) int64 { return n + msgOverhead }
+
 // arrive matches a message whose header came from p.
 // A nil s is an rts that came on the eager connection.
 func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
@@ -74,6 +95,7 @@ func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
 		l.mu.Unlock()
 		if s != nil {
 			s.CancelRead(codeCancelled)
+			s.ReleaseStreamCredit()
 		}
 		return
 	}
@@ -87,7 +109,7 @@ func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
 		after = l.matchLocked(m, r, true)
 	} else {
 		l.pushUnexpectedLocked(p.rank, m)
-		if l.buffered+m.n <= l.quicBudget() {
+		if l.buffered+cost(m.n) <= l.quicBudget() {
 			after = l.startTempLocked(m, true)
 		} else {
 			m.state = inParked
@@ -112,6 +134,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 		m.state = inMatched
 		dst := r.buf[:m.n]
 		if m.kind == kindRTS {
+			m.releaseStream()
 			l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: dst, r: r})
 			return nop
 		}
@@ -148,8 +171,15 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 // runs on past its header's length still breaks the protocol).
 func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func() {
 	s := m.stream
+	// A payload read on the accept loop, or into link memory, holds up
+	// the peer's later messages or the budget: a sender that stalls it
+	// past the link's Timeout breaks the protocol and is reported.
+	deadline := inline && m.n <= inlineMax || r == nil
 	run := func() {
-		err := readBody(s, dst)
+		if deadline {
+			s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
+		}
+		err := stalled(readBody(s, dst), "payload", l.cfg.Timeout)
 		if err != nil && m.p != nil {
 			err = m.p.payloadErr(err, r)
 		}
@@ -159,7 +189,7 @@ func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func()
 			l.tempDone(m, err)
 		}
 		if err == nil {
-			if err := readEnd(s); err != nil && m.p != nil {
+			if err := stalled(readEnd(s), "end of stream", l.cfg.Timeout); err != nil && m.p != nil {
 				var pe *ProtocolError
 				if errors.As(err, &pe) {
 					m.p.protocolError(pe.What, pe.Err)
@@ -169,11 +199,24 @@ func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func()
 				// leaves the message, which is complete, as it is.
 			}
 		}
+		if deadline {
+			s.SetReadDeadline(time.Time{})
+		}
+		s.ReleaseStreamCredit()
 	}
 	if inline && m.n <= inlineMax {
 		return run
 	}
 	return func() { l.ep.wg.Go(run) }
+}
+
+// stalled turns a read that ran past its deadline into a protocol error:
+// what of a message was still to come did not come within timeout.
+func stalled(err error, what string, timeout time.Duration) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return &ProtocolError{What: "message", Err: fmt.Errorf("%s stalled for %v", what, timeout)}
+	}
+	return err
 }
 
 // readBody reads exactly len(dst) bytes of a message's payload.
@@ -218,8 +261,9 @@ func (p *peer) payloadErr(err error, r *request) error {
 func (l *Link) startTempLocked(m *inbound, inline bool) func() {
 	m.state = inTemp
 	m.data = make([]byte, m.n)
-	l.buffered += m.n
+	l.buffered += cost(m.n)
 	if m.kind == kindRTS {
+		m.releaseStream()
 		l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: m.data, m: m})
 		return nop
 	}
@@ -244,6 +288,7 @@ func (l *Link) tempDone(m *inbound, err error) {
 		after()
 		return
 	}
+	m.stream = nil // read to its end: nothing more is needed of it
 	r := m.recv
 	if r == nil {
 		m.state = inBuffered
@@ -268,12 +313,16 @@ func (l *Link) discardLocked(m *inbound) func() {
 	case inParked:
 		m.state = inMatched
 		if m.kind == kindRTS {
+			m.releaseStream()
 			l.grantLocked(m.p, &grant{id: m.id, n: m.n})
 			return nop
 		}
 		s := m.stream
 		return func() {
-			l.ep.wg.Go(func() { io.Copy(io.Discard, s) })
+			l.ep.wg.Go(func() {
+				io.Copy(io.Discard, s)
+				s.ReleaseStreamCredit()
+			})
 		}
 	case inTemp:
 		m.discard = true
@@ -293,9 +342,9 @@ func (l *Link) releaseLocked(m *inbound) {
 	switch {
 	case m.self:
 	case m.viaEager && m.kind == kindData:
-		l.releaseEagerLocked(m.p, m.n)
+		l.releaseEagerLocked(m.p, cost(m.n))
 	default:
-		l.buffered -= m.n
+		l.buffered -= cost(m.n)
 	}
 }
 
@@ -309,7 +358,7 @@ func (l *Link) unparkLocked() func() {
 		if m.state != inParked {
 			continue
 		}
-		if l.buffered+m.n > l.quicBudget() {
+		if l.buffered+cost(m.n) > l.quicBudget() {
 			break
 		}
 		afters = append(afters, l.startTempLocked(m, false))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -344,6 +345,31 @@ func (p *peer) checkDrainedLocked() {
 	}
 }
 
+// readRTSEnd reads the end of a request to send's stream. It returns an
+// error when the accept loop must stop: the connection is down, or the
+// peer broke the protocol (a stream longer than its header, or one whose
+// end did not come within the deadline), which it reports.
+func (p *peer) readRTSEnd(s *quic.ReceiveStream) error {
+	err := readEnd(s)
+	s.SetReadDeadline(time.Time{})
+	var se *quic.StreamError
+	switch {
+	case err == nil, errors.As(err, &se):
+		return nil // ended, or reset by a sender that gave up
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		p.protocolError("request to send", fmt.Errorf("stream not ended within %v of its header", p.l.cfg.Timeout))
+	case isConnErr(err) || p.conn.Context().Err() != nil || p.l.ctx.Err() != nil:
+	default:
+		var pe *ProtocolError
+		if errors.As(err, &pe) {
+			p.protocolError("request to send", pe.Err)
+		} else {
+			p.protocolError("request to send", err)
+		}
+	}
+	return err
+}
+
 // acceptLoop takes the peer's message streams in the order it opened
 // them, reads each header and hands the message to the matching.
 func (p *peer) acceptLoop() {
@@ -356,13 +382,13 @@ func (p *peer) acceptLoop() {
 		var hb [msgHeaderLen]byte
 		s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
 		_, err = io.ReadFull(s, hb[:])
-		s.SetReadDeadline(time.Time{})
 		if err != nil {
 			var se *quic.StreamError
 			switch {
 			case errors.As(err, &se):
 				// The sender abandoned the message before its header
 				// went out.
+				s.ReleaseStreamCredit()
 			case isConnErr(err) || p.conn.Context().Err() != nil || l.ctx.Err() != nil:
 				return
 			default:
@@ -376,7 +402,20 @@ func (p *peer) acceptLoop() {
 				p.protocolError("message header", err)
 				return
 			}
+			if h.Kind == kindData {
+				s.SetReadDeadline(time.Time{}) // the payload's read sets its own
+			}
 			l.arrive(p, h, s)
+			if h.Kind == kindRTS {
+				// Nothing follows a request to send: its stream is read
+				// to its end, under the header's deadline, or quic-go
+				// never counts it finished (when the FIN comes in a
+				// later packet than the header) and, after
+				// maxStreams of them, the peer can open no stream.
+				if err := p.readRTSEnd(s); err != nil {
+					return
+				}
+			}
 		}
 		l.mu.Lock()
 		err = p.arrivedLocked()
