@@ -82,7 +82,7 @@ func TestTinyUnexpectedBounded(t *testing.T) {
 		t.Errorf("heap grew %d KiB for %d unexpected empty messages, bound %d KiB (budget %d KiB)", grown>>10, sent, bound>>10, budget>>10)
 	}
 	if buffered > budget {
-		t.Errorf("%d bytes charged, budget %d", buffered, budget)
+		t.Errorf("%d bytes buffered, budget %d", buffered, budget)
 	}
 	// Every message arrives once its receive is posted.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -168,4 +168,47 @@ func TestStalledPayload(t *testing.T) {
 		t.Fatalf("receive from the staller: %v, want a *PeerError naming rank 1", err)
 	}
 	t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
+}
+
+// TestParkedWindowsBounded: a peer sends maxStreams unexpected messages of
+// 256 KiB, more than the budget can buffer. Those parked hold what their
+// stream's initial window let in, which the budget now sets: the
+// receiver's heap grows by a bound proportional to the budget, not by
+// maxStreams times 256 KiB (64 MiB), and every message still arrives.
+func TestParkedWindowsBounded(t *testing.T) {
+	checkGoroutines(t)
+	const budget = 4 << 20
+	links := newWorld(t, 2, Config{MaxUnexpected: budget, BulkThreshold: -1})
+	defer closeWorld(t, links)
+	const tag algos.Tag = 5
+	const size = 256 << 10
+	payload := pattern(size, 1) // one buffer behind every send
+	before := heapInUse()
+	var sends []algos.Request
+	for range maxStreams {
+		sends = append(sends, links[1].Isend(0, tag, payload))
+	}
+	time.Sleep(time.Second) // what the windows let in has arrived
+	grown := heapInUse() - before
+	links[0].mu.Lock()
+	buffered, parked := links[0].buffered, len(links[0].parked)
+	links[0].mu.Unlock()
+	t.Logf("heap +%d KiB; %d bytes buffered, %d messages parked; budget %d KiB", grown>>10, buffered, parked, budget>>10)
+	if bound := int64(4*budget + 4<<20); grown > bound {
+		t.Errorf("heap grew %d KiB, bound %d KiB (budget %d KiB)", grown>>10, bound>>10, budget>>10)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range maxStreams {
+		buf := make(device.Host, size)
+		if err := links[0].Wait(ctx, links[0].Irecv(1, tag, buf)); err != nil {
+			t.Fatalf("receive %d: %v", i, err)
+		}
+		if string(buf) != string(payload) {
+			t.Fatalf("message %d changed", i)
+		}
+	}
+	if err := links[1].Wait(ctx, sends...); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -141,19 +141,37 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 }
 
 // Stream and window limits. A message that waits for its receive beyond
-// the unexpected budget holds its stream's initial window of unread bytes;
-// the connection window is large enough for every stream the peer may
-// open to do that at once and still leave room for the messages that are
-// being received, so a backlog of unexpected messages never starves the
-// connection (see doc.go).
+// the unexpected budget holds its stream's initial window of unread bytes
+// (and its stream credit, so a peer holds at most maxStreams such
+// messages); the connection window is large enough for every stream the
+// peer may open to do that at once and still leave room for the messages
+// that are being received, so a backlog of unexpected messages never
+// starves the connection (see doc.go).
 const (
-	maxStreams       = 256
-	streamWindow     = 256 << 10
-	maxStreamWindow  = 16 << 20
-	connWindow       = maxStreams*streamWindow + 32<<20
-	maxConnWindow    = 4 * connWindow
-	maxIncomingBidis = 4 // the control stream, or the join stream
+	maxStreams = 256
+	// The initial stream window is the budget's share of each stream
+	// a peer may hold unread, between these bounds: 256 KiB for the
+	// default 64 MiB budget, 16 KiB (a small message whole) for 4 MiB
+	// and less.
+	minStreamWindow     = inlineMax
+	defaultStreamWindow = 256 << 10
+	maxStreamWindow     = 16 << 20 // what quic-go's tuning may grow a stream's window to
+	connWindowSlack     = 32 << 20
+	maxIncomingBidis    = 4 // the control stream, or the join stream
 )
+
+// streamWindow is the initial receive window of a message stream on a
+// link configured with cfg: what a message parked for lack of budget may
+// hold in quic-go's buffers, so that a peer's maxStreams parked messages
+// hold about MaxUnexpected (at least maxStreams*minStreamWindow), not a
+// fixed 64 MiB whatever the budget.
+func streamWindow(cfg Config) int64 {
+	return min(max(cfg.MaxUnexpected/maxStreams, minStreamWindow), defaultStreamWindow)
+}
+
+// connWindow is the initial connection receive window: every stream's
+// initial window at once, and room beside them.
+func connWindow(cfg Config) int64 { return maxStreams*streamWindow(cfg) + connWindowSlack }
 
 func (ep *Endpoint) quicConfig() *quic.Config { return quicConfig(ep.cfg) }
 
@@ -161,20 +179,20 @@ func (ep *Endpoint) quicConfig() *quic.Config { return quicConfig(ep.cfg) }
 // configured with cfg.
 func quicConfig(cfg Config) *quic.Config {
 	return &quic.Config{
-		HandshakeIdleTimeout:           cfg.HandshakeTimeout,
-		MaxIdleTimeout:                 cfg.PeerTimeout,
-		KeepAlivePeriod:                cfg.PeerTimeout / 3,
-		MaxIncomingStreams:             maxIncomingBidis,
-		MaxIncomingUniStreams:          maxStreams,
+		HandshakeIdleTimeout:  cfg.HandshakeTimeout,
+		MaxIdleTimeout:        cfg.PeerTimeout,
+		KeepAlivePeriod:       cfg.PeerTimeout / 3,
+		MaxIncomingStreams:    maxIncomingBidis,
+		MaxIncomingUniStreams: maxStreams,
 		// A peer's message stream counts against its maxStreams until
 		// the message has left the unread state (match.go releases it):
 		// a parked message, even one whose stream is complete, holds
 		// the sender back.
-		RequireStreamCreditRelease: true,
-		InitialStreamReceiveWindow:     streamWindow,
+		RequireStreamCreditRelease:     true,
+		InitialStreamReceiveWindow:     uint64(streamWindow(cfg)),
 		MaxStreamReceiveWindow:         maxStreamWindow,
-		InitialConnectionReceiveWindow: connWindow,
-		MaxConnectionReceiveWindow:     maxConnWindow,
+		InitialConnectionReceiveWindow: uint64(connWindow(cfg)),
+		MaxConnectionReceiveWindow:     uint64(4 * connWindow(cfg)),
 	}
 }
 

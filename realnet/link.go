@@ -35,7 +35,10 @@ type Link struct {
 	posted     map[matchKey]*fifo[*request] // receives waiting for a message
 	unexpected map[matchKey]*fifo[*inbound] // messages waiting for a receive
 	parked     []*inbound                   // unexpected, unread for lack of budget, in arrival order
-	buffered   int64                        // bytes of unexpected messages of the QUIC path (and bulk payloads) held in link memory
+	buffered   int64                        // bytes of unexpected messages of the QUIC path (and bulk payloads) held in link memory, with msgOverhead each
+	// parkHeld is what parked messages are charged (their parkCharge):
+	// the budget covers it and buffered together.
+	parkHeld int64
 	// eagerReserve is the eager credit granted to peers, which the QUIC
 	// path may not buffer (eager.go).
 	eagerReserve int64

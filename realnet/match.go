@@ -48,11 +48,15 @@ type inbound struct {
 	viaEager bool
 
 	// Under l.mu.
-	state   inState
-	data    []byte   // inTemp, inBuffered
-	recv    *request // inTemp: the receive waiting for the read to finish
-	discard bool     // inTemp: drop the data when the read finishes
-	err     error
+	state inState
+	data  []byte   // inTemp, inBuffered
+	recv  *request // inTemp: the receive waiting for the read to finish
+	// parkCharge is what a parked message is charged against the budget:
+	// msgOverhead, and for a payload on its stream what quic-go may hold
+	// of it unread (its stream's initial window).
+	parkCharge int64
+	discard    bool // inTemp: drop the data when the read finishes
+	err        error
 }
 
 // releaseStream lets m's sender open another stream in place of m's: m
@@ -109,10 +113,15 @@ func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
 		after = l.matchLocked(m, r, true)
 	} else {
 		l.pushUnexpectedLocked(p.rank, m)
-		if l.buffered+cost(m.n) <= l.quicBudget() {
+		if l.buffered+l.parkHeld+cost(m.n) <= l.quicBudget() {
 			after = l.startTempLocked(m, true)
 		} else {
 			m.state = inParked
+			m.parkCharge = msgOverhead
+			if m.kind == kindData && s != nil {
+				m.parkCharge += min(m.n, streamWindow(l.cfg))
+			}
+			l.parkHeld += m.parkCharge
 			l.parked = append(l.parked, m)
 			after = nop
 		}
@@ -131,6 +140,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 	}
 	switch m.state {
 	case inParked:
+		l.unchargeParkedLocked(m)
 		m.state = inMatched
 		dst := r.buf[:m.n]
 		if m.kind == kindRTS {
@@ -311,6 +321,7 @@ func (l *Link) tempDone(m *inbound, err error) {
 func (l *Link) discardLocked(m *inbound) func() {
 	switch m.state {
 	case inParked:
+		l.unchargeParkedLocked(m)
 		m.state = inMatched
 		if m.kind == kindRTS {
 			m.releaseStream()
@@ -348,6 +359,13 @@ func (l *Link) releaseLocked(m *inbound) {
 	}
 }
 
+// unchargeParkedLocked takes parked message m's charge off the budget: it
+// is leaving the parked state.
+func (l *Link) unchargeParkedLocked(m *inbound) {
+	l.parkHeld -= m.parkCharge
+	m.parkCharge = 0
+}
+
 // unparkLocked starts reading parked messages, oldest first, as far as the
 // budget allows.
 func (l *Link) unparkLocked() func() {
@@ -358,9 +376,10 @@ func (l *Link) unparkLocked() func() {
 		if m.state != inParked {
 			continue
 		}
-		if l.buffered+cost(m.n) > l.quicBudget() {
+		if l.buffered+l.parkHeld-m.parkCharge+cost(m.n) > l.quicBudget() {
 			break
 		}
+		l.unchargeParkedLocked(m)
 		afters = append(afters, l.startTempLocked(m, false))
 	}
 	n := copy(l.parked, l.parked[i:])
