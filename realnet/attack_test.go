@@ -150,24 +150,44 @@ func TestRTSStreamReadToEnd(t *testing.T) {
 // than timing out.
 func TestStalledPayload(t *testing.T) {
 	checkGoroutines(t)
-	links := newWorld(t, 2, Config{Timeout: time.Second, BulkThreshold: -1})
-	defer closeWorld(t, links)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	b := msgHeader{Kind: kindData, Tag: 9, Len: 100}.append(nil)
-	b = append(b, make([]byte, 10)...)
-	if _, err := rawStream(ctx, links[1], 0, b, -1); err != nil {
-		t.Fatal(err)
+	for _, path := range []string{"quic", "eager"} {
+		t.Run(path, func(t *testing.T) {
+			cfg := Config{Timeout: time.Second, BulkThreshold: -1}
+			if path == "eager" {
+				cfg.EagerThreshold, cfg.TrustedNetwork = 1024, true
+			}
+			links := newWorld(t, 2, cfg)
+			defer closeWorld(t, links)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			b := msgHeader{Kind: kindData, Tag: 9, Len: 100}.append(nil)
+			b = append(b, make([]byte, 10)...)
+			if path == "quic" {
+				if _, err := rawStream(ctx, links[1], 0, b, -1); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				l, p := links[1], links[1].peers[0]
+				time.Sleep(100 * time.Millisecond) // the credit has come
+				l.mu.Lock()
+				p.opened++
+				l.mu.Unlock()
+				if _, err := p.eager.c.Write(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Past the payload's deadline, a receive from the peer fails
+			// at once.
+			time.Sleep(1500 * time.Millisecond)
+			start := time.Now()
+			err := links[0].Wait(ctx, links[0].Irecv(1, 10, make(device.Host, 8)))
+			var pe *PeerError
+			if !errors.As(err, &pe) || pe.Rank != 1 {
+				t.Fatalf("receive from the staller: %v, want a *PeerError naming rank 1", err)
+			}
+			t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
+		})
 	}
-	// Past the payload's deadline, a receive from the peer fails at once.
-	time.Sleep(1500 * time.Millisecond)
-	start := time.Now()
-	err := links[0].Wait(ctx, links[0].Irecv(1, 10, make(device.Host, 8)))
-	var pe *PeerError
-	if !errors.As(err, &pe) || pe.Rank != 1 {
-		t.Fatalf("receive from the staller: %v, want a *PeerError naming rank 1", err)
-	}
-	t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
 }
 
 // TestParkedWindowsBounded: a peer sends maxStreams unexpected messages of

@@ -292,6 +292,20 @@ func (b *bulkConn) readPayload(dst []byte, n int64) error {
 // are small, and one system call reads many.
 const eagerReadBuffer = 64 << 10
 
+// buffered returns how many bytes of payload the read buffer holds
+// already, in a whole record.
+func (b *bulkConn) buffered() int64 {
+	br, ok := b.rd.(*bufio.Reader)
+	if !ok {
+		return 0
+	}
+	n := int64(br.Buffered())
+	if b.sealed() {
+		n -= gcmTag // a payload of an eager frame is one record
+	}
+	return n
+}
+
 // bufferReads makes the connection read through a buffer, once its setup
 // (whose reads must not take more than their record) is done.
 func (b *bulkConn) bufferReads() { b.rd = bufio.NewReaderSize(b.c, eagerReadBuffer) }

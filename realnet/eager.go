@@ -1,6 +1,9 @@
 package realnet
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // The eager path. quic-go in user space costs tens of microseconds per
 // message between processes where the kernel's TCP costs a few, and every
@@ -225,13 +228,13 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 		if n > int64(len(r.buf)) {
 			l.finishLocked(r, l.tooLong(p.rank, h.Tag, n, r))
 			l.mu.Unlock()
-			err = p.eager.readPayload(nil, n)
+			err = p.readEagerPayload(nil, n)
 		} else {
 			// Abandoning r waits for the read: it is under way, and a
 			// byte stream cannot skip it.
 			r.state = stIO
 			l.mu.Unlock()
-			err = p.eager.readPayload(r.buf[:n], n)
+			err = p.readEagerPayload(r.buf[:n], n)
 			l.finish(r, p.ioErr(err, r))
 		}
 		l.mu.Lock()
@@ -244,8 +247,26 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 		l.pushUnexpectedLocked(p.rank, m)
 	}
 	l.mu.Unlock()
-	err := p.eager.readPayload(m.data, n)
+	err := p.readEagerPayload(m.data, n)
 	l.tempDone(m, err)
+	return err
+}
+
+// readEagerPayload reads the payload of an eager message, which its
+// sender wrote with its header: one that does not come within the link's
+// Timeout holds up the peer's later messages and its credit, and breaks
+// the protocol.
+func (p *peer) readEagerPayload(dst []byte, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if p.eager.buffered() >= n {
+		return p.eager.readPayload(dst, n) // no wait: it is in
+	}
+	timeout := p.l.cfg.Timeout
+	p.eager.c.SetReadDeadline(time.Now().Add(timeout))
+	err := stalled(p.eager.readPayload(dst, n), "eager payload", timeout)
+	p.eager.c.SetReadDeadline(time.Time{})
 	return err
 }
 
