@@ -1,0 +1,108 @@
+package realnet
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+)
+
+var soakMessages = flag.Int("soak", 20000, "messages TestSoak sends (the documented soak: 1000000)")
+
+// TestSoak: two ranks exchange many small messages, half of them
+// unexpected (their receives are posted only after they have all
+// arrived), through a budget they fill; the heap and the goroutines stay
+// within a bound throughout, and every message arrives intact, in order.
+//
+//	go test ./realnet -run TestSoak -soak 1000000 -v
+func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak")
+	}
+	checkGoroutines(t)
+	const budget = 1 << 20
+	const batch = 1000 // half expected (tag 1), half unexpected (tag 2)
+	links := newWorld(t, 2, Config{MaxUnexpected: budget})
+	defer closeWorld(t, links)
+	batches := max(*soakMessages/batch, 1)
+	baseHeap, baseG := heapInUse(), runtime.NumGoroutine()
+	var maxHeap int64
+	maxG := 0
+	sample := func() {
+		maxHeap = max(maxHeap, heapInUse()-baseHeap)
+		maxG = max(maxG, runtime.NumGoroutine()-baseG)
+	}
+	start := time.Now()
+	errs := run(links, func(ctx context.Context, l *Link) error {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+		defer cancel()
+		marker := make(device.Host, 1)
+		bufs := make([]device.Host, batch)
+		for i := range bufs {
+			bufs[i] = make(device.Host, 8)
+		}
+		for b := range batches {
+			if l.Rank() == 1 {
+				if err := l.Wait(ctx, l.Irecv(0, 3, marker)); err != nil {
+					return err
+				}
+				reqs := make([]algos.Request, 0, batch+1)
+				for i := range batch {
+					binary.LittleEndian.PutUint64(bufs[i], uint64(b*batch+i))
+					reqs = append(reqs, l.Isend(0, algos.Tag(1+i%2), bufs[i]))
+				}
+				// After every message of the batch: they have all arrived
+				// when it does.
+				reqs = append(reqs, l.Isend(0, 4, marker))
+				if err := l.Wait(ctx, reqs...); err != nil {
+					return err
+				}
+				continue
+			}
+			reqs := make([]algos.Request, 0, batch)
+			for i := 0; i < batch; i += 2 {
+				reqs = append(reqs, l.Irecv(1, 1, bufs[i]))
+			}
+			if err := l.Wait(ctx, l.Isend(1, 3, marker)); err != nil {
+				return err
+			}
+			if err := l.Wait(ctx, l.Irecv(1, 4, marker)); err != nil {
+				return err
+			}
+			for i := 1; i < batch; i += 2 {
+				reqs = append(reqs, l.Irecv(1, 2, bufs[i]))
+			}
+			if err := l.Wait(ctx, reqs...); err != nil {
+				return err
+			}
+			for i, buf := range bufs {
+				if got, want := binary.LittleEndian.Uint64(buf), uint64(b*batch+i); got != want {
+					return fmt.Errorf("batch %d: message %d carries %d", b, want, got)
+				}
+			}
+			if b%max(batches/20, 1) == 0 {
+				sample()
+			}
+		}
+		return nil
+	})
+	if err := firstErr(errs); err != nil {
+		t.Fatal(err)
+	}
+	sample()
+	el := time.Since(start)
+	t.Logf("%d messages (%d unexpected) in %v (%.1f us each); heap at most +%d KiB, goroutines at most +%d (budget %d KiB)",
+		batches*batch, batches*batch/2, el.Round(time.Millisecond), float64(el.Microseconds())/float64(batches*batch), maxHeap>>10, maxG, budget>>10)
+	if bound := int64(4*budget + 8<<20); maxHeap > bound {
+		t.Errorf("heap grew up to %d KiB, bound %d KiB", maxHeap>>10, bound>>10)
+	}
+	if maxG > 64 {
+		t.Errorf("goroutines grew by up to %d", maxG)
+	}
+}
