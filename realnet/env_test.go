@@ -66,6 +66,7 @@ func FuzzLaunchFromEnv(f *testing.F) {
 	f.Add("RANK=1\nWORLD_SIZE=4\nMASTER_ADDR=h\nMASTER_PORT=29500")
 	f.Add("SLURM_PROCID=0\nSLURM_NTASKS=2\nNEXAR_SEED=[::1]:7")
 	f.Add("NEXAR_WORLD=3\nNEXAR_SEED=x:1\nNEXAR_HOST_SEED=1")
+	f.Add("NEXAR_WORLD=3\nNEXAR_RANK=2\nNEXAR_SEED=x:1\nNEXAR_CERT=/c/j-rank{rank}.pem\nNEXAR_KEY={rank}{rank}")
 	f.Fuzz(func(t *testing.T, s string) {
 		m := map[string]string{}
 		for _, line := range strings.Split(s, "\n") {
@@ -79,6 +80,9 @@ func FuzzLaunchFromEnv(f *testing.F) {
 		}
 		if la.World < 1 || la.World > maxWorld || la.Rank < -1 || la.Rank >= la.World || la.Seed == "" {
 			t.Fatalf("accepted %+v", la)
+		}
+		if strings.Contains(la.Cert+"\x00"+la.Key, rankPlaceholder) || la.Rank < 0 && (la.Cert != m["NEXAR_CERT"] || la.Key != m["NEXAR_KEY"]) {
+			t.Fatalf("credentials %q, %q from %q, %q at rank %d", la.Cert, la.Key, m["NEXAR_CERT"], m["NEXAR_KEY"], la.Rank)
 		}
 	})
 }
