@@ -23,18 +23,20 @@ import (
 // crypto/tls's: Go's TLS copies every byte into a record buffer before
 // encrypting it in place, and out of one after decrypting it, which at
 // bulk rates costs more CPU than the cipher itself. So once the handshake
-// is done both ends derive one AES-128-GCM key per direction with the TLS
-// exporter (RFC 8446, section 7.5) (128 rather than 256 bits: a tenth
-// faster here, as TLS 1.3 itself prefers), and frame the stream themselves:
-// every record is sealed with its sequence number as nonce, so that
-// nothing can be changed, dropped, replayed or reordered unnoticed, and a
+// is done both ends derive one AES-128-GCM key and IV per direction from
+// secrets exported from the handshake (RFC 8446, section 7.5) (128 rather
+// than 256 bits: a tenth faster here, as TLS 1.3 itself prefers), and
+// frame the stream themselves: every record is sealed with its sequence
+// number XORed into the IV as nonce, so that nothing can be changed,
+// dropped, replayed or reordered unnoticed (see direction for the key
+// updates), and a
 // payload is sealed from the sender's buffer into a scratch record and
 // opened from the record straight into the receiver's buffer: the cipher
 // does the copy. Records hold at most bulkChunk bytes of payload.
 //
 // Plaintext (Config.TrustedNetwork), headers and payloads go on the wire as
-// they are, and the connection is bound to its QUIC connection by the
-// token of its hello.
+// they are. Either way the connection is bound to its QUIC connection by
+// proofs, each way, of the token the acceptor issued over QUIC (proof).
 type bulkConn struct {
 	c net.Conn
 	// rd is what records are read from: c, or for the eager connection,

@@ -53,11 +53,12 @@ type Config struct {
 	TrustedNetwork bool
 
 	// MaxUnexpected bounds the bytes of messages that arrived before their
-	// receive was posted and that this rank buffers, over all peers.
-	// Beyond it a message waits in its sender's flow-control window until
-	// its receive is posted, so a send larger than the window then
-	// completes only when the receiver is ready (as MPI's rendezvous
-	// protocol does). Default 64 MiB.
+	// receive was posted and that this rank buffers, over all peers, each
+	// charged its payload and 2 KiB. Beyond it a message waits in its
+	// sender's flow-control window until its receive is posted, so a send
+	// larger than the window then completes only when the receiver is
+	// ready (as MPI's rendezvous protocol does). A QUIC stream's initial
+	// window is MaxUnexpected/256 (16 KiB to 256 KiB). Default 64 MiB.
 	MaxUnexpected int64
 	// MaxMessage is the largest message accepted from a peer; a header
 	// announcing more closes the connection. Default 1 TiB.

@@ -19,8 +19,9 @@
 //
 // Every pair of ranks shares one QUIC connection (the higher rank dials
 // the lower; a full mesh for now). Its first bidirectional stream is the
-// control stream: a hello each way (rank, world, session, and the token the
-// bulk connection must present), then clear-to-send and bye frames. Peers
+// control stream: a hello each way (rank, world, session, and the token
+// the bulk connections must prove they know), then clear-to-send and bye
+// frames. Peers
 // are kept in a slice indexed by rank and reached through one method per
 // message (peer.enqueueSendLocked), so a sparse mesh that relays through
 // intermediate ranks (nexar's k-regular and hypercube strategies) is a
@@ -64,8 +65,12 @@
 // the receiver in that order, and the receiver reads each header before
 // the next. A message whose receive is posted is read straight into the
 // receive's buffer; an unexpected one is read into link memory if the
-// MaxUnexpected budget allows, and otherwise left unread, its bytes held
-// back by flow control, until its receive is posted. Every length on the
+// MaxUnexpected budget allows (each is charged its payload and 2 KiB, what
+// its record, queue entry and stream cost, so that empty messages are not
+// free), and otherwise left unread, its bytes held back by flow control,
+// until its receive is posted: a parked message keeps its stream's credit
+// (quic-go's RequireStreamCreditRelease) and is charged what its stream's
+// initial window lets in, which is set from the budget. Every length on the
 // wire is bounded before anything is allocated for it, and a message
 // longer than its posted receive buffer fails the receive (TooLongError)
 // and is discarded. The connection flow-control window is large enough for
@@ -121,13 +126,74 @@
 //
 // # Security
 //
-// Every connection is TLS 1.3 with mutual authentication against the
-// cluster CA (LoadCredentials; NewCA for one-machine runs): a process
-// without a certificate of that CA is refused by the handshake, before it
-// can send a byte of the application protocol, so the seed never assigns a
-// rank to it. A session id chosen by the seed keeps two jobs apart; the
-// bulk connection presents a token issued over its authenticated QUIC
-// connection, so even a plaintext bulk connection is bound to its peer.
+// What is protected, and from whom, in the manner of TLS's own statement
+// of its guarantees.
+//
+// Who can join. Every connection (join, mesh, bulk and eager) is TLS 1.3
+// with mutual authentication against the cluster CA (LoadCredentials;
+// NewCA for one-machine runs): a process without a certificate of that CA
+// is refused by the handshake, before it can send a byte of the
+// application protocol. Each certificate names its identity in a URI
+// subject alternative name (Identity): nexar://JOB/rank/N, one rank of a
+// job, or nexar://JOB/any, any rank of it. A peer whose certificate names
+// another job is refused by the handshake. A rank's certificate binds the
+// rank everywhere a rank is claimed: the seed gives it that rank or none
+// (asking for any rank gets its own, asking for another is rejected with
+// the reason), the acceptor of a mesh connection refuses a hello whose
+// rank the certificate does not name, the dialer refuses an acceptor whose
+// certificate does not name the rank it dialed before it says hello, and
+// the bulk and eager connections are checked the same way at both ends.
+// nexar-live run issues one certificate per rank from a fresh CA, and a
+// job-wide one to its seed only; 'nexar-live ca --ranks N' does the same
+// for a cluster. A job-wide certificate can join as any rank of its job
+// (the seed assigns such ranks in order of arrival): it is a key to the
+// whole job, for launchers and tests.
+//
+// Who can read and change. QUIC is TLS 1.3. The bulk and eager
+// connections are authenticated by TLS 1.3, then sealed by realnet with
+// AES-128-GCM under a key and IV per direction derived from secrets
+// exported from that handshake, the nonce being the IV XORed with the
+// record's sequence number, the keys moving on after 2^34 bytes per
+// direction, each end counting (bulkconn.go): a record changed, dropped,
+// reordered, replayed, reflected or taken from another connection fails
+// to open, and the peer is reported for breaking the protocol. A bulk or
+// eager connection is bound to its QUIC connection in both directions:
+// the dialer proves it knows the token the acceptor issued over QUIC, and
+// the acceptor proves it back, each by a MAC over a value exported from
+// the TCP connection's own handshake, so that a holder of a certificate of
+// the CA sitting on the path can neither take the place of either end nor
+// relay one end's proof to the other. With Config.TrustedNetwork those
+// connections are plaintext: anyone on the path reads and can change
+// them, and the proofs (over the session instead of a handshake) keep off
+// only those who can reach the port without seeing the traffic.
+//
+// What a member can do. A process holding a certificate of the job is one
+// of its ranks, and a collective fails when one rank does: it can stop
+// the job, send wrong data, or withhold messages. What it cannot do is
+// exhaust another rank's memory or stall it unnoticed: unexpected messages
+// are bounded as above (a peer holds at most maxStreams unread messages,
+// each charged against MaxUnexpected), eager ones by the credit granted,
+// a payload or end of stream that does not come within Timeout breaks the
+// protocol, and so does a request to send whose stream does not end. What
+// is not bounded by the budget: requests to send that come on the eager
+// connection and wait for their receive (one small record each, as many as
+// the sender has sends outstanding), and what parked streams hold, which
+// is at most max(MaxUnexpected, 4 MiB) per peer, so it grows with the
+// world.
+//
+// What anyone who can reach the ports can do: open connections. Bulk
+// handshakes are capped at 64 at once (the listener waits for one to end,
+// each ending within HandshakeTimeout), and a failed Accept is retried
+// after a pause; QUIC handshakes are quic-go's to limit. Bulk hellos that
+// claim a rank which was issued no token (this rank, a lower one, or one
+// that has not said hello over QUIC) are closed at once, and mesh hellos
+// are kept one per rank, the later replacing the earlier. Nothing hides
+// the sizes and timing of messages, and certificates cannot be revoked:
+// the CA nexar-live makes lives a week and its key is not kept.
+//
+// Key files are created anew, never through a symbolic link, the key with
+// mode 0600 (CA.WriteFiles); an existing file is refused unless the
+// caller asks to overwrite it ('nexar-live ca --overwrite').
 //
 // # Failures
 //

@@ -36,7 +36,8 @@ import (
 // eagerly asks its peer for credit, the peer grants it a window of
 // MaxUnexpected/(2(p-1)) bytes (taken from what its QUIC path may buffer,
 // so the sum stays within MaxUnexpected), the sender sends eagerly only
-// what its credit covers (a message it does not cover goes by rendezvous),
+// what its credit covers, each message charged its payload and msgOverhead
+// as the QUIC path's are (a message it does not cover goes by rendezvous),
 // and the receiver returns the bytes as they leave its memory: at once for
 // a message whose receive was posted (read straight into its buffer),
 // when it is matched for one that was not. A peer that sends beyond its
