@@ -54,7 +54,7 @@
 //
 // Every rank needs the scenario file and credentials from one cluster CA:
 //
-//	nexar-live ca /shared/nexar-ca     # prints the NEXAR_CA, NEXAR_CERT, NEXAR_KEY to export
+//	nexar-live ca --job cluster --ranks 4 /shared/nexar-ca   # prints the NEXAR_CA, NEXAR_CERT, NEXAR_KEY to export
 //
 // Under Slurm, one task per rank; rank 0 (on the first node) hosts the
 // rendezvous at NEXAR_SEED and writes the results:
@@ -65,8 +65,8 @@
 //	#SBATCH --ntasks-per-node=1
 //	#SBATCH --time=00:30:00
 //	export NEXAR_CA=/shared/nexar-ca/ca.pem
-//	export NEXAR_CERT=/shared/nexar-ca/rank.pem
-//	export NEXAR_KEY=/shared/nexar-ca/rank-key.pem
+//	export NEXAR_CERT=/shared/nexar-ca/cluster-rank{rank}.pem   # {rank}: the task's rank
+//	export NEXAR_KEY=/shared/nexar-ca/cluster-rank{rank}-key.pem
 //	head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 //	export NEXAR_SEED=$head:29500
 //	srun nexar-live worker scenarios/cluster.toml --out results/$SLURM_JOB_ID
@@ -78,7 +78,8 @@
 //	    --master-addr=$HEAD --master-port=29500 --no-python \
 //	    nexar-live worker scenario.toml --out results/
 //
-// Under mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE):
+// Under mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE), with
+// certificates for 16 ranks (nexar-live ca --ranks 16):
 //
 //	mpirun -np 16 -x NEXAR_SEED=$HEAD:29500 -x NEXAR_CA -x NEXAR_CERT -x NEXAR_KEY \
 //	    nexar-live worker scenario.toml --out results/

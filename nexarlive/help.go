@@ -195,8 +195,8 @@ Slurm batch script (one task per rank):
   #!/bin/bash
   #SBATCH --nodes=4
   #SBATCH --ntasks-per-node=1
-  export NEXAR_CA=/shared/nexar-ca/ca.pem NEXAR_CERT=/shared/nexar-ca/rank.pem
-  export NEXAR_KEY=/shared/nexar-ca/rank-key.pem
+  export NEXAR_CA=/shared/nexar-ca/ca.pem NEXAR_CERT=/shared/nexar-ca/cluster-rank{rank}.pem
+  export NEXAR_KEY=/shared/nexar-ca/cluster-rank{rank}-key.pem
   export NEXAR_SEED=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):29501
   srun nexar-live worker scenario.toml --out results/$SLURM_JOB_ID
 
@@ -291,16 +291,27 @@ Example:
   scripts/ompi-allreduce/run.sh --install --np 4
   nexar-live peer ompi-peer-out/nexar/results.csv ompi-peer-out/ompi.log --name ompi
 `,
-	"ca": `Usage: nexar-live ca DIR [--name NAME]
+	"ca": `Usage: nexar-live ca DIR [--job JOB] [--ranks N] [--overwrite]
 
-Generates a cluster CA and one certificate and key issued by it, valid for
-both ends of a connection, into DIR (ca.pem, NAME.pem, NAME-key.pem; the
-key readable by its owner only), and prints the variables to export for
-'nexar-live worker'. Every rank may share the one certificate: membership
-of the cluster is what the CA vouches for. Keep DIR private.
+Generates a cluster CA and certificates issued by it into DIR, and prints
+the variables to export for 'nexar-live worker'. Each certificate names
+its job and, with --ranks, its rank: a peer whose certificate names
+another job is refused, and a rank's certificate joins as that rank only.
+
+  --job JOB     the job the certificates are for (default "nexar")
+  --ranks N     one certificate per rank, JOB-rank0.pem to JOB-rank<N-1>.pem
+                with their keys; NEXAR_CERT and NEXAR_KEY then name {rank},
+                which each worker replaces by its launcher's rank
+                (default 0: one certificate JOB.pem good for any rank of
+                the job, which lets its holder take any rank)
+  --overwrite   replace files already in DIR (default: refuse)
+
+Files are created anew, never through a symbolic link, keys readable by
+their owner only (0600). The CA's own key is not kept: issue every
+certificate a job needs at once. Keep DIR private.
 
 Example:
-  nexar-live ca /shared/nexar-ca
+  nexar-live ca --job cluster --ranks 4 /shared/nexar-ca
 `,
 	"ladder": `Usage: nexar-live ladder [flags]
 
