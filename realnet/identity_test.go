@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go"
 )
 
 // rankCreds returns credentials of testCA for rank r of job (AnyRank: any
@@ -562,4 +564,97 @@ func FuzzIdentity(f *testing.F) {
 			t.Fatalf("%q: %+v written as %q reads back as %+v, %v", s, id, id.URI(), back, err)
 		}
 	})
+}
+
+// TestMeshHelloPending: before Connect takes them, mesh hellos are kept
+// one per rank (a later one replaces an earlier one, which is closed), so
+// that a process holding a job-wide certificate cannot fill the queue; once
+// Connect has begun, hellos claiming this rank or a lower one are refused
+// at once.
+func TestMeshHelloPending(t *testing.T) {
+	checkGoroutines(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ep, err := ListenAddr("127.0.0.1:0", Config{Credentials: rankCreds(t, "job", 1), NoBulk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	mallory, err := ListenAddr("127.0.0.1:0", Config{Credentials: rankCreds(t, "job", AnyRank), NoBulk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mallory.Close()
+	hi := func(rank int) *quic.Conn {
+		conn, err := mallory.tr.Dial(ctx, ep.Addr(), mallory.cfg.Credentials.clientTLS(alpnMesh), mallory.quicConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctrl, err := conn.OpenStreamSync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ctrl.Write(appendFrame(nil, frameHello, hello{Rank: rank, World: 4, Session: Session{5}}.body())); err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	pending := func() int {
+		ep.mu.Lock()
+		defer ep.mu.Unlock()
+		return len(ep.meshIn)
+	}
+	var conns []*quic.Conn
+	for range 20 {
+		conns = append(conns, hi(3))
+	}
+	for i := 0; pending() == 0 && i < 200; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := pending(); n != 1 {
+		t.Fatalf("%d hellos of rank 3 pending, want 1", n)
+	}
+	for _, c := range conns[:len(conns)-1] {
+		select {
+		case <-c.Context().Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("a replaced hello's connection stayed open")
+		}
+	}
+
+	// Connect as rank 1 of 4 (rank 0 is nowhere): hellos claiming rank 1
+	// or 0 are refused at once.
+	absent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	absentAddr := absent.LocalAddr()
+	absent.Close()
+	peers := []PeerAddr{{Addr: absentAddr}, {Addr: ep.Addr()}, {Addr: absentAddr}, {Addr: absentAddr}}
+	cctx, ccancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ep.Connect(cctx, 1, peers, Session{5})
+	}()
+	defer func() { ccancel(); <-done }()
+	for i := 0; i < 200; i++ {
+		ep.mu.Lock()
+		started := ep.link != nil
+		ep.mu.Unlock()
+		if started {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, r := range []int{0, 1} {
+		c := hi(r)
+		select {
+		case <-c.Context().Done():
+			t.Logf("rank %d: %v", r, context.Cause(c.Context()))
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a hello claiming rank %d was kept", r)
+		}
+	}
 }
