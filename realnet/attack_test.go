@@ -232,3 +232,70 @@ func TestParkedWindowsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEagerRTSBounded: requests to send on the eager connection cost
+// msgOverhead of credit until they are cleared. A sender with many sends
+// outstanding that the receiver has not posted holds them back in its own
+// memory once the credit is spent, and all complete once the receives are
+// posted; a peer that sends requests beyond its credit breaks the
+// protocol, so that it cannot grow the receiver's queue without bound.
+func TestEagerRTSBounded(t *testing.T) {
+	checkGoroutines(t)
+	const budget = 1 << 20
+	cfg := Config{MaxUnexpected: budget, EagerThreshold: 1 << 10, TrustedNetwork: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t.Run("outstanding", func(t *testing.T) {
+		links := newWorld(t, 2, cfg)
+		defer closeWorld(t, links)
+		const n, size = 2000, 4 << 10
+		payload := pattern(size, 2)
+		var sends []algos.Request
+		for range n {
+			sends = append(sends, links[1].Isend(0, 3, payload))
+		}
+		time.Sleep(300 * time.Millisecond)
+		l, p := links[0], links[0].peers[1]
+		l.mu.Lock()
+		held, granted, parked := p.held, p.granted, len(l.parked)
+		l.mu.Unlock()
+		t.Logf("%d requests parked, %d bytes of credit held of %d", parked, held, granted)
+		if held > granted || parked > int(granted/msgOverhead) {
+			t.Fatalf("%d requests parked, %d held of %d granted", parked, held, granted)
+		}
+		for i := range n {
+			buf := make(device.Host, size)
+			if err := l.Wait(ctx, l.Irecv(1, 3, buf)); err != nil {
+				t.Fatalf("receive %d: %v", i, err)
+			}
+			if string(buf) != string(payload) {
+				t.Fatalf("message %d changed", i)
+			}
+		}
+		if err := links[1].Wait(ctx, sends...); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("beyond credit", func(t *testing.T) {
+		links := newWorld(t, 2, cfg)
+		defer closeWorld(t, links)
+		l, p := links[1], links[1].peers[0]
+		time.Sleep(100 * time.Millisecond) // the credit has been granted
+		var b []byte
+		const n = 2000
+		for i := range n {
+			b = msgHeader{Kind: kindRTS, Tag: 3, Len: 1 << 30, ID: uint64(i + 1)}.append(b)
+		}
+		l.mu.Lock()
+		p.opened += n
+		l.mu.Unlock()
+		p.eager.c.Write(b)
+		time.Sleep(500 * time.Millisecond)
+		err := links[0].Wait(ctx, links[0].Irecv(1, 4, make(device.Host, 1)))
+		var pe *PeerError
+		if !errors.As(err, &pe) || pe.Rank != 1 {
+			t.Fatalf("after %d requests to send beyond the credit: %v, want a *PeerError naming rank 1", n, err)
+		}
+		t.Log(err)
+	})
+}

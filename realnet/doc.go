@@ -172,14 +172,15 @@
 // the job, send wrong data, or withhold messages. What it cannot do is
 // exhaust another rank's memory or stall it unnoticed: unexpected messages
 // are bounded as above (a peer holds at most maxStreams unread messages,
-// each charged against MaxUnexpected), eager ones by the credit granted,
-// a payload or end of stream that does not come within Timeout breaks the
-// protocol, and so does a request to send whose stream does not end. What
-// is not bounded by the budget: requests to send that come on the eager
-// connection and wait for their receive (one small record each, as many as
-// the sender has sends outstanding), and what parked streams hold, which
-// is at most max(MaxUnexpected, 4 MiB) per peer, so it grows with the
-// world.
+// each charged against MaxUnexpected), eager messages and requests to
+// send by the credit granted, a payload or end of stream that does not
+// come within Timeout breaks the protocol, and so does a request to send
+// whose stream does not end. What is not bounded by the budget alone:
+// what parked streams hold, at most max(MaxUnexpected, 4 MiB) per peer,
+// which grows with the world. The price of these bounds: a rank that
+// leaves more than maxStreams messages (on QUIC) or a credit's worth of
+// requests to send (eager) unreceived holds back its peer's later sends
+// until it posts their receives.
 //
 // What anyone who can reach the ports can do: open connections. Bulk
 // handshakes are capped at 64 at once (the listener waits for one to end,

@@ -37,7 +37,9 @@ import (
 // MaxUnexpected/(2(p-1)) bytes (taken from what its QUIC path may buffer,
 // so the sum stays within MaxUnexpected), the sender sends eagerly only
 // what its credit covers, each message charged its payload and msgOverhead
-// as the QUIC path's are (a message it does not cover goes by rendezvous),
+// as the QUIC path's are (a message it does not cover goes by rendezvous,
+// whose request costs msgOverhead of credit until it is cleared; a send
+// the credit does not cover even so waits in the sender until it does),
 // and the receiver returns the bytes as they leave its memory: at once for
 // a message whose receive was posted (read straight into its buffer),
 // when it is matched for one that was not. A peer that sends beyond its
@@ -55,7 +57,8 @@ const MaxEagerThreshold = bulkChunk
 
 // eagerWindow is the credit this rank grants each peer that asks.
 func (l *Link) eagerWindow() int64 {
-	return max(l.cfg.MaxUnexpected/int64(2*max(l.size-1, 1)), 1)
+	// At least a few requests to send, or nothing would ever move.
+	return max(l.cfg.MaxUnexpected/int64(2*max(l.size-1, 1)), 4*msgOverhead)
 }
 
 // quicBudget is what the QUIC path may buffer of unexpected messages: what
@@ -82,23 +85,50 @@ func (p *peer) startEager() {
 
 // eagerSendLocked starts a send to p on TCP: eagerly if it is small and
 // the peer's credit covers it (the request is done as soon as its bytes
-// are queued), else by rendezvous. It returns the write of the queue, to
+// are queued), else by rendezvous, whose request to send costs msgOverhead
+// of credit too (the receiver keeps it until the transfer is cleared); a
+// send that the credit does not cover even so waits, behind any that wait
+// already, until credit comes back. It returns the write of the queue, to
 // run once l.mu is released.
 func (p *peer) eagerSendLocked(r *request) func() {
+	if p.creditQ.len() > 0 || !p.eagerStartLocked(r) {
+		r.loc = locCreditQ
+		p.creditQ.push(r)
+		return nop
+	}
+	return p.flushEager
+}
+
+// eagerStartLocked queues r's frame if the credit covers it.
+func (p *peer) eagerStartLocked(r *request) bool {
 	l := p.l
 	n := len(r.buf)
-	p.opened++
-	if n < l.cfg.EagerThreshold && cost(int64(n)) <= p.credit {
+	switch {
+	case n < l.cfg.EagerThreshold && cost(int64(n)) <= p.credit:
 		p.credit -= cost(int64(n))
+		p.opened++
 		p.queueEagerLocked(msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(n)}, r.buf)
 		l.finishLocked(r, nil)
-	} else {
+	case msgOverhead <= p.credit:
+		p.credit -= msgOverhead
+		p.opened++
 		p.nextID++
 		r.bulkID, r.loc = p.nextID, locRTS
 		p.rts[r.bulkID] = r
 		p.queueEagerLocked(msgHeader{Kind: kindRTS, Tag: r.tag, Len: uint64(n), ID: r.bulkID}, nil)
+	default:
+		return false
 	}
-	return p.flushEager
+	return true
+}
+
+// creditedLocked starts the sends that waited for credit, in order, as far
+// as it goes.
+func (p *peer) creditedLocked() {
+	for p.creditQ.len() > 0 && p.eagerStartLocked(p.creditQ.peek()) {
+		p.creditQ.pop()
+	}
+	signal(p.eagerSig)
 }
 
 // queueEagerLocked queues a frame of the eager connection: a header and,
@@ -180,7 +210,9 @@ func (p *peer) eagerFrame(h msgHeader) error {
 			return err
 		}
 	case kindRTS:
-		l.arriveRTS(p, h)
+		if err := l.arriveRTS(p, h); err != nil {
+			return err
+		}
 	case kindCTS:
 		l.mu.Lock()
 		err := p.clearedLocked(h.ID)
@@ -189,6 +221,7 @@ func (p *peer) eagerFrame(h msgHeader) error {
 	case kindCredit:
 		l.mu.Lock()
 		p.credit += int64(h.Len)
+		p.creditedLocked()
 		l.mu.Unlock()
 		return nil
 	case kindAsk:
@@ -272,8 +305,19 @@ func (p *peer) readEagerPayload(dst []byte, n int64) error {
 }
 
 // arriveRTS matches a request to send that came on the eager connection.
-func (l *Link) arriveRTS(p *peer, h msgHeader) {
+// It is charged msgOverhead of the sender's credit until it is cleared
+// (inbound.releaseStream), so that requests waiting for their receives
+// are bounded as the QUIC path's are by stream credit.
+func (l *Link) arriveRTS(p *peer, h msgHeader) error {
+	l.mu.Lock()
+	if p.held+msgOverhead > p.granted {
+		l.mu.Unlock()
+		return &ProtocolError{What: "eager request to send", Err: fmt.Errorf("beyond the credit granted (%d held of %d)", p.held, p.granted)}
+	}
+	p.held += msgOverhead
+	l.mu.Unlock()
 	l.arrive(p, h, nil)
+	return nil
 }
 
 // releaseEagerLocked returns n bytes of p's eager credit, which have left

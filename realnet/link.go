@@ -110,6 +110,7 @@ const (
 	locBulkQ          // bulk send granted, waiting for the TCP writer
 	locTemp           // receive matched to a message still being read into link memory
 	locGrant          // bulk receive granted, the TCP reader not there yet
+	locCreditQ        // eager send waiting for credit in p.creditQ
 )
 
 // request is what Isend, Irecv and Spawn return.
@@ -473,6 +474,7 @@ type fifo[T comparable] struct {
 
 func (q *fifo[T]) len() int { return len(q.items) - q.head }
 func (q *fifo[T]) push(x T) { q.items = append(q.items, x) }
+func (q *fifo[T]) peek() T  { return q.items[q.head] }
 
 func (q *fifo[T]) pop() T {
 	var zero T

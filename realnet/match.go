@@ -55,6 +55,7 @@ type inbound struct {
 	// msgOverhead, and for a payload on its stream what quic-go may hold
 	// of it unread (its stream's initial window).
 	parkCharge int64
+	credited   bool // an eager request to send: its credit went back
 	discard    bool // inTemp: drop the data when the read finishes
 	err        error
 }
@@ -66,6 +67,11 @@ type inbound struct {
 func (m *inbound) releaseStream() {
 	if m.stream != nil {
 		m.stream.ReleaseStreamCredit()
+	}
+	if m.viaEager && m.kind == kindRTS && !m.credited {
+		// The eager path's equivalent: the credit its request held.
+		m.credited = true
+		m.p.l.releaseEagerLocked(m.p, msgOverhead)
 	}
 }
 
@@ -435,6 +441,8 @@ func (l *Link) dequeueLocked(r *request) {
 		l.peers[r.peer].openQ.remove(r)
 	case locRTS:
 		delete(l.peers[r.peer].rts, r.bulkID)
+	case locCreditQ:
+		l.peers[r.peer].creditQ.remove(r)
 	case locBulkQ:
 		l.peers[r.peer].bulkQ.remove(r)
 	case locTemp:

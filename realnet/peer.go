@@ -55,12 +55,13 @@ type peer struct {
 	lost     bool  // the connection is down
 
 	// The eager connection (eager.go), under l.mu.
-	credit         int64  // eager bytes the peer lets this rank send
-	granted        int64  // eager bytes this rank lets the peer send (0 until it asks)
-	held           int64  // bytes of the peer's eager messages in this rank's memory
-	owed           int64  // bytes released, not yet returned to the peer as credit
-	outQ, outSpare []byte // frames to write, in order; the buffer of the last write
-	writing        bool   // a goroutine is writing outQ
+	credit         int64          // eager bytes the peer lets this rank send
+	granted        int64          // eager bytes this rank lets the peer send (0 until it asks)
+	held           int64          // bytes of the peer's eager messages in this rank's memory
+	owed           int64          // bytes released, not yet returned to the peer as credit
+	outQ, outSpare []byte         // frames to write, in order; the buffer of the last write
+	creditQ        fifo[*request] // sends waiting for credit, in Isend order
+	writing        bool           // a goroutine is writing outQ
 
 	openSig  chan struct{}
 	bulkSig  chan struct{}
