@@ -234,7 +234,7 @@ func TestParkedWindowsBounded(t *testing.T) {
 }
 
 // TestEagerRTSBounded: requests to send on the eager connection cost
-// msgOverhead of credit until they are cleared. A sender with many sends
+// eagerOverhead of credit until they are cleared. A sender with many sends
 // outstanding that the receiver has not posted holds them back in its own
 // memory once the credit is spent, and all complete once the receives are
 // posted; a peer that sends requests beyond its credit breaks the
@@ -260,7 +260,7 @@ func TestEagerRTSBounded(t *testing.T) {
 		held, granted, parked := p.held, p.granted, len(l.parked)
 		l.mu.Unlock()
 		t.Logf("%d requests parked, %d bytes of credit held of %d", parked, held, granted)
-		if held > granted || parked > int(granted/msgOverhead) {
+		if held > granted || parked > int(granted/eagerOverhead) {
 			t.Fatalf("%d requests parked, %d held of %d granted", parked, held, granted)
 		}
 		for i := range n {
@@ -282,12 +282,12 @@ func TestEagerRTSBounded(t *testing.T) {
 		l, p := links[1], links[1].peers[0]
 		time.Sleep(100 * time.Millisecond) // the credit has been granted
 		var b []byte
-		const n = 2000
+		n := int(p.l.cfg.MaxUnexpected/eagerOverhead) + 10 // beyond any credit
 		for i := range n {
 			b = msgHeader{Kind: kindRTS, Tag: 3, Len: 1 << 30, ID: uint64(i + 1)}.append(b)
 		}
 		l.mu.Lock()
-		p.opened += n
+		p.opened += uint64(n)
 		l.mu.Unlock()
 		p.eager.c.Write(b)
 		time.Sleep(500 * time.Millisecond)

@@ -36,9 +36,9 @@ import (
 // eagerly asks its peer for credit, the peer grants it a window of
 // MaxUnexpected/(2(p-1)) bytes (taken from what its QUIC path may buffer,
 // so the sum stays within MaxUnexpected), the sender sends eagerly only
-// what its credit covers, each message charged its payload and msgOverhead
-// as the QUIC path's are (a message it does not cover goes by rendezvous,
-// whose request costs msgOverhead of credit until it is cleared; a send
+// what its credit covers, each message charged its payload and
+// eagerOverhead (a message it does not cover goes by rendezvous, whose
+// request costs eagerOverhead of credit until it is cleared; a send
 // the credit does not cover even so waits in the sender until it does),
 // and the receiver returns the bytes as they leave its memory: at once for
 // a message whose receive was posted (read straight into its buffer),
@@ -60,6 +60,14 @@ func (l *Link) eagerWindow() int64 {
 	// At least a few requests to send, or nothing would ever move.
 	return max(l.cfg.MaxUnexpected/int64(2*max(l.size-1, 1)), 4*msgOverhead)
 }
+
+// eagerOverhead is what an unexpected eager message or request to send is
+// charged beyond its payload: its inbound record and queue entry (a few
+// hundred bytes; it has no QUIC stream, so less than msgOverhead).
+const eagerOverhead = 256
+
+// eagerCost is what an eager message of n payload bytes is charged.
+func eagerCost(n int64) int64 { return n + eagerOverhead }
 
 // quicBudget is what the QUIC path may buffer of unexpected messages: what
 // eager credit granted leaves of MaxUnexpected.
@@ -85,7 +93,7 @@ func (p *peer) startEager() {
 
 // eagerSendLocked starts a send to p on TCP: eagerly if it is small and
 // the peer's credit covers it (the request is done as soon as its bytes
-// are queued), else by rendezvous, whose request to send costs msgOverhead
+// are queued), else by rendezvous, whose request to send costs eagerOverhead
 // of credit too (the receiver keeps it until the transfer is cleared); a
 // send that the credit does not cover even so waits, behind any that wait
 // already, until credit comes back. It returns the write of the queue, to
@@ -104,13 +112,13 @@ func (p *peer) eagerStartLocked(r *request) bool {
 	l := p.l
 	n := len(r.buf)
 	switch {
-	case n < l.cfg.EagerThreshold && cost(int64(n)) <= p.credit:
-		p.credit -= cost(int64(n))
+	case n < l.cfg.EagerThreshold && eagerCost(int64(n)) <= p.credit:
+		p.credit -= eagerCost(int64(n))
 		p.opened++
 		p.queueEagerLocked(msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(n)}, r.buf)
 		l.finishLocked(r, nil)
-	case msgOverhead <= p.credit:
-		p.credit -= msgOverhead
+	case eagerOverhead <= p.credit:
+		p.credit -= eagerOverhead
 		p.opened++
 		p.nextID++
 		r.bulkID, r.loc = p.nextID, locRTS
@@ -246,11 +254,11 @@ func (p *peer) eagerFrame(h msgHeader) error {
 func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	n := int64(h.Len)
 	l.mu.Lock()
-	if p.held+cost(n) > p.granted {
+	if p.held+eagerCost(n) > p.granted {
 		l.mu.Unlock()
-		return &ProtocolError{What: "eager message", Err: fmt.Errorf("%d bytes (charged %d) beyond the credit granted (%d held of %d)", n, cost(n), p.held, p.granted)}
+		return &ProtocolError{What: "eager message", Err: fmt.Errorf("%d bytes (charged %d) beyond the credit granted (%d held of %d)", n, eagerCost(n), p.held, p.granted)}
 	}
-	p.held += cost(n)
+	p.held += eagerCost(n)
 	key := matchKey{p.rank, h.Tag}
 	if q := l.posted[key]; q != nil && q.len() > 0 && !l.closing && l.broken == nil {
 		r := q.pop()
@@ -272,7 +280,7 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 			l.finish(r, p.ioErr(err, r))
 		}
 		l.mu.Lock()
-		l.releaseEagerLocked(p, cost(n))
+		l.releaseEagerLocked(p, eagerCost(n))
 		l.mu.Unlock()
 		return err
 	}
@@ -305,16 +313,16 @@ func (p *peer) readEagerPayload(dst []byte, n int64) error {
 }
 
 // arriveRTS matches a request to send that came on the eager connection.
-// It is charged msgOverhead of the sender's credit until it is cleared
+// It is charged eagerOverhead of the sender's credit until it is cleared
 // (inbound.releaseStream), so that requests waiting for their receives
 // are bounded as the QUIC path's are by stream credit.
 func (l *Link) arriveRTS(p *peer, h msgHeader) error {
 	l.mu.Lock()
-	if p.held+msgOverhead > p.granted {
+	if p.held+eagerOverhead > p.granted {
 		l.mu.Unlock()
 		return &ProtocolError{What: "eager request to send", Err: fmt.Errorf("beyond the credit granted (%d held of %d)", p.held, p.granted)}
 	}
-	p.held += msgOverhead
+	p.held += eagerOverhead
 	l.mu.Unlock()
 	l.arrive(p, h, nil)
 	return nil

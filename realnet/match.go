@@ -71,7 +71,7 @@ func (m *inbound) releaseStream() {
 	if m.viaEager && m.kind == kindRTS && !m.credited {
 		// The eager path's equivalent: the credit its request held.
 		m.credited = true
-		m.p.l.releaseEagerLocked(m.p, msgOverhead)
+		m.p.l.releaseEagerLocked(m.p, eagerOverhead)
 	}
 }
 
@@ -359,7 +359,7 @@ func (l *Link) releaseLocked(m *inbound) {
 	switch {
 	case m.self:
 	case m.viaEager && m.kind == kindData:
-		l.releaseEagerLocked(m.p, cost(m.n))
+		l.releaseEagerLocked(m.p, eagerCost(m.n))
 	default:
 		l.buffered -= cost(m.n)
 	}

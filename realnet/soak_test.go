@@ -26,9 +26,21 @@ func TestSoak(t *testing.T) {
 		t.Skip("soak")
 	}
 	checkGoroutines(t)
-	const budget = 1 << 20
+	for _, path := range []string{"quic", "eager"} {
+		t.Run(path, func(t *testing.T) {
+			cfg := Config{MaxUnexpected: 1 << 20}
+			if path == "eager" {
+				cfg.EagerThreshold = 1 << 10
+			}
+			soak(t, cfg)
+		})
+	}
+}
+
+func soak(t *testing.T, cfg Config) {
+	budget := cfg.MaxUnexpected
 	const batch = 1000 // half expected (tag 1), half unexpected (tag 2)
-	links := newWorld(t, 2, Config{MaxUnexpected: budget})
+	links := newWorld(t, 2, cfg)
 	defer closeWorld(t, links)
 	batches := max(*soakMessages/batch, 1)
 	baseHeap, baseG := heapInUse(), runtime.NumGoroutine()
@@ -99,7 +111,7 @@ func TestSoak(t *testing.T) {
 	el := time.Since(start)
 	t.Logf("%d messages (%d unexpected) in %v (%.1f us each); heap at most +%d KiB, goroutines at most +%d (budget %d KiB)",
 		batches*batch, batches*batch/2, el.Round(time.Millisecond), float64(el.Microseconds())/float64(batches*batch), maxHeap>>10, maxG, budget>>10)
-	if bound := int64(4*budget + 8<<20); maxHeap > bound {
+	if bound := 4*budget + 8<<20; maxHeap > bound {
 		t.Errorf("heap grew up to %d KiB, bound %d KiB", maxHeap>>10, bound>>10)
 	}
 	if maxG > 64 {
