@@ -192,6 +192,12 @@ func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func()
 	// past the link's Timeout breaks the protocol and is reported.
 	deadline := inline && m.n <= inlineMax || r == nil
 	run := func() {
+		// The message has left the unread state: its stream's credit
+		// goes back now, before the read that completes the stream, so
+		// that quic-go deletes it there and its MAX_STREAMS frame rides
+		// with the next packet (released after, it went in a packet of
+		// its own: three datagrams per small message instead of one).
+		s.ReleaseStreamCredit()
 		if deadline {
 			s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
 		}
@@ -218,7 +224,6 @@ func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func()
 		if deadline {
 			s.SetReadDeadline(time.Time{})
 		}
-		s.ReleaseStreamCredit()
 	}
 	if inline && m.n <= inlineMax {
 		return run
@@ -337,8 +342,8 @@ func (l *Link) discardLocked(m *inbound) func() {
 		s := m.stream
 		return func() {
 			l.ep.wg.Go(func() {
+				s.ReleaseStreamCredit() // before the read that ends it, as in readLater
 				io.Copy(io.Discard, s)
-				s.ReleaseStreamCredit()
 			})
 		}
 	case inTemp:
