@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Identity is what a certificate vouches for: a job, and either one rank
@@ -158,7 +157,7 @@ func writeNew(path string, data []byte, perm os.FileMode, overwrite bool) error 
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, perm)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("realnet: %s exists (ask to overwrite it)", path)
