@@ -65,6 +65,10 @@
 // A [[fault]] of kind "rank_failure" with recovery = "shrink" strikes one
 // point of the sweeps (Scenario.Shrink): the survivors recover and the
 // later points run on one rank fewer (see sweep.Plan, sim.RunShrink).
+// A [[fault]] of kind "rank_join" grows an elastic world (min_world to
+// max_world) before one point (Scenario.Join): the members agree and
+// rebuild, and that point and the later ones run on the larger world
+// (see sweep.Plan, sim.RunGrow).
 //
 // A file may hold several [[sweep]] tables. Parse and Load validate
 // everything that can be checked without running anything: units, names

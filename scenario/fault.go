@@ -146,6 +146,30 @@ var faultSpecs = []faultSpec{
 			return nil
 		},
 	},
+	{
+		FaultInfo: FaultInfo{"rank_join", `ranks join the world, elastic within min_world..max_world, at the boundary before a point of the sweeps: the members agree on the new membership and rebuild (charged, and reported as a shrink's recovery is), and that point and every later one run on the larger world, never above max_world`, []KeyInfo{
+			{"point", true, "the point before which they join, the row of results.csv numbered from 0 as --trace numbers them: point = 4"},
+			{"max_world", true, "the largest world the elastic world may grow to: max_world = 8"},
+			{"min_world", false, "the smallest world it may run on (default 1); every point must run on at least this many ranks"},
+			{"ranks", false, "how many ranks join (default 1)"},
+			{"rebuild", false, `a fixed time the rebuild takes besides its messages (default 0)`},
+		}, false},
+		build: func(t *table) sim.Fault {
+			point, ok1 := t.requiredInt("point", 0, math.MaxInt32, "the point before which they join, a row of results.csv from 0: point = 4")
+			hi, ok2 := t.requiredInt("max_world", 2, MaxWorld, "the largest world: max_world = 8")
+			lo, ok3 := t.integer("min_world", 1, 1, MaxWorld)
+			n, ok4 := t.integer("ranks", 1, 1, MaxWorld)
+			rb, ok5 := t.duration("rebuild", false)
+			if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+				return nil
+			}
+			if lo > hi {
+				t.errorf(joinPath(t.path, "min_world"), "min_world %d is above max_world %d", lo, hi)
+				return nil
+			}
+			return sim.RankJoin{Ranks: int(n), Point: int(point), MinWorld: int(lo), MaxWorld: int(hi), Rebuild: rb}
+		},
+	},
 }
 
 // Faults lists the kinds of [[fault]] table.
@@ -205,6 +229,14 @@ func (c *checker) faults(top *table) ([]sim.Fault, bool, bool) {
 				good = false
 			}
 			c.shrink, c.shrinkKey = &sf, t.path
+			continue
+		}
+		if j, ok := f.(sim.RankJoin); ok {
+			if c.join != nil {
+				t.errorf(t.path, "a second [[fault]] of kind rank_join: a scenario has at most one")
+				good = false
+			}
+			c.join, c.joinKey = &j, t.path
 			continue
 		}
 		out = append(out, f)

@@ -49,6 +49,13 @@ type Scenario struct {
 	// its line, for errors about it.
 	ShrinkKey  string
 	ShrinkLine int
+	// Join is the [[fault]] of kind "rank_join", nil if none: ranks that
+	// join the elastic world before one point of the sweeps, which and
+	// every later point then run on the larger world (see sweep.Plan,
+	// sim.RunGrow); JoinKey and JoinLine locate it.
+	Join     *sim.RankJoin
+	JoinKey  string
+	JoinLine int
 	// Hash identifies the scenario: the hex SHA-256 of the file's bytes
 	// and of every tuning table it reads, in order. Shards of one run
 	// record it, so that merging refuses outputs of different scenarios.
@@ -303,6 +310,7 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 	c.defaultTuning, c.defaultTuningFile = s.Tuning, s.TuningFile
 	c.faultList, c.faultRandom, c.faultsOK = c.faults(top)
 	s.Shrink, s.ShrinkKey, s.ShrinkLine = c.shrink, c.shrinkKey, lineOf(c.lines, c.shrinkKey)
+	s.Join, s.JoinKey, s.JoinLine = c.join, c.joinKey, lineOf(c.lines, c.joinKey)
 	if net := top.subtable("network", true, "[network]", `a [network] table with model = "alpha-beta"`); net != nil {
 		s.Network = c.network(net, top)
 	}

@@ -33,6 +33,9 @@ type checker struct {
 	// "shrink", kept out of faultList: it belongs to the sweeps.
 	shrink    *sim.ShrinkFailure
 	shrinkKey string
+	// join is the [[fault]] of kind rank_join, also the sweeps'.
+	join    *sim.RankJoin
+	joinKey string
 	// defaultTuning is the scenario's tuning table, for sweeps without
 	// their own.
 	defaultTuning     *algos.Tuning

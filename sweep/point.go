@@ -51,6 +51,13 @@ type Point struct {
 	// and the recovery (Row.Recovery). Plan sets it, and gives every later
 	// point one rank fewer than its sweep asks.
 	Shrink *sim.ShrinkFailure
+	// Join, if not nil, is the scenario's ranks joining an elastic world
+	// before this point: it runs through sim.RunGrow from JoinFrom ranks
+	// to World, and its row reports the run at World and the growth
+	// (Row.Join). Plan sets them, and gives this point and every later one
+	// Join.Ranks more ranks than its sweep asks, at most Join.MaxWorld.
+	Join     *sim.RankJoin
+	JoinFrom int
 }
 
 // VariantName is the name results give the point's algorithm: Name, or
@@ -189,6 +196,9 @@ func Plan(s *scenario.Scenario) ([]Point, error) {
 	if s.Shrink != nil {
 		errs = append(errs, planShrink(s, points)...)
 	}
+	if s.Join != nil {
+		errs = append(errs, planJoin(s, points)...)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -229,6 +239,51 @@ func planShrink(s *scenario.Scenario, points []Point) scenario.Errors {
 			}
 		}
 	}
+	return nil
+}
+
+// planJoin puts the scenario's joining ranks on their point and grows
+// that point and every later one by Join.Ranks, at most to Join.MaxWorld.
+// It returns the problems, each at the key of the rank_join table that
+// decides it: a point out of the plan, a sweep's world outside
+// min_world..max_world, a world already at max_world where they join, a
+// network that cannot run a grown world, a shrinking failure beside it.
+func planJoin(s *scenario.Scenario, points []Point) scenario.Errors {
+	j := s.Join
+	fail := func(key, format string, args ...any) scenario.Errors {
+		return scenario.Errors{&scenario.Error{File: s.File, Line: s.JoinLine, Key: s.JoinKey + "." + key, Msg: fmt.Sprintf("%v: ", j) + fmt.Sprintf(format, args...)}}
+	}
+	switch {
+	case s.Shrink != nil:
+		return scenario.Errors{&scenario.Error{File: s.File, Line: s.JoinLine, Key: s.JoinKey, Msg: fmt.Sprintf(`%v: a scenario with both a rank_join and a rank_failure with recovery = "shrink" is not supported yet`, j)}}
+	case j.Point >= len(points):
+		return fail("point", "the scenario has %d points, numbered from 0", len(points))
+	}
+	for k, p := range points {
+		if p.World < j.MinWorld {
+			return fail("min_world", "point %d (%v) runs on %d rank(s), below min_world", k, p, p.World)
+		}
+		if p.World > j.MaxWorld {
+			return fail("max_world", "point %d (%v) runs on %d ranks, above max_world", k, p, p.World)
+		}
+	}
+	i := j.Point
+	from := points[i].World
+	if from >= j.MaxWorld {
+		return fail("max_world", "point %d (%v) already runs on max_world ranks: none can join", i, points[i])
+	}
+	checked := map[int]bool{}
+	for k := i; k < len(points); k++ {
+		w := min(points[k].World+j.Ranks, j.MaxWorld)
+		points[k].World = w
+		if !checked[w] {
+			checked[w] = true
+			if err := s.Network.Check(w); err != nil {
+				return fail("ranks", "the grown world of %d: the network cannot run it: %v", w, err)
+			}
+		}
+	}
+	points[i].Join, points[i].JoinFrom = j, from
 	return nil
 }
 

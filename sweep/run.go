@@ -57,6 +57,10 @@ type Row struct {
 	// row's World that of the run the row reports (one rank fewer when the
 	// failure cost the point its work). It is not written to results.csv.
 	Recovery *sim.Shrunk
+	// Join is the growth of the elastic world before the point at which
+	// the scenario's ranks joined; nil for every other point. The row's
+	// World is the grown world's.
+	Join *sim.Grown
 }
 
 // Key identifies a row's point for lookups: collective, algorithm
@@ -165,19 +169,36 @@ func RunOnceWith(p Point, seed uint64, o RunOptions) (*sim.Result, error) {
 	return res, err
 }
 
-// runOnce runs p once; for the point of a shrinking rank failure it
-// returns the recovery too, and the result of the run the row reports
-// (see sim.Shrunk.Result).
-func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progress func(sim.Progress)) (*sim.Result, *sim.Shrunk, error) {
+// worldChange is how a point changed the world: a shrinking rank failure
+// that struck it, or ranks that joined before it; zero for other points.
+type worldChange struct {
+	shrunk *sim.Shrunk
+	grown  *sim.Grown
+}
+
+// runOnce runs p once; for the point of a shrinking rank failure or of
+// joining ranks it returns the change too, and the result of the run the
+// row reports (see sim.Shrunk.Result, sim.Grown.Result).
+func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progress func(sim.Progress)) (*sim.Result, worldChange, error) {
 	host := p.Data == scenario.Host
 	cfg := sim.Config{World: p.World, Model: p.Model(seed), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress}
 	body, err := p.body(seed)
 	if err != nil {
-		return nil, nil, err
+		return nil, worldChange{}, err
+	}
+	if p.Join != nil {
+		// The members agree and rebuild at JoinFrom ranks; the point
+		// runs on the grown world, with its buffers and check.
+		cfg.World = p.JoinFrom
+		g, err := sim.RunGrow(cfg, p.World-p.JoinFrom, p.Join.Rebuild, body)
+		if err != nil {
+			return nil, worldChange{}, err
+		}
+		return g.Result, worldChange{grown: g}, nil
 	}
 	if p.Shrink == nil {
 		res, err := sim.Run(cfg, body)
-		return res, nil, err
+		return res, worldChange{}, err
 	}
 	// The survivors run the point again on World-1 ranks, with the
 	// buffers and the check of that world.
@@ -185,7 +206,7 @@ func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progre
 	q.World--
 	small, err := q.body(seed)
 	if err != nil {
-		return nil, nil, err
+		return nil, worldChange{}, err
 	}
 	both := func(ctx context.Context, l algos.Link) error {
 		if l.Size() == p.World {
@@ -196,9 +217,9 @@ func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progre
 	f := p.Shrink
 	sh, err := sim.RunShrink(cfg, f.Rank, f.At, f.Recovery, both)
 	if err != nil {
-		return nil, nil, err
+		return nil, worldChange{}, err
 	}
-	return sh.Result, sh, nil
+	return sh.Result, worldChange{shrunk: sh}, nil
 }
 
 // body returns the body of a run of p: every rank allocates the point's
@@ -249,14 +270,14 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 	n := max(p.Repeat, 1)
 	times := make([]float64, n)
 	var messages int64
-	var recovery *sim.Shrunk
+	var change worldChange
 	for k := range n {
 		seed := p.Seed + uint64(k)
 		var progress func(sim.Progress)
 		if o.Progress != nil {
 			progress = func(pr sim.Progress) { o.Progress(PointProgress{Run: k, Runs: n, Progress: pr}) }
 		}
-		res, shrunk, err := runOnce(p, seed, nil, o.Context, progress)
+		res, ch, err := runOnce(p, seed, nil, o.Context, progress)
 		if err != nil {
 			if n > 1 {
 				return Row{}, fmt.Errorf("%v (seed %d): %w", p, seed, err)
@@ -265,16 +286,16 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 		}
 		times[k] = res.End.Seconds()
 		if k == 0 {
-			messages, recovery = res.Messages, shrunk
+			messages, change = res.Messages, ch
 		}
 	}
 	q := p
-	if recovery != nil {
+	if change.shrunk != nil {
 		// The row reports the run the survivors made.
-		q.World = len(recovery.Result.Finish)
+		q.World = len(change.shrunk.Result.Finish)
 	}
 	row := NewRow(q, times, messages)
-	row.Recovery = recovery
+	row.Recovery, row.Join = change.shrunk, change.grown
 	return row, nil
 }
 
