@@ -63,6 +63,20 @@ type jsonRow struct {
 	// Recovery is the recovery from the scenario's shrinking rank
 	// failure, on the point it struck.
 	Recovery *jsonRecovery `json:"recovery,omitempty"`
+	// Join is the growth of the elastic world before the point at which
+	// the scenario's ranks joined.
+	Join *jsonJoin `json:"join,omitempty"`
+}
+
+// jsonJoin is sim.Grown in results.json: times in seconds from the point
+// boundary at which the ranks joined.
+type jsonJoin struct {
+	Joined    int     `json:"joined"`
+	WorldFrom int     `json:"world_before"`
+	WorldTo   int     `json:"world_after"`
+	Agreed    float64 `json:"agreed_at_s"`
+	Rebuilt   float64 `json:"rebuilt_at_s"`
+	End       float64 `json:"end_s"`
 }
 
 // jsonRecovery is sim.Shrunk in results.json: times in seconds from the
@@ -124,6 +138,10 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 		if x := r.Recovery; x != nil {
 			rep.Rows[i].Recovery = &jsonRecovery{FailedRank: x.Failed, WorldFrom: x.World, WorldTo: x.World - 1, Hit: x.Hit,
 				FailedAt: x.FailedAt.Seconds(), Detected: x.Detected.Seconds(), Agreed: x.Agreed.Seconds(), Rebuilt: x.Rebuilt.Seconds(), End: x.End.Seconds()}
+		}
+		if g := r.Join; g != nil {
+			rep.Rows[i].Join = &jsonJoin{Joined: g.Joined, WorldFrom: g.World, WorldTo: g.World + g.Joined,
+				Agreed: g.Agreed.Seconds(), Rebuilt: g.Rebuilt.Seconds(), End: g.End.Seconds()}
 		}
 	}
 	if err := o.write(jsonFile, func(w io.Writer) error {

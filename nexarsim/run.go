@@ -336,6 +336,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if r.Recovery != nil {
 			prog.line("nexar-sim: %s/%s: %v; later points run on %d ranks", r.Collective, r.Algorithm, r.Recovery, r.Recovery.World-1)
 		}
+		if r.Join != nil {
+			prog.line("nexar-sim: %s/%s: %v; later points run on up to %d ranks", r.Collective, r.Algorithm, r.Join, r.Join.World+r.Join.Joined)
+		}
 		rows = append(rows, r)
 		return ck.add(r)
 	})
