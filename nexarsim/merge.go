@@ -37,6 +37,9 @@ func readShards(dirs []string) ([]*shardOutput, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", filepath.Join(dir, resultsFile), err)
 		}
+		if err := applyChanges(rows, m.Changes); err != nil {
+			return nil, fmt.Errorf("%s: %v", filepath.Join(dir, manifestFile), err)
+		}
 		shards = append(shards, &shardOutput{dir: dir, m: m, rows: rows})
 	}
 	first := shards[0].m
@@ -112,6 +115,10 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	m := *shards[0].m
 	m.Shard, m.Shards, m.Rows, m.Files = 1, 1, m.Points, nil
 	rows := interleave(shards, m.Points)
+	if m.Changes, err = changesOf(rows); err != nil {
+		fmt.Fprintf(stderr, "nexar-sim merge: %v\n", err)
+		return exitFailed
+	}
 	o, err := newOutputs(*out)
 	if err != nil {
 		return cmdline.UsageError(stderr, "merge", "--out: %v", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/sweep"
 )
 
 // manifestFile names the file every run writes last in its output
@@ -48,6 +49,46 @@ type manifest struct {
 	Rows   int `json:"rows"`
 	// Files are the files written, the manifest last.
 	Files []string `json:"files"`
+	// Changes are the rows whose points changed the world (a shrinking
+	// recovery, ranks joining), which results.csv cannot say: merge reads
+	// them from a shard's manifest. results.json reports them on its rows
+	// instead.
+	Changes []rowChange `json:"world_changes,omitempty"`
+}
+
+// rowChange is the world change of the row Row (from 0) of results.csv,
+// as sweep.Row.EncodeChange writes it.
+type rowChange struct {
+	Row    int             `json:"row"`
+	Change json.RawMessage `json:"change"`
+}
+
+// changesOf lists the world changes of rows.
+func changesOf(rows []sweep.Row) ([]rowChange, error) {
+	var out []rowChange
+	for i, r := range rows {
+		c, err := r.EncodeChange()
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			out = append(out, rowChange{Row: i, Change: c})
+		}
+	}
+	return out, nil
+}
+
+// applyChanges puts the world changes cs back on rows.
+func applyChanges(rows []sweep.Row, cs []rowChange) error {
+	for _, c := range cs {
+		if c.Row < 0 || c.Row >= len(rows) {
+			return fmt.Errorf("a world change on row %d of %d", c.Row, len(rows))
+		}
+		if err := rows[c.Row].DecodeChange(c.Change); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // subtitle is what the figures of m's run print under their titles: the

@@ -122,7 +122,7 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 		return nil, err
 	}
 	rep := report{Scenario: m, Crossovers: res.Crossovers, BestParams: res.BestParams, Transport: res.Transport, Tuning: res.Tuning != nil, Notes: res.Notes}
-	rep.Scenario.Files = nil
+	rep.Scenario.Files, rep.Scenario.Changes = nil, nil
 	if rep.Crossovers == nil {
 		rep.Crossovers = []derive.Crossover{}
 	}

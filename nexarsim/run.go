@@ -367,6 +367,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	m.Rows = len(rows)
+	if m.Changes, err = changesOf(rows); err != nil {
+		return fail(exitFailed, "%v", err)
+	}
 	if fromFlags != nil {
 		if err := o.write(flagsScenarioFile, func(w io.Writer) error { _, err := w.Write(fromFlags); return err }); err != nil {
 			return fail(exitFailed, "%v", err)
@@ -520,7 +523,7 @@ func writeCheckpoint(path, header string, rows []sweep.Row) (*checkpoint, error)
 		return nil, err
 	}
 	for _, r := range rows {
-		if err := c.cw.Write(r); err != nil {
+		if err := c.write(r); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -537,10 +540,31 @@ func (c *checkpoint) flush() error {
 
 // add appends r, and writes it out, so that an interrupted run keeps it.
 func (c *checkpoint) add(r sweep.Row) error {
-	if err := c.cw.Write(r); err != nil {
+	if err := c.write(r); err != nil {
 		return err
 	}
 	return c.flush()
+}
+
+// changePrefix starts a checkpoint line that holds the world change
+// (sweep.Row.EncodeChange) of the row on the next line: written before
+// the row, so that a line cut short by an interruption loses both.
+const changePrefix = "#change "
+
+// write writes r, after its world change if it has one.
+func (c *checkpoint) write(r sweep.Row) error {
+	ch, err := r.EncodeChange()
+	if err != nil || ch == nil {
+		if err == nil {
+			err = c.cw.Write(r)
+		}
+		return err
+	}
+	if err := c.cw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.bw, "%s%s\n", changePrefix, ch)
+	return c.cw.Write(r)
 }
 
 func (c *checkpoint) Close() error { return c.f.Close() }
@@ -556,6 +580,19 @@ func readCheckpoint(path, header string, points []sweep.Point) ([]sweep.Row, err
 	if first != header {
 		return nil, fmt.Errorf("the checkpoint in %s is of another scenario or shard", filepath.Dir(path))
 	}
+	// Set the world changes apart: each belongs to the row after it.
+	var table strings.Builder
+	changes := map[int]string{}
+	n := 0
+	for _, line := range strings.SplitAfter(rest, "\n") {
+		if ch, ok := strings.CutPrefix(line, changePrefix); ok {
+			changes[n-1] = ch
+			continue
+		}
+		table.WriteString(line)
+		n++
+	}
+	rest = table.String()
 	rows, err := sweep.ReadCSV(strings.NewReader(rest))
 	if err != nil {
 		// The last line may be cut short by the interruption: keep the
@@ -565,12 +602,24 @@ func readCheckpoint(path, header string, points []sweep.Point) ([]sweep.Row, err
 			return nil, fmt.Errorf("checkpoint %s: %v", path, err)
 		}
 	}
+	for i := range rows {
+		if ch, ok := changes[i]; ok {
+			if err := rows[i].DecodeChange([]byte(ch)); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: %v", path, err)
+			}
+		}
+	}
 	if len(rows) > len(points) {
 		return nil, fmt.Errorf("the checkpoint in %s has more rows than points", filepath.Dir(path))
 	}
 	for i, r := range rows {
 		p := points[i]
-		if r.Collective != p.Collective.Name || r.Algorithm != p.VariantName() || r.World != p.World || r.Bytes != p.UsedBytes() || r.DType != p.DType.String() {
+		// The row of a shrinking failure's point reports the survivors'
+		// run, on one rank fewer when it cost the work; it and a join's
+		// row need their world change (a checkpoint without is older).
+		world := r.World == p.World || p.Shrink != nil && r.World == p.World-1
+		changed := (p.Shrink != nil) == (r.Recovery != nil) && (p.Join != nil) == (r.Join != nil)
+		if r.Collective != p.Collective.Name || r.Algorithm != p.VariantName() || !world || !changed || r.Bytes != p.UsedBytes() || r.DType != p.DType.String() {
 			return nil, fmt.Errorf("row %d of the checkpoint in %s is not of point %v", i+1, filepath.Dir(path), p)
 		}
 	}

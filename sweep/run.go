@@ -55,7 +55,8 @@ type Row struct {
 	// which the scenario's rank failed with recovery by shrinking; nil for
 	// every other point. Its World is the world before the failure; the
 	// row's World that of the run the row reports (one rank fewer when the
-	// failure cost the point its work). It is not written to results.csv.
+	// failure cost the point its work). It is not written to results.csv:
+	// EncodeChange gives it, and Join, to checkpoints and manifests.
 	Recovery *sim.Shrunk
 	// Join is the growth of the elastic world before the point at which
 	// the scenario's ranks joined; nil for every other point. The row's
