@@ -20,15 +20,7 @@ func TestElasticJoinScenario(t *testing.T) {
 	if !strings.Contains(stderr, "1 rank(s) joined the world of 3; agreed in 90.0104us, rebuilt in 2.06ms") {
 		t.Errorf("stderr does not report the join:\n%s", stderr)
 	}
-	recs, err := csv.NewReader(strings.NewReader(string(readFile(t, filepath.Join(out, "results.csv"))))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var worlds []string
-	for _, r := range recs[1:] {
-		worlds = append(worlds, r[2])
-	}
-	if got := strings.Join(worlds, ","); got != "3,3,3,3,4,4,4" {
+	if got := worldsOf(t, out); got != "3,3,3,3,4,4,4" {
 		t.Errorf("worlds %s, want 3,3,3,3,4,4,4", got)
 	}
 	var rep struct {
@@ -60,3 +52,18 @@ func TestElasticJoinScenario(t *testing.T) {
 
 // near compares times in seconds to a picosecond, the simulator's clock.
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// worldsOf returns the world column of out's results.csv, joined by
+// commas.
+func worldsOf(t *testing.T, out string) string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(string(readFile(t, filepath.Join(out, "results.csv"))))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worlds []string
+	for _, r := range recs[1:] {
+		worlds = append(worlds, r[2])
+	}
+	return strings.Join(worlds, ",")
+}

@@ -1,7 +1,6 @@
 package nexarsim
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -18,15 +17,7 @@ func TestRecoveryShrinkScenario(t *testing.T) {
 	if !strings.Contains(stderr, "rank 2 of 4 failed at 20us; detected after 4.99998s") || !strings.Contains(stderr, "later points run on 3 ranks") {
 		t.Errorf("stderr does not report the recovery:\n%s", stderr)
 	}
-	recs, err := csv.NewReader(strings.NewReader(string(readFile(t, filepath.Join(out, "results.csv"))))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var worlds []string
-	for _, r := range recs[1:] {
-		worlds = append(worlds, r[2])
-	}
-	if got := strings.Join(worlds, ","); got != "4,4,4,4,3,3,3" {
+	if got := worldsOf(t, out); got != "4,4,4,4,3,3,3" {
 		t.Errorf("worlds %s, want 4,4,4,4,3,3,3", got)
 	}
 	var rep struct {

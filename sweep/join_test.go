@@ -44,13 +44,7 @@ rebuild = "1ms"
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []sweep.Row
-	if err := sweep.Run(context.Background(), points, sweep.Options{Jobs: 2}, func(r sweep.Row) error {
-		rows = append(rows, r)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rows := runAll(t, points)
 	if len(rows) != 6 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -139,4 +133,17 @@ func TestJoinErrors(t *testing.T) {
 			t.Errorf("%s: %v: want a line of the fault (from %d)", c.fault, err, line)
 		}
 	}
+}
+
+// runAll runs points, two at a time, and returns their rows in order.
+func runAll(t *testing.T, points []sweep.Point) []sweep.Row {
+	t.Helper()
+	var rows []sweep.Row
+	if err := sweep.Run(context.Background(), points, sweep.Options{Jobs: 2}, func(r sweep.Row) error {
+		rows = append(rows, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }

@@ -1,7 +1,6 @@
 package sweep_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -44,13 +43,7 @@ timeout = "300ms"
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []sweep.Row
-	if err := sweep.Run(context.Background(), points, sweep.Options{Jobs: 2}, func(r sweep.Row) error {
-		rows = append(rows, r)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rows := runAll(t, points)
 	if len(rows) != 6 {
 		t.Fatalf("%d rows", len(rows))
 	}
