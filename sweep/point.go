@@ -247,7 +247,8 @@ func planShrink(s *scenario.Scenario, points []Point) scenario.Errors {
 // It returns the problems, each at the key of the rank_join table that
 // decides it: a point out of the plan, a sweep's world outside
 // min_world..max_world, a world already at max_world where they join, a
-// network that cannot run a grown world, a shrinking failure beside it.
+// grown world that the network, a power-of-two algorithm or auto's tuning
+// table cannot run, a shrinking failure beside it.
 func planJoin(s *scenario.Scenario, points []Point) scenario.Errors {
 	j := s.Join
 	fail := func(key, format string, args ...any) scenario.Errors {
@@ -276,6 +277,14 @@ func planJoin(s *scenario.Scenario, points []Point) scenario.Errors {
 	for k := i; k < len(points); k++ {
 		w := min(points[k].World+j.Ranks, j.MaxWorld)
 		points[k].World = w
+		if a := points[k].Algorithm; a.PowerOfTwo && w&(w-1) != 0 {
+			return fail("ranks", "point %d (%v) would run on %d ranks, but %s needs a power-of-two world", k, points[k], w, a.Name)
+		}
+		if points[k].Algorithm.Name == "auto" {
+			if err := points[k].checkAuto(); err != nil {
+				return fail("ranks", "point %d (%v) on the grown world: %v", k, points[k], err)
+			}
+		}
 		if !checked[w] {
 			checked[w] = true
 			if err := s.Network.Check(w); err != nil {
