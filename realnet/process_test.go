@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("REALNET_TEST_WORKER"); mode != "" {
 		os.Exit(workerMain(mode))
 	}
+	if addr := os.Getenv("REALNET_TEST_MEMBER"); addr != "" {
+		os.Exit(memberMain(addr)) // membership_test.go
+	}
 	os.Exit(m.Run())
 }
 
