@@ -62,6 +62,17 @@ type Launcher struct {
 	// TrustedNetwork lets the ranks send bulk payloads over plaintext TCP
 	// (NEXAR_TRUSTED_NETWORK=1).
 	TrustedNetwork bool
+	// Recovery is what the run does when it loses a rank: with
+	// RecoveryShrink the launcher hosts the membership coordinator the
+	// workers report to (their heartbeats as Heartbeat says), a rank that
+	// dies is lost rather than fatal while at least MinNP ranks survive,
+	// and Run returns nil when the survivors finish (recovery.go).
+	Recovery  Recovery
+	Heartbeat realnet.Heartbeat
+	MinNP     int
+	// Kill injects failures: rank r's process is killed (SIGKILL to its
+	// process group) when it starts the point whose index is Kill[r].
+	Kill map[int]int
 	// Stdout receives rank 0's standard output (the results table).
 	// Stderr receives every rank's standard error, and the other ranks'
 	// standard output, each line prefixed with "rank N: ".
@@ -136,7 +147,7 @@ func (e *RunError) Error() string {
 			if f.Rank != e.Culprits[0] {
 				continue
 			}
-			if f.Err == "" && strings.HasPrefix(f.End, "killed by nexar-live") {
+			if f.Err == "" && strings.HasPrefix(f.End, "killed by nexar-live") && !strings.Contains(f.End, "--kill") {
 				fmt.Fprintf(&b, "live: %s stopped responding: the other ranks lost it, and nexar-live killed it", who)
 			} else {
 				fmt.Fprintf(&b, "live: %s failed (%s)", who, f.End)
@@ -266,6 +277,14 @@ func (l *Launcher) Run(ctx context.Context) error {
 		pc.Close()
 	}()
 
+	var coord *coordinator
+	if l.Recovery == RecoveryShrink {
+		if coord, err = l.startCoordinator(ctx, seedCreds, stderr); err != nil {
+			return err
+		}
+		defer coord.stop()
+	}
+
 	vars := map[string]string{
 		"NEXAR_WORLD": strconv.Itoa(l.NP), "NEXAR_SEED": pc.LocalAddr().String(), "NEXAR_HOST_SEED": "0",
 		"NEXAR_CA":  caFile,
@@ -276,6 +295,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 	}
 	if l.TrustedNetwork {
 		vars["NEXAR_TRUSTED_NETWORK"] = "1"
+	}
+	if coord != nil {
+		vars[MembershipEnv] = coord.addr
 	}
 	ranks := make([]*rankState, l.NP)
 	events := make(chan launchEvent, 16*l.NP)
@@ -369,6 +391,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 			if ev.exit {
 				s.exited, s.waitErr = true, ev.err
 				alive--
+				if coord != nil && !s.done && coord.lose(ev.rank) {
+					continue // the survivors rebuild without it
+				}
 				if (ev.err != nil || !s.done) && s.killed == "" && firstFailed < 0 {
 					firstFailed = ev.rank
 					graceUntil = time.Now().Add(grace)
@@ -379,8 +404,17 @@ func (l *Launcher) Run(ctx context.Context) error {
 			word, rest, _ := strings.Cut(ev.line, " ")
 			switch word {
 			case "point":
-				if _, desc, ok := strings.Cut(rest, " "); ok {
+				idx, desc, ok := strings.Cut(rest, " ")
+				if ok {
 					s.point = desc
+				}
+				if at, kill := l.Kill[ev.rank]; kill && idx == strconv.Itoa(at) && s.killed == "" {
+					s.killed = fmt.Sprintf("killed by nexar-live --kill %d@%d", ev.rank, at)
+					if coord != nil {
+						coord.killed(ev.rank)
+					}
+					fmt.Fprintf(stderr, "nexar-live: killing rank %d (pid %d) at point %d, as --kill asks\n", ev.rank, s.cmd.Process.Pid, at)
+					killGroup(s.cmd)
 				}
 			case "error":
 				b, msg, _ := strings.Cut(rest, " ")
@@ -421,6 +455,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 		}
 	}
 	if stopUntil.IsZero() {
+		if coord != nil && coord.recovered(ranks, hung) {
+			return nil
+		}
 		return l.verdict(ranks, hung)
 	}
 	return context.Cause(ctx)

@@ -61,6 +61,9 @@ type Report struct {
 	// Warnings are problems that did not fail the run (a prediction that
 	// could not be made).
 	Warnings []string
+	// Recoveries are the rebuilds of the world after a lost rank
+	// (--recovery shrink; recovery.go).
+	Recoveries []RecoveryEvent
 }
 
 // recorder writes rank 0's outputs as results arrive.

@@ -46,6 +46,11 @@ type WorkerConfig struct {
 	// Device is where the rank's buffers live: DeviceHost (or "") or
 	// DeviceCUDA, the GPU of its local rank (see device.go).
 	Device string
+	// Recovery is what the run does when it loses a rank (recovery.go);
+	// RecoveryShrink needs the membership coordinator the environment's
+	// MembershipEnv names, whose heartbeats Heartbeat configures.
+	Recovery  Recovery
+	Heartbeat realnet.Heartbeat
 }
 
 // Worker runs one rank of a run under any launcher: it reads its rank,
@@ -90,6 +95,14 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 		jt = DefaultJoinTimeout
 	}
 	jctx, cancel := context.WithTimeout(ctx, jt)
+	var member *realnet.Member
+	if cfg.Recovery == RecoveryShrink {
+		if member, cfg.Net, err = joinMembership(jctx, cfg, la, getenv); err != nil {
+			cancel()
+			return fail(err)
+		}
+		defer member.Close()
+	}
 	link, err := realnet.Start(jctx, la, cfg.Net)
 	cancel()
 	if err != nil {
@@ -110,7 +123,12 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 		link.Abort()
 		return fail(err)
 	}
-	rep, err := runLinked(ctx, rankLink, job, out, st)
+	var rep *Report
+	if member != nil {
+		rep, link, err = runShrink(ctx, link, member, job, out, cfg.Net, st)
+	} else {
+		rep, err = runLinked(ctx, rankLink, job, out, st)
+	}
 	if err != nil && !IsWrongData(err) {
 		link.Abort()
 		return rep, err
@@ -118,6 +136,9 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	if cerr := link.Close(); cerr != nil {
 		st.errorf(cerr)
 		return rep, fmt.Errorf("live: leaving the world: %w", cerr)
+	}
+	if member != nil {
+		member.Done()
 	}
 	st.printf("done")
 	return rep, err // nil, or wrong data (which every rank finished)

@@ -190,6 +190,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var m measureFlags
 	m.register(fs)
+	var rf recoveryFlags
+	rf.register(fs, true)
 	np := fs.Int("np", 0, "number of ranks (the world size measured)")
 	out := fs.String("out", "", "output directory")
 	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
@@ -218,6 +220,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if status, ok := checkDevice(stderr, "run", *device); !ok {
 		return status
+	}
+	if _, _, err := rf.check(*np); err != nil {
+		return cmdline.UsageError(stderr, "run", "%v", err)
+	}
+	if (rf.recovery != string(live.RecoveryAbort) || len(rf.kill) > 0) && *emulate != "" {
+		return cmdline.UsageError(stderr, "run", "--recovery shrink and --kill need rank processes: leave out --emulate")
 	}
 	opt, err := m.options()
 	if err != nil {
@@ -259,7 +267,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare,
-		device: *device}, stdout, stderr)
+		device: *device, recovery: &rf}, stdout, stderr)
 	return finish(ctx, stderr, "run", *out, err)
 }
 
@@ -276,6 +284,7 @@ type measurement struct {
 	emulate   *live.Emulation
 	noCompare bool
 	device    string // --device
+	recovery  *recoveryFlags
 }
 
 // measure runs it; rank 0 writes its outputs into out.
@@ -292,9 +301,16 @@ func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error
 	if r.device != "" && r.device != live.DeviceHost {
 		wargs = append(wargs, "--device", r.device)
 	}
+	if r.recovery != nil {
+		wargs = append(wargs, r.recovery.workerArgs()...)
+	}
 	l, err := launcher(r.np, wargs, r.m, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	if r.recovery != nil {
+		rec, hb, _ := r.recovery.check(r.np)
+		r.recovery.apply(l, rec, hb)
 	}
 	return l.Run(ctx)
 }
@@ -367,6 +383,8 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var m measureFlags
 	m.register(fs)
+	var rf recoveryFlags
+	rf.register(fs, false)
 	out := fs.String("out", "", "output directory (rank 0 writes there)")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
 	device := deviceFlag(fs)
@@ -391,6 +409,10 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	if status, ok := checkDevice(stderr, "worker", *device); !ok {
 		return status
 	}
+	recovery, hb, err := rf.check(0)
+	if err != nil {
+		return cmdline.UsageError(stderr, "worker", "%v", err)
+	}
 	var statusW io.Writer
 	if fd := os.Getenv(live.StatusFDEnv); fd != "" {
 		n, err := strconv.Atoi(fd)
@@ -406,7 +428,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	_, err = live.Worker(ctx, live.WorkerConfig{
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
 		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
-		JoinTimeout: m.timeout, Device: *device,
+		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb,
 	})
 	switch {
 	case err == nil:

@@ -122,7 +122,9 @@ the results.
 A rank that crashes, is killed or hangs is reported by rank, with the point
 it was in; the others are stopped (they notice a lost peer within a quarter
 of --timeout, at most 10s) and no process is left behind; the exit status
-is 3. Ctrl-C (or SIGTERM) interrupts every rank; rank 0 writes what was
+is 3; with --recovery shrink the survivors go on without it instead (the
+launcher hosts their membership coordinator; see --recovery). Ctrl-C (or
+SIGTERM) interrupts every rank; rank 0 writes what was
 measured to DIR/results.partial.csv, ranks still running 5s later are
 killed, and the exit status is 130. Each rank runs with GOMAXPROCS set to
 its share of the CPUs (at least 1), as MPI launchers bind ranks to cores,
@@ -137,7 +139,7 @@ Flags:
                        e.g. latency=5ms,bandwidth=10MB/s. Go's timers are late
                        by up to about a millisecond on an idle Linux machine,
                        more on a loaded one: use latencies of milliseconds.
-` + measureFlagsHelp + deviceFlagHelp + `
+` + measureFlagsHelp + deviceFlagHelp + recoveryFlagsHelp + killFlagHelp + `
 Without a scenario file, nccl-tests' flags describe the sweep, measured
 with real data on N ranks as all_reduce_perf under mpirun -np N:
   -b, --minbytes S     smallest size (default 32M); K, M, G are powers of
@@ -168,6 +170,8 @@ Examples:
   nexar-live run --np 4 live/examples/loopback-allreduce.toml --out live-out/
   nexar-live run --np 2 -b 8 -e 64K -f 8 -n 5 -w 2 --out live-out/
   nexar-live run --np 6 --emulate latency=5ms,bandwidth=10MB/s slow.toml --out slow-out/
+  nexar-live run --np 4 --recovery shrink --kill 2@3 --heartbeat 100ms \
+      --dead-after 500ms live/examples/loopback-ci.toml --out shrink-out/
 `,
 	"worker": `Usage: nexar-live worker SCENARIO.toml --out DIR [flags]
 
@@ -208,7 +212,7 @@ torchrun, on each node (NEXAR_SEED keeps clear of torchrun's own port):
 
 Flags:
   --out DIR            output directory, written by rank 0 (required)
-` + measureFlagsHelp + deviceFlagHelp + `
+` + measureFlagsHelp + deviceFlagHelp + recoveryFlagsHelp + `
 ` + outputHelp,
 	"compare": `Usage: nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]
 

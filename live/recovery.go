@@ -1,0 +1,292 @@
+package live
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
+	"github.com/nexar-go/nexar-go/realnet"
+	"github.com/nexar-go/nexar-go/sweep"
+)
+
+// Recovery is what a run does when it loses a rank, nexar's recovery
+// policy: RecoveryAbort (the default) ends the run, every survivor failing
+// with an error naming the lost rank; RecoveryShrink has the survivors
+// agree on who failed, rebuild the world with contiguous ranks, and go on
+// with the remaining points at the smaller world (realnet/membership.go).
+type Recovery string
+
+const (
+	RecoveryAbort  Recovery = "abort"
+	RecoveryShrink Recovery = "shrink"
+)
+
+// ParseRecovery reads a recovery policy's name.
+func ParseRecovery(s string) (Recovery, error) {
+	switch r := Recovery(s); r {
+	case RecoveryAbort, RecoveryShrink:
+		return r, nil
+	}
+	return "", fmt.Errorf("recovery %q: want %q (a lost rank ends the run) or %q (the survivors rebuild a smaller world and go on)", s, RecoveryAbort, RecoveryShrink)
+}
+
+// MembershipEnv names the variable that gives a worker the address of
+// the membership coordinator its launcher hosts for --recovery shrink.
+const MembershipEnv = "NEXAR_MEMBERSHIP"
+
+// RecoveryFile is where rank 0 writes what recovery did, when it did
+// anything.
+const RecoveryFile = "recovery.json"
+
+// RecoveryEvent is one rebuild of a run's world, as the rank that is rank 0
+// after it saw it.
+type RecoveryEvent struct {
+	Epoch       int `json:"epoch"`
+	WorldBefore int `json:"world_before"`
+	WorldAfter  int `json:"world_after"`
+	// Failed are the lost ranks, as ranks of the first world, and how the
+	// coordinator noticed each.
+	Failed []int    `json:"failed"`
+	Causes []string `json:"causes"`
+	// Members are the ranks of the first world that make up the new one,
+	// by new rank.
+	Members []int `json:"members"`
+	// Error is the error that ended this rank's part of the old world.
+	Error string `json:"error"`
+	// ResumePoint is the index of the first point run at the new size.
+	ResumePoint int `json:"resume_point"`
+	// Agreed is how long after the coordinator's first sign of the
+	// failure every survivor had reported it; Rebuild how long this rank
+	// took from its failed operation to a new world whose every rank has
+	// answered (the new link connected and the job checked).
+	AgreedS  float64 `json:"agreed_s"`
+	RebuildS float64 `json:"rebuild_s"`
+	// LeftOut are the points of the rest of the sweep that cannot run at
+	// the new size (an algorithm for powers of two), by index.
+	LeftOut []int `json:"left_out,omitempty"`
+}
+
+func (e RecoveryEvent) String() string {
+	var lost []string
+	for i, r := range e.Failed {
+		lost = append(lost, fmt.Sprintf("rank %d (%s)", r, e.Causes[i]))
+	}
+	s := fmt.Sprintf("recovery %d: lost %s; the survivors (first-world ranks %v) agreed in %.1f ms and rebuilt a world of %d ranks (was %d) in %.1f ms; resuming at point %d",
+		e.Epoch, strings.Join(lost, ", "), e.Members, e.AgreedS*1e3, e.WorldAfter, e.WorldBefore, e.RebuildS*1e3, e.ResumePoint)
+	if len(e.LeftOut) > 0 {
+		s += fmt.Sprintf("; left out at %d ranks: points %v (their algorithm needs a power of two)", e.WorldAfter, e.LeftOut)
+	}
+	return s
+}
+
+// resizeJob returns the job of the points of job from index from on, at
+// world ranks, and the indexes of those that cannot run at that size.
+// The points keep their indexes; the ID is the job's with the new size,
+// so that ranks compare it as they compare the first.
+func resizeJob(job *Job, from, world int) (*Job, []int) {
+	j := &Job{Options: job.Options}
+	var left []int
+	for _, p := range job.Points {
+		if p.Index < from {
+			continue
+		}
+		if p.Algorithm.PowerOfTwo && world&(world-1) != 0 {
+			left = append(left, p.Index)
+			continue
+		}
+		p.World = world
+		p.Root %= world
+		j.Points = append(j.Points, p)
+	}
+	h := sha256.New()
+	h.Write(job.ID[:])
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(world))
+	binary.LittleEndian.PutUint64(b[8:], uint64(from))
+	h.Write(b[:])
+	copy(j.ID[:], h.Sum(nil))
+	return j, left
+}
+
+// recoverable reports whether a run's error is the loss of a rank (or a
+// link the coordinator stopped), which shrink recovers from, rather than
+// a problem every world would have.
+func recoverable(err error) bool {
+	var jm *JobMismatchError
+	if err == nil || IsWrongData(err) || errors.As(err, &jm) {
+		return false
+	}
+	var pe *realnet.PeerError
+	var te *realnet.TimeoutError
+	return errors.As(err, &pe) || errors.As(err, &te) || errors.Is(err, realnet.ErrClosed)
+}
+
+// runShrink runs job on link as runLinked does, and when the world loses
+// a rank, rebuilds it through the membership coordinator and goes on with
+// the remaining points at the smaller world. It returns the report of the
+// rank that is rank 0 at the end (nil on the others), and the last link,
+// which the caller closes.
+func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, job *Job, out Output, net realnet.Config, st *status) (*Report, *realnet.Link, error) {
+	var rec *recorder
+	first := 0
+	cur := job
+	for {
+		if link.Rank() == 0 && rec == nil {
+			var err error
+			if rec, err = newRecorder(out); err != nil {
+				st.errorf(err)
+				return nil, link, err
+			}
+		}
+		started := first
+		hooks := RankHooks{
+			Point: func(p sweep.Point) {
+				started = p.Index
+				st.printf("point %d %s", p.Index, p)
+			},
+			Iter: st.beat,
+		}
+		if rec != nil {
+			hooks.Result = rec.add
+		}
+		ended := make(chan struct{})
+		stopped := member.Stopped()
+		go func() {
+			select {
+			case <-stopped:
+				link.Abort() // another rank is lost: leave this world now
+			case <-ended:
+			}
+		}()
+		var err error
+		if len(cur.Points) > 0 {
+			_, err = RunRank(ctx, link, cur, hooks)
+		}
+		close(ended)
+		if !recoverable(err) || ctx.Err() != nil {
+			if err != nil {
+				st.errorf(err)
+			}
+			if rec == nil {
+				return nil, link, err
+			}
+			rep, err := rec.finish(err)
+			return rep, link, err
+		}
+		failedAt := time.Now()
+		before := link.Size()
+		link.Abort()
+		st.printf("recovering %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
+		nl, rb, rerr := member.Rebuild(ctx, started, err, net)
+		if rerr != nil {
+			rerr = fmt.Errorf("live: rebuilding the world after %v: %w", err, rerr)
+			st.errorf(rerr)
+			if rec != nil {
+				rec.finish(rerr)
+			}
+			return nil, link, rerr
+		}
+		link = nl
+		var left []int
+		cur, left = resizeJob(job, rb.Point, rb.World)
+		first = rb.Point
+		// Every rank answers the new world's hello before its first
+		// point: time the rebuild up to there.
+		if err := hello(ctx, link, cur.ID); err != nil {
+			err = fmt.Errorf("live: the rebuilt world: %w", err)
+			st.errorf(err)
+			if rec != nil {
+				rec.finish(err)
+			}
+			return nil, link, err
+		}
+		ev := RecoveryEvent{Epoch: rb.Epoch, WorldBefore: before, WorldAfter: rb.World, Failed: rb.Failed, Causes: rb.Causes,
+			Members: rb.Members, Error: err.Error(), ResumePoint: rb.Point, AgreedS: rb.Agreed.Seconds(),
+			RebuildS: time.Since(failedAt).Seconds(), LeftOut: left}
+		st.printf("rebuilt %d %d", link.Rank(), link.Size())
+		if link.Rank() == 0 {
+			if rec == nil {
+				// This rank was not rank 0 before: the rows of the old
+				// rank 0 died with it.
+				if rec, err = newRecorder(out); err != nil {
+					st.errorf(err)
+					return nil, link, err
+				}
+			}
+			rec.recovered(ev)
+		}
+	}
+}
+
+// recovered records a rebuild: a line in the table, and recovery.json.
+func (r *recorder) recovered(ev RecoveryEvent) {
+	r.rep.Recoveries = append(r.rep.Recoveries, ev)
+	if r.out.Table != nil {
+		fmt.Fprintf(r.out.Table, "# %s\n", ev)
+	}
+	if r.out.Dir == "" {
+		return
+	}
+	b, err := json.MarshalIndent(struct {
+		Recoveries []RecoveryEvent `json:"recoveries"`
+	}{r.rep.Recoveries}, "", "  ")
+	if err == nil {
+		err = atomicfile.WriteFile(filepath.Join(r.out.Dir, RecoveryFile), append(b, '\n'))
+	}
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("writing %s: %w", RecoveryFile, err)
+	}
+}
+
+// ReadRecoveryFile reads the recovery.json a run wrote; none is no error.
+func ReadRecoveryFile(path string) ([]RecoveryEvent, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Recoveries []RecoveryEvent `json:"recoveries"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Recoveries, nil
+}
+
+// joinMembership connects a worker of a run with --recovery shrink to its
+// launcher's membership coordinator, as member la.Rank. It returns the
+// transport configuration with the credentials loaded, for every world the
+// worker will join.
+func joinMembership(ctx context.Context, cfg WorkerConfig, la realnet.Launch, getenv func(string) string) (*realnet.Member, realnet.Config, error) {
+	net := cfg.Net
+	addr := getenv(MembershipEnv)
+	switch {
+	case addr == "":
+		return nil, net, fmt.Errorf("live: --recovery shrink needs a membership coordinator: %s is not set (nexar-live run hosts one; other launchers do not)", MembershipEnv)
+	case la.Rank < 0:
+		return nil, net, errors.New("live: --recovery shrink needs ranks known at launch")
+	case cfg.Device != "" && cfg.Device != DeviceHost:
+		return nil, net, fmt.Errorf("live: --recovery shrink runs on host memory only, not --device %s", cfg.Device)
+	}
+	if net.Credentials == nil {
+		c, err := realnet.LoadCredentials(la.CA, la.Cert, la.Key)
+		if err != nil {
+			return nil, net, err
+		}
+		net.Credentials = c
+	}
+	net.TrustedNetwork = net.TrustedNetwork || la.TrustedNetwork
+	m, err := realnet.JoinMembership(ctx, addr, net.Credentials, la.Rank, cfg.Heartbeat)
+	return m, net, err
+}

@@ -1,0 +1,98 @@
+package nexarlive
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/realnet"
+)
+
+// recoveryFlags are the flags of what a run does when it loses a rank
+// (run and worker), and of the failures nexar-live run injects.
+type recoveryFlags struct {
+	recovery  string
+	interval  time.Duration
+	deadAfter time.Duration
+	minNP     int
+	kill      map[int]int // run only: rank -> point
+}
+
+const recoveryFlagsHelp = `  --recovery P         what a lost rank does to the run: "abort" (default: every
+                       rank fails with an error naming it, exit status 3) or
+                       "shrink" (the survivors agree on who failed, rebuild the
+                       world with contiguous ranks, and run the remaining points
+                       at the smaller world; results.csv's world column says
+                       which points ran at which size, the table and
+                       DIR/recovery.json the failure and the rebuild's time)
+  --heartbeat D        shrink: heartbeat interval of each rank (default 1s)
+  --dead-after D       shrink: a rank without a heartbeat for D is dead (default
+                       5s, at least twice --heartbeat): a killed rank is
+                       noticed at once (its kernel closes its connections), a
+                       hung one or a lost host within D plus a quarter of
+                       --heartbeat
+  --min-np N           shrink: fewest ranks to go on with (default 1)
+`
+
+const killFlagHelp = `  --kill R@P           inject a failure: kill rank R's process (SIGKILL) when it
+                       starts point P (the index of the point in the run, from
+                       0); repeatable. With --recovery shrink the run goes on.
+`
+
+func (f *recoveryFlags) register(fs *flag.FlagSet, withKill bool) {
+	fs.StringVar(&f.recovery, "recovery", string(live.RecoveryAbort), `"abort" or "shrink": what a lost rank does to the run`)
+	fs.DurationVar(&f.interval, "heartbeat", realnet.DefaultHeartbeatInterval, "shrink: heartbeat interval")
+	fs.DurationVar(&f.deadAfter, "dead-after", realnet.DefaultDeadAfter, "shrink: a rank silent this long is dead")
+	fs.IntVar(&f.minNP, "min-np", 1, "shrink: fewest ranks to go on with")
+	if !withKill {
+		return
+	}
+	f.kill = map[int]int{}
+	fs.Func("kill", "inject a failure: kill rank R when it starts point P (R@P; repeatable)", func(v string) error {
+		rs, ps, ok := strings.Cut(v, "@")
+		r, err1 := strconv.Atoi(rs)
+		p, err2 := strconv.Atoi(ps)
+		if !ok || err1 != nil || err2 != nil || r < 0 || p < 0 {
+			return fmt.Errorf("%q: want RANK@POINT, e.g. 2@3", v)
+		}
+		f.kill[r] = p
+		return nil
+	})
+}
+
+// check validates the flags for a run of np ranks (np 0: a worker).
+func (f *recoveryFlags) check(np int) (live.Recovery, realnet.Heartbeat, error) {
+	rec, err := live.ParseRecovery(f.recovery)
+	if err != nil {
+		return "", realnet.Heartbeat{}, fmt.Errorf("--recovery: %v", err)
+	}
+	hb := realnet.Heartbeat{Interval: f.interval, DeadAfter: f.deadAfter}
+	switch {
+	case f.interval <= 0:
+		return "", hb, fmt.Errorf("--heartbeat %v: want a positive duration", f.interval)
+	case f.deadAfter < 2*f.interval:
+		return "", hb, fmt.Errorf("--dead-after %v: want at least twice --heartbeat (%v)", f.deadAfter, f.interval)
+	case f.minNP < 1 || np > 0 && f.minNP > np:
+		return "", hb, fmt.Errorf("--min-np %d: want 1 to --np", f.minNP)
+	}
+	for r := range f.kill {
+		if np > 0 && r >= np {
+			return "", hb, fmt.Errorf("--kill %d@...: no rank %d in a run of %d", r, r, np)
+		}
+	}
+	return rec, hb, nil
+}
+
+// workerArgs are the flags a launcher passes on to its workers.
+func (f *recoveryFlags) workerArgs() []string {
+	return []string{"--recovery", f.recovery, "--heartbeat", f.interval.String(), "--dead-after", f.deadAfter.String(),
+		"--min-np", strconv.Itoa(f.minNP)}
+}
+
+// apply sets the launcher's recovery.
+func (f *recoveryFlags) apply(l *live.Launcher, rec live.Recovery, hb realnet.Heartbeat) {
+	l.Recovery, l.Heartbeat, l.MinNP, l.Kill = rec, hb, f.minNP, f.kill
+}
