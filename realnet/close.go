@@ -15,6 +15,9 @@ import (
 // done. Then it closes the connections, the endpoint, and waits for every
 // goroutine of the link to end.
 func (l *Link) Close() error {
+	if l.relay != nil {
+		l.relayFarewell(time.Now().Add(l.cfg.Timeout)) // relay.go
+	}
 	if !l.beginClose() {
 		<-l.ep.done
 		return nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/mesh"
 )
 
 // Config tunes a rank's transport. The zero value of every field but
@@ -63,6 +64,11 @@ type Config struct {
 	// MaxMessage is the largest message accepted from a peer; a header
 	// announcing more closes the connection. Default 1 TiB.
 	MaxMessage int64
+
+	// Mesh says which ranks hold direct connections: the full mesh (the
+	// zero value), a hypercube or a k-regular graph, whose other pairs
+	// exchange their messages through relays (relay.go).
+	Mesh mesh.Spec
 }
 
 // DefaultBulkThreshold is the default of Config.BulkThreshold: from 16 KiB

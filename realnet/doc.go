@@ -17,15 +17,18 @@
 //
 // # The mesh
 //
-// Every pair of ranks shares one QUIC connection (the higher rank dials
-// the lower; a full mesh for now). Its first bidirectional stream is the
-// control stream: a hello each way (rank, world, session, and the token
-// the bulk connections must prove they know), then clear-to-send and bye
-// frames. Peers
+// Every pair of ranks the mesh joins shares one QUIC connection (the
+// higher rank dials the lower): every pair by default, a rank's neighbours
+// only with a sparse mesh (Config.Mesh: a hypercube or a k-regular graph),
+// whose other pairs exchange their messages through relays (relay.go). Its
+// first bidirectional stream is the control stream: a hello each way
+// (rank, world, session, and the token the bulk connections must prove
+// they know), then clear-to-send and bye frames. Peers
 // are kept in a slice indexed by rank and reached through one method per
-// message (peer.enqueueSendLocked), so a sparse mesh that relays through
-// intermediate ranks (nexar's k-regular and hypercube strategies) is a
-// change of routing in that one place, not of the matching.
+// message (peer.enqueueSendLocked); Isend sends a message for a rank that
+// is not a neighbour to the next hop of the mesh's route instead
+// (Link.relaySend), and the relays' loops hand it on, so the matching is
+// the same for relayed messages.
 //
 // # One stream per message
 //

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/nexar-go/nexar-go/mesh"
 )
 
 // Endpoint is one process's presence on the network: a QUIC transport on
@@ -412,6 +414,14 @@ func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, ses
 		wake:       make(chan struct{}),
 	}
 	l.ctx, l.cancel = context.WithCancel(ep.ctx)
+	if ep.cfg.Mesh.Kind != mesh.Full {
+		m, err := mesh.New(ep.cfg.Mesh, size)
+		if err != nil {
+			ep.mu.Unlock()
+			return nil, fmt.Errorf("realnet: %w", err)
+		}
+		l.relay = newRelay(m, rank)
+	}
 	ep.link = l
 	ep.mu.Unlock()
 
@@ -430,6 +440,7 @@ func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, ses
 			p.start()
 		}
 	}
+	l.startRelay()
 	return l, nil
 }
 
@@ -442,7 +453,11 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var dials sync.WaitGroup
+	below, above := l.neighbourCounts()
 	for j := 0; j < l.rank; j++ {
+		if !l.joined(j) {
+			continue // a sparse mesh: reached through relays
+		}
 		dials.Go(func() {
 			p, err := ep.dialPeer(dctx, l, j, peers[l.rank], peers[j])
 			res <- result{p, err}
@@ -451,9 +466,9 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 	defer dials.Wait()
 
 	// Accept the ranks above.
-	need := l.size - 1 - l.rank
+	need := above
 	needBulk := 0
-	pending := l.rank
+	pending := below
 	for need > 0 || needBulk > 0 || pending > 0 {
 		ep.mu.Lock()
 		ins, bulks, arrived := ep.meshIn, ep.bulkIn, ep.arrived
@@ -465,7 +480,7 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 			case h.Session != l.session || h.World != l.size:
 				in.conn.CloseWithError(codeRefused, "another session")
 				continue
-			case h.Rank <= l.rank || l.peers[h.Rank] != nil:
+			case h.Rank <= l.rank || l.peers[h.Rank] != nil || !l.joined(h.Rank):
 				in.conn.CloseWithError(codeRefused, fmt.Sprintf("rank %d not expected", h.Rank))
 				continue
 			}

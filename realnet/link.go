@@ -24,7 +24,8 @@ type Link struct {
 	size    int
 	session Session
 	start   time.Time
-	peers   []*peer // nil at this rank's own index
+	peers   []*peer // nil at this rank's own index, and for ranks a sparse mesh does not join to it
+	relay   *relay  // nil with the full mesh (relay.go)
 
 	// ctx is cancelled when the link shuts down; every goroutine of the
 	// link watches it.
@@ -224,6 +225,9 @@ func (l *Link) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	if dst == l.rank {
 		l.sendSelf(r)
 		return r
+	}
+	if !l.joined(dst) {
+		return l.relaySend(dst, tag, b)
 	}
 	p := l.peers[dst]
 	l.mu.Lock()

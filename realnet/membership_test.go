@@ -288,7 +288,7 @@ func TestHeartbeatDetection(t *testing.T) {
 // testCAFiles writes the tests' CA and a rank certificate to files.
 func testCAFiles(t *testing.T) (string, string, string, error) {
 	creds(t)
-	return testCA.WriteFiles(t.TempDir(), "rank")
+	return testCA.WriteFiles(t.TempDir(), JobIdentity("rank"), false)
 }
 
 func FuzzMembershipMessages(f *testing.F) {
