@@ -192,6 +192,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	m.register(fs)
 	var rf recoveryFlags
 	rf.register(fs, true)
+	var mf meshFlag
+	mf.register(fs)
 	np := fs.Int("np", 0, "number of ranks (the world size measured)")
 	out := fs.String("out", "", "output directory")
 	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
@@ -235,6 +237,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
+	if err := mf.apply(&cfg, *np); err != nil {
+		return cmdline.UsageError(stderr, "run", "--mesh: %v", err)
+	}
 	var s *scenario.Scenario
 	if fromFlags {
 		file, err := writeFlagsScenario(&nf, *np, *out)
@@ -267,7 +272,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare,
-		device: *device, recovery: &rf}, stdout, stderr)
+		device: *device, recovery: &rf, mesh: &mf}, stdout, stderr)
 	return finish(ctx, stderr, "run", *out, err)
 }
 
@@ -285,6 +290,7 @@ type measurement struct {
 	noCompare bool
 	device    string // --device
 	recovery  *recoveryFlags
+	mesh      *meshFlag
 }
 
 // measure runs it; rank 0 writes its outputs into out.
@@ -303,6 +309,9 @@ func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error
 	}
 	if r.recovery != nil {
 		wargs = append(wargs, r.recovery.workerArgs()...)
+	}
+	if r.mesh != nil {
+		wargs = append(wargs, r.mesh.workerArgs()...)
 	}
 	l, err := launcher(r.np, wargs, r.m, stdout, stderr)
 	if err != nil {
@@ -385,6 +394,8 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	m.register(fs)
 	var rf recoveryFlags
 	rf.register(fs, false)
+	var mf meshFlag
+	mf.register(fs)
 	out := fs.String("out", "", "output directory (rank 0 writes there)")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
 	device := deviceFlag(fs)
@@ -406,6 +417,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "worker", "%v", err)
 	}
+	mf.apply(&cfg, 0)
 	if status, ok := checkDevice(stderr, "worker", *device); !ok {
 		return status
 	}

@@ -139,7 +139,7 @@ Flags:
                        e.g. latency=5ms,bandwidth=10MB/s. Go's timers are late
                        by up to about a millisecond on an idle Linux machine,
                        more on a loaded one: use latencies of milliseconds.
-` + measureFlagsHelp + deviceFlagHelp + recoveryFlagsHelp + killFlagHelp + `
+` + measureFlagsHelp + deviceFlagHelp + meshFlagHelp + recoveryFlagsHelp + killFlagHelp + `
 Without a scenario file, nccl-tests' flags describe the sweep, measured
 with real data on N ranks as all_reduce_perf under mpirun -np N:
   -b, --minbytes S     smallest size (default 32M); K, M, G are powers of
@@ -212,7 +212,7 @@ torchrun, on each node (NEXAR_SEED keeps clear of torchrun's own port):
 
 Flags:
   --out DIR            output directory, written by rank 0 (required)
-` + measureFlagsHelp + deviceFlagHelp + recoveryFlagsHelp + `
+` + measureFlagsHelp + deviceFlagHelp + meshFlagHelp + recoveryFlagsHelp + `
 ` + outputHelp,
 	"compare": `Usage: nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]
 
