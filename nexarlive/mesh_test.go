@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/live"
 )
 
 // meshScenario is every allreduce algorithm on 8 ranks, at a size below
@@ -55,23 +54,12 @@ func TestRunMesh(t *testing.T) {
 	for _, spec := range []string{"hypercube", "kregular:3"} {
 		t.Run(spec, func(t *testing.T) {
 			out := t.TempDir()
-			code, stdout, stderr := runCLI("run", "--np", "8", "--mesh", spec, file, "--out", out, "--no-compare",
+			code, stdout, stderr := runCLI("run", "--np", "8", "--mesh", spec, file, "--out", out,
 				"--warmup", "1", "--iters", "1", "--timeout", "60s")
 			if code != exitOK {
 				t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
-			rs, err := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rs) != points {
-				t.Errorf("%d results, want %d", len(rs), points)
-			}
-			for _, r := range rs {
-				if r.Wrong != 0 || r.World != 8 {
-					t.Errorf("%s/%s p=%d %d B: wrong %d", r.Collective, r.Algorithm, r.World, r.Bytes, r.Wrong)
-				}
-			}
+			checkRun(t, out, 8, points)
 		})
 	}
 }
