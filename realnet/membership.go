@@ -118,7 +118,7 @@ type coordMsg struct {
 	// Failed are the members lost in the epoch that ended, with Causes.
 	Failed []int    `json:"failed,omitempty"`
 	Causes []string `json:"causes,omitempty"`
-	// Detect is how long after the epoch's first sign of failure every
+	// Agreed is how long after the epoch's first sign of failure every
 	// survivor had reported (the agreement's duration).
 	Agreed time.Duration `json:"agreed_ns,omitempty"`
 	Reason string        `json:"reason,omitempty"`
