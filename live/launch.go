@@ -73,6 +73,12 @@ type Launcher struct {
 	// Kill injects failures: rank r's process is killed (SIGKILL to its
 	// process group) when it starts the point whose index is Kill[r].
 	Kill map[int]int
+	// MaxNP, with RecoveryShrink, makes the world elastic: members may
+	// join late while it has fewer than MaxNP ranks, at a point boundary.
+	// JoinLate lists points, in increasing order: as rank 0 starts each,
+	// one more worker starts and joins.
+	MaxNP    int
+	JoinLate []int
 	// Stdout receives rank 0's standard output (the results table).
 	// Stderr receives every rank's standard error, and the other ranks'
 	// standard output, each line prefixed with "rank N: ".
@@ -300,7 +306,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 		vars[MembershipEnv] = coord.addr
 	}
 	ranks := make([]*rankState, l.NP)
-	events := make(chan launchEvent, 16*l.NP)
+	events := make(chan launchEvent, 16*(l.NP+len(l.JoinLate)))
 	var readers sync.WaitGroup
 	killAll := func(why string) {
 		for _, s := range ranks {
@@ -322,7 +328,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 		for range events {
 		}
 	}()
-	for r := range l.NP {
+	// startRank starts rank r's worker; r from NP on is a member that
+	// joins an elastic world late.
+	startRank := func(r int) error {
 		cmd := l.Command(r)
 		base := cmd.Env
 		if base == nil {
@@ -334,7 +342,12 @@ func (l *Launcher) Run(ctx context.Context) error {
 			return err
 		}
 		vars["LOCAL_RANK"] = strconv.Itoa(r) // every rank is on this host: --device cuda spreads them over its GPUs
+		if r >= l.NP {
+			delete(vars, "NEXAR_RANK")
+			vars[LateEnv] = strconv.Itoa(r)
+		}
 		cmd.Env = workerEnv(base, vars)
+		delete(vars, LateEnv)
 		sr, sw, err := os.Pipe()
 		if err != nil {
 			killAll("killed by nexar-live: a rank could not start")
@@ -357,6 +370,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 			return fmt.Errorf("live: starting rank %d: %w", r, err)
 		}
 		sw.Close()
+		if r == len(ranks) {
+			ranks = append(ranks, nil)
+		}
 		ranks[r] = &rankState{cmd: cmd, blamed: -1}
 		readers.Add(2)
 		go func() {
@@ -373,9 +389,16 @@ func (l *Launcher) Run(ctx context.Context) error {
 			err := cmd.Wait()
 			events <- launchEvent{rank: r, exit: true, err: err}
 		}()
+		return nil
+	}
+	for r := range l.NP {
+		if err := startRank(r); err != nil {
+			return err
+		}
 	}
 
 	alive := l.NP
+	lateStarted := 0
 	stop := ctx.Done()
 	var stopUntil time.Time // set once ctx has ended
 	lastProgress := time.Now()
@@ -407,6 +430,14 @@ func (l *Launcher) Run(ctx context.Context) error {
 				idx, desc, ok := strings.Cut(rest, " ")
 				if ok {
 					s.point = desc
+				}
+				if ev.rank == 0 && lateStarted < len(l.JoinLate) && idx == strconv.Itoa(l.JoinLate[lateStarted]) && stopUntil.IsZero() {
+					lateStarted++
+					fmt.Fprintf(stderr, "nexar-live: starting a late member (id %d) as rank 0 starts point %s, as --join-late asks\n", len(ranks), idx)
+					if err := startRank(len(ranks)); err != nil {
+						return err
+					}
+					alive++
 				}
 				if at, kill := l.Kill[ev.rank]; kill && idx == strconv.Itoa(at) && s.killed == "" {
 					s.killed = fmt.Sprintf("killed by nexar-live --kill %d@%d", ev.rank, at)

@@ -41,7 +41,7 @@ func (l *Launcher) startCoordinator(ctx context.Context, creds *realnet.Credenti
 	go func() {
 		defer close(done)
 		realnet.ServeMembership(cctx, ln, realnet.CoordinatorConfig{
-			Credentials: creds, Heartbeat: l.Heartbeat, MinWorld: c.minNP, Events: c.event,
+			Credentials: creds, Heartbeat: l.Heartbeat, MinWorld: c.minNP, MaxWorld: l.MaxNP, Events: c.event,
 		}) // its failures show as the workers' errors
 	}()
 	c.stop = func() {
@@ -86,10 +86,23 @@ func (c *coordinator) event(e realnet.MembershipEvent) {
 		}
 		fmt.Fprintf(c.out, "nexar-live: rank %d lost: %s%s\n", e.Member, e.Cause, since)
 	case "rebuild":
-		fmt.Fprintf(c.out, "nexar-live: the survivors (first-world ranks %s) agreed that %s failed in %.1f ms; rebuilding a world of %d ranks, resuming at point %d\n",
-			joinInts(e.Members), joinInts(e.Failed), ms(e.Agreed), len(e.Members), e.Point)
+		what := fmt.Sprintf("that %s failed", joinInts(e.Failed))
+		switch {
+		case len(e.Failed) == 0 && len(e.Joined) == 0:
+			what = "to rebuild (a link broke, no rank lost)"
+		case len(e.Failed) == 0:
+			what = fmt.Sprintf("to take in %s", joinInts(e.Joined))
+		case len(e.Joined) > 0:
+			what += fmt.Sprintf(" and to take in %s", joinInts(e.Joined))
+		}
+		who := "survivors"
+		if len(e.Joined) > 0 {
+			who = "members"
+		}
+		fmt.Fprintf(c.out, "nexar-live: the %s (first-world ranks %s) agreed %s in %.1f ms; rebuilding a world of %d ranks, resuming at point %d\n",
+			who, joinInts(e.Members), what, ms(e.Agreed), len(e.Members), e.Point)
 	case "rebuilt":
-		fmt.Fprintf(c.out, "nexar-live: world %d of %d ranks connected, %.1f ms after the failure was noticed\n", e.Epoch, len(e.Members), ms(e.Rebuild))
+		fmt.Fprintf(c.out, "nexar-live: world %d of %d ranks connected, %.1f ms after the coordinator noticed the failure (or the member waiting to join)\n", e.Epoch, len(e.Members), ms(e.Rebuild))
 	case "abort":
 		c.aborted = true
 		fmt.Fprintf(c.out, "nexar-live: no rebuild: %s\n", e.Cause)

@@ -33,6 +33,10 @@ type RankHooks struct {
 	// Result, if not nil, is called on rank 0 with each point's result,
 	// in order, as soon as it is known.
 	Result func(sweep.Point, Result)
+	// Boundary, if not nil, is called on every rank after each point but
+	// the last; when it returns true RunRank returns errRegroup with the
+	// results so far (an elastic world's point boundary: recovery.go).
+	Boundary func(next int) (bool, error)
 }
 
 // JobMismatchError reports ranks that were started with another job
@@ -79,7 +83,7 @@ func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Re
 	var results []Result
 	var seq uint64
 	start := &starter{l: l}
-	for _, p := range job.Points {
+	for i, p := range job.Points {
 		if hooks.Point != nil {
 			hooks.Point(p)
 		}
@@ -95,6 +99,15 @@ func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Re
 			results = append(results, res)
 			if hooks.Result != nil {
 				hooks.Result(p, res)
+			}
+		}
+		if hooks.Boundary != nil && i+1 < len(job.Points) {
+			regroup, err := hooks.Boundary(job.Points[i+1].Index)
+			if err != nil {
+				return nil, fmt.Errorf("%v: point boundary: %w", p, err)
+			}
+			if regroup {
+				return results, errRegroup
 			}
 		}
 	}

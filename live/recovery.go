@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -42,6 +45,11 @@ func ParseRecovery(s string) (Recovery, error) {
 // the membership coordinator its launcher hosts for --recovery shrink.
 const MembershipEnv = "NEXAR_MEMBERSHIP"
 
+// LateEnv, set by a launcher to a member id (from the first world's size
+// on), makes a worker join a running elastic world instead of starting
+// one.
+const LateEnv = "NEXAR_LATE"
+
 // RecoveryFile is where rank 0 writes what recovery did, when it did
 // anything.
 const RecoveryFile = "recovery.json"
@@ -56,11 +64,16 @@ type RecoveryEvent struct {
 	// coordinator noticed each.
 	Failed []int    `json:"failed"`
 	Causes []string `json:"causes"`
+	// Joined are the members that joined late (an elastic world), named
+	// by their member ids (from the first world's size on).
+	Joined []int `json:"joined,omitempty"`
 	// Members are the ranks of the first world that make up the new one,
-	// by new rank.
+	// by new rank (late members by their ids).
 	Members []int `json:"members"`
-	// Error is the error that ended this rank's part of the old world.
-	Error string `json:"error"`
+	// Error is the error that ended this rank's part of the old world
+	// (often another survivor's abort, which the coordinator's stop
+	// caused); empty when the world was left for members to join.
+	Error string `json:"error,omitempty"`
 	// ResumePoint is the index of the first point run at the new size.
 	ResumePoint int `json:"resume_point"`
 	// Agreed is how long after the coordinator's first sign of the
@@ -79,8 +92,19 @@ func (e RecoveryEvent) String() string {
 	for i, r := range e.Failed {
 		lost = append(lost, fmt.Sprintf("rank %d (%s)", r, e.Causes[i]))
 	}
-	s := fmt.Sprintf("recovery %d: lost %s; the survivors (first-world ranks %v) agreed in %.1f ms and rebuilt a world of %d ranks (was %d) in %.1f ms; resuming at point %d",
-		e.Epoch, strings.Join(lost, ", "), e.Members, e.AgreedS*1e3, e.WorldAfter, e.WorldBefore, e.RebuildS*1e3, e.ResumePoint)
+	what := "lost " + strings.Join(lost, ", ")
+	if len(lost) == 0 {
+		what = "a link broke, no rank lost"
+	}
+	if len(e.Joined) > 0 {
+		if len(lost) == 0 {
+			what = fmt.Sprintf("members %v joined", e.Joined)
+		} else {
+			what += fmt.Sprintf(", and members %v joined", e.Joined)
+		}
+	}
+	s := fmt.Sprintf("recovery %d: %s; the members (first-world ranks %v) agreed in %.1f ms and rebuilt a world of %d ranks (was %d) in %.1f ms; resuming at point %d",
+		e.Epoch, what, e.Members, e.AgreedS*1e3, e.WorldAfter, e.WorldBefore, e.RebuildS*1e3, e.ResumePoint)
 	if len(e.LeftOut) > 0 {
 		s += fmt.Sprintf("; left out at %d ranks: points %v (their algorithm needs a power of two)", e.WorldAfter, e.LeftOut)
 	}
@@ -116,6 +140,40 @@ func resizeJob(job *Job, from, world int) (*Job, []int) {
 	return j, left
 }
 
+// errRegroup ends a rank's part of a world at a point boundary, so that
+// members waiting to join can enter (an elastic world).
+var errRegroup = errors.New("live: leaving the world at a point boundary for members that join")
+
+// commElastic carries rank 0's decision at each point boundary of an
+// elastic world.
+const commElastic = 1<<algos.CommBits - 4
+
+// boundaryVote is an elastic world's point boundary: rank 0 decides
+// whether the ranks leave the world here for members waiting to join
+// (the coordinator asked: grow is closed), and tells every rank, so that
+// all leave after the same point.
+func boundaryVote(ctx context.Context, l algos.Link, grow <-chan struct{}, seq uint64) (bool, error) {
+	sl := algos.Scoped(l, commElastic, seq)
+	if l.Rank() != 0 {
+		b := make(device.Host, 1)
+		if err := algos.Recv(ctx, sl, 0, 0, b); err != nil {
+			return false, err
+		}
+		return b[0] == 1, nil
+	}
+	b := device.Host{0}
+	select {
+	case <-grow:
+		b[0] = 1
+	default:
+	}
+	reqs := make([]algos.Request, 0, l.Size())
+	for r := 1; r < l.Size(); r++ {
+		reqs = append(reqs, sl.Isend(r, 0, b))
+	}
+	return b[0] == 1, l.Wait(ctx, reqs...)
+}
+
 // recoverable reports whether a run's error is the loss of a rank (or a
 // link the coordinator stopped), which shrink recovers from, rather than
 // a problem every world would have.
@@ -134,11 +192,27 @@ func recoverable(err error) bool {
 // the remaining points at the smaller world. It returns the report of the
 // rank that is rank 0 at the end (nil on the others), and the last link,
 // which the caller closes.
-func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, job *Job, out Output, net realnet.Config, st *status) (*Report, *realnet.Link, error) {
+//
+// In an elastic world (elastic true) the ranks decide at every point
+// boundary whether to leave the world for members waiting to join
+// (boundaryVote); a member that joined late starts with joined, its
+// place in the world it joined.
+func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, job *Job, out Output, net realnet.Config, st *status,
+	elastic bool, joined *realnet.Rebuild) (*Report, *realnet.Link, error) {
 	var rec *recorder
 	first := 0
 	cur := job
+	if joined != nil {
+		cur, _ = resizeJob(job, joined.Point, joined.World)
+		first = joined.Point
+		if err := hello(ctx, link, cur.ID); err != nil {
+			err = fmt.Errorf("live: the world joined: %w", err)
+			st.errorf(err)
+			return nil, link, err
+		}
+	}
 	for {
+		var votes uint64 // each world counts its boundaries from 0
 		if link.Rank() == 0 && rec == nil {
 			var err error
 			if rec, err = newRecorder(out); err != nil {
@@ -157,6 +231,15 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		if rec != nil {
 			hooks.Result = rec.add
 		}
+		next := -1
+		if elastic {
+			grow := member.Grow()
+			hooks.Boundary = func(n int) (bool, error) {
+				votes++
+				next = n
+				return boundaryVote(ctx, link, grow, votes)
+			}
+		}
 		ended := make(chan struct{})
 		stopped := member.Stopped()
 		go func() {
@@ -171,7 +254,8 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 			_, err = RunRank(ctx, link, cur, hooks)
 		}
 		close(ended)
-		if !recoverable(err) || ctx.Err() != nil {
+		regroup := errors.Is(err, errRegroup)
+		if !regroup && (!recoverable(err) || ctx.Err() != nil) {
 			if err != nil {
 				st.errorf(err)
 			}
@@ -183,8 +267,17 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		}
 		failedAt := time.Now()
 		before := link.Size()
-		link.Abort()
-		st.printf("recovering %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
+		if regroup {
+			// Every rank left after the same point: a farewell, not a
+			// failure.
+			started = next
+			err = nil
+			link.Close()
+			st.printf("regrouping at point %d", next)
+		} else {
+			link.Abort()
+			st.printf("recovering %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
+		}
 		nl, rb, rerr := member.Rebuild(ctx, started, err, net)
 		if rerr != nil {
 			rerr = fmt.Errorf("live: rebuilding the world after %v: %w", err, rerr)
@@ -209,8 +302,11 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 			return nil, link, err
 		}
 		ev := RecoveryEvent{Epoch: rb.Epoch, WorldBefore: before, WorldAfter: rb.World, Failed: rb.Failed, Causes: rb.Causes,
-			Members: rb.Members, Error: err.Error(), ResumePoint: rb.Point, AgreedS: rb.Agreed.Seconds(),
+			Joined: rb.Joined, Members: rb.Members, ResumePoint: rb.Point, AgreedS: rb.Agreed.Seconds(),
 			RebuildS: time.Since(failedAt).Seconds(), LeftOut: left}
+		if err != nil {
+			ev.Error = err.Error()
+		}
 		st.printf("rebuilt %d %d", link.Rank(), link.Size())
 		if link.Rank() == 0 {
 			if rec == nil {
@@ -274,7 +370,7 @@ func joinMembership(ctx context.Context, cfg WorkerConfig, la realnet.Launch, ge
 	switch {
 	case addr == "":
 		return nil, net, fmt.Errorf("live: --recovery shrink needs a membership coordinator: %s is not set (nexar-live run hosts one; other launchers do not)", MembershipEnv)
-	case la.Rank < 0:
+	case la.Rank < 0 && getenv(LateEnv) == "":
 		return nil, net, errors.New("live: --recovery shrink needs ranks known at launch")
 	case cfg.Device != "" && cfg.Device != DeviceHost:
 		return nil, net, fmt.Errorf("live: --recovery shrink runs on host memory only, not --device %s", cfg.Device)
@@ -287,6 +383,14 @@ func joinMembership(ctx context.Context, cfg WorkerConfig, la realnet.Launch, ge
 		net.Credentials = c
 	}
 	net.TrustedNetwork = net.TrustedNetwork || la.TrustedNetwork
-	m, err := realnet.JoinMembership(ctx, addr, net.Credentials, la.Rank, cfg.Heartbeat)
+	id := la.Rank
+	if late := getenv(LateEnv); late != "" {
+		n, err := strconv.Atoi(late)
+		if err != nil || n < la.World {
+			return nil, net, fmt.Errorf("live: %s=%q: want a member id of at least the world size %d", LateEnv, late, la.World)
+		}
+		id = n
+	}
+	m, err := realnet.JoinMembership(ctx, addr, net.Credentials, id, cfg.Heartbeat)
 	return m, net, err
 }

@@ -51,6 +51,10 @@ type WorkerConfig struct {
 	// MembershipEnv names, whose heartbeats Heartbeat configures.
 	Recovery  Recovery
 	Heartbeat realnet.Heartbeat
+	// Elastic, with RecoveryShrink, lets members join late: the ranks
+	// decide at every point boundary whether to make room for them. A
+	// worker whose environment sets LateEnv is such a member.
+	Elastic bool
 }
 
 // Worker runs one rank of a run under any launcher: it reads its rank,
@@ -103,8 +107,28 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 		}
 		defer member.Close()
 	}
-	link, err := realnet.Start(jctx, la, cfg.Net)
-	cancel()
+	var link *realnet.Link
+	var joined *realnet.Rebuild
+	if member != nil && getenv(LateEnv) != "" {
+		cancel()
+		var rb realnet.Rebuild
+		if link, rb, err = member.JoinLate(ctx, cfg.Net); err != nil {
+			var rej *realnet.JoinRejectedError
+			if errors.As(err, &rej) {
+				// The run ended, or stays at its largest size: nothing
+				// for this member to do.
+				fmt.Fprintf(os.Stderr, "nexar-live worker: not taken in: %s\n", rej.Reason)
+				member.Done()
+				st.printf("done")
+				return nil, nil
+			}
+			return fail(fmt.Errorf("live: joining late: %w", err))
+		}
+		joined = &rb
+	} else {
+		link, err = realnet.Start(jctx, la, cfg.Net)
+		cancel()
+	}
 	if err != nil {
 		return fail(fmt.Errorf("live: joining a world of %d through %s: %w", la.World, la.Seed, err))
 	}
@@ -125,7 +149,7 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	}
 	var rep *Report
 	if member != nil {
-		rep, link, err = runShrink(ctx, link, member, job, out, cfg.Net, st)
+		rep, link, err = runShrink(ctx, link, member, job, out, cfg.Net, st, cfg.Elastic, joined)
 	} else {
 		rep, err = runLinked(ctx, rankLink, job, out, st)
 	}

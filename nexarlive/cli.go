@@ -440,7 +440,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	_, err = live.Worker(ctx, live.WorkerConfig{
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
 		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
-		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb,
+		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb, Elastic: rf.maxNP > 0,
 	})
 	switch {
 	case err == nil:

@@ -1,8 +1,10 @@
 package nexarlive
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +20,9 @@ type recoveryFlags struct {
 	interval  time.Duration
 	deadAfter time.Duration
 	minNP     int
+	maxNP     int
 	kill      map[int]int // run only: rank -> point
+	late      []int       // run only: points at which a member joins
 }
 
 const recoveryFlagsHelp = `  --recovery P         what a lost rank does to the run: "abort" (default: every
@@ -35,11 +39,17 @@ const recoveryFlagsHelp = `  --recovery P         what a lost rank does to the r
                        hung one or a lost host within D plus a quarter of
                        --heartbeat
   --min-np N           shrink: fewest ranks to go on with (default 1)
+  --max-np N           shrink: an elastic world of up to N ranks: members that
+                       join late enter at the next point boundary (the ranks
+                       leave the world together after a point and rebuild it
+                       with the newcomers as the last ranks)
 `
 
 const killFlagHelp = `  --kill R@P           inject a failure: kill rank R's process (SIGKILL) when it
                        starts point P (the index of the point in the run, from
                        0); repeatable. With --recovery shrink the run goes on.
+  --join-late P        with --max-np: start one more worker when rank 0 starts
+                       point P; repeatable
 `
 
 func (f *recoveryFlags) register(fs *flag.FlagSet, withKill bool) {
@@ -47,9 +57,18 @@ func (f *recoveryFlags) register(fs *flag.FlagSet, withKill bool) {
 	fs.DurationVar(&f.interval, "heartbeat", realnet.DefaultHeartbeatInterval, "shrink: heartbeat interval")
 	fs.DurationVar(&f.deadAfter, "dead-after", realnet.DefaultDeadAfter, "shrink: a rank silent this long is dead")
 	fs.IntVar(&f.minNP, "min-np", 1, "shrink: fewest ranks to go on with")
+	fs.IntVar(&f.maxNP, "max-np", 0, "shrink: an elastic world of up to this many ranks (members may join late)")
 	if !withKill {
 		return
 	}
+	fs.Func("join-late", "with --max-np: start one more worker when rank 0 starts point P (repeatable)", func(v string) error {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 1 {
+			return fmt.Errorf("%q: want a point index of at least 1", v)
+		}
+		f.late = append(f.late, p)
+		return nil
+	})
 	f.kill = map[int]int{}
 	fs.Func("kill", "inject a failure: kill rank R when it starts point P (R@P; repeatable)", func(v string) error {
 		rs, ps, ok := strings.Cut(v, "@")
@@ -78,6 +97,14 @@ func (f *recoveryFlags) check(np int) (live.Recovery, realnet.Heartbeat, error) 
 	case f.minNP < 1 || np > 0 && f.minNP > np:
 		return "", hb, fmt.Errorf("--min-np %d: want 1 to --np", f.minNP)
 	}
+	switch {
+	case f.maxNP != 0 && (rec != live.RecoveryShrink || np > 0 && f.maxNP < np):
+		return "", hb, fmt.Errorf("--max-np %d: an elastic world needs --recovery shrink and at least --np ranks", f.maxNP)
+	case len(f.late) > 0 && f.maxNP == 0:
+		return "", hb, errors.New("--join-late needs --max-np")
+	case !slices.IsSorted(f.late):
+		return "", hb, errors.New("--join-late: give the points in increasing order")
+	}
 	for r := range f.kill {
 		if np > 0 && r >= np {
 			return "", hb, fmt.Errorf("--kill %d@...: no rank %d in a run of %d", r, r, np)
@@ -89,10 +116,11 @@ func (f *recoveryFlags) check(np int) (live.Recovery, realnet.Heartbeat, error) 
 // workerArgs are the flags a launcher passes on to its workers.
 func (f *recoveryFlags) workerArgs() []string {
 	return []string{"--recovery", f.recovery, "--heartbeat", f.interval.String(), "--dead-after", f.deadAfter.String(),
-		"--min-np", strconv.Itoa(f.minNP)}
+		"--min-np", strconv.Itoa(f.minNP), "--max-np", strconv.Itoa(f.maxNP)}
 }
 
 // apply sets the launcher's recovery.
 func (f *recoveryFlags) apply(l *live.Launcher, rec live.Recovery, hb realnet.Heartbeat) {
 	l.Recovery, l.Heartbeat, l.MinNP, l.Kill = rec, hb, f.minNP, f.kill
+	l.MaxNP, l.JoinLate = f.maxNP, f.late
 }

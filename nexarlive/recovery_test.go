@@ -110,3 +110,52 @@ func TestRunKillAbort(t *testing.T) {
 		t.Error("recovery.json written by a run that did not recover")
 	}
 }
+
+// TestRunElastic: an elastic world of 3 to 4 ranks; a fourth worker
+// starts as rank 0 starts point 2 and enters at the next point boundary:
+// the run finishes with status 0, the points before at 3 ranks, the
+// points after at 4, nothing wrong, and the growth reported.
+func TestRunElastic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	path := filepath.Join(t.TempDir(), "elastic.toml")
+	if err := os.WriteFile(path, []byte(strings.Replace(shrinkScenario, "world = [4]", "world = [3]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--np", "3", path, "--out", out, "--no-compare",
+		"--warmup", "1", "--iters", "2", "--timeout", "30s",
+		"--recovery", "shrink", "--max-np", "4", "--join-late", "2", "--heartbeat", "100ms", "--dead-after", "500ms")
+	if code != exitOK {
+		t.Fatalf("exit status %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "agreed to take in 3") {
+		t.Errorf("stderr does not report the member taken in:\n%s", stderr)
+	}
+	evs, err := live.ReadRecoveryFile(filepath.Join(out, live.RecoveryFile))
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("recovery.json: %v, %d events", err, len(evs))
+	}
+	ev := evs[0]
+	if !slices.Equal(ev.Joined, []int{3}) || len(ev.Failed) != 0 || ev.WorldBefore != 3 || ev.WorldAfter != 4 || ev.ResumePoint < 2 {
+		t.Errorf("recovery event %+v", ev)
+	}
+	t.Logf("%s", ev)
+	rs, err := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 8 {
+		t.Errorf("%d rows, want 8 (a point boundary loses nothing and repeats nothing)", len(rs))
+	}
+	for i, r := range rs {
+		want := 3
+		if i >= ev.ResumePoint {
+			want = 4
+		}
+		if r.Wrong != 0 || r.World != want {
+			t.Errorf("row %d: %s/%s at %d ranks (want %d), wrong %d", i, r.Collective, r.Algorithm, r.World, want, r.Wrong)
+		}
+	}
+}

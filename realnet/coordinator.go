@@ -22,6 +22,11 @@ type CoordinatorConfig struct {
 	// MinWorld is the fewest survivors a world is rebuilt with; with
 	// fewer, every survivor is told to abort. Default 1.
 	MinWorld int
+	// MaxWorld, if positive, lets members join late (an elastic world):
+	// while the world has fewer ranks, the running ranks are asked to
+	// leave their world at a point boundary, and the next world takes in
+	// the members waiting to join. 0: nobody joins late.
+	MaxWorld int
 	// Events, if not nil, is told what happens, one event at a time.
 	Events func(MembershipEvent)
 }
@@ -40,6 +45,7 @@ type MembershipEvent struct {
 	Cause   string
 	Members []int
 	Failed  []int
+	Joined  []int
 	Point   int
 	Agreed  time.Duration
 	Rebuild time.Duration
@@ -52,7 +58,8 @@ const (
 	msRunning memberState = iota // in the current epoch's world
 	msWaiting                    // reported its link broken, waits for the rebuild
 	msDead
-	msDone // finished the run
+	msDone    // finished the run
+	msJoining // joined late, waits for a world to take it in
 )
 
 type coordMember struct {
@@ -84,6 +91,7 @@ type coordinator struct {
 	// The current epoch's failure: when it was first noticed (zero: none
 	// yet), and the members lost in it.
 	firstSign time.Time
+	stopSent  bool // the running members were told to stop
 	failed    []int
 	causes    []string
 	// pendingSign is the first sign of the failure the current epoch
@@ -202,6 +210,14 @@ func (c *coordinator) serve(conn net.Conn) {
 				c.noticeLocked()
 				c.tryRebuildLocked()
 			}
+		case "join":
+			if m.state == msRunning {
+				m.state, m.addr = msJoining, msg.Addr
+				if m.addr.Host == "" {
+					m.addr.Host = host
+				}
+				c.growLocked()
+			}
 		case "rebuilt":
 			if msg.Epoch == c.epoch && m.state == msRunning && !m.rebuilt {
 				m.rebuilt = true
@@ -211,6 +227,7 @@ func (c *coordinator) serve(conn net.Conn) {
 			if m.state != msDead {
 				m.state = msDone
 				c.tryRebuildLocked()
+				c.endJoinersLocked()
 			}
 		}
 		c.mu.Unlock()
@@ -245,6 +262,11 @@ func (c *coordinator) deadLocked(m *coordMember, cause string) {
 	if m.state == msDead || m.state == msDone {
 		return
 	}
+	if m.state == msJoining {
+		m.state = msDead
+		m.conn.Close()
+		return // it was in no world
+	}
 	m.state = msDead
 	m.conn.Close()
 	c.failed = append(c.failed, m.id)
@@ -254,13 +276,40 @@ func (c *coordinator) deadLocked(m *coordMember, cause string) {
 	c.tryRebuildLocked()
 }
 
-// noticeLocked starts the end of the current epoch, once: every member
-// still running is told to abort its link.
-func (c *coordinator) noticeLocked() {
-	if !c.firstSign.IsZero() {
+// growLocked asks the running members to leave their world at their next
+// point boundary, so that the members waiting to join can, while the
+// world is below MaxWorld.
+func (c *coordinator) growLocked() {
+	if !c.firstSign.IsZero() || c.cfg.MaxWorld <= 0 {
+		return
+	}
+	running := 0
+	for _, m := range c.members {
+		if m.state == msRunning {
+			running++
+		}
+	}
+	if running >= c.cfg.MaxWorld {
 		return
 	}
 	c.firstSign = time.Now()
+	for _, m := range c.sortedLocked() {
+		if m.state == msRunning {
+			go m.send(coordMsg{Type: "grow", Epoch: c.epoch})
+		}
+	}
+}
+
+// noticeLocked starts the end of the current epoch, once: every member
+// still running is told to abort its link.
+func (c *coordinator) noticeLocked() {
+	if c.stopSent {
+		return
+	}
+	c.stopSent = true
+	if c.firstSign.IsZero() {
+		c.firstSign = time.Now()
+	}
 	for _, m := range c.sortedLocked() {
 		if m.state == msRunning {
 			go m.send(coordMsg{Type: "stop", Epoch: c.epoch})
@@ -286,6 +335,13 @@ func (c *coordinator) tryRebuildLocked() {
 	if len(survivors) == 0 {
 		return
 	}
+	var joined []int
+	for _, m := range c.sortedLocked() {
+		if m.state == msJoining && (c.cfg.MaxWorld <= 0 || len(survivors) < c.cfg.MaxWorld) {
+			survivors = append(survivors, m)
+			joined = append(joined, m.id)
+		}
+	}
 	agreed := time.Since(c.firstSign)
 	if len(survivors) < c.cfg.MinWorld {
 		reason := fmt.Sprintf("%d survivors, fewer than the minimum world of %d", len(survivors), c.cfg.MinWorld)
@@ -297,12 +353,14 @@ func (c *coordinator) tryRebuildLocked() {
 		return
 	}
 	c.epoch++
-	msg := coordMsg{Type: "rebuild", Epoch: c.epoch, Point: survivors[0].point, Failed: c.failed, Causes: c.causes, Agreed: agreed}
+	msg := coordMsg{Type: "rebuild", Epoch: c.epoch, Point: survivors[0].point, Failed: c.failed, Causes: c.causes, Joined: joined, Agreed: agreed}
 	rand.Read(msg.Session[:])
 	for _, m := range survivors {
 		msg.Members = append(msg.Members, m.id)
 		msg.Peers = append(msg.Peers, m.addr)
-		msg.Point = min(msg.Point, m.point)
+		if m.state == msWaiting {
+			msg.Point = min(msg.Point, m.point)
+		}
 	}
 	for i, m := range survivors {
 		m.state, m.rebuilt = msRunning, false
@@ -310,11 +368,27 @@ func (c *coordinator) tryRebuildLocked() {
 		mm.Rank = i
 		go m.send(mm)
 	}
-	c.event(MembershipEvent{Kind: "rebuild", Epoch: c.epoch, Members: msg.Members, Failed: c.failed, Point: msg.Point, Agreed: agreed,
+	c.event(MembershipEvent{Kind: "rebuild", Epoch: c.epoch, Members: msg.Members, Failed: c.failed, Joined: joined, Point: msg.Point, Agreed: agreed,
 		Cause: strings.Join(c.causes, "; ")})
 	c.failed, c.causes = nil, nil
 	c.pendingSign = c.firstSign
-	c.firstSign = time.Time{}
+	c.firstSign, c.stopSent = time.Time{}, false
+}
+
+// endJoinersLocked turns away the members waiting to join once no world
+// is left to take them in.
+func (c *coordinator) endJoinersLocked() {
+	for _, m := range c.members {
+		if m.state == msRunning || m.state == msWaiting {
+			return
+		}
+	}
+	for _, m := range c.sortedLocked() {
+		if m.state == msJoining {
+			m.state = msDone
+			go m.send(coordMsg{Type: "abort", Epoch: c.epoch, Reason: "the run ended before a point boundary let it in"})
+		}
+	}
 }
 
 // checkRebuiltLocked reports the rebuild once every member of the epoch

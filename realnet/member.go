@@ -24,6 +24,7 @@ type Member struct {
 	mu    sync.Mutex
 	epoch int
 	stop  chan struct{} // closed when the coordinator ends the current epoch
+	grow  chan struct{} // closed when the coordinator asks to leave the current epoch at a point boundary
 	next  chan coordMsg // rebuild or abort
 	err   error         // the connection's failure
 	gone  chan struct{} // closed when the connection to the coordinator is lost
@@ -45,6 +46,8 @@ type Rebuild struct {
 	// heartbeat for 5s", ...).
 	Failed []int
 	Causes []string
+	// Joined are the members that joined late (an elastic world).
+	Joined []int
 	// Point is where the survivors resume.
 	Point int
 	// Agreed is how long the survivors took, from the first sign of the
@@ -65,7 +68,7 @@ func JoinMembership(ctx context.Context, addr string, creds *Credentials, id int
 	if err != nil {
 		return nil, fmt.Errorf("realnet: membership coordinator at %s: %w", addr, err)
 	}
-	m := &Member{id: id, conn: c.(*tls.Conn), hb: hb, stop: make(chan struct{}), next: make(chan coordMsg, 1), gone: make(chan struct{})}
+	m := &Member{id: id, conn: c.(*tls.Conn), hb: hb, stop: make(chan struct{}), grow: make(chan struct{}), next: make(chan coordMsg, 1), gone: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if err := m.write(memberMsg{Type: "hello", Member: id}); err != nil {
 		c.Close()
@@ -115,17 +118,17 @@ func (m *Member) read() {
 		switch msg.Type {
 		case "stop":
 			if msg.Epoch == m.epoch {
-				select {
-				case <-m.stop:
-				default:
-					close(m.stop)
-				}
+				closeOnce(m.stop)
+			}
+		case "grow":
+			if msg.Epoch == m.epoch {
+				closeOnce(m.grow)
 			}
 		default:
 			if msg.Type == "rebuild" {
 				// The next epoch starts here, so that a stop for it that
 				// follows at once is not taken for a stale one.
-				m.epoch, m.stop = msg.Epoch, make(chan struct{})
+				m.epoch, m.stop, m.grow = msg.Epoch, make(chan struct{}), make(chan struct{})
 			}
 			select {
 			case m.next <- msg:
@@ -150,6 +153,31 @@ func (m *Member) read() {
 	close(m.gone)
 }
 
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// Grow is closed when a member waits to join (an elastic world): the
+// ranks should leave the current world together at a point boundary, and
+// call Rebuild.
+func (m *Member) Grow() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.grow
+}
+
+// JoinLate enters a running world as a member that was not in the first
+// one: it listens on a new endpoint configured with cfg, tells the
+// coordinator, and connects the world that takes it in (once the running
+// ranks reach a point boundary).
+func (m *Member) JoinLate(ctx context.Context, cfg Config) (*Link, Rebuild, error) {
+	return m.rebuild(ctx, "join", 0, nil, cfg)
+}
+
 // Stopped is closed when the coordinator ends the current world (a
 // member died, or reported its link broken): the member should abort its
 // link, and call Rebuild.
@@ -168,13 +196,17 @@ func (m *Member) Stopped() <-chan struct{} {
 // *JoinRejectedError when the coordinator gave up (fewer survivors than
 // the minimum).
 func (m *Member) Rebuild(ctx context.Context, point int, cause error, cfg Config) (*Link, Rebuild, error) {
+	return m.rebuild(ctx, "failed", point, cause, cfg)
+}
+
+func (m *Member) rebuild(ctx context.Context, kind string, point int, cause error, cfg Config) (*Link, Rebuild, error) {
 	var failed []int
 	var causes []string
 	for {
-		l, rb, err := m.rebuildOnce(ctx, point, cause, cfg)
+		l, rb, err := m.rebuildOnce(ctx, kind, point, cause, cfg)
 		failed, causes = append(failed, rb.Failed...), append(causes, rb.Causes...)
 		if errors.Is(err, errRebuildStopped) {
-			cause = err
+			cause, kind = err, "failed"
 			continue
 		}
 		rb.Failed, rb.Causes = failed, causes
@@ -185,7 +217,7 @@ func (m *Member) Rebuild(ctx context.Context, point int, cause error, cfg Config
 // errRebuildStopped: the world being connected failed in turn.
 var errRebuildStopped = errors.New("realnet: another member failed during the rebuild")
 
-func (m *Member) rebuildOnce(ctx context.Context, point int, cause error, cfg Config) (*Link, Rebuild, error) {
+func (m *Member) rebuildOnce(ctx context.Context, kind string, point int, cause error, cfg Config) (*Link, Rebuild, error) {
 	ep, err := Listen(nil, cfg)
 	if err != nil {
 		return nil, Rebuild{}, err
@@ -208,7 +240,7 @@ func (m *Member) rebuildOnce(ctx context.Context, point int, cause error, cfg Co
 	if cause != nil {
 		why = cause.Error()
 	}
-	if err := m.write(memberMsg{Type: "failed", Epoch: epoch, Point: point, Addr: self, Cause: why}); err != nil {
+	if err := m.write(memberMsg{Type: kind, Epoch: epoch, Point: point, Addr: self, Cause: why}); err != nil {
 		return fail(fmt.Errorf("realnet: reporting to the membership coordinator: %w", err))
 	}
 	var msg coordMsg
@@ -226,7 +258,7 @@ func (m *Member) rebuildOnce(ctx context.Context, point int, cause error, cfg Co
 		return fail(&JoinRejectedError{Reason: msg.Reason})
 	}
 	rb := Rebuild{Epoch: msg.Epoch, Rank: msg.Rank, World: len(msg.Peers), Members: msg.Members,
-		Failed: msg.Failed, Causes: msg.Causes, Point: msg.Point, Agreed: msg.Agreed}
+		Failed: msg.Failed, Causes: msg.Causes, Joined: msg.Joined, Point: msg.Point, Agreed: msg.Agreed}
 	peers := make([]PeerAddr, len(msg.Peers))
 	for i, a := range msg.Peers {
 		if peers[i], err = a.peerAddr(); err != nil {

@@ -91,9 +91,11 @@ func (h Heartbeat) DetectionBound() time.Duration {
 // memberMsg is a line from a member to the coordinator.
 type memberMsg struct {
 	// Type: "hello" (Member is its id), "beat", "failed" (its link of
-	// Epoch broke; Point is the first point it had not finished, Addr
-	// where its new endpoint listens), "rebuilt" (connected the world of
-	// Epoch), "done" (finished; its connection closing is no death).
+	// Epoch broke, or it left it to let a member join; Point is the first
+	// point it had not finished, Addr where its new endpoint listens),
+	// "join" (a member that joins late: Addr as for failed), "rebuilt"
+	// (connected the world of Epoch), "done" (finished; its connection
+	// closing is no death).
 	Type   string   `json:"type"`
 	Member int      `json:"member,omitempty"`
 	Epoch  int      `json:"epoch,omitempty"`
@@ -106,7 +108,8 @@ type memberMsg struct {
 type coordMsg struct {
 	// Type: "stop" (epoch Epoch is over: abort its link), "rebuild"
 	// (connect world Epoch as Rank of len(Peers)), "abort" (too few
-	// survivors; Reason says why).
+	// survivors; Reason says why), "grow" (a member waits to join: leave
+	// world Epoch at a point boundary and report, as after a failure).
 	Type  string `json:"type"`
 	Epoch int    `json:"epoch"`
 	Rank  int    `json:"rank,omitempty"`
@@ -115,8 +118,10 @@ type coordMsg struct {
 	Peers   []joinAddr `json:"peers,omitempty"`
 	Session Session    `json:"session"`
 	Point   int        `json:"point,omitempty"`
-	// Failed are the members lost in the epoch that ended, with Causes.
+	// Failed are the members lost in the epoch that ended, with Causes;
+	// Joined those that joined late.
 	Failed []int    `json:"failed,omitempty"`
+	Joined []int    `json:"joined,omitempty"`
 	Causes []string `json:"causes,omitempty"`
 	// Agreed is how long after the epoch's first sign of failure every
 	// survivor had reported (the agreement's duration).
@@ -135,7 +140,7 @@ func decodeMemberMsg(b []byte) (memberMsg, error) {
 			return m, fmt.Errorf("membership: hello from member %d", m.Member)
 		}
 	case "beat", "done":
-	case "failed", "rebuilt":
+	case "failed", "rebuilt", "join":
 		if m.Epoch < 0 || m.Point < 0 {
 			return m, fmt.Errorf("membership: %s for epoch %d, point %d", m.Type, m.Epoch, m.Point)
 		}
@@ -154,7 +159,7 @@ func decodeCoordMsg(b []byte) (coordMsg, error) {
 		return m, fmt.Errorf("membership: %w", err)
 	}
 	switch m.Type {
-	case "stop", "abort":
+	case "stop", "abort", "grow":
 	case "rebuild":
 		n := len(m.Peers)
 		if n < 1 || n > maxWorld || m.Rank < 0 || m.Rank >= n || len(m.Members) != n || m.Point < 0 || m.Epoch < 1 {
