@@ -49,7 +49,7 @@ func TestRunShrink(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := runCLI("run", "--np", "4", writeShrinkScenario(t), "--out", out, "--no-compare",
 		"--warmup", "1", "--iters", "2", "--timeout", "30s",
-		"--recovery", "shrink", "--kill", "2@3", "--heartbeat", "100ms", "--dead-after", "500ms")
+		"--recovery", "shrink", "--kill", "2@3", "--heartbeat", "200ms", "--dead-after", "3s")
 	if code != exitOK {
 		t.Fatalf("exit status %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -126,7 +126,7 @@ func TestRunElastic(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := runCLI("run", "--np", "3", path, "--out", out, "--no-compare",
 		"--warmup", "1", "--iters", "2", "--timeout", "30s",
-		"--recovery", "shrink", "--max-np", "4", "--join-late", "2", "--heartbeat", "100ms", "--dead-after", "500ms")
+		"--recovery", "shrink", "--max-np", "4", "--join-late", "2", "--heartbeat", "200ms", "--dead-after", "3s")
 	if code != exitOK {
 		t.Fatalf("exit status %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

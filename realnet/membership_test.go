@@ -20,7 +20,7 @@ import (
 )
 
 // testHeartbeat is short, so that the tests notice a death quickly.
-var testHeartbeat = Heartbeat{Interval: 50 * time.Millisecond, DeadAfter: 400 * time.Millisecond}
+var testHeartbeat = Heartbeat{Interval: 100 * time.Millisecond, DeadAfter: time.Second}
 
 // startCoordinator serves a membership coordinator on 127.0.0.1 until the
 // test ends; its events go to the returned channel.
