@@ -328,6 +328,12 @@ func (l *Launcher) Run(ctx context.Context) error {
 		for range events {
 		}
 	}()
+	var jobCert, jobKey string
+	if coord != nil {
+		if jobCert, jobKey, err = ca.WriteCredentials(dir, realnet.JobIdentity(job), false); err != nil {
+			return err
+		}
+	}
 	// startRank starts rank r's worker; r from NP on is a member that
 	// joins an elastic world late.
 	startRank := func(r int) error {
@@ -337,7 +343,11 @@ func (l *Launcher) Run(ctx context.Context) error {
 			base = os.Environ()
 		}
 		vars["NEXAR_RANK"] = strconv.Itoa(r)
-		if vars["NEXAR_CERT"], vars["NEXAR_KEY"], err = ca.WriteCredentials(dir, realnet.RankIdentity(job, r), false); err != nil {
+		if coord != nil {
+			// Worlds are rebuilt with the ranks renumbered: a certificate
+			// bound to one rank would be refused in the next world.
+			vars["NEXAR_CERT"], vars["NEXAR_KEY"] = jobCert, jobKey
+		} else if vars["NEXAR_CERT"], vars["NEXAR_KEY"], err = ca.WriteCredentials(dir, realnet.RankIdentity(job, r), false); err != nil {
 			killAll("killed by nexar-live: a rank could not start")
 			return err
 		}
