@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"gonum.org/v1/plot"
@@ -15,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
 )
@@ -163,31 +162,7 @@ func savePanels(path, subtitle string, panels []*plot.Plot, cols int) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, b.Bytes())
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	os.Chmod(f.Name(), 0o644)
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, b.Bytes())
 }
 
 // ComparePlot draws, for each collective, world size and algorithm, the
