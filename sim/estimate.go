@@ -421,23 +421,18 @@ func (s *sample) programBytes() float64 {
 
 // netKind names the model under any wrappers.
 func netKind(m Model) string {
-	switch x := m.(type) {
+	switch m.(type) {
 	case AlphaBeta:
 		return "alpha-beta"
 	case Flow:
 		return "flow"
 	case LogGP:
 		return "loggp"
-	case Overhead:
-		return netKind(x.Model)
-	case Faulty:
-		return netKind(x.Model)
-	case Staged:
-		return netKind(x.Model)
-	case Protocol:
-		return netKind(x.Model)
 	case TwoPaths:
 		return "two-paths"
+	}
+	if inner, ok := beneath(m); ok {
+		return netKind(inner)
 	}
 	return ""
 }
@@ -463,16 +458,7 @@ func netBytesPerRank(m Model, peers float64) float64 {
 // netBytes is the network's state that does not grow with ranks sending:
 // a topology's nodes and edges, with their per-edge accounts.
 func netBytes(m Model, world int) int64 {
-	switch x := m.(type) {
-	case Faulty:
-		return netBytes(x.Model, world)
-	case Overhead:
-		return netBytes(x.Model, world)
-	case Staged:
-		return netBytes(x.Model, world)
-	case Protocol:
-		return netBytes(x.Model, world)
-	case Flow:
+	if x, ok := m.(Flow); ok {
 		if x.Topology == nil {
 			return 0
 		}
@@ -481,6 +467,9 @@ func netBytes(m Model, world int) int64 {
 			return 0
 		}
 		return int64(len(t.edges))*edgeBytes + int64(len(t.nodes))*nodeBytes
+	}
+	if inner, ok := beneath(m); ok {
+		return netBytes(inner, world)
 	}
 	return 0
 }

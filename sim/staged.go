@@ -99,25 +99,21 @@ func (n *stagedNet) RecvOverhead(rank, bytes int) Time {
 // HostBandwidthOf returns the device <-> host bandwidth of m's topology for
 // a world of world ranks (Topology.HostBandwidth, the hierarchical
 // topology's host_bandwidth), looking through the models that wrap
-// another (Overhead, Faulty, Staged); 0 if m has no topology or its
+// another (see beneath); 0 if m has no topology or its
 // topology does not model it.
 func HostBandwidthOf(m Model, world int) (float64, error) {
-	switch m := m.(type) {
-	case Flow:
-		if m.Topology == nil {
+	if f, ok := m.(Flow); ok {
+		if f.Topology == nil {
 			return 0, nil
 		}
-		t, err := m.Topology.Build(world)
+		t, err := f.Topology.Build(world)
 		if err != nil {
 			return 0, err
 		}
 		return t.HostBandwidth, nil
-	case Overhead:
-		return HostBandwidthOf(m.Model, world)
-	case Faulty:
-		return HostBandwidthOf(m.Model, world)
-	case Staged:
-		return HostBandwidthOf(m.Model, world)
+	}
+	if inner, ok := beneath(m); ok {
+		return HostBandwidthOf(inner, world)
 	}
 	return 0, nil
 }

@@ -113,21 +113,36 @@ func replayable(n Network) bool {
 // package's wrappers. (Other models are asked once their network is
 // built; see failer.)
 func modelMayFail(m Model) bool {
-	switch x := m.(type) {
-	case Faulty:
+	if x, ok := m.(Faulty); ok {
 		for _, f := range x.Faults {
 			switch f.(type) {
 			case RankFailure, LinkFailure:
 				return true
 			}
 		}
-		return modelMayFail(x.Model)
-	case Overhead:
-		return modelMayFail(x.Model)
-	case Staged:
-		return modelMayFail(x.Model)
-	case Protocol:
-		return modelMayFail(x.Model)
+	}
+	if inner, ok := beneath(m); ok {
+		return modelMayFail(inner)
 	}
 	return false
+}
+
+// beneath returns the model that one of the package's decorators wraps
+// (Faulty, Overhead, Staged, Protocol, Relayed), and false for a model
+// that wraps none: what looks through them for the network underneath
+// asks here, so a new decorator is added once.
+func beneath(m Model) (Model, bool) {
+	switch x := m.(type) {
+	case Faulty:
+		return x.Model, true
+	case Overhead:
+		return x.Model, true
+	case Staged:
+		return x.Model, true
+	case Protocol:
+		return x.Model, true
+	case Relayed:
+		return x.Model, true
+	}
+	return nil, false
 }
