@@ -26,7 +26,9 @@
 // bandwidth and reduce bandwidth; LogGP's L, o, g, G and gamma; the
 // protocol-aware models, alpha-beta-protocol, alpha-beta with eager and
 // rendezvous messages each with its own latency and bandwidth, and
-// realnet, realnet's QUIC and TCP paths each with its own) to
+// realnet, realnet's QUIC and TCP paths each with its own; and
+// shared-host, alpha-beta-protocol whose ranks also share one backplane,
+// as ranks on one machine share its cores and memory) to
 // samples by least squares on relative error, predicting each sample by
 // simulating its algorithm, or its point-to-point benchmark, on the
 // model: every algorithm of the catalogue can be fitted, not only those a

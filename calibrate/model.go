@@ -144,6 +144,27 @@ var fitModels = []ModelSpec{
 		network: writeProtocol,
 	},
 	{
+		Name: "shared-host",
+		Summary: "alpha-beta-protocol for ranks that share one machine: each rank's port has its own latency and bandwidth, " +
+			"and every message also crosses a backplane they all share (the flow model on a crossbar with backplane_bandwidth), " +
+			"as the cores and memory of a machine move so many bytes a second whichever ranks send them",
+		Params: []Param{
+			{Name: "latency", Symbol: "alpha", Required: true, Step: 1e-7},
+			{Name: "bandwidth", Symbol: "beta", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13},
+			{Name: "reduce_bandwidth", Symbol: "gamma", PerByte: true, Step: 1e-13},
+			{Name: "rendezvous_latency_factor", Symbol: "f_alpha", Factor: true, Default: 1, Min: 1e-3, Step: 1e-3},
+			{Name: "rendezvous_bandwidth_factor", Symbol: "f_beta", Factor: true, Default: 1, Min: 1e-3, Step: 1e-3},
+			// Optional: held at none (0 s/B, no shared limit) where no
+			// two messages are ever in flight at once.
+			{Name: "backplane_bandwidth", Symbol: "beta_b", PerByte: true, Step: 1e-13,
+				Needs: "large sizes of algorithms that keep several messages in flight at once (ring, direct) beside ones that send one at a time"},
+		},
+		Settings: []Setting{{Name: "eager_limit", Default: nexarLiveBulkThreshold, Min: 1,
+			Why: "nexar-live's bulk threshold (its --bulk-threshold default), where realnet's protocol changes; the samples cannot move a threshold"}},
+		Build:   buildSharedHost,
+		network: writeSharedHost,
+	},
+	{
 		Name:    "loggp",
 		Summary: "LogGP: L, o and g per message, G per byte (back-to-back messages overlap); gamma per reduced byte",
 		Params: []Param{
@@ -210,6 +231,18 @@ func buildProtocol(th []float64, set []int) sim.Model {
 		LatencyFactors:   sim.Factors{{From: from, Factor: th[3]}},
 		BandwidthFactors: sim.Factors{{From: from, Factor: th[4]}},
 	}
+}
+
+// buildSharedHost is the shared-host model: buildProtocol's protocol
+// over the flow model on a crossbar of the same ports whose messages all
+// cross a backplane of th[5] seconds per byte (none at 0).
+func buildSharedHost(th []float64, set []int) sim.Model {
+	p := buildProtocol(th, set).(sim.Protocol)
+	p.Model = sim.Flow{
+		Topology:        sim.Crossbar{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1]), Backplane: rate(th[5])},
+		ReduceBandwidth: rate(th[2]),
+	}
+	return p
 }
 
 // Models lists the models Calibrate fits.

@@ -66,6 +66,38 @@ func TestCalibrateProtocol(t *testing.T) {
 	checkValues(t, f, []float64{30e-6, 1e-8, 5e-10, 2, 10}, 0.1)
 }
 
+// TestCalibrateSharedHost: samples of ranks behind a shared backplane
+// (here 1.5 GB/s against ports of 1 GB/s: it binds wherever two or more
+// messages are in flight, and the ring and the tree then move their bytes
+// at one rate) give back the backplane beside the protocol's parameters;
+// alpha-beta-protocol, which has no shared limit, fits them worse.
+func TestCalibrateSharedHost(t *testing.T) {
+	want := []float64{30e-6, 1e-9, 5e-10, 2, 1, 1 / 1.5e9}
+	samples := synthetic(t, buildSharedHost(want, []int{64 << 10}), []int{2, 4}, 0.01, 10)
+	f, err := Calibrate(samples, "shared-host", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s; %v; notes %q", f.Describe(), f.Summary(), f.Notes)
+	checkValues(t, f, want, 0.1)
+	g, err := Calibrate(samples, "alpha-beta-protocol", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := f.Summary().Median, g.Summary().Median; a > 0.01 || b < 2*a {
+		t.Errorf("median error: shared-host %.3f, alpha-beta-protocol %.3f", a, b)
+	}
+	var buf strings.Builder
+	if err := f.WriteScenario(&buf, "shared"); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`model = "flow"`, `topology = "crossbar"`, "backplane_bandwidth = ", "eager_limit = 65536"} {
+		if !strings.Contains(buf.String(), key) {
+			t.Errorf("scenario lacks %q:\n%s", key, buf.String())
+		}
+	}
+}
+
 // TestEagerModeHoldsQUIC: in realnet's eager mode no message takes QUIC,
 // so its parameters are held, required as they are, and the fit says why.
 func TestEagerModeHoldsQUIC(t *testing.T) {

@@ -101,6 +101,24 @@ func writeSetting(b *bytes.Buffer, f *Fit, i int) {
 // of lat_factors and bw_factors at the eager limit.
 func writeProtocol(b *bytes.Buffer, f *Fit) {
 	b.WriteString("model = \"alpha-beta\"\n")
+	writeProtocolKeys(b, f)
+}
+
+// writeSharedHost is the [network] of the shared-host model: the flow
+// model on a crossbar with alpha-beta-protocol's keys and the backplane.
+func writeSharedHost(b *bytes.Buffer, f *Fit) {
+	b.WriteString("model = \"flow\"\ntopology = \"crossbar\"\n")
+	writeProtocolKeys(b, f)
+	if f.Values[5] > 0 {
+		writeParam(b, f, 5)
+	} else {
+		fmt.Fprintf(b, "# %s: none, non-blocking\n", describeEstimate(f, 5, f.Model.Params[5]))
+	}
+}
+
+// writeProtocolKeys writes alpha-beta-protocol's parameters (the first
+// five of f) and its protocol keys.
+func writeProtocolKeys(b *bytes.Buffer, f *Fit) {
 	for i := range 3 {
 		writeParam(b, f, i)
 	}

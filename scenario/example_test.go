@@ -124,7 +124,7 @@ func ExampleTopologies() {
 		fmt.Println()
 	}
 	// Output:
-	// crossbar: bandwidth latency ports
+	// crossbar: bandwidth latency ports backplane_bandwidth
 	// ring: size link_bandwidth link_latency nic_bandwidth nic_latency
 	// torus: dims link_bandwidth link_latency nic_bandwidth nic_latency
 	// fat_tree: radix tiers oversubscription routing link_bandwidth link_latency nic_bandwidth nic_latency

@@ -40,20 +40,22 @@ func init() {
 	nic := linkKeys("nic", "each device's link to its router or switch", false, "; left out: unlimited")
 	topologies = []topologySpec{
 		{
-			TopologyInfo: TopologyInfo{"crossbar", "every device on one non-blocking switch; with the flow model's default slots, alpha-beta's network",
+			TopologyInfo: TopologyInfo{"crossbar", "every device on one switch, non-blocking unless given a backplane; with the flow model's default slots, alpha-beta's network",
 				[]KeyInfo{
 					{"bandwidth", true, `per-port bandwidth: "12.5GB/s"`},
 					{"latency", true, `port-to-port latency of a message: "5us"`},
 					{"ports", false, "number of devices (default one per rank)"},
+					{"backplane_bandwidth", false, `capacity that all messages share: "2GB/s" (default: none, non-blocking); ranks of one machine over loopback share its cores and memory this way`},
 				}},
 			build: func(t *table, p string) (sim.TopologySpec, float64) {
 				bw, ok1 := t.bandwidth(p+"bandwidth", true, 0)
 				lat, ok2 := t.duration(p+"latency", true)
 				ports, ok3 := t.integer(p+"ports", 0, 0, MaxWorld)
-				if !ok1 || !ok2 || !ok3 {
+				backplane, ok4 := t.bandwidth(p+"backplane_bandwidth", false, 0)
+				if !ok1 || !ok2 || !ok3 || !ok4 {
 					return nil, 0
 				}
-				return sim.Crossbar{Ports: int(ports), Bandwidth: bw, Latency: lat}, bw
+				return sim.Crossbar{Ports: int(ports), Bandwidth: bw, Latency: lat, Backplane: backplane}, bw
 			},
 		},
 		{

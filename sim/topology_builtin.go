@@ -13,13 +13,22 @@ import (
 // LinkParams fields are read from "<prefix>_bandwidth" and
 // "<prefix>_latency", with the prefix named on the field.
 
-// Crossbar is every device on one non-blocking switch (topology =
-// "crossbar"): device i has an uplink i -> switch and a downlink switch ->
-// i, each of Bandwidth. Latency is the device-to-device latency of a
-// message, charged once, on the uplink.
+// Crossbar is every device on one switch (topology = "crossbar"): device
+// i has an uplink i -> switch and a downlink switch -> i, each of
+// Bandwidth. Latency is the device-to-device latency of a message, charged
+// once, on the uplink.
 //
 // With the flow model this is alpha-beta's network: each device's uplink
 // is its egress port and its downlink its ingress port.
+//
+// With a Backplane, every message also crosses one edge switch ->
+// switch_out of that capacity, which all of them share, and the downlinks
+// leave from switch_out. That is a switch whose fabric is slower than the
+// sum of its ports, and it is how ranks on one machine behave when they
+// talk over loopback: each byte costs the machine's cores and memory
+// wherever it goes, so the machine moves a fixed number of bytes per
+// second in all, whichever ranks send them (a ring's p simultaneous
+// messages and a tree's one at a time then take the same time per byte).
 type Crossbar struct {
 	// Ports is the number of devices (key "ports"); 0 makes one per rank.
 	Ports int
@@ -28,6 +37,9 @@ type Crossbar struct {
 	Bandwidth float64
 	// Latency is the port-to-port latency (key "latency", as alpha-beta's).
 	Latency Time
+	// Backplane is the capacity all messages share, in bytes per second
+	// (key "backplane_bandwidth"); 0 or +Inf: non-blocking, no such edge.
+	Backplane float64
 }
 
 // Build implements TopologySpec.
@@ -42,15 +54,28 @@ func (c Crossbar) Build(world int) (*Topology, error) {
 	if n < world || n < 1 {
 		return nil, fmt.Errorf("crossbar of %d ports is too small for %d ranks", n, world)
 	}
-	t := NewTopology(fmt.Sprintf("crossbar(%d)", n))
+	if c.Backplane < 0 || math.IsNaN(c.Backplane) {
+		return nil, fmt.Errorf("crossbar backplane bandwidth %g is negative", c.Backplane)
+	}
+	shared := c.Backplane > 0 && !math.IsInf(c.Backplane, 1)
+	name := fmt.Sprintf("crossbar(%d)", n)
+	if shared {
+		name = fmt.Sprintf("crossbar(%d, backplane %.4g B/s)", n, c.Backplane)
+	}
+	t := NewTopology(name)
 	devs := make([]int, n)
 	for i := range devs {
 		devs[i] = t.AddNode(NodeDevice, fmt.Sprintf("dev%d", i))
 	}
 	sw := t.AddNode(NodeSwitch, "switch")
+	out := sw
+	if shared {
+		out = t.AddNode(NodeSwitch, "switch_out")
+		t.AddEdge(sw, out, c.Backplane, 0, 1)
+	}
 	for _, d := range devs {
 		t.AddEdge(d, sw, c.Bandwidth, c.Latency, 1)
-		t.AddEdge(sw, d, c.Bandwidth, 0, 1)
+		t.AddEdge(out, d, c.Bandwidth, 0, 1)
 	}
 	return t, nil
 }

@@ -25,6 +25,12 @@ whose sweeps cover the measured points; nexar-sim reads it.
                        (a request and a clear to send, then the payload with
                        its own rendezvous_latency_factor and
                        rendezvous_bandwidth_factor)
+  shared-host          alpha-beta-protocol for ranks on one machine: every
+                       message also crosses a backplane_bandwidth that all
+                       share (the flow model on a crossbar with a backplane),
+                       as a machine's cores and memory move so many bytes a
+                       second whichever ranks send them; for nexar-live runs
+                       of several ranks on one host
   loggp                latency (L), overhead (o), gap (g), bandwidth (1/G),
                        reduce_bandwidth (1/gamma)
   realnet              realnet's two paths: quic_latency, quic_bandwidth,
