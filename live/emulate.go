@@ -116,6 +116,8 @@ func RunEmulated(ctx context.Context, em Emulation, job *Job, out Output, cfg re
 		return nil, err
 	}
 	cfg.NoBulk = true
+	used := ThresholdsOf(cfg)
+	out.Transport = &used
 	n := &simnetbw.Network{Latency: em.Latency, Bandwidth: em.Bandwidth, MTU: em.MTU, MaxQueue: em.Queue}
 	conns := make([]net.PacketConn, p)
 	eps := make([]*realnet.Endpoint, p)

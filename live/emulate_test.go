@@ -81,6 +81,12 @@ bytes = [8, "16KiB"]
 	if len(rep.Results) != 4 || len(rep.Comparisons) != 4 {
 		t.Fatalf("%d results, %d comparisons, want 4 each", len(rep.Results), len(rep.Comparisons))
 	}
+	// No bulk path: every message on QUIC, as results.csv would record.
+	for _, r := range rep.Results {
+		if r.Transport == nil || *r.Transport != (Thresholds{Bulk: -1}) {
+			t.Errorf("%s %d B: thresholds %+v, want the bulk path never (-1) and eager mode off", r.Algorithm, r.Bytes, r.Transport)
+		}
+	}
 	for _, c := range rep.Comparisons {
 		// The ring on 3 ranks takes 4 latencies, halving-doubling folding
 		// 3 into 2 also 4: at least 8 ms on this network.

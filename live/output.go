@@ -40,6 +40,9 @@ type Output struct {
 	// GPUs adds the device column to results.csv, and compare.csv predicts
 	// its points with the staging copies (see networkFor).
 	Device string
+	// Transport, if set, is the thresholds the ranks' transport uses:
+	// results.csv records them in its ThresholdColumns.
+	Transport *Thresholds
 }
 
 // WrongDataError reports a run that finished but left wrong elements:
@@ -96,6 +99,7 @@ func newRecorder(out Output) (*recorder, error) {
 	r.tmp = f
 	r.csv = NewResultsWriter(f)
 	r.csv.Device = out.Device
+	r.csv.Transport = out.Transport
 	if err := r.csv.WriteHeader(); err != nil {
 		return nil, err
 	}
@@ -104,6 +108,7 @@ func newRecorder(out Output) (*recorder, error) {
 
 func (r *recorder) add(p sweep.Point, res Result) {
 	res.Device = r.out.Device
+	res.Transport = r.out.Transport
 	r.rep.Results = append(r.rep.Results, res)
 	if r.table != nil {
 		r.table.Add(p, res)

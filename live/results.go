@@ -8,7 +8,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -39,14 +41,69 @@ type Result struct {
 	// host memory, DeviceCUDA for GPUs (a run with --device cuda, whose
 	// results.csv has a device column; see DeviceHeader).
 	Device string
+	// Transport is the transport thresholds the ranks used (the
+	// bulk_threshold and eager_threshold columns); nil when the file does
+	// not say (nexar-sim's, or nexar-live's before it wrote them).
+	Transport *Thresholds
+}
+
+// Thresholds are the sizes at which realnet changes how it sends a
+// message, as a run's ranks used them (see realnet.Config) and as
+// results.csv records them, in whole bytes.
+type Thresholds struct {
+	// Bulk is the size from which a message takes the bulk TCP path by
+	// rendezvous; -1 (written -1): never, every message on QUIC.
+	Bulk int
+	// Eager, when positive, is realnet's eager mode: every message on
+	// TCP, below Eager bytes eagerly, from it by rendezvous (Bulk then
+	// does not apply); 0: off.
+	Eager int
+}
+
+// ThresholdColumns are the columns that record a run's Thresholds, last
+// in results.csv (after device, when there is one).
+var ThresholdColumns = []string{"bulk_threshold", "eager_threshold"}
+
+// ThresholdsOf returns the thresholds ranks configured with cfg use:
+// realnet's defaults where cfg leaves them zero, and never the bulk path
+// (nor the eager one, which needs it) with cfg.NoBulk.
+func ThresholdsOf(cfg realnet.Config) Thresholds {
+	switch {
+	case cfg.NoBulk:
+		return Thresholds{Bulk: -1}
+	case cfg.BulkThreshold < 0:
+		return Thresholds{Bulk: -1, Eager: cfg.EagerThreshold}
+	case cfg.BulkThreshold == 0:
+		return Thresholds{Bulk: realnet.DefaultBulkThreshold, Eager: cfg.EagerThreshold}
+	}
+	return Thresholds{Bulk: cfg.BulkThreshold, Eager: cfg.EagerThreshold}
+}
+
+// record returns t as results.csv's columns.
+func (t Thresholds) record() []string {
+	return []string{strconv.Itoa(t.Bulk), strconv.Itoa(t.Eager)}
+}
+
+// parseThresholds reads the columns record wrote.
+func parseThresholds(bulk, eager string) (*Thresholds, error) {
+	b, err := strconv.Atoi(bulk)
+	if err != nil || b < -1 {
+		return nil, fmt.Errorf("bulk_threshold: %q is not a whole number of bytes, or -1 (never)", bulk)
+	}
+	e, err := strconv.Atoi(eager)
+	if err != nil || e < 0 {
+		return nil, fmt.Errorf("eager_threshold: %q is not a whole number of bytes (0: off)", eager)
+	}
+	return &Thresholds{Bulk: b, Eager: e}, nil
 }
 
 // Header is the header of the results.csv nexar-live writes: nexar-sim's
-// columns (sweep.Header), then wrong.
+// columns (sweep.Header), then wrong; then the ThresholdColumns in the
+// file of a run over realnet (see ResultsWriter.Transport).
 var Header = append(slices.Clone(sweep.Header), "wrong")
 
 // DeviceHeader is the header of the results.csv of a run on a device
-// other than the host: Header, then device.
+// other than the host: Header, then device (then the ThresholdColumns).
 var DeviceHeader = append(slices.Clone(Header), "device")
 
 // TimeDecimals is how many decimals of a second results.csv gives
@@ -68,6 +125,9 @@ type ResultsWriter struct {
 	// Device, if set to a device other than the host, adds the device
 	// column (DeviceHeader) with that value in every row.
 	Device string
+	// Transport, if set, adds the ThresholdColumns with its values in
+	// every row, after the device column.
+	Transport *Thresholds
 }
 
 // withDevice reports whether the writer writes the device column.
@@ -82,10 +142,14 @@ func (c *ResultsWriter) WriteHeader() error {
 		return nil
 	}
 	c.header = true
+	head := Header
 	if c.withDevice() {
-		return c.w.Write(DeviceHeader)
+		head = DeviceHeader
 	}
-	return c.w.Write(Header)
+	if c.Transport != nil {
+		head = append(slices.Clone(head), ThresholdColumns...)
+	}
+	return c.w.Write(head)
 }
 
 // Write writes r, after the header, and flushes it: a run that dies
@@ -97,6 +161,9 @@ func (c *ResultsWriter) Write(r Result) error {
 	rec := r.Record()
 	if c.withDevice() {
 		rec = append(rec, c.Device)
+	}
+	if c.Transport != nil {
+		rec = append(rec, c.Transport.record()...)
 	}
 	if err := c.w.Write(rec); err != nil {
 		return err
@@ -112,8 +179,10 @@ func (c *ResultsWriter) Flush() error {
 
 // ReadResults reads a results file that nexar-live or nexar-sim wrote:
 // the header must start with sweep.Header (or an earlier version's names
-// of its columns: sweep.CurrentColumns) and may add wrong, and then
-// device. Rows of nexar-sim's files get Wrong = -1.
+// of its columns: sweep.CurrentColumns) and may add, found by name,
+// wrong, device and the ThresholdColumns (both or neither). Rows of
+// nexar-sim's files get Wrong = -1; rows without the ThresholdColumns a
+// nil Transport.
 func ReadResults(r io.Reader) ([]Result, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -125,15 +194,9 @@ func ReadResults(r io.Reader) ([]Result, error) {
 		return nil, err
 	}
 	head = sweep.CurrentColumns(head)
-	hasWrong, hasDevice := false, false
-	switch {
-	case slices.Equal(head, Header):
-		hasWrong = true
-	case slices.Equal(head, DeviceHeader):
-		hasWrong, hasDevice = true, true
-	case slices.Equal(head, sweep.Header):
-	default:
-		return nil, &sweep.CSVError{Line: 1, Msg: fmt.Sprintf("header %q is neither nexar-live's (%q) nor nexar-sim's", head, Header)}
+	col, err := extraColumns(head)
+	if err != nil {
+		return nil, &sweep.CSVError{Line: 1, Msg: err.Error()}
 	}
 	var out []Result
 	for {
@@ -148,17 +211,46 @@ func ReadResults(r io.Reader) ([]Result, error) {
 		if len(rec) != len(head) {
 			return nil, &sweep.CSVError{Line: line, Msg: fmt.Sprintf("%d fields, want %d", len(rec), len(head))}
 		}
-		res, err := parseResult(rec, hasWrong)
+		res, err := parseResult(rec, col["wrong"])
 		if err != nil {
 			return nil, &sweep.CSVError{Line: line, Msg: err.Error()}
 		}
-		if hasDevice {
-			if res.Device, err = ParseDevice(rec[len(Header)]); err != nil {
+		if i := col["device"]; i > 0 {
+			if res.Device, err = ParseDevice(rec[i]); err != nil {
 				return nil, &sweep.CSVError{Line: line, Msg: "device: " + err.Error()}
+			}
+		}
+		if i, j := col[ThresholdColumns[0]], col[ThresholdColumns[1]]; i > 0 {
+			if res.Transport, err = parseThresholds(rec[i], rec[j]); err != nil {
+				return nil, &sweep.CSVError{Line: line, Msg: err.Error()}
 			}
 		}
 		out = append(out, res)
 	}
+}
+
+// extraColumns checks that head is sweep.Header followed by nexar-live's
+// columns, each at most once, and returns where those are (absent: 0).
+func extraColumns(head []string) (map[string]int, error) {
+	if len(head) < len(sweep.Header) || !slices.Equal(head[:len(sweep.Header)], sweep.Header) {
+		return nil, fmt.Errorf("header %q is neither nexar-live's (%q) nor nexar-sim's", head, Header)
+	}
+	known := append([]string{"wrong", "device"}, ThresholdColumns...)
+	col := map[string]int{}
+	for i := len(sweep.Header); i < len(head); i++ {
+		name := head[i]
+		if !slices.Contains(known, name) {
+			return nil, fmt.Errorf("column %q: want only %s after nexar-sim's columns", name, strings.Join(known, ", "))
+		}
+		if col[name] > 0 {
+			return nil, fmt.Errorf("column %q appears twice", name)
+		}
+		col[name] = i
+	}
+	if (col[ThresholdColumns[0]] > 0) != (col[ThresholdColumns[1]] > 0) {
+		return nil, fmt.Errorf("want both %s columns or neither", strings.Join(ThresholdColumns, " and "))
+	}
+	return col, nil
 }
 
 // ReadResultsFile reads the results file at path; errors name the file.
@@ -175,7 +267,9 @@ func ReadResultsFile(path string) ([]Result, error) {
 	return rs, nil
 }
 
-func parseResult(rec []string, hasWrong bool) (Result, error) {
+// parseResult reads a row's nexar-sim columns, and its wrong column at
+// index wrong (none: 0).
+func parseResult(rec []string, wrong int) (Result, error) {
 	var firstErr error
 	col := func(i int) string { return sweep.Header[i] }
 	num := func(i int) int {
@@ -202,10 +296,10 @@ func parseResult(rec []string, hasWrong bool) (Result, error) {
 		firstErr = fmt.Errorf("messages: %q is not a whole number", rec[14])
 	}
 	r.Messages = m
-	if hasWrong {
-		w, err := strconv.ParseInt(rec[15], 10, 64)
+	if wrong > 0 {
+		w, err := strconv.ParseInt(rec[wrong], 10, 64)
 		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("wrong: %q is not a whole number", rec[15])
+			firstErr = fmt.Errorf("wrong: %q is not a whole number", rec[wrong])
 		}
 		r.Wrong = w
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -70,14 +71,87 @@ func TestReadSimResults(t *testing.T) {
 	}
 }
 
+// TestResultsThresholds: the thresholds a run's ranks used are written
+// after the other columns (the device's too) and read back by name, the
+// bulk path's "never" as -1 and eager mode off as 0; files without the
+// columns read with a nil Transport.
+func TestResultsThresholds(t *testing.T) {
+	row := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32",
+		Time: 1e-4, Op: "sum", Repeats: 1, TimeMin: 1e-4, TimeMax: 1e-4, Messages: 4}
+	for _, c := range []struct {
+		name      string
+		device    string
+		transport *Thresholds
+		head      string // the columns after nexar-sim's
+		tail      string // a row's last fields
+	}{
+		{"default", "", &Thresholds{Bulk: 64 << 10}, "wrong,bulk_threshold,eager_threshold", ",0,65536,0"},
+		{"never", "", &Thresholds{Bulk: -1}, "wrong,bulk_threshold,eager_threshold", ",0,-1,0"},
+		{"eager on", "", &Thresholds{Bulk: 16 << 10, Eager: 64 << 10}, "wrong,bulk_threshold,eager_threshold", ",0,16384,65536"},
+		{"on a device", DeviceCUDA, &Thresholds{Bulk: 1}, "wrong,device,bulk_threshold,eager_threshold", ",0,cuda,1,0"},
+		{"not recorded", "", nil, "wrong", ",0"},
+		{"not recorded, on a device", DeviceCUDA, nil, "wrong,device", ",0,cuda"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			w := NewResultsWriter(&b)
+			w.Device, w.Transport = c.device, c.transport
+			in := Result{Row: row, Device: c.device, Transport: c.transport}
+			if err := w.Write(in); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(b.String(), "\n")
+			if want := strings.Join(sweep.Header, ",") + "," + c.head; lines[0] != want {
+				t.Errorf("header %q, want %q", lines[0], want)
+			}
+			if !strings.HasSuffix(lines[1], c.tail) {
+				t.Errorf("row %q, want it to end in %q", lines[1], c.tail)
+			}
+			out, err := ReadResults(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != 1 || !reflect.DeepEqual(out[0], in) {
+				t.Errorf("read back %+v, want %+v", out, in)
+			}
+		})
+	}
+}
+
+// TestThresholdsOf: what a rank's realnet.Config makes it use.
+func TestThresholdsOf(t *testing.T) {
+	for _, c := range []struct {
+		cfg  realnet.Config
+		want Thresholds
+	}{
+		{realnet.Config{}, Thresholds{Bulk: realnet.DefaultBulkThreshold}},
+		{realnet.Config{BulkThreshold: 64 << 10}, Thresholds{Bulk: 64 << 10}},
+		{realnet.Config{BulkThreshold: -1}, Thresholds{Bulk: -1}},
+		{realnet.Config{BulkThreshold: 1, EagerThreshold: 4096}, Thresholds{Bulk: 1, Eager: 4096}},
+		{realnet.Config{BulkThreshold: 1, EagerThreshold: 4096, NoBulk: true}, Thresholds{Bulk: -1}},
+	} {
+		if got := ThresholdsOf(c.cfg); got != c.want {
+			t.Errorf("ThresholdsOf(bulk %d, eager %d, no bulk %v) = %+v, want %+v",
+				c.cfg.BulkThreshold, c.cfg.EagerThreshold, c.cfg.NoBulk, got, c.want)
+		}
+	}
+}
+
 func TestReadResultsErrors(t *testing.T) {
 	head := strings.Join(Header, ",") + "\n"
+	withThresholds := strings.Join(append(slices.Clone(Header), ThresholdColumns...), ",") + "\n"
 	for _, c := range []struct{ in, want string }{
 		{"", "empty file"},
 		{"a,b\n", "neither nexar-live's"},
 		{head + "allreduce,ring,4\n", "line 2: 3 fields"},
 		{head + "allreduce,ring,four,8,f32,1,1,1,,sum,1,1,1,0,2,0\n", `world: "four"`},
 		{head + "allreduce,ring,0,8,f32,1,1,1,,sum,1,1,1,0,2,0\n", "not a measurement"},
+		{strings.TrimSuffix(head, "\n") + ",colour\n", `column "colour": want only wrong, device, bulk_threshold, eager_threshold`},
+		{strings.TrimSuffix(head, "\n") + ",wrong\n", `column "wrong" appears twice`},
+		{strings.TrimSuffix(head, "\n") + ",bulk_threshold\n", "want both bulk_threshold and eager_threshold columns or neither"},
+		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,never,0\n", `line 2: bulk_threshold: "never" is not a whole number`},
+		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,-2,0\n", `line 2: bulk_threshold: "-2"`},
+		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,1,-1\n", `line 2: eager_threshold: "-1"`},
 	} {
 		_, err := ReadResults(strings.NewReader(c.in))
 		var ce *sweep.CSVError

@@ -140,6 +140,8 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
 	}
 	out.Device = cfg.Device
+	used := ThresholdsOf(cfg.Net)
+	out.Transport = &used
 	if dev != nil {
 		out.Preamble = append(out.Preamble, dev.describe(link.Rank()))
 	}

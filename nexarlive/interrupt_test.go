@@ -18,7 +18,7 @@ import (
 
 // TestRunInterrupted presses Ctrl-C on 'nexar-live run' once its first
 // point is measured: the run ends with status 130, what was measured is in
-// results.partial.csv, no temporary file is left in the output directory,
+// results.partial.csv (with the thresholds the ranks used), no temporary file is left in the output directory,
 // and no rank process is left.
 func TestRunInterrupted(t *testing.T) {
 	if testing.Short() {
@@ -78,6 +78,12 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	if len(rs) < 1 {
 		t.Errorf("results.partial.csv has %d rows, want the one measured at least", len(rs))
+	}
+	// The thresholds the ranks used: nexar-live's defaults.
+	for _, r := range rs {
+		if r.Transport == nil || *r.Transport != (live.Thresholds{Bulk: 64 << 10}) {
+			t.Errorf("results.partial.csv: thresholds %+v, want nexar-live's defaults (64 KiB, eager off)", r.Transport)
+		}
 	}
 	entries, err := os.ReadDir(out)
 	if err != nil {

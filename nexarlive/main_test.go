@@ -366,8 +366,8 @@ func TestTuningFlag(t *testing.T) {
 // TestRunTuning runs 2 rank processes above the default bulk threshold
 // with a tuning table that keeps every message on QUIC, with one that
 // sends every message on the bulk path, and with one that turns the eager
-// path on: all complete, nothing wrong. A
-// bad table is refused before any rank starts.
+// path on: all complete, nothing wrong, and results.csv records the
+// thresholds each table gave. A bad table is refused before any rank starts.
 func TestRunTuning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -389,15 +389,31 @@ data = "host"
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, bt := range []string{`"never"`, "0", "0\neager_threshold = 4096"} {
-		t.Run(bt, func(t *testing.T) {
+	for _, c := range []struct {
+		table string
+		want  live.Thresholds // as results.csv records them
+	}{
+		{`"never"`, live.Thresholds{Bulk: -1}},
+		{"0", live.Thresholds{Bulk: 1}},
+		{"0\neager_threshold = 4096", live.Thresholds{Bulk: 1, Eager: 4096}},
+	} {
+		t.Run(c.table, func(t *testing.T) {
 			out := t.TempDir()
-			code, stdout, stderr := runCLI("run", "--np", "2", sc, "--out", out, "--tuning", writeTuning(t, "bulk_threshold = "+bt),
+			code, stdout, stderr := runCLI("run", "--np", "2", sc, "--out", out, "--tuning", writeTuning(t, "bulk_threshold = "+c.table),
 				"--warmup", "1", "--iters", "2", "--timeout", "30s")
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
 			checkRun(t, out, 2, 2)
+			rs, err := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs {
+				if r.Transport == nil || *r.Transport != c.want {
+					t.Errorf("results.csv records thresholds %+v, want %+v", r.Transport, c.want)
+				}
+			}
 		})
 	}
 	bad := filepath.Join(dir, "bad.toml")
