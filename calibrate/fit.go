@@ -21,8 +21,9 @@ type Options struct {
 	// ("latency", "bandwidth"; seconds, or seconds per byte for the
 	// PerByte ones): the fit determines the others. It also gives the
 	// model's settings (thresholds, in bytes; -1 for "never"), which are
-	// held at their Default otherwise. With several models (SelectModel),
-	// a name applies to the models that have it.
+	// held otherwise at the value the samples' runs recorded (see
+	// Sample.Transport), else at their Default. With several models
+	// (SelectModel), a name applies to the models that have it.
 	Hold map[string]float64
 	// Folds is the number of parts SelectModel splits the samples into
 	// to measure each model's error on points it did not fit (default 5).
@@ -53,9 +54,23 @@ type Estimate struct {
 type SettingValue struct {
 	Setting
 	Value int
-	// Given is set when Options.Hold gave the value (else it is the
-	// Default).
-	Given bool
+	// Given is set when Options.Hold gave the value; else Recorded says
+	// which runs recorded it ("recorded by the run (FILE)": see
+	// Sample.Transport), or it is the Default.
+	Given    bool
+	Recorded string
+}
+
+// How says where the value comes from: "given", "given: " and the runs
+// that recorded it, or "held: " and why the Default.
+func (v SettingValue) How() string {
+	switch {
+	case v.Given:
+		return "given"
+	case v.Recorded != "":
+		return "given: " + v.Recorded
+	}
+	return "held: " + v.Why
 }
 
 // Fit is a calibrated model.
@@ -92,27 +107,42 @@ func settingValues(settings []SettingValue) []int {
 	return out
 }
 
-// settingsOf resolves spec's settings: the value hold gives, else the
-// Default.
-func settingsOf(spec *ModelSpec, hold map[string]float64) ([]SettingValue, error) {
+// settingsOf resolves spec's settings: the value hold gives, else the one
+// the samples' runs recorded, else the Default; with the notes that says.
+func settingsOf(spec *ModelSpec, hold map[string]float64, samples []Sample) ([]SettingValue, []string, error) {
 	out := make([]SettingValue, len(spec.Settings))
+	var notes []string
 	for i, st := range spec.Settings {
 		out[i] = SettingValue{Setting: st, Value: st.Default}
-		v, ok := hold[st.Name]
-		if !ok {
-			continue
+		if err := holdSetting(&out[i], hold); err != nil {
+			return nil, nil, err
 		}
-		n := int(v)
-		if float64(n) != v || (n < st.Min && !(st.Never && n == -1)) {
-			want := fmt.Sprintf("a whole number of bytes, at least %d", st.Min)
-			if st.Never {
-				want += `, or -1 ("never")`
-			}
-			return nil, fmt.Errorf("calibrate: %s held at %g: want %s", st.Name, v, want)
+		n, err := applyRecorded(&out[i], samples)
+		if err != nil {
+			return nil, nil, err
 		}
-		out[i].Value, out[i].Given = n, true
+		notes = append(notes, n...)
 	}
-	return out, nil
+	return out, notes, nil
+}
+
+// holdSetting gives v the value hold has for it, if any.
+func holdSetting(v *SettingValue, hold map[string]float64) error {
+	st := v.Setting
+	h, ok := hold[st.Name]
+	if !ok {
+		return nil
+	}
+	n := int(h)
+	if float64(n) != h || (n < st.Min && !(st.Never && n == -1)) {
+		want := fmt.Sprintf("a whole number of bytes, at least %d", st.Min)
+		if st.Never {
+			want += `, or -1 ("never")`
+		}
+		return fmt.Errorf("calibrate: %s held at %g: want %s", st.Name, h, want)
+	}
+	v.Value, v.Given = n, true
+	return nil
 }
 
 // heldGiven is the Why of parameters Options.Hold gives.
@@ -144,7 +174,8 @@ const (
 
 // Calibrate fits the parameters of the named model (one of ModelNames:
 // "alpha-beta", "realnet", ...) to samples by least squares on relative
-// error, its Settings held (at opt.Hold's values or their Default): it minimises
+// error, its Settings held (at opt.Hold's values, else at those the
+// samples' runs recorded, else at their Default): it minimises
 // the sum over samples of w_i ((predicted - measured) / measured)², so
 // that an 8-byte and a 64 MiB point weigh alike. Predictions are
 // simulations of each sample's algorithm on the model (not closed
@@ -161,6 +192,15 @@ const (
 // between the regimes, its bandwidth well under the peak. The robust fit
 // follows the samples where each parameter dominates, weighs the
 // samples between them less, and its Notes name them.
+//
+// A model's settings (thresholds) are held at the values the samples'
+// runs recorded (Sample.Transport: realnet's bulk_threshold and
+// eager_threshold as they are; the eager_limit of the protocol models at
+// the eager threshold in eager mode, else at the bulk threshold), and
+// Fit.Settings says so. Runs that recorded values that disagree are an
+// error, unless opt.Hold gives the setting, which wins over a recorded
+// value (a note says it overrides it). A model without settings does not
+// look at the thresholds.
 //
 // Samples of zero bytes (but barriers' and point-to-point ones) are left
 // out: nothing moves, and the model predicts no time. A parameter the
@@ -199,10 +239,11 @@ func Calibrate(samples []Sample, model string, opt Options) (*Fit, error) {
 	if maxIter <= 0 {
 		maxIter = 30
 	}
-	settings, err := settingsOf(spec, opt.Hold)
+	settings, settingNotes, err := settingsOf(spec, opt.Hold, kept)
 	if err != nil {
 		return nil, err
 	}
+	notes = append(notes, settingNotes...)
 	pr := &problem{spec: spec, settings: settings, samples: kept, sims: make([]simulator, len(kept)), maxIter: maxIter}
 	for i, s := range kept {
 		if !(s.Time > 0) || math.IsInf(s.Time, 0) {
@@ -294,9 +335,14 @@ func (pr *problem) fit(sol *solution, held map[int]bool, why []string) *Fit {
 		}
 	}
 	for _, st := range f.Settings {
-		if !st.Given {
-			f.Notes = append(f.Notes, fmt.Sprintf("%s is held at %s: %s (hold another with %s=SIZE)", st.Name, formatSetting(st.Value), st.Why, st.Name))
+		if st.Given {
+			continue
 		}
+		why := st.Why
+		if st.Recorded != "" {
+			why = st.How()
+		}
+		f.Notes = append(f.Notes, fmt.Sprintf("%s is held at %s: %s (hold another with %s=SIZE)", st.Name, formatSetting(st.Value), why, st.Name))
 	}
 	if n := noteDownweighted(pr.samples, sol.predicted, pr.weights); n != "" {
 		f.Notes = append(f.Notes, n)

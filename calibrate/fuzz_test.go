@@ -20,6 +20,9 @@ func validSamples(t *testing.T, ss []Sample) {
 		if (err != nil && s.Collective != PointToPoint) || s.World < 1 || s.Bytes < 0 || !(s.Time >= 0) || math.IsInf(s.Time, 0) || s.Source == "" {
 			t.Fatalf("invalid sample %+v", s)
 		}
+		if tr := s.Transport; tr != nil && (tr.Bulk < -1 || tr.Eager < 0) {
+			t.Fatalf("sample %+v: thresholds %+v", s, *tr)
+		}
 		if _, err := newSimulator(s, &fitModels[0], nil); err != nil {
 			t.Fatalf("sample %+v cannot be simulated: %v", s, err)
 		}
@@ -100,6 +103,7 @@ func FuzzReadResults(f *testing.F) {
 	head := strings.Join(append(sweep.Header, "wrong"), ",") + "\n"
 	f.Add([]byte(head + "allreduce,ring,4,1048576,f32,0.002,0,0,,sum,10,0,0,0,24,0\n"))
 	f.Add([]byte("collective,algorithm,world,bytes,dtype,time_s,params\nalltoall,bruck,3,9,u8,1e-5,\"a=1,b=2\"\n"))
+	f.Add([]byte(strings.TrimSuffix(head, "\n") + ",device,bulk_threshold,eager_threshold\nallreduce,ring,4,8,f32,1e-5,0,0,,sum,10,0,0,0,24,0,cuda,-1,4096\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		log, err := ReadResults("fuzz", bytes.NewReader(data), LogOptions{})
 		checkRead(t, log, err)

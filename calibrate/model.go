@@ -109,8 +109,10 @@ func rate(perByte float64) float64 {
 }
 
 // nexarLiveBulkThreshold is the bulk threshold nexar-live's ranks use
-// unless told otherwise (its --bulk-threshold default); results.csv does
-// not record it.
+// unless told otherwise (its --bulk-threshold default): what the models'
+// settings are held at for samples whose file does not record the run's
+// (results.csv of nexar-live before it wrote bulk_threshold, logs of
+// other benchmarks).
 const nexarLiveBulkThreshold = 64 << 10
 
 // fitModels are the models Calibrate fits, by scenario model name.
@@ -198,7 +200,7 @@ var fitModels = []ModelSpec{
 		},
 		Settings: []Setting{
 			{Name: "bulk_threshold", Default: nexarLiveBulkThreshold, Min: 0, Never: true,
-				Why: "nexar-live's default (--bulk-threshold); a results file does not record it"},
+				Why: "nexar-live's default (--bulk-threshold), for samples whose file does not record the run's"},
 			{Name: "eager_threshold", Default: 0, Min: 0,
 				Why: "nexar-live's default (--eager-threshold)"},
 		},

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -277,6 +278,48 @@ func TestReadResults(t *testing.T) {
 	}
 	if len(log.Samples()) != 1 || len(log.Notes) != 1 || !strings.Contains(log.Notes[0], "results.csv:2: 1 row(s) measured with buffers on a device") {
 		t.Errorf("device rows: %d samples, notes %q", len(log.Samples()), log.Notes)
+	}
+}
+
+// TestReadResultsThresholds: the transport thresholds nexar-live records
+// go on every sample, read by their columns' names wherever they are;
+// files without them (older nexar-live, nexar-sim) give none; bad values
+// are errors naming the line.
+func TestReadResultsThresholds(t *testing.T) {
+	head := strings.Join(append(sweep.Header, "wrong"), ",")
+	row := "allreduce,ring,4,8,f32,0.0001,0,0,,sum,10,0,0,0,24,0"
+	for _, c := range []struct {
+		name, in string
+		want     *Thresholds
+		err      string
+	}{
+		{"old file", head + "\n" + row + "\n", nil, ""},
+		{"nexar-sim's", strings.Join(sweep.Header, ",") + "\n" + strings.TrimSuffix(row, ",0") + "\n", nil, ""},
+		{"default", head + ",bulk_threshold,eager_threshold\n" + row + ",65536,0\n", &Thresholds{Bulk: 64 << 10}, ""},
+		{"never", head + ",bulk_threshold,eager_threshold\n" + row + ",-1,0\n", &Thresholds{Bulk: -1}, ""},
+		{"eager on", head + ",bulk_threshold,eager_threshold\n" + row + ",16384,4096\n", &Thresholds{Bulk: 16 << 10, Eager: 4096}, ""},
+		{"on a device", head + ",device,bulk_threshold,eager_threshold\n" + row + ",cuda,16384,0\n", &Thresholds{Bulk: 16 << 10}, ""},
+		{"another order", "eager_threshold,bulk_threshold," + head + "\n0,1024," + row + "\n", &Thresholds{Bulk: 1024}, ""},
+		{"one column", head + ",bulk_threshold\n" + row + ",16384\n", nil, "results.csv:1: the header has one of the bulk_threshold and eager_threshold columns"},
+		{"never spelt out", head + ",bulk_threshold,eager_threshold\n" + row + ",never,0\n", nil, `results.csv:2: bulk_threshold "never": want a number of bytes, or -1 (never)`},
+		{"negative eager", head + ",bulk_threshold,eager_threshold\n" + row + ",1,-1\n", nil, `results.csv:2: eager_threshold "-1"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log, err := Read("results.csv", []byte(c.in), FormatResults, LogOptions{})
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss := log.Samples()
+			if len(ss) != 1 || !reflect.DeepEqual(ss[0].Transport, c.want) {
+				t.Errorf("samples %+v, want thresholds %+v", ss, c.want)
+			}
+		})
 	}
 }
 

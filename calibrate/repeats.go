@@ -17,7 +17,9 @@ import (
 // moments; the median of runs made at different times leaves out most of
 // that, which no model can follow. A point is its collective, algorithm
 // (with its parameters), world size, size, element type, operation and
-// root. The note says how many points were merged, or is empty.
+// root, and the transport thresholds its run recorded (Sample.Transport:
+// points measured with other thresholds are other points). The note says
+// how many points were merged, or is empty.
 func MergeRepeats(samples []Sample) (merged []Sample, note string) {
 	groups := map[string][]int{}
 	var order []string
@@ -53,6 +55,10 @@ func MergeRepeats(samples []Sample) (merged []Sample, note string) {
 
 // pointKey is what makes two samples measurements of one point.
 func pointKey(s Sample) string {
+	transport := ""
+	if s.Transport != nil {
+		transport = s.Transport.String()
+	}
 	return strings.Join([]string{s.Collective, s.Algorithm, sweep.FormatParams(s.Params), strconv.Itoa(s.World), strconv.Itoa(s.Bytes),
-		s.DType.String(), s.Op.String(), strconv.Itoa(s.Root)}, "\x00")
+		s.DType.String(), s.Op.String(), strconv.Itoa(s.Root), transport}, "\x00")
 }

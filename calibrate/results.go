@@ -16,11 +16,14 @@ import (
 // one sample per row, with its collective, algorithm variant, world size
 // and time. Columns are found by their names in the header (collective,
 // algorithm, world, bytes, dtype and time_s are needed; params, op and
-// nexar-live's wrong are read when present), so files of other versions
-// read too. Rows whose results were wrong are left out, and a note says
-// so; rows measured on a device (nexar-live --device cuda) are kept, and
-// a note says their times include its copies. Each collective and world size is a run. opt is not used: a
-// results file says everything.
+// nexar-live's wrong, device, bulk_threshold and eager_threshold are
+// read when present), so files of other versions read too. Rows whose
+// results were wrong are left out, and a note says so; rows measured on a
+// device (nexar-live --device cuda) are kept, and a note says their times
+// include its copies. The thresholds a run recorded (bytes; bulk -1:
+// never, eager 0: off) go on every sample as Sample.Transport. Each
+// collective and world size is a run. opt is not used: a results file
+// says everything.
 func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 	log := &Log{File: file, Format: FormatResults}
 	cr := csv.NewReader(r)
@@ -40,6 +43,11 @@ func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 		if _, ok := col[need]; !ok {
 			return nil, &LogError{file, 1, fmt.Sprintf("the header has no %s column: want a results.csv of nexar-sim or nexar-live (%s)", need, strings.Join(sweep.Header, ","))}
 		}
+	}
+	_, hasBulk := col["bulk_threshold"]
+	_, hasEager := col["eager_threshold"]
+	if hasBulk != hasEager {
+		return nil, &LogError{file, 1, "the header has one of the bulk_threshold and eager_threshold columns: want both or neither"}
 	}
 	get := func(rec []string, name string) string {
 		if i, ok := col[name]; ok && i < len(rec) {
@@ -71,6 +79,11 @@ func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 		}
 		if d := get(rec, "device"); d != "" && d != "host" {
 			device = append(device, line)
+		}
+		if hasBulk {
+			if s.Transport, err = resultThresholds(rec, get); err != nil {
+				return nil, &LogError{file, line, err.Error()}
+			}
 		}
 		s.Source = fmt.Sprintf("%s:%d", file, line)
 		if err := checkSample(&s); err != nil {
@@ -124,6 +137,19 @@ func resultSample(rec []string, get func([]string, string) string) (Sample, erro
 		}
 	}
 	return s, nil
+}
+
+// resultThresholds reads a row's bulk_threshold and eager_threshold.
+func resultThresholds(rec []string, get func([]string, string) string) (*Thresholds, error) {
+	bulk, err := strconv.Atoi(get(rec, "bulk_threshold"))
+	if err != nil || bulk < -1 {
+		return nil, fmt.Errorf("bulk_threshold %q: want a number of bytes, or -1 (never)", get(rec, "bulk_threshold"))
+	}
+	eager, err := strconv.Atoi(get(rec, "eager_threshold"))
+	if err != nil || eager < 0 {
+		return nil, fmt.Errorf("eager_threshold %q: want a number of bytes (0: off)", get(rec, "eager_threshold"))
+	}
+	return &Thresholds{Bulk: bulk, Eager: eager}, nil
 }
 
 // resultsError turns a CSV parse error into a LogError.

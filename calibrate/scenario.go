@@ -89,11 +89,7 @@ func writeSetting(b *bytes.Buffer, f *Fit, i int) {
 	if st.Value < 0 {
 		v = `"never"`
 	}
-	how := "given"
-	if !st.Given {
-		how = "held: " + st.Why
-	}
-	fmt.Fprintf(b, "%s = %s # %s\n", st.Name, v, how)
+	fmt.Fprintf(b, "%s = %s # %s\n", st.Name, v, st.How())
 }
 
 // writeProtocol is the [network] of the alpha-beta-protocol model:
@@ -176,7 +172,7 @@ func (v SettingValue) Size() string { return formatSetting(v.Value) }
 // formatSetting writes a setting's size for people.
 func formatSetting(n int) string {
 	switch {
-	case n < 0:
+	case n < 0, n == neverLimit:
 		return "never"
 	case n == 0:
 		return "0 (off)"

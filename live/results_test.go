@@ -169,3 +169,23 @@ func TestWorkerEnv(t *testing.T) {
 		t.Errorf("workerEnv = %q, want %q", got, want)
 	}
 }
+
+// FuzzReadResults: any input reads or fails with an error, never a
+// panic, and what reads is a measurement whose thresholds are sizes.
+func FuzzReadResults(f *testing.F) {
+	head := strings.Join(Header, ",")
+	f.Add([]byte(head + "\nallreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0\n"))
+	f.Add([]byte(head + ",device,bulk_threshold,eager_threshold\nallreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,cuda,-1,4096\n"))
+	f.Add([]byte(strings.Join(sweep.Header, ",") + ",eager_threshold,bulk_threshold\nallreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,65536\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rs, err := ReadResults(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, r := range rs {
+			if r.World < 1 || r.Bytes < 0 || r.Time < 0 || (r.Transport != nil && (r.Transport.Bulk < -1 || r.Transport.Eager < 0)) {
+				t.Fatalf("read %+v (thresholds %+v)", r, r.Transport)
+			}
+		}
+	})
+}

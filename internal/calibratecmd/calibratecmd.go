@@ -282,11 +282,7 @@ func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
 		fmt.Fprintf(w, "  %-6s = %-14s %-17s %-13s %s\n", e.Symbol, value, e.Name, rateText(e), state)
 	}
 	for _, st := range fit.Settings {
-		state := "given"
-		if !st.Given {
-			state = "held: " + st.Why
-		}
-		fmt.Fprintf(w, "  %-6s = %-14s %-31s %s\n", "", st.Size(), st.Name, state)
+		fmt.Fprintf(w, "  %-6s = %-14s %-31s %s\n", "", st.Size(), st.Name, st.How())
 	}
 	for _, n := range fit.Notes {
 		if !strings.Contains(n, ") is held at ") && !isSettingNote(fit, n) {
