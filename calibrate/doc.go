@@ -39,8 +39,11 @@
 // *RefusedError that says why and what to measure. Samples the model
 // cannot follow (a library that changes protocol with size) weigh less,
 // and the fit names them. A protocol's thresholds (ModelSpec.Settings)
-// are not fitted, since the times jump at them: they are held at a stated
-// default or the value given, and the fit says which (Fit.Settings).
+// are not fitted, since the times jump at them: they are held at the
+// value given, else at the one the samples' run recorded
+// (Sample.Transport: nexar-live's results.csv records its transport
+// thresholds), else at a stated default, and the fit says which
+// (Fit.Settings).
 // SelectModel ranks candidate models by their error on points they did
 // not fit (K-fold cross-validation): more parameters always fit the
 // fitted points better, and only held-out points say whether they follow

@@ -112,7 +112,7 @@ func (r *recorded) byTheRun() string {
 func (r *recorded) disagreement(st Setting) error {
 	a, b, va, vb := r.first, r.other, r.value, r.otherValue
 	return fmt.Errorf("calibrate: the samples come from runs with different transport thresholds, which give %s %s (%s: %v) and %s (%s: %v): "+
-		"fit each run's samples apart, or hold one value with %s=SIZE", st.Name, formatSetting(va), a.Source, a.Transport, formatSetting(vb), b.Source, b.Transport, st.Name)
+		"fit each run's samples apart, or hold one value (--hold %s=SIZE)", st.Name, formatSetting(va), a.Source, a.Transport, formatSetting(vb), b.Source, b.Transport, st.Name)
 }
 
 // applyRecorded holds setting v at the value the samples' runs recorded,

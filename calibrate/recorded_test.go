@@ -142,7 +142,7 @@ func TestRecordedDisagree(t *testing.T) {
 	}{
 		{"bulk", mixed, "realnet", nil,
 			"calibrate: the samples come from runs with different transport thresholds, which give bulk_threshold 64 KiB (a.csv:2: bulk_threshold 64 KiB, eager_threshold 0 (off)) " +
-				"and 16 KiB (b.csv:2: bulk_threshold 16 KiB, eager_threshold 0 (off)): fit each run's samples apart, or hold one value with bulk_threshold=SIZE", "", 0},
+				"and 16 KiB (b.csv:2: bulk_threshold 16 KiB, eager_threshold 0 (off)): fit each run's samples apart, or hold one value (--hold bulk_threshold=SIZE)", "", 0},
 		{"eager limit", mixed, "alpha-beta-protocol", nil, "give eager_limit 64 KiB (a.csv:2: ", "", 0},
 		{"eager mode", append(agreed[:half:half], eagerOn...), "shared-host", nil, "give eager_limit 64 KiB (a.csv:2: bulk_threshold 64 KiB, eager_threshold 0 (off)) and 4 KiB (c.csv:2: bulk_threshold 64 KiB, eager_threshold 4 KiB)", "", 0},
 		{"realnet, eager mode", append(agreed[:half:half], eagerOn...), "realnet", nil, "give eager_threshold 0 (off) (a.csv:2: ", "", 0},

@@ -18,8 +18,9 @@
 // TimingLoop times nccl-tests' way instead: a barrier, the iterations back
 // to back, the slowest rank's mean. The table says which timing was used.
 // Results are results.csv rows as nexar-sim writes them, with a wrong
-// column (elements that differed from the reference), and a table on
-// standard output laid out as nccl-tests prints its own.
+// column (elements that differed from the reference) and the transport
+// thresholds the ranks used (Thresholds), and a table on standard output
+// laid out as nccl-tests prints its own.
 //
 // Ranks come to be in three ways:
 //

@@ -102,7 +102,10 @@ one block per collective and algorithm, and in DIR:
                 messages the messages all ranks sent in one iteration.
                 Times are seconds to the clock's nanosecond (9 decimals),
                 algbw and busbw GB/s (10^9 bytes per second).
-                A run with --device cuda adds device (cuda).
+                A run with --device cuda adds device (cuda). Last,
+                bulk_threshold and eager_threshold: the transport thresholds
+                the ranks used, in bytes (-1: never; 0: off), which
+                calibrate holds its models' thresholds at.
   compare.csv   collective, algorithm, world, bytes, dtype, params, op,
                 predicted_s (the simulator, on the scenario's [network]),
                 measured_s, ratio = predicted_s / measured_s

@@ -429,3 +429,58 @@ data = "host"
 		t.Error("a refused run created its output directory")
 	}
 }
+
+// TestCalibrateRecordedThresholds: an emulated run (QUIC only) records
+// its thresholds, and calibrate holds the protocol model's eager limit
+// at them and says so; two files whose thresholds disagree are refused,
+// naming both, unless --hold gives the value.
+func TestCalibrateRecordedThresholds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs in real time")
+	}
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.toml")
+	if err := os.WriteFile(sc, []byte(`name = "recorded"
+[network]
+model = "alpha-beta"
+latency = "200us"
+bandwidth = "200MB/s"
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring", "recursive_doubling"]
+world = [2]
+bytes = [8, "1KiB", "8KiB", "64KiB", "256KiB"]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI("run", "--np", "2", sc, "--out", out, "--emulate", "latency=200us,bandwidth=200MB/s",
+		"--warmup", "1", "--iters", "3", "--no-compare")
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	results := filepath.Join(out, live.ResultsFile)
+	code, stdout, stderr = runCLI("calibrate", "--model", "alpha-beta-protocol", results)
+	if want := "eager_limit                     given: recorded by the run (" + results + ")"; code != exitOK || !strings.Contains(stdout, want) {
+		t.Fatalf("calibrate: exit %d, want %q in\n%s%s", code, want, stdout, stderr)
+	}
+	t.Logf("calibrate:\n%s", stdout)
+	// The same times, as if measured with a bulk threshold of 16 KiB.
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.csv")
+	if err := os.WriteFile(other, []byte(strings.ReplaceAll(string(b), ",-1,0\n", ",16384,0\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI("calibrate", "--model", "alpha-beta-protocol", results, other)
+	if code != exitUsage || !strings.Contains(stderr, "different transport thresholds") || !strings.Contains(stderr, results+":2") ||
+		!strings.Contains(stderr, other+":2") || !strings.Contains(stderr, "--hold eager_limit=SIZE") {
+		t.Errorf("disagreeing files: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("calibrate", "--model", "alpha-beta-protocol", "--hold", "eager_limit=1MiB", results, other)
+	if code != exitOK || !strings.Contains(stdout, "note: eager_limit=1 MiB given overrides the values the runs recorded, which disagree") {
+		t.Errorf("disagreeing files, --hold: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

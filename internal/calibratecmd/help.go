@@ -21,9 +21,11 @@ whose sweeps cover the measured points; nexar-sim reads it.
   alpha-beta           latency (alpha), bandwidth (1/beta), reduce_bandwidth
                        (1/gamma)
   alpha-beta-protocol  alpha-beta with a message protocol: eager below
-                       eager_limit (held, default 64KiB), rendezvous from it
-                       (a request and a clear to send, then the payload with
-                       its own rendezvous_latency_factor and
+                       eager_limit (held where the thresholds the run
+                       recorded change realnet's protocol, else at 64KiB),
+                       rendezvous from it (a request and a clear to send,
+                       then the payload with its own
+                       rendezvous_latency_factor and
                        rendezvous_bandwidth_factor)
   shared-host          alpha-beta-protocol for ranks on one machine: every
                        message also crosses a backplane_bandwidth that all
@@ -35,9 +37,10 @@ whose sweeps cover the measured points; nexar-sim reads it.
                        reduce_bandwidth (1/gamma)
   realnet              realnet's two paths: quic_latency, quic_bandwidth,
                        bulk_latency, bulk_bandwidth, reduce_bandwidth; held:
-                       bulk_threshold (default 64KiB, nexar-live's) and
-                       eager_threshold (default off); give the ones the run
-                       used with --hold bulk_threshold=16KiB
+                       bulk_threshold and eager_threshold, at the values the
+                       run recorded in results.csv (files that do not record
+                       them: nexar-live's defaults, 64KiB and off; give the
+                       ones such a run used with --hold bulk_threshold=16KiB)
 
 MEASUREMENTS are files of these kinds, told apart by their lines (or
 --format):
@@ -59,7 +62,8 @@ MEASUREMENTS are files of these kinds, told apart by their lines (or
                before a run (mpirun -np, srun -n), or give --world. Rows
                whose "#" lines were lost read when the benchmark is named
                by a command line, the file's name or --collective.
-  results      a results.csv of nexar-live (or nexar-sim)
+  results      a results.csv of nexar-live (or nexar-sim); nexar-live's
+               records the transport thresholds its ranks used
 
 Every point is predicted by simulating its algorithm on the model, and
 the fit minimises the squared relative errors. A model of two parameters
@@ -80,8 +84,11 @@ size, or sizes all where latency or bandwidth dominates) refuses the fit:
 exit status 2 and the reason, nothing written. --hold gives a value the
 samples cannot. A parameter no prediction depends on (realnet's QUIC path
 when every message takes TCP) is held where it is. Thresholds are never
-fitted (the times jump at them): they are held, at the value --hold gives
-or their default, and the report says which.
+fitted (the times jump at them): they are held, at the value --hold gives,
+else at the one the run recorded (nexar-live's results.csv: bulk_threshold
+and eager_threshold), else at their default, and the report says which.
+Files whose runs recorded thresholds that give a model different values
+are refused for that model: fit them apart, or --hold one value.
 
 Several models (--model alpha-beta,realnet): each is fitted and they are
 ranked by their error on points they did not fit: the points are dealt
