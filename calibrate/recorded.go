@@ -41,8 +41,8 @@ type recorded struct {
 	value int
 	// files are the files that recorded value, in the order met.
 	files []string
-	// first is the first sample that recorded value, other one that
-	// recorded another, otherValue (nil: none).
+	// first is the first sample that recorded value; other, unless nil,
+	// one that recorded another, otherValue.
 	first, other *Sample
 	otherValue   int
 	// unrecorded counts the samples whose file records no thresholds, and

@@ -98,8 +98,8 @@ func parseThresholds(bulk, eager string) (*Thresholds, error) {
 }
 
 // Header is the header of the results.csv nexar-live writes: nexar-sim's
-// columns (sweep.Header), then wrong; then the ThresholdColumns in the
-// file of a run over realnet (see ResultsWriter.Transport).
+// columns (sweep.Header), then wrong; a run's file then has the
+// ThresholdColumns (see ResultsWriter.Transport).
 var Header = append(slices.Clone(sweep.Header), "wrong")
 
 // DeviceHeader is the header of the results.csv of a run on a device
