@@ -338,11 +338,11 @@ func (pr *problem) fit(sol *solution, held map[int]bool, why []string) *Fit {
 		if st.Given {
 			continue
 		}
-		why := st.Why
 		if st.Recorded != "" {
-			why = st.How()
+			f.Notes = append(f.Notes, fmt.Sprintf("%s is %s, %s (hold another with %s=SIZE)", st.Name, formatSetting(st.Value), st.Recorded, st.Name))
+			continue
 		}
-		f.Notes = append(f.Notes, fmt.Sprintf("%s is held at %s: %s (hold another with %s=SIZE)", st.Name, formatSetting(st.Value), why, st.Name))
+		f.Notes = append(f.Notes, fmt.Sprintf("%s is held at %s: %s (hold another with %s=SIZE)", st.Name, formatSetting(st.Value), st.Why, st.Name))
 	}
 	if n := noteDownweighted(pr.samples, sol.predicted, pr.weights); n != "" {
 		f.Notes = append(f.Notes, n)

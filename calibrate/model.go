@@ -152,14 +152,17 @@ var fitModels = []ModelSpec{
 			"as the cores and memory of a machine move so many bytes a second whichever ranks send them",
 		Params: []Param{
 			{Name: "latency", Symbol: "alpha", Required: true, Step: 1e-7},
-			{Name: "bandwidth", Symbol: "beta", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13},
+			// Optional: a port's own limit binds only where one message
+			// alone is slower than its share of the backplane; where it
+			// never does (loopback: the cores are the limit), the port is
+			// held unlimited and the backplane carries the bandwidth.
+			{Name: "bandwidth", Symbol: "beta", PerByte: true, Step: 1e-13,
+				Needs: "large sizes of algorithms that send one message at a time (binomial_tree) beside ones that keep several in flight (ring, direct)"},
 			{Name: "reduce_bandwidth", Symbol: "gamma", PerByte: true, Step: 1e-13},
 			{Name: "rendezvous_latency_factor", Symbol: "f_alpha", Factor: true, Default: 1, Min: 1e-3, Step: 1e-3},
 			{Name: "rendezvous_bandwidth_factor", Symbol: "f_beta", Factor: true, Default: 1, Min: 1e-3, Step: 1e-3},
-			// Optional: held at none (0 s/B, no shared limit) where no
-			// two messages are ever in flight at once.
-			{Name: "backplane_bandwidth", Symbol: "beta_b", PerByte: true, Step: 1e-13,
-				Needs: "large sizes of algorithms that keep several messages in flight at once (ring, direct) beside ones that send one at a time"},
+			{Name: "backplane_bandwidth", Symbol: "beta_b", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13,
+				Needs: "sizes large enough for their bytes to count (MiBs)"},
 		},
 		Settings: []Setting{{Name: "eager_limit", Default: nexarLiveBulkThreshold, Min: 1,
 			Why: "nexar-live's bulk threshold (its --bulk-threshold default), where realnet's protocol changes; the samples cannot move a threshold"}},

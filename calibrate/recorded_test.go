@@ -86,7 +86,7 @@ func TestCalibrateRecordedThreshold(t *testing.T) {
 			}
 			st := f.Settings[0]
 			if st.Value != 16<<10 || st.Given || st.How() != "given: recorded by the run (bulk16.csv)" ||
-				!hasNote(f.Notes, st.Name+" is held at 16 KiB: given: recorded by the run (bulk16.csv)") {
+				!hasNote(f.Notes, st.Name+" is 16 KiB, recorded by the run (bulk16.csv)") {
 				t.Errorf("setting %+v, notes %q", st, f.Notes)
 			}
 			var b strings.Builder

@@ -105,11 +105,7 @@ func writeProtocol(b *bytes.Buffer, f *Fit) {
 func writeSharedHost(b *bytes.Buffer, f *Fit) {
 	b.WriteString("model = \"flow\"\ntopology = \"crossbar\"\n")
 	writeProtocolKeys(b, f)
-	if f.Values[5] > 0 {
-		writeParam(b, f, 5)
-	} else {
-		fmt.Fprintf(b, "# %s: none, non-blocking\n", describeEstimate(f, 5, f.Model.Params[5]))
-	}
+	writeParam(b, f, 5)
 }
 
 // writeProtocolKeys writes alpha-beta-protocol's parameters (the first

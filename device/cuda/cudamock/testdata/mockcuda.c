@@ -39,6 +39,13 @@ static void *const primary = (void *)0xC0FFEE;
 
 static long live_allocs, live_pinned, live_streams, live_events, launches, copies;
 
+/* The counters change on whichever threads the ranks of a test call from,
+ * at once: a plain ++ loses updates and a test then sees a leak or a
+ * double free that did not happen. */
+#define INC(x) __atomic_add_fetch(&(x), 1, __ATOMIC_SEQ_CST)
+#define DEC(x) __atomic_sub_fetch(&(x), 1, __ATOMIC_SEQ_CST)
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+
 typedef int (*launch_hook_t)(uintptr_t fn, uintptr_t grid, uintptr_t block, uintptr_t params);
 static launch_hook_t launch_hook;
 
@@ -53,8 +60,8 @@ void mock_set_devices(int n) { devices = n; }
 void mock_set_launch_hook(launch_hook_t h) { launch_hook = h; }
 const char *mock_function_name(uintptr_t f) { return f >= 1 && f <= (uintptr_t)nfuncs ? func_names[f - 1] : ""; }
 void mock_counters(long *out) {
-	out[0] = live_allocs; out[1] = live_pinned; out[2] = live_streams;
-	out[3] = live_events; out[4] = launches; out[5] = copies; out[6] = retained;
+	out[0] = LOAD(live_allocs); out[1] = LOAD(live_pinned); out[2] = LOAD(live_streams);
+	out[3] = LOAD(live_events); out[4] = LOAD(launches); out[5] = LOAD(copies); out[6] = LOAD(retained);
 }
 
 /* NEXAR_MOCK_DEVICES sets the number of devices in a process that cannot
@@ -103,17 +110,17 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) { *bytes = (size_t)1 << 
 CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d) {
 	if (!initialized) return NOT_INITIALIZED;
 	if (d < 0 || d >= devices) return INVALID_DEVICE;
-	retained++;
+	INC(retained);
 	*ctx = primary;
 	return OK;
 }
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { if (retained == 0) return INVALID_CONTEXT; retained--; return OK; }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { if (retained == 0) return INVALID_CONTEXT; DEC(retained); return OK; }
 CUresult cuCtxSetCurrent(void *ctx) { if (ctx != primary && ctx != NULL) return INVALID_CONTEXT; current = ctx; return OK; }
 CUresult cuCtxSynchronize(void) { NEED_CTX(); return OK; }
 
-CUresult cuStreamCreate(void **s, unsigned flags) { NEED_CTX(); *s = malloc(8); live_streams++; return OK; }
+CUresult cuStreamCreate(void **s, unsigned flags) { NEED_CTX(); *s = malloc(8); INC(live_streams); return OK; }
 CUresult cuStreamSynchronize(void *s) { NEED_CTX(); return s ? OK : INVALID_VALUE; }
-CUresult cuStreamDestroy_v2(void *s) { NEED_CTX(); free(s); live_streams--; return OK; }
+CUresult cuStreamDestroy_v2(void *s) { NEED_CTX(); free(s); DEC(live_streams); return OK; }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { NEED_CTX(); return s && e ? OK : INVALID_VALUE; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
@@ -122,21 +129,21 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 	void *m = malloc(n);
 	memset(m, 0xEE, n);
 	*p = (CUdeviceptr)(uintptr_t)m;
-	live_allocs++;
+	INC(live_allocs);
 	return OK;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { NEED_CTX(); free((void *)(uintptr_t)p); live_allocs--; return OK; }
-CUresult cuMemAllocHost_v2(void **p, size_t n) { NEED_CTX(); *p = malloc(n); live_pinned++; return OK; }
-CUresult cuMemFreeHost(void *p) { NEED_CTX(); free(p); live_pinned--; return OK; }
+CUresult cuMemFree_v2(CUdeviceptr p) { NEED_CTX(); free((void *)(uintptr_t)p); DEC(live_allocs); return OK; }
+CUresult cuMemAllocHost_v2(void **p, size_t n) { NEED_CTX(); *p = malloc(n); INC(live_pinned); return OK; }
+CUresult cuMemFreeHost(void *p) { NEED_CTX(); free(p); DEC(live_pinned); return OK; }
 CUresult cuMemGetInfo_v2(size_t *f, size_t *t) { NEED_CTX(); *f = (size_t)1 << 29; *t = (size_t)1 << 30; return OK; }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
-	NEED_CTX(); memcpy((void *)(uintptr_t)d, s, n); copies++; return OK;
+	NEED_CTX(); memcpy((void *)(uintptr_t)d, s, n); INC(copies); return OK;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) {
-	NEED_CTX(); memcpy(d, (void *)(uintptr_t)s, n); copies++; return OK;
+	NEED_CTX(); memcpy(d, (void *)(uintptr_t)s, n); INC(copies); return OK;
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) {
-	NEED_CTX(); memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n); copies++; return OK;
+	NEED_CTX(); memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n); INC(copies); return OK;
 }
 
 struct event { int recorded; unsigned flags; long at; };
@@ -146,10 +153,10 @@ CUresult cuEventCreate(void **e, unsigned flags) {
 	struct event *ev = calloc(1, sizeof *ev);
 	ev->flags = flags;
 	*e = ev;
-	live_events++;
+	INC(live_events);
 	return OK;
 }
-CUresult cuEventRecord(void *e, void *s) { NEED_CTX(); struct event *ev = e; ev->recorded = 1; ev->at = ++clock_ticks; return OK; }
+CUresult cuEventRecord(void *e, void *s) { NEED_CTX(); struct event *ev = e; ev->recorded = 1; ev->at = INC(clock_ticks); return OK; }
 CUresult cuEventQuery(void *e) { NEED_CTX(); return OK; }
 CUresult cuEventSynchronize(void *e) { NEED_CTX(); return OK; }
 CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
@@ -159,7 +166,7 @@ CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
 	*ms = 0.5f * (float)(y->at - x->at);
 	return OK;
 }
-CUresult cuEventDestroy_v2(void *e) { NEED_CTX(); free(e); live_events--; return OK; }
+CUresult cuEventDestroy_v2(void *e) { NEED_CTX(); free(e); DEC(live_events); return OK; }
 
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
 	NEED_CTX();
@@ -196,7 +203,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 	NEED_CTX();
 	if (gy != 1 || gz != 1 || by != 1 || bz != 1 || shmem != 0 || extra != NULL || gx == 0 || bx == 0) return INVALID_VALUE;
 	if (!launch_hook) return LAUNCH_FAILED;
-	launches++;
+	INC(launches);
 	return launch_hook((uintptr_t)f, gx, bx, (uintptr_t)params);
 }
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int block, size_t smem) {
