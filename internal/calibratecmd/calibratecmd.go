@@ -267,6 +267,14 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 // report prints the fitted parameters, the notes and the residuals.
 func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
 	fmt.Fprintf(w, "%s model fitted to %d samples from %s (%d Gauss-Newton steps):\n", fit.Model.Name, len(fit.Samples), strings.Join(files, ", "), fit.Iterations)
+	// Columns as wide as the longest symbol, name and rate.
+	symW, nameW, rateW := 6, 17, 13
+	for _, e := range fit.Estimates {
+		symW, nameW, rateW = max(symW, len(e.Symbol)), max(nameW, len(e.Name)), max(rateW, len(rateText(e)))
+	}
+	for _, st := range fit.Settings {
+		nameW = max(nameW, len(st.Name))
+	}
 	for _, e := range fit.Estimates {
 		value := plots.FormatSeconds(e.Value)
 		switch {
@@ -279,10 +287,10 @@ func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
 		if e.Held {
 			state = "held: " + e.Why
 		}
-		fmt.Fprintf(w, "  %-6s = %-14s %-17s %-13s %s\n", e.Symbol, value, e.Name, rateText(e), state)
+		fmt.Fprintf(w, "  %-*s = %-14s %-*s %-*s %s\n", symW, e.Symbol, value, nameW, e.Name, rateW, rateText(e), state)
 	}
 	for _, st := range fit.Settings {
-		fmt.Fprintf(w, "  %-6s = %-14s %-31s %s\n", "", st.Size(), st.Name, st.How())
+		fmt.Fprintf(w, "  %-*s = %-14s %-*s %s\n", symW, "", st.Size(), nameW+1+rateW, st.Name, st.How())
 	}
 	for _, n := range fit.Notes {
 		if !strings.Contains(n, ") is held at ") && !isSettingNote(fit, n) {
@@ -324,7 +332,7 @@ func reportChoices(w io.Writer, cs []calibrate.ModelChoice, folds int) {
 // the report shows beside the parameters.
 func isSettingNote(fit *calibrate.Fit, n string) bool {
 	for _, st := range fit.Settings {
-		if strings.HasPrefix(n, st.Name+" is held at ") {
+		if strings.HasPrefix(n, st.Name+" is ") { // "is held at ..." or "is 64 KiB, recorded by ..."
 			return true
 		}
 	}
