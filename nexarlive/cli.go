@@ -186,6 +186,16 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// checkEmulate refuses the transport thresholds with --emulate: the
+// emulated network is QUIC only, so they would change nothing, and
+// results.csv would record what was not used.
+func (m *measureFlags) checkEmulate(emulate string) error {
+	if (m.bulkSet || m.eagerSet) && emulate != "" {
+		return errors.New("--bulk-threshold and --eager-threshold choose realnet's TCP paths, which --emulate's network (QUIC only) does not have: leave them out")
+	}
+	return nil
+}
+
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var m measureFlags
@@ -228,6 +238,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if (rf.recovery != string(live.RecoveryAbort) || len(rf.kill) > 0) && *emulate != "" {
 		return cmdline.UsageError(stderr, "run", "--recovery shrink and --kill need rank processes: leave out --emulate")
+	}
+	if err := m.checkEmulate(*emulate); err != nil {
+		return cmdline.UsageError(stderr, "run", "%v", err)
 	}
 	opt, err := m.options()
 	if err != nil {

@@ -225,6 +225,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"run", "--np", "5", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "no sweep has world size 5"},
 		{[]string{"run", "--np", "2", "--iters", "0", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "--iters 0"},
 		{[]string{"run", "--np", "2", "--emulate", "latency=1ms", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "latency and bandwidth are required"},
+		{[]string{"run", "--np", "2", "--emulate", "latency=1ms,bandwidth=1GB/s", "--eager-threshold", "4KiB", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "--emulate's network (QUIC only) does not have"},
 		{[]string{"worker", "../live/examples/loopback-ci.toml"}, exitUsage, "missing --out"},
 		{[]string{"help", "run"}, exitOK, "Usage: nexar-live run"},
 		{[]string{"run", "-h"}, exitOK, "Usage: nexar-live run"},

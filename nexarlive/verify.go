@@ -64,6 +64,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmdline.UsageError(stderr, "verify", "%v", err)
 	}
+	if err := m.checkEmulate(*emulate); err != nil {
+		return cmdline.UsageError(stderr, "verify", "%v", err)
+	}
 	if m.tuning == "" {
 		m.tuning = pos[0] // its runs use the table's own [transport]
 	}
