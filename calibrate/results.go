@@ -141,15 +141,22 @@ func resultSample(rec []string, get func([]string, string) string) (Sample, erro
 
 // resultThresholds reads a row's bulk_threshold and eager_threshold.
 func resultThresholds(rec []string, get func([]string, string) string) (*Thresholds, error) {
-	bulk, err := strconv.Atoi(get(rec, "bulk_threshold"))
-	if err != nil || bulk < -1 {
-		return nil, fmt.Errorf("bulk_threshold %q: want a number of bytes, or -1 (never)", get(rec, "bulk_threshold"))
+	return ParseThresholds(get(rec, "bulk_threshold"), get(rec, "eager_threshold"))
+}
+
+// ParseThresholds reads the bulk_threshold and eager_threshold columns of
+// a results.csv: whole bytes, the bulk one -1 for never, the eager one 0
+// for off.
+func ParseThresholds(bulk, eager string) (*Thresholds, error) {
+	b, err := strconv.Atoi(bulk)
+	if err != nil || b < -1 {
+		return nil, fmt.Errorf("bulk_threshold %q: want a number of bytes, or -1 (never)", bulk)
 	}
-	eager, err := strconv.Atoi(get(rec, "eager_threshold"))
-	if err != nil || eager < 0 {
-		return nil, fmt.Errorf("eager_threshold %q: want a number of bytes (0: off)", get(rec, "eager_threshold"))
+	e, err := strconv.Atoi(eager)
+	if err != nil || e < 0 {
+		return nil, fmt.Errorf("eager_threshold %q: want a number of bytes (0: off)", eager)
 	}
-	return &Thresholds{Bulk: bulk, Eager: eager}, nil
+	return &Thresholds{Bulk: b, Eager: e}, nil
 }
 
 // resultsError turns a CSV parse error into a LogError.

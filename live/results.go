@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/calibrate"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -49,16 +50,9 @@ type Result struct {
 
 // Thresholds are the sizes at which realnet changes how it sends a
 // message, as a run's ranks used them (see realnet.Config) and as
-// results.csv records them, in whole bytes.
-type Thresholds struct {
-	// Bulk is the size from which a message takes the bulk TCP path by
-	// rendezvous; -1 (written -1): never, every message on QUIC.
-	Bulk int
-	// Eager, when positive, is realnet's eager mode: every message on
-	// TCP, below Eager bytes eagerly, from it by rendezvous (Bulk then
-	// does not apply); 0: off.
-	Eager int
-}
+// results.csv records them, in whole bytes: calibrate's, which holds a
+// model's thresholds at them.
+type Thresholds = calibrate.Thresholds
 
 // ThresholdColumns are the columns that record a run's Thresholds, last
 // in results.csv (after device, when there is one).
@@ -79,22 +73,9 @@ func ThresholdsOf(cfg realnet.Config) Thresholds {
 	return Thresholds{Bulk: cfg.BulkThreshold, Eager: cfg.EagerThreshold}
 }
 
-// record returns t as results.csv's columns.
-func (t Thresholds) record() []string {
+// thresholdRecord returns t as results.csv's columns.
+func thresholdRecord(t Thresholds) []string {
 	return []string{strconv.Itoa(t.Bulk), strconv.Itoa(t.Eager)}
-}
-
-// parseThresholds reads the columns record wrote.
-func parseThresholds(bulk, eager string) (*Thresholds, error) {
-	b, err := strconv.Atoi(bulk)
-	if err != nil || b < -1 {
-		return nil, fmt.Errorf("bulk_threshold: %q is not a whole number of bytes, or -1 (never)", bulk)
-	}
-	e, err := strconv.Atoi(eager)
-	if err != nil || e < 0 {
-		return nil, fmt.Errorf("eager_threshold: %q is not a whole number of bytes (0: off)", eager)
-	}
-	return &Thresholds{Bulk: b, Eager: e}, nil
 }
 
 // Header is the header of the results.csv nexar-live writes: nexar-sim's
@@ -163,7 +144,7 @@ func (c *ResultsWriter) Write(r Result) error {
 		rec = append(rec, c.Device)
 	}
 	if c.Transport != nil {
-		rec = append(rec, c.Transport.record()...)
+		rec = append(rec, thresholdRecord(*c.Transport)...)
 	}
 	if err := c.w.Write(rec); err != nil {
 		return err
@@ -221,7 +202,7 @@ func ReadResults(r io.Reader) ([]Result, error) {
 			}
 		}
 		if i, j := col[ThresholdColumns[0]], col[ThresholdColumns[1]]; i > 0 {
-			if res.Transport, err = parseThresholds(rec[i], rec[j]); err != nil {
+			if res.Transport, err = calibrate.ParseThresholds(rec[i], rec[j]); err != nil {
 				return nil, &sweep.CSVError{Line: line, Msg: err.Error()}
 			}
 		}

@@ -149,9 +149,9 @@ func TestReadResultsErrors(t *testing.T) {
 		{strings.TrimSuffix(head, "\n") + ",colour\n", `column "colour": want only wrong, device, bulk_threshold, eager_threshold`},
 		{strings.TrimSuffix(head, "\n") + ",wrong\n", `column "wrong" appears twice`},
 		{strings.TrimSuffix(head, "\n") + ",bulk_threshold\n", "want both bulk_threshold and eager_threshold columns or neither"},
-		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,never,0\n", `line 2: bulk_threshold: "never" is not a whole number`},
-		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,-2,0\n", `line 2: bulk_threshold: "-2"`},
-		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,1,-1\n", `line 2: eager_threshold: "-1"`},
+		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,never,0\n", `line 2: bulk_threshold "never": want a number of bytes, or -1 (never)`},
+		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,-2,0\n", `line 2: bulk_threshold "-2": want a number of bytes, or -1 (never)`},
+		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,1,-1\n", `line 2: eager_threshold "-1": want a number of bytes (0: off)`},
 	} {
 		_, err := ReadResults(strings.NewReader(c.in))
 		var ce *sweep.CSVError
