@@ -218,36 +218,39 @@ var fitModels = []ModelSpec{
 	},
 }
 
-// buildProtocol is the alpha-beta-protocol model: alpha-beta under
-// sim.Protocol with the eager limit set[0], eager messages moving at once
-// (realnet's QUIC streams, an MPI library over TCP), a rendezvous
-// handshake of two control messages, and a latency and bandwidth factor
-// for the messages from the limit on (a step of lat_factors and
-// bw_factors just below it), so that each protocol has its own alpha and
-// beta.
+// buildProtocol is the alpha-beta-protocol model: alpha-beta under the
+// protocol withProtocol describes.
 func buildProtocol(th []float64, set []int) sim.Model {
+	return withProtocol(sim.AlphaBeta{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1]), ReduceBandwidth: rate(th[2])}, th, set)
+}
+
+// buildSharedHost is the shared-host model: the same protocol over the
+// flow model on a crossbar of the same ports whose messages all cross a
+// backplane of th[5] seconds per byte.
+func buildSharedHost(th []float64, set []int) sim.Model {
+	return withProtocol(sim.Flow{
+		Topology:        sim.Crossbar{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1]), Backplane: rate(th[5])},
+		ReduceBandwidth: rate(th[2]),
+	}, th, set)
+}
+
+// withProtocol puts inner under sim.Protocol with the eager limit set[0],
+// eager messages moving at once (realnet's QUIC streams, an MPI library
+// over TCP), a rendezvous handshake of two control messages, and a
+// latency and bandwidth factor th[3], th[4] for the messages from the
+// limit on (a step of lat_factors and bw_factors just below it), so that
+// each protocol has its own alpha and beta.
+func withProtocol(inner sim.Model, th []float64, set []int) sim.Protocol {
 	limit := set[0]
 	from := max(limit-1, 0) // a step applies above its size: from limit bytes on
 	return sim.Protocol{
-		Model:            sim.AlphaBeta{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1]), ReduceBandwidth: rate(th[2])},
+		Model:            inner,
 		EagerLimit:       limit,
 		EagerAtOnce:      true,
 		Handshake:        sim.Handshake{RTSCTS: true},
 		LatencyFactors:   sim.Factors{{From: from, Factor: th[3]}},
 		BandwidthFactors: sim.Factors{{From: from, Factor: th[4]}},
 	}
-}
-
-// buildSharedHost is the shared-host model: buildProtocol's protocol
-// over the flow model on a crossbar of the same ports whose messages all
-// cross a backplane of th[5] seconds per byte (none at 0).
-func buildSharedHost(th []float64, set []int) sim.Model {
-	p := buildProtocol(th, set).(sim.Protocol)
-	p.Model = sim.Flow{
-		Topology:        sim.Crossbar{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1]), Backplane: rate(th[5])},
-		ReduceBandwidth: rate(th[2]),
-	}
-	return p
 }
 
 // Models lists the models Calibrate fits.

@@ -54,8 +54,8 @@ func (c Crossbar) Build(world int) (*Topology, error) {
 	if n < world || n < 1 {
 		return nil, fmt.Errorf("crossbar of %d ports is too small for %d ranks", n, world)
 	}
-	if c.Backplane < 0 || math.IsNaN(c.Backplane) {
-		return nil, fmt.Errorf("crossbar backplane bandwidth %g is negative", c.Backplane)
+	if err := (LinkParams{Bandwidth: c.Backplane}).check("crossbar backplane", true); err != nil {
+		return nil, err
 	}
 	shared := c.Backplane > 0 && !math.IsInf(c.Backplane, 1)
 	name := fmt.Sprintf("crossbar(%d)", n)
