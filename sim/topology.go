@@ -38,6 +38,16 @@ func (k NodeKind) String() string {
 type Node struct {
 	Kind NodeKind
 	Name string
+	// Reduce is, for a switch that can reduce in the network (an NVSwitch
+	// with NVLink SHARP, an InfiniBand switch with SHARP), the rate in
+	// bytes per second at which it reduces one operand; 0 for a node that
+	// does not reduce. See SetReduce.
+	Reduce float64
+	// Domain is, for a device, the node of the cluster it belongs to (the
+	// NVLink domain of a GPU): devices with the same Domain share a fast
+	// intra-node fabric. Topologies without such nodes give each device
+	// its own Domain, its device number. See SetDomain.
+	Domain int
 }
 
 // Edge is one direction of a physical link: traffic flows From -> To.
@@ -169,10 +179,28 @@ func (t *Topology) AddNode(kind NodeKind, name string) int {
 	t.in = append(t.in, nil)
 	t.byName[name] = id
 	if kind == NodeDevice {
+		t.nodes[id].Domain = len(t.devices)
 		t.devices = append(t.devices, id)
 	}
 	return id
 }
+
+// SetReduce makes switch node n reduce in the network at bw bytes per
+// second (an operand's bytes; +Inf reduces for free); bw <= 0 makes it
+// a plain switch again. It panics if n is a device.
+func (t *Topology) SetReduce(n int, bw float64) {
+	if t.nodes[n].Kind == NodeDevice {
+		panic(fmt.Sprintf("sim: topology %s: device %s cannot reduce in the network", t.Name, t.nodes[n].Name))
+	}
+	t.nodes[n].Reduce = max(bw, 0)
+}
+
+// SetDomain puts device i (a device number, not a node index) in domain
+// d: the node of the cluster it belongs to (see Node.Domain).
+func (t *Topology) SetDomain(i, d int) { t.nodes[t.devices[i]].Domain = d }
+
+// Domain returns the domain of device i (see Node.Domain).
+func (t *Topology) Domain(i int) int { return t.nodes[t.devices[i]].Domain }
 
 // AddEdge adds one direction of a link, from -> to, and returns its index.
 // bandwidth <= 0 or +Inf makes the edge unlimited; cost < 1 is taken as 1.

@@ -1,0 +1,251 @@
+package nccl
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+)
+
+// FigureKind says what unit a hardware figure is in.
+type FigureKind uint8
+
+// Kinds of figure.
+const (
+	// Bandwidth is in bytes per second; 0 or +Inf means no cap.
+	Bandwidth FigureKind = iota
+	// Duration is in seconds.
+	Duration
+)
+
+func (k FigureKind) String() string {
+	if k == Duration {
+		return "duration"
+	}
+	return "bandwidth"
+}
+
+// Figure is one figure of a GPU's hardware that NCCL's algorithms read
+// from an [algos.Machine]: a per-protocol bandwidth cap that NCCL's own
+// model carries as a measured constant, or the per-step cost of a
+// protocol beyond the link's latency. A scenario sets one by its Name in
+// its [network.nccl] table; a Machine carries it in Figures, in SI units.
+type Figure struct {
+	Name string
+	Kind FigureKind
+	// Doc says what the figure is and where its default comes from.
+	Doc string
+}
+
+// The names of the figures.
+const (
+	FigLLBandwidth         = "ll_bandwidth"
+	FigLL128Channel        = "ll128_channel_bandwidth"
+	FigTreeLL128Channel    = "tree_ll128_channel_bandwidth"
+	FigTreeChannel         = "tree_channel_bandwidth"
+	FigNVLSTreeChannel     = "nvls_tree_channel_bandwidth"
+	FigLLStep              = "ll_step"
+	FigLL128Step           = "ll128_step"
+	FigSimpleStep          = "simple_step"
+	FigLLNetStep           = "ll_net_step"
+	FigLL128NetStep        = "ll128_net_step"
+	FigSimpleNetStep       = "simple_net_step"
+	figureTableSourceShort = "NCCL 2.30.7 src/graph/tuning.cc"
+)
+
+var figures = []Figure{
+	{FigLLBandwidth, Bandwidth, "LL's bus bandwidth per GPU, all channels together: what a GPU's threads sustain polling LL's flags (llMaxBws: by generation on one node; by CPU vendor across nodes, for 2 and for 4 or more nodes)"},
+	{FigLL128Channel, Bandwidth, "LL128's bus bandwidth per channel of a ring (perChMaxRingLL128Bws, by generation)"},
+	{FigTreeLL128Channel, Bandwidth, "LL128's bus bandwidth per channel of a tree (perChMaxTreeLL128Bws, by generation and node count)"},
+	{FigTreeChannel, Bandwidth, "a tree allreduce's bus bandwidth per channel, any protocol (perChMaxTreeBws, by generation and node count)"},
+	{FigNVLSTreeChannel, Bandwidth, "NVLS-tree's bus bandwidth per channel (perChMaxNVLSTreeBws, by generation and node count)"},
+	{FigLLStep, Duration, "LL's cost per step on an intra-node hop beyond the link's latency (0: LL's own latency is the link's, hwLatencies NVLINK Ring LL)"},
+	{FigLL128Step, Duration, "LL128's cost per step on an intra-node hop beyond LL's (hwLatencies NVLINK Ring: LL128 1.9 us less LL 0.6 us)"},
+	{FigSimpleStep, Duration, "Simple's cost per step on an intra-node hop beyond LL's and its flag's latency: the fence (hwLatencies NVLINK Ring: Simple 3.4 us less LL 0.6 us, less the flag's 0.6 us)"},
+	{FigLLNetStep, Duration, "LL's cost per step on an inter-node hop beyond the network's latency (0)"},
+	{FigLL128NetStep, Duration, "LL128's cost per step on an inter-node hop beyond LL's (hwLatencies NET Ring: 4.0 us less 2.7 us)"},
+	{FigSimpleNetStep, Duration, "Simple's cost per step on an inter-node hop beyond LL's and its flag's (hwLatencies NET Ring: 14 us less 2.7 us, less the flag's 2.7 us): the proxy's flush and posts"},
+}
+
+// Figures lists the hardware figures NCCL's algorithms read, by name.
+func Figures() []Figure { return append([]Figure(nil), figures...) }
+
+// FigureByName returns the figure called name.
+func FigureByName(name string) (Figure, error) {
+	for _, f := range figures {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	names := make([]string, len(figures))
+	for i, f := range figures {
+		names[i] = f.Name
+	}
+	sort.Strings(names)
+	return Figure{}, fmt.Errorf("unknown NCCL figure %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// Generation is a GPU generation, as NCCL's tables index them by compute
+// capability.
+type Generation int
+
+// Generations, in NCCL's order.
+const (
+	Volta     Generation = iota // compute capability below 8.0 (V100)
+	Ampere                      // 8.x (A100)
+	Hopper                      // 9.x (H100, H200)
+	Blackwell                   // 10.x and above (B200, GB200)
+)
+
+var generationNames = []string{"volta", "ampere", "hopper", "blackwell"}
+
+func (g Generation) String() string {
+	if g >= 0 && int(g) < len(generationNames) {
+		return generationNames[g]
+	}
+	return fmt.Sprintf("generation(%d)", int(g))
+}
+
+// ParseGeneration parses a generation's name: "volta", "ampere", "hopper"
+// or "blackwell".
+func ParseGeneration(s string) (Generation, error) {
+	for i, n := range generationNames {
+		if strings.EqualFold(s, n) {
+			return Generation(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown GPU generation %q (want %s)", s, strings.Join(generationNames, ", "))
+}
+
+// CPUVendor is the vendor of a host's CPUs, which NCCL's LL figures across
+// nodes depend on.
+type CPUVendor int
+
+// CPU vendors.
+const (
+	Intel CPUVendor = iota
+	AMD
+	ARM
+)
+
+var cpuNames = []string{"intel", "amd", "arm"}
+
+func (v CPUVendor) String() string {
+	if v >= 0 && int(v) < len(cpuNames) {
+		return cpuNames[v]
+	}
+	return fmt.Sprintf("cpu(%d)", int(v))
+}
+
+// ParseCPU parses a CPU vendor's name: "intel", "amd" or "arm" ("" is
+// intel, NCCL's default row).
+func ParseCPU(s string) (CPUVendor, error) {
+	if s == "" {
+		return Intel, nil
+	}
+	for i, n := range cpuNames {
+		if strings.EqualFold(s, n) {
+			return CPUVendor(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown CPU vendor %q (want %s)", s, strings.Join(cpuNames, ", "))
+}
+
+// hardware is what the algorithms read of a Machine for one call: the
+// figures resolved for its GPU, CPU and number of nodes, with the
+// Machine's overrides applied. Zero caps mean none; a machine without a
+// GPU has no caps and no step costs.
+type hardware struct {
+	llBus, ll128Ch, treeLL128Ch, treeCh, nvlsTreeCh float64 // B/s
+	step                                            [numProtocols][2]time.Duration
+}
+
+// resolveHardware resolves m for a world spread over nodes nodes.
+func resolveHardware(m *algos.Machine, nodes int) (hardware, error) {
+	var h hardware
+	if m == nil {
+		return h, nil
+	}
+	if m.GPU != "" {
+		g, err := ParseGeneration(m.GPU)
+		if err != nil {
+			return h, err
+		}
+		cpu, err := ParseCPU(m.CPU)
+		if err != nil {
+			return h, err
+		}
+		c := Constants230
+		i2 := scaleIndex(nodes)
+		row := int(g)
+		if nodes > 1 {
+			row = 0
+			if cpu == AMD {
+				row = 1
+			}
+		}
+		gb := 1e9
+		h.llBus = c.LLMaxBw[row][i2] * gb
+		h.ll128Ch = c.PerChMaxRingLL128Bw[g][i2] * gb
+		h.treeLL128Ch = c.PerChMaxTreeLL128Bw[g][i2] * gb
+		h.treeCh = c.PerChMaxTreeBw[g][i2] * gb
+		h.nvlsTreeCh = c.PerChMaxNVLSTreeBw[g][i2] * gb
+		us := func(x float64) time.Duration { return time.Duration(math.Round(x * 1e3)) }
+		for p := range numProtocols {
+			for k, hw := range []int{HwNVLink, HwNet} {
+				ll := c.HwLat[hw][AlgoRing][LL]
+				extra := c.HwLat[hw][AlgoRing][p] - ll
+				if Protocol(p) == Simple {
+					extra -= ll // the flag is a message of its own, which pays the link's latency
+				}
+				h.step[p][k] = us(max(extra, 0))
+			}
+		}
+	}
+	for name, v := range m.Figures {
+		f, err := FigureByName(name)
+		if err != nil {
+			return h, err
+		}
+		if math.IsNaN(v) || v < 0 {
+			return h, fmt.Errorf("NCCL figure %s = %g: want a value of at least 0", name, v)
+		}
+		d := time.Duration(math.Round(v * 1e9))
+		switch f.Name {
+		case FigLLBandwidth:
+			h.llBus = v
+		case FigLL128Channel:
+			h.ll128Ch = v
+		case FigTreeLL128Channel:
+			h.treeLL128Ch = v
+		case FigTreeChannel:
+			h.treeCh = v
+		case FigNVLSTreeChannel:
+			h.nvlsTreeCh = v
+		case FigLLStep:
+			h.step[LL][0] = d
+		case FigLL128Step:
+			h.step[LL128][0] = d
+		case FigSimpleStep:
+			h.step[Simple][0] = d
+		case FigLLNetStep:
+			h.step[LL][1] = d
+		case FigLL128NetStep:
+			h.step[LL128][1] = d
+		case FigSimpleNetStep:
+			h.step[Simple][1] = d
+		}
+	}
+	return h, nil
+}
+
+// scaleIndex is NCCL's index2: 0 for one node, 1 for two, 2 for more.
+func scaleIndex(nodes int) int {
+	if nodes <= 2 {
+		return max(nodes-1, 0)
+	}
+	return 2
+}
