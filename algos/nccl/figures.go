@@ -42,18 +42,17 @@ type Figure struct {
 
 // The names of the figures.
 const (
-	FigLLBandwidth         = "ll_bandwidth"
-	FigLL128Channel        = "ll128_channel_bandwidth"
-	FigTreeLL128Channel    = "tree_ll128_channel_bandwidth"
-	FigTreeChannel         = "tree_channel_bandwidth"
-	FigNVLSTreeChannel     = "nvls_tree_channel_bandwidth"
-	FigLLStep              = "ll_step"
-	FigLL128Step           = "ll128_step"
-	FigSimpleStep          = "simple_step"
-	FigLLNetStep           = "ll_net_step"
-	FigLL128NetStep        = "ll128_net_step"
-	FigSimpleNetStep       = "simple_net_step"
-	figureTableSourceShort = "NCCL 2.30.7 src/graph/tuning.cc"
+	FigLLBandwidth      = "ll_bandwidth"
+	FigLL128Channel     = "ll128_channel_bandwidth"
+	FigTreeLL128Channel = "tree_ll128_channel_bandwidth"
+	FigTreeChannel      = "tree_channel_bandwidth"
+	FigNVLSTreeChannel  = "nvls_tree_channel_bandwidth"
+	FigLLStep           = "ll_step"
+	FigLL128Step        = "ll128_step"
+	FigSimpleStep       = "simple_step"
+	FigLLNetStep        = "ll_net_step"
+	FigLL128NetStep     = "ll128_net_step"
+	FigSimpleNetStep    = "simple_net_step"
 )
 
 var figures = []Figure{
