@@ -38,6 +38,12 @@ type Config struct {
 	// looks at it every pollEvents events and between the ranks it
 	// records, so a run stops within milliseconds.
 	Context context.Context
+	// Machine, if not nil, is what the ranks' links tell algorithms of
+	// their hardware (algos.MachineLink): the GPU and CPU and their
+	// figures. Where its Node is nil and the network is built on a
+	// topology, each rank's node is the domain of the device it is placed
+	// on (Node.Domain). The engine does not modify it.
+	Machine *algos.Machine
 	// Progress, if not nil, is told how far the run is, every pollEvents
 	// events and every 64 ranks recorded, and once at the end. It
 	// is called from one goroutine at a time, not always Run's, and must
