@@ -26,6 +26,11 @@ type Machine struct {
 	// CPU names the vendor of the hosts' CPUs ("intel", "amd", "arm"),
 	// which some of NCCL's figures depend on across nodes; "" is unknown.
 	CPU string
+	// Channels is the number of channels NCCL builds on this hardware
+	// (what its graph search finds, and nccl-tests' INFO line "N coll
+	// channels" reports), which NCCL's algorithms use when a call sets
+	// none; 0 is unknown, and they use 1.
+	Channels int
 	// Figures override named figures of the hardware that algorithms
 	// read in place of their defaults for GPU and CPU, in SI units (bytes
 	// per second, seconds); package algos/nccl lists the names it reads
@@ -64,12 +69,63 @@ type MachineLink interface {
 }
 
 // MachineOf returns what l knows of its hardware: l's Machine if it is a
-// MachineLink, else nil (one node, no GPU figures).
+// MachineLink (or a decorator over one, see Unwrapper), else nil (one
+// node, no GPU figures).
 func MachineOf(l Link) *Machine {
-	if m, ok := l.(MachineLink); ok {
-		return m.Machine()
+	for l != nil {
+		if m, ok := l.(MachineLink); ok {
+			return m.Machine()
+		}
+		l = unwrap(l)
 	}
 	return nil
+}
+
+// Unwrapper is implemented by decorators of links (Scoped, Sub) that
+// rewrite tags or ranks but keep the inner link's clock, processes and
+// requests: a request of the inner link may be waited on through the
+// decorator. Optional interfaces that do not involve tags or ranks
+// (Delayer, Spawner) are found through it; the decorators implement those
+// that do (MachineLink, SwitchReducer) themselves.
+type Unwrapper interface {
+	Unwrap() Link
+}
+
+func unwrap(l Link) Link {
+	if u, ok := l.(Unwrapper); ok {
+		return u.Unwrap()
+	}
+	return nil
+}
+
+// SpawnerOf returns the Spawner of l or of the link it decorates (see
+// Unwrapper), and whether there is one.
+func SpawnerOf(l Link) (Spawner, bool) {
+	for l != nil {
+		if s, ok := l.(Spawner); ok {
+			return s, true
+		}
+		l = unwrap(l)
+	}
+	return nil, false
+}
+
+// delayerOf returns the Delayer of l or of the link it decorates.
+func delayerOf(l Link) (Delayer, bool) {
+	for l != nil {
+		if d, ok := l.(Delayer); ok {
+			return d, true
+		}
+		l = unwrap(l)
+	}
+	return nil, false
+}
+
+// IsModel reports whether l's clock is a model's (the simulator's): l or
+// the link it decorates is a Delayer.
+func IsModel(l Link) bool {
+	_, ok := delayerOf(l)
+	return ok
 }
 
 // Delayer is implemented by links whose clock is a model: the simulator.
@@ -86,7 +142,7 @@ type Delayer interface {
 // Delay holds the calling process for d on l's clock if l is a Delayer,
 // and does nothing otherwise (see Delayer).
 func Delay(ctx context.Context, l Link, d time.Duration) error {
-	if dl, ok := l.(Delayer); ok && d > 0 {
+	if dl, ok := delayerOf(l); ok && d > 0 {
 		return dl.Delay(ctx, d)
 	}
 	return nil

@@ -69,6 +69,59 @@ func (s *subLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
 	return s.Link.Irecv(s.root(src), withComm(tag, s.id), buf)
 }
 
+// Unwrap implements Unwrapper.
+func (s *subLink) Unwrap() Link { return s.Link }
+
+// Machine implements MachineLink: the root's machine with its ranks
+// renumbered as s numbers them; nil if the root knows none.
+func (s *subLink) Machine() *Machine {
+	m := MachineOf(s.Link)
+	if m == nil {
+		return nil
+	}
+	sub := *m
+	if m.Node != nil {
+		sub.Node = make([]int, len(s.ranks))
+		for i, r := range s.ranks {
+			sub.Node[i] = m.NodeOf(r)
+		}
+	}
+	return &sub
+}
+
+// CanSwitchReduce implements SwitchReducer over the root's ranks.
+func (s *subLink) CanSwitchReduce(group []int) bool {
+	sr, ok := s.Link.(SwitchReducer)
+	if !ok {
+		return false
+	}
+	g, ok := s.rootGroup(group)
+	return ok && sr.CanSwitchReduce(g)
+}
+
+// ISwitchReduce implements SwitchReducer over the root's ranks, with the
+// communicator's id in the tag.
+func (s *subLink) ISwitchReduce(group []int, tag Tag, send, recv device.Buffer, dt device.DType, op device.Op) Request {
+	sr, ok := s.Link.(SwitchReducer)
+	g, inRange := s.rootGroup(group)
+	if !ok || !inRange {
+		return noSwitch(s.Link)
+	}
+	return sr.ISwitchReduce(g, withComm(tag, s.id), send, recv, dt, op)
+}
+
+// rootGroup translates group to the root's ranks, ascending.
+func (s *subLink) rootGroup(group []int) ([]int, bool) {
+	g := make([]int, len(group))
+	for i, r := range group {
+		if g[i] = s.root(r); g[i] < 0 {
+			return nil, false
+		}
+	}
+	slices.Sort(g)
+	return g, true
+}
+
 // spawnSubLink is a subLink over a root link that can spawn processes; it
 // spawns them on the root.
 type spawnSubLink struct{ *subLink }
@@ -78,8 +131,10 @@ func (s spawnSubLink) Spawn(fn func(ctx context.Context) error) Request {
 }
 
 var (
-	_ Link    = (*subLink)(nil)
-	_ Spawner = spawnSubLink{}
+	_ Link          = (*subLink)(nil)
+	_ Spawner       = spawnSubLink{}
+	_ MachineLink   = (*subLink)(nil)
+	_ SwitchReducer = (*subLink)(nil)
 )
 
 // Sub returns the sub-communicator of l made of members, in that order

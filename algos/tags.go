@@ -46,4 +46,33 @@ func (s *scopedLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
 	return s.Link.Irecv(src, s.base|tag&algoTagMask, buf)
 }
 
-var _ Link = (*scopedLink)(nil)
+// Unwrap implements Unwrapper.
+func (s *scopedLink) Unwrap() Link { return s.Link }
+
+// CanSwitchReduce implements SwitchReducer: the inner link's answer, false
+// if it has no switch.
+func (s *scopedLink) CanSwitchReduce(group []int) bool {
+	sr, ok := s.Link.(SwitchReducer)
+	return ok && sr.CanSwitchReduce(group)
+}
+
+// ISwitchReduce implements SwitchReducer with the tag scoped.
+func (s *scopedLink) ISwitchReduce(group []int, tag Tag, send, recv device.Buffer, dt device.DType, op device.Op) Request {
+	sr, ok := s.Link.(SwitchReducer)
+	if !ok {
+		return noSwitch(s.Link)
+	}
+	return sr.ISwitchReduce(group, s.base|tag&algoTagMask, send, recv, dt, op)
+}
+
+// noSwitch returns a request of l that fails: an in-network reduction on
+// a link that has none (callers ask CanSwitchReduce first). A send to rank
+// -1 is the one request every link fails at once.
+func noSwitch(l Link) Request {
+	return l.Isend(-1, 0, device.Phantom(0))
+}
+
+var (
+	_ Link          = (*scopedLink)(nil)
+	_ SwitchReducer = (*scopedLink)(nil)
+)

@@ -1,0 +1,227 @@
+package nccl
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// Tags. An algorithm's messages use the low 16 bits of the tag: the
+// connection's role (a ring, a tree's up or down direction, ...) in bits
+// 8-11, the channel in bits 2-7, and whether the message is a step's data
+// or Simple's flag in bits 0-1. So a channel's connections never take
+// another's messages, and two connections between one pair of ranks (a
+// tree's up and down) never take each other's.
+const (
+	roleRing algos.Tag = iota
+	roleTreeUp
+	roleTreeDown
+	rolePAT
+	roleNVLS
+	roleCollNet
+	kindData = 0
+	kindFlag = 1
+)
+
+// MaxChannels is the most channels an algorithm may use (NCCL's
+// MAXCHANNELS).
+const MaxChannels = 64
+
+func tagOf(role algos.Tag, channel int, kind algos.Tag) algos.Tag {
+	return role<<8 | algos.Tag(channel)<<2 | kind
+}
+
+// channel is one of NCCL's channels as it runs on one rank: a process of
+// its own (a thread block on the GPU) with its own connections, so that
+// channels move data concurrently.
+type channel struct {
+	l     algos.Link
+	ctx   context.Context
+	proto Protocol
+	id    int
+	dt    device.DType
+	op    device.Op
+	// rate caps the data the channel sends per second (0: no cap): the
+	// pace of the channel's threads where NCCL's model carries a measured
+	// cap. step is the protocol's cost per step beyond the link's
+	// latency, on an intra-node hop [0] and an inter-node one [1].
+	rate float64
+	step [2]time.Duration
+	// sliceSteps is how many FIFO slots a slice takes, so a sender may
+	// have Steps/sliceSteps slices outstanding; slices is how many slices
+	// make a chunk (Simple's SlicePerChunk; 1 for LL and LL128).
+	sliceSteps, slices int
+	// scratch receives data to reduce.
+	scratch device.Buffer
+}
+
+// newChannel returns channel id of a call. maxSlice bounds the data of one
+// slice, for the scratch buffers.
+func newChannel(ctx context.Context, l algos.Link, proto Protocol, id int, dt device.DType, op device.Op, rate float64, step [2]time.Duration, sliceSteps, slices, maxSlice int) *channel {
+	return &channel{l: l, ctx: ctx, proto: proto, id: id, dt: dt, op: op, rate: rate, step: step,
+		sliceSteps: sliceSteps, slices: slices, scratch: l.Alloc(maxSlice)}
+}
+
+// window is how many slices a sender may have outstanding to one peer.
+func (ch *channel) window() int { return max(Steps/ch.sliceSteps, 1) }
+
+// sendConn is the sending end of one connection of a channel: its FIFO's
+// slots, of which at most window() are in flight.
+type sendConn struct {
+	ch    *channel
+	peer  int
+	tag   algos.Tag
+	inter bool // the hop leaves the node
+	steps uint32
+	// pending holds the requests of the slices in flight, oldest first;
+	// wire and flags their buffers, slot by slot.
+	pending []algos.Request
+	wire    []device.Buffer
+	flags   []device.Buffer
+	next    int
+}
+
+// recvConn is the receiving end of a connection.
+type recvConn struct {
+	ch    *channel
+	peer  int
+	tag   algos.Tag
+	steps uint32
+	wire  device.Buffer
+	flag  device.Buffer
+}
+
+func (ch *channel) sender(role algos.Tag, peer int, inter bool, maxSlice int) *sendConn {
+	w := ch.window()
+	c := &sendConn{ch: ch, peer: peer, tag: tagOf(role, ch.id, kindData), inter: inter,
+		wire: make([]device.Buffer, w), flags: make([]device.Buffer, w)}
+	if ch.proto != Simple {
+		for i := range c.wire {
+			c.wire[i] = ch.l.Alloc(ch.proto.wire(maxSlice))
+		}
+	} else {
+		for i := range c.flags {
+			c.flags[i] = ch.l.Alloc(flagBytes)
+		}
+	}
+	return c
+}
+
+func (ch *channel) receiver(role algos.Tag, peer int, maxSlice int) *recvConn {
+	c := &recvConn{ch: ch, peer: peer, tag: tagOf(role, ch.id, kindData)}
+	if ch.proto != Simple {
+		c.wire = ch.l.Alloc(ch.proto.wire(maxSlice))
+	} else {
+		c.flag = ch.l.Alloc(flagBytes)
+	}
+	return c
+}
+
+// send moves one slice of data to the peer: the GPU's cost of the step
+// (see channel.rate and channel.step), a free slot, then the data in the
+// protocol's format. Under Simple the data goes as it is, the sender
+// waits until it has landed (the fence) and then writes the step's flag,
+// a message of its own; LL and LL128 carry their flags in their lines
+// and need no fence. The caller must not modify data until the
+// connection's later sends have freed its slot (see flush).
+func (c *sendConn) send(data device.Buffer) error {
+	ch := c.ch
+	d := ch.step[b2i(c.inter)]
+	if ch.rate > 0 {
+		d += time.Duration(float64(data.Len()) / ch.rate * 1e9)
+	}
+	if err := algos.Delay(ch.ctx, ch.l, d); err != nil {
+		return err
+	}
+	if len(c.pending) == len(c.wire) {
+		if err := ch.l.Wait(ch.ctx, c.pending[0]); err != nil {
+			return err
+		}
+		c.pending = c.pending[1:]
+	}
+	c.steps++
+	slot := c.next
+	c.next = (c.next + 1) % len(c.wire)
+	if ch.proto != Simple {
+		w := c.wire[slot].Slice(0, ch.proto.wire(data.Len()))
+		if err := ch.proto.pack(ch.l, w, data, c.steps); err != nil {
+			return err
+		}
+		c.pending = append(c.pending, ch.l.Isend(c.peer, c.tag, w))
+		return nil
+	}
+	if data.Len() > 0 {
+		if err := algos.Send(ch.ctx, ch.l, c.peer, c.tag, data); err != nil {
+			return err
+		}
+	}
+	f := c.flags[slot]
+	if h, ok := device.HostBytes(f); ok {
+		binary.LittleEndian.PutUint64(h, uint64(c.steps))
+	}
+	c.pending = append(c.pending, ch.l.Isend(c.peer, c.tag|kindFlag, f))
+	return nil
+}
+
+// flush waits for every slice in flight.
+func (c *sendConn) flush() error {
+	err := c.ch.l.Wait(c.ch.ctx, c.pending...)
+	c.pending = c.pending[:0]
+	return err
+}
+
+// recv takes the next slice from the peer into data (data.Len() bytes,
+// as the sender sent), checking the step's flags.
+func (c *recvConn) recv(data device.Buffer) error {
+	ch := c.ch
+	c.steps++
+	if ch.proto != Simple {
+		w := c.wire.Slice(0, ch.proto.wire(data.Len()))
+		if err := algos.Recv(ch.ctx, ch.l, c.peer, c.tag, w); err != nil {
+			return err
+		}
+		return ch.proto.unpack(ch.l, data, w, c.steps)
+	}
+	reqs := []algos.Request{ch.l.Irecv(c.peer, c.tag|kindFlag, c.flag)}
+	if data.Len() > 0 {
+		reqs = append(reqs, ch.l.Irecv(c.peer, c.tag, data))
+	}
+	if err := ch.l.Wait(ch.ctx, reqs...); err != nil {
+		return err
+	}
+	if h, ok := device.HostBytes(c.flag); ok {
+		if f := binary.LittleEndian.Uint64(h); f != uint64(c.steps) {
+			return &flagError{peer: c.peer, got: f, want: uint64(c.steps)}
+		}
+	}
+	return nil
+}
+
+// recvReduce takes the next slice from the peer and reduces it into dst.
+func (c *recvConn) recvReduce(dst device.Buffer) error {
+	tmp := c.ch.scratch.Slice(0, dst.Len())
+	if err := c.recv(tmp); err != nil {
+		return err
+	}
+	return c.ch.l.Reduce(dst, tmp, c.ch.dt, c.ch.op)
+}
+
+type flagError struct {
+	peer      int
+	got, want uint64
+}
+
+func (e *flagError) Error() string {
+	return fmt.Sprintf("nccl: Simple flag from rank %d is step %d, want %d", e.peer, e.got, e.want)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
