@@ -54,7 +54,7 @@ type channel struct {
 	// sliceSteps is how many FIFO slots a slice takes, so a sender may
 	// have Steps/sliceSteps slices outstanding; slices is how many slices
 	// make a chunk (Simple's SlicePerChunk; 1 for LL and LL128).
-	sliceSteps, slices int
+	sliceSteps, slicesPerChunk int
 	// scratch receives data to reduce.
 	scratch device.Buffer
 }
@@ -63,7 +63,7 @@ type channel struct {
 // slice, for the scratch buffers.
 func newChannel(ctx context.Context, l algos.Link, proto Protocol, id int, dt device.DType, op device.Op, rate float64, step [2]time.Duration, sliceSteps, slices, maxSlice int) *channel {
 	return &channel{l: l, ctx: ctx, proto: proto, id: id, dt: dt, op: op, rate: rate, step: step,
-		sliceSteps: sliceSteps, slices: slices, scratch: l.Alloc(maxSlice)}
+		sliceSteps: sliceSteps, slicesPerChunk: slices, scratch: l.Alloc(maxSlice)}
 }
 
 // window is how many slices a sender may have outstanding to one peer.

@@ -1,0 +1,44 @@
+package nccl
+
+import (
+	"context"
+
+	"github.com/nexar-go/nexar-go/algos"
+)
+
+// DefaultChannels is what the "channels" parameter defaults to: 0, the
+// machine's channel count (algos.Machine.Channels), or 1 where it has
+// none.
+const DefaultChannels = 0
+
+// protocols are NCCL's protocols in the order of its tables.
+var protocols = []Protocol{LL, LL128, Simple}
+
+func register(coll, name, summary string, run func(ctx context.Context, l algos.Link, c algos.Call) error) {
+	algos.MustRegisterAlgorithm(coll, &algos.Algorithm{
+		Name: name, Summary: summary,
+		Params: map[string]int{"channels": DefaultChannels},
+		Run:    run,
+	})
+}
+
+func init() {
+	type ringAlgo func(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error
+	rings := []struct {
+		coll, what string
+		run        ringAlgo
+	}{
+		{"allreduce", "reduce-scatter then allgather around each channel's ring", RingAllreduce},
+		{"allgather", "blocks around each channel's ring", RingAllgather},
+		{"reduce_scatter", "partial sums around each channel's ring", RingReduceScatter},
+		{"broadcast", "the root's chunks pipelined along each channel's ring", RingBroadcast},
+		{"reduce", "partial sums pipelined along each channel's ring to the root", RingReduce},
+	}
+	for _, r := range rings {
+		for _, proto := range protocols {
+			register(r.coll, "nccl_ring_"+proto.String(),
+				"NCCL's ring over "+proto.String()+": "+r.what+", in NCCL's chunks and slices",
+				func(ctx context.Context, l algos.Link, c algos.Call) error { return r.run(ctx, l, c, proto) })
+		}
+	}
+}

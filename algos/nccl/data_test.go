@@ -1,0 +1,172 @@
+package nccl_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/algos/algotest"
+	_ "github.com/nexar-go/nexar-go/algos/nccl"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+var ab = sim.AlphaBeta{Latency: 5 * sim.Microsecond, Bandwidth: 12.5e9}
+
+const seed = 3
+
+// dataCase makes one rank's buffers for a collective over count elements
+// (one rank's block for allgather and reduce_scatter) and checks them.
+type dataCase struct {
+	inputs func(rank, p, count, root int, dt device.DType, op device.Op) (send, buf []byte)
+	check  func(rank, p, count, root int, dt device.DType, op device.Op, buf []byte) error
+}
+
+var dataCases = map[string]dataCase{
+	"allreduce": {
+		inputs: func(rank, p, n, _ int, dt device.DType, op device.Op) ([]byte, []byte) {
+			return nil, algotest.Input(n, dt, op, rank, p, seed)
+		},
+		check: func(_, p, n, _ int, dt device.DType, op device.Op, buf []byte) error {
+			return algotest.Compare(buf, algotest.Reduced(n, dt, op, p, seed), dt)
+		},
+	},
+	"allgather": {
+		inputs: func(rank, p, n, _ int, dt device.DType, _ device.Op) ([]byte, []byte) {
+			return algotest.AllgatherInput(n, dt, rank, seed), algotest.Garbage(algotest.Allgathered(n, dt, p, seed))
+		},
+		check: func(_, p, n, _ int, dt device.DType, _ device.Op, buf []byte) error {
+			return algotest.Compare(buf, algotest.Allgathered(n, dt, p, seed), dt)
+		},
+	},
+	"reduce_scatter": {
+		inputs: func(rank, p, n, _ int, dt device.DType, op device.Op) ([]byte, []byte) {
+			want := algotest.ReduceScattered(n, dt, op, p, seed)[rank]
+			return algotest.ReduceScatterInput(n, dt, op, rank, p, seed), algotest.Garbage(want)
+		},
+		check: func(rank, p, n, _ int, dt device.DType, op device.Op, buf []byte) error {
+			return algotest.Compare(buf, algotest.ReduceScattered(n, dt, op, p, seed)[rank], dt)
+		},
+	},
+	"broadcast": {
+		inputs: func(rank, _, n, root int, dt device.DType, _ device.Op) ([]byte, []byte) {
+			return nil, algotest.BroadcastInput(n, dt, rank, root, seed)
+		},
+		check: func(_, _, n, root int, dt device.DType, _ device.Op, buf []byte) error {
+			return algotest.Compare(buf, algotest.Broadcasted(n, dt, root, seed), dt)
+		},
+	},
+	"reduce": {
+		inputs: func(rank, p, n, _ int, dt device.DType, op device.Op) ([]byte, []byte) {
+			return nil, algotest.Input(n, dt, op, rank, p, seed)
+		},
+		check: func(rank, p, _, root int, dt device.DType, op device.Op, buf []byte) error {
+			return algotest.CheckRootedReduce(buf, dt, op, rank, root, p, seed)
+		},
+	},
+}
+
+// dataRun runs algorithm algo of coll on p ranks of cfg with real data,
+// count elements, and checks every rank's result.
+func dataRun(cfg sim.Config, coll, algo string, p, count int, params map[string]int, dt device.DType, op device.Op) error {
+	c, err := algos.Lookup(coll)
+	if err != nil {
+		return err
+	}
+	a, err := c.Algorithm(algo)
+	if err != nil {
+		return err
+	}
+	dc := dataCases[coll]
+	root := min(1, p-1)
+	cfg.World, cfg.HostData = p, true
+	if cfg.Model == nil {
+		cfg.Model = ab
+	}
+	_, err = sim.Run(cfg, func(ctx context.Context, l algos.Link) error {
+		send, buf := dc.inputs(l.Rank(), p, count, root, dt, op)
+		call := algos.Call{Buf: device.Host(buf), DType: dt, Op: op, Root: root, Params: params}
+		if send != nil {
+			call.Send = device.Host(send)
+		}
+		if err := a.Run(ctx, l, call); err != nil {
+			return err
+		}
+		if err := dc.check(l.Rank(), p, count, root, dt, op, buf); err != nil {
+			return fmt.Errorf("rank %d: %w", l.Rank(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s p=%d count=%d %v %s: %w", coll, algo, p, count, params, dt, err)
+	}
+	return nil
+}
+
+// ncclAlgorithms lists the NCCL algorithms of coll.
+func ncclAlgorithms(t *testing.T, coll string) []*algos.Algorithm {
+	c, err := algos.Lookup(coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*algos.Algorithm
+	for _, a := range c.Algorithms {
+		if strings.HasPrefix(a.Name, "nccl_") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// TestData checks every NCCL algorithm with real data on worlds 1-17 and
+// counts 0, 1, fewer than the ranks, not divisible by the channels, and
+// past one chunk, with one and three channels, in one node and in nodes
+// of four ranks.
+func TestData(t *testing.T) {
+	worlds := []int{1, 2, 3, 4, 5, 7, 8, 11, 16, 17}
+	if testing.Short() {
+		worlds = []int{1, 2, 3, 5, 8}
+	}
+	for coll := range dataCases {
+		for _, a := range ncclAlgorithms(t, coll) {
+			t.Run(coll+"/"+a.Name, func(t *testing.T) {
+				for _, p := range worlds {
+					for _, count := range []int{0, 1, max(p-1, 0), 1001, 70001} {
+						for _, ch := range []int{1, 3} {
+							for _, nodes := range []int{1, 4} {
+								cfg := sim.Config{}
+								if nodes > 1 {
+									m := &algos.Machine{Node: make([]int, p)}
+									for r := range m.Node {
+										m.Node[r] = r / nodes
+									}
+									cfg.Machine = m
+								}
+								if err := dataRun(cfg, coll, a.Name, p, count, map[string]int{"channels": ch}, device.F32, device.Sum); err != nil {
+									t.Fatal(err)
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDataTypes runs each algorithm once on every dtype and op.
+func TestDataTypes(t *testing.T) {
+	for coll := range dataCases {
+		for _, a := range ncclAlgorithms(t, coll) {
+			for _, dt := range device.DTypes() {
+				for _, op := range device.Ops() {
+					if err := dataRun(sim.Config{}, coll, a.Name, 5, 777, map[string]int{"channels": 2}, dt, op); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+}
