@@ -42,3 +42,20 @@ func init() {
 		}
 	}
 }
+
+func init() {
+	trees := []struct {
+		coll, what string
+		run        func(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error
+	}{
+		{"allreduce", "NCCL's double binary tree over nodes, chains inside them; chunks reduced up and broadcast down at once, half the channels on each tree", TreeAllreduce},
+		{"broadcast", "down NCCL's double binary tree rooted at the root (NCCL's TreeDown pattern)", TreeBroadcast},
+		{"reduce", "up NCCL's double binary tree rooted at the root (NCCL's TreeUp pattern)", TreeReduce},
+	}
+	for _, t := range trees {
+		for _, proto := range protocols {
+			register(t.coll, "nccl_tree_"+proto.String(), t.what+", over "+proto.String(),
+				func(ctx context.Context, l algos.Link, c algos.Call) error { return t.run(ctx, l, c, proto) })
+		}
+	}
+}
