@@ -59,3 +59,10 @@ func init() {
 		}
 	}
 }
+
+func init() {
+	register("allgather", "nccl_pat", "NCCL's PAT over Simple: Bruck's allgather with its dimensions reversed (far first), blocks aggregated per step up to a buffer; lg p steps for small blocks",
+		PatAllgather)
+	register("reduce_scatter", "nccl_pat", "NCCL's PAT over Simple: Bruck's reduce-scatter, near and large first, partial sums aggregated per step up to a buffer; lg p steps for small blocks",
+		PatReduceScatter)
+}
