@@ -66,3 +66,16 @@ func init() {
 	register("reduce_scatter", "nccl_pat", "NCCL's PAT over Simple: Bruck's reduce-scatter, near and large first, partial sums aggregated per step up to a buffer; lg p steps for small blocks",
 		PatReduceScatter)
 }
+
+func init() {
+	register("allreduce", "nccl_nvls", "NCCL's NVLS: the NVSwitch reduces (multimem.ld_reduce) and multicasts (multimem.st) inside each NVLink domain, SHARP across domains; Simple",
+		NVLSAllreduce)
+	register("allreduce", "nccl_nvls_tree", "NCCL's NVLS tree: NVLS inside each NVLink domain, the double binary tree across domains; Simple",
+		NVLSTreeAllreduce)
+	register("allreduce", "nccl_collnet_direct", "NCCL's CollNet direct: a direct reduce-scatter and allgather over NVLink inside each node, InfiniBand SHARP across nodes; Simple",
+		CollNetDirectAllreduce)
+	register("allgather", "nccl_nvls", "NCCL's NVLS allgather inside one NVLink domain: each rank's block multicast by the NVSwitch; Simple",
+		NVLSAllgather)
+	register("reduce_scatter", "nccl_nvls", "NCCL's NVLS reduce-scatter inside one NVLink domain: each rank's block reduced by the NVSwitch as it loads it; Simple",
+		NVLSReduceScatter)
+}

@@ -21,8 +21,10 @@ const (
 	roleTreeUp
 	roleTreeDown
 	rolePAT
-	roleNVLS
-	roleCollNet
+	roleSwitch
+	roleDirectScatter
+	roleDirectGather
+	roleSignal
 	kindData = 0
 	kindFlag = 1
 )

@@ -1,0 +1,631 @@
+package nccl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+)
+
+// In-network reduction: NVLS (NVLink SHARP: an NVSwitch reduces what the
+// GPUs of its domain load through a multicast address, multimem.ld_reduce,
+// and replicates what one stores, multimem.st) and CollNet (InfiniBand
+// SHARP: the switches of the fabric reduce what the nodes' NICs send).
+// An allreduce runs in three phases per chunk, each a process of the
+// channel, so that chunks flow through them as through NCCL's warp
+// groups: inside each node a reduce-scatter leaves each rank its shard of
+// the chunk reduced over the node; across nodes the ranks with the same
+// local index allreduce their shard; inside each node an allgather gives
+// every rank every shard. Phases hand chunks on by messages to the rank
+// itself, which cost nothing.
+//
+//   - nccl_nvls: NVLS inside (G ld_reduce then G multicasts per chunk),
+//     SHARP across nodes (NCCL runs NVLS across nodes only with CollNet).
+//   - nccl_nvls_tree: NVLS inside, NCCL's double binary tree across.
+//   - nccl_collnet_direct: direct NVLink inside (each rank sends shard j
+//     to local rank j, which reduces; then sends its shard to every local
+//     rank), SHARP across.
+
+// nvlsChunkBytes is NVLS's chunk (calcCollChunking): NCCL_NVLS_CHUNKSIZE
+// (128 KiB) for one node, 32 KiB across nodes (NCCL's rule for an NVLS
+// bandwidth below 150 GB/s, the common case with SHARP across nodes),
+// then smaller for small calls: 64 KiB below 64 chunks per concurrent
+// operation, 32 KiB below 8, 16 KiB below 2.
+func nvlsChunkBytes(channelBytes, heads, nodes int) int {
+	c := 128 << 10
+	if nodes > 1 {
+		c = 32 << 10
+	}
+	ops := heads
+	if channelBytes < 64*ops*c && c > 65536 {
+		c = 65536
+	}
+	if channelBytes < 8*ops*c && c > 32768 {
+		c = 32768
+	}
+	if channelBytes < 2*ops*c && c > 16384 {
+		c = 16384
+	}
+	return c
+}
+
+// layout is the nodes of a call for the three-phase algorithms: every node
+// has the same number of ranks.
+type layout struct {
+	local   []int // the ranks of this rank's node
+	myLocal int   // this rank's index among them
+	heads   []int // the ranks with this rank's local index, one per node
+	myNode  int   // this rank's index among heads
+}
+
+func (k *call) layout(what string) (layout, error) {
+	var lo layout
+	nodes := k.nodeRanks()
+	g := len(nodes[0])
+	for _, n := range nodes {
+		if len(n) != g {
+			return lo, fmt.Errorf("nccl: %s needs the same number of ranks on every node; the nodes have %d and %d", what, g, len(n))
+		}
+	}
+	for ni, n := range nodes {
+		for li, r := range n {
+			if r == k.me {
+				lo.local, lo.myLocal, lo.myNode = n, li, ni
+			}
+		}
+	}
+	for _, n := range nodes {
+		lo.heads = append(lo.heads, n[lo.myLocal])
+	}
+	return lo, nil
+}
+
+// intraKind and interKind name the phases of a three-phase allreduce.
+type intraKind uint8
+
+const (
+	intraNVLS intraKind = iota
+	intraDirect
+)
+
+type interKind uint8
+
+const (
+	interSHARP interKind = iota
+	interTree
+)
+
+// Kinds of the phases' hand-over messages to the rank itself.
+const (
+	sigScattered algos.Tag = 0
+	sigReduced   algos.Tag = 1
+)
+
+// threePhase is one channel of a three-phase allreduce.
+type threePhase struct {
+	k       *call
+	lo      layout
+	intra   intraKind
+	inter   interKind
+	buf     device.Buffer
+	pt      part
+	chunk   int
+	id      int
+	used    int
+	nChunks int
+}
+
+// ThreePhaseAllreduce runs an in-network allreduce (see the package's
+// notes on NVLS and CollNet) with the given phases.
+func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, intra intraKind, inter interKind, what string) error {
+	k, err := newCall(ctx, l, Simple, c)
+	if err != nil || k.p == 1 {
+		return err
+	}
+	lo, err := k.layout(what)
+	if err != nil {
+		return err
+	}
+	count := c.Buf.Len() / k.dt.Size()
+	parts := channelParts(count, k.dt.Size(), k.nc, 2, Simple)
+	used := usedChannels(parts)
+	if used == 0 {
+		return nil
+	}
+	return k.runChannels(used, func(ctx context.Context, id int) error {
+		pt := parts[id]
+		chunk := nvlsChunkBytes(pt.count*k.dt.Size(), len(lo.local), len(lo.heads)) / k.dt.Size()
+		chunk = max(chunk/len(lo.local)*len(lo.local), len(lo.local))
+		tp := &threePhase{k: k, lo: lo, intra: intra, inter: inter, buf: c.Buf, pt: pt, chunk: chunk, id: id, used: used,
+			nChunks: divUp(pt.count, chunk)}
+		return tp.run(ctx)
+	})
+}
+
+func (tp *threePhase) run(ctx context.Context) error {
+	k := tp.k
+	kc := *k
+	kc.ctx = ctx
+	k = &kc
+	tp.k = k
+	chIntra := newChannel(ctx, k.l, Simple, tp.id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, tp.chunk*k.dt.Size())
+	var groups [][]int
+	if tp.intra == intraNVLS && len(tp.lo.local) > 1 {
+		groups = append(groups, tp.lo.local)
+	}
+	if tp.inter == interSHARP && len(tp.lo.heads) > 1 {
+		groups = append(groups, tp.lo.heads)
+	}
+	var sn *switchNet
+	if len(groups) > 0 {
+		var err error
+		if sn, err = k.newSwitchNet(chIntra, roleSwitch, groups, "an in-network allreduce"); err != nil {
+			return err
+		}
+	}
+	scatter := func(ctx context.Context) error { return tp.scatterPhase(ctx, sn) }
+	across := func(ctx context.Context) error { return tp.interPhase(ctx, sn) }
+	gather := func(ctx context.Context) error { return tp.gatherPhase(ctx, sn) }
+	return k.concurrently(ctx, scatter, across, gather)
+}
+
+// shard returns shard i of chunk c: its element offset and count.
+func (tp *threePhase) shard(c, i int) (int, int) {
+	o := c * tp.chunk
+	n := min(tp.chunk, tp.pt.count-o)
+	g := len(tp.lo.local)
+	q, r := n/g, n%g
+	return tp.pt.off + o + i*q + min(i, r), q + b2i(i < r)
+}
+
+func (tp *threePhase) shardBuf(c, i int) device.Buffer {
+	off, n := tp.shard(c, i)
+	return tp.k.elems(tp.buf, off, n)
+}
+
+// signal hands chunk c on to the next phase; await waits for it.
+func (tp *threePhase) signal(kind algos.Tag) algos.Request {
+	return tp.k.l.Isend(tp.k.me, tagOf(roleSignal, tp.id, kind), tp.k.l.Alloc(0))
+}
+
+func (tp *threePhase) await(ctx context.Context, kind algos.Tag) error {
+	return algos.Recv(ctx, tp.k.l, tp.k.me, tagOf(roleSignal, tp.id, kind), tp.k.l.Alloc(0))
+}
+
+// scatterPhase leaves this rank's shard of every chunk reduced over its
+// node.
+func (tp *threePhase) scatterPhase(ctx context.Context, sn *switchNet) error {
+	k, lo := tp.k, tp.lo
+	var sigs []algos.Request
+	var conns *directConns
+	if tp.intra == intraDirect {
+		conns = newDirectConns(k, ctx, tp.id, roleDirectScatter, tp.chunk)
+	}
+	for c := range tp.nChunks {
+		if len(lo.local) > 1 {
+			var err error
+			if tp.intra == intraNVLS {
+				err = tp.nvlsScatter(sn, c)
+			} else {
+				err = tp.directScatter(conns, c)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		sigs = append(sigs, tp.signal(sigScattered))
+	}
+	if conns != nil {
+		if err := conns.flush(); err != nil {
+			return err
+		}
+	}
+	return k.l.Wait(ctx, sigs...)
+}
+
+func (tp *threePhase) nvlsScatter(sn *switchNet, c int) error {
+	k, lo := tp.k, tp.lo
+	mine := tp.shardBuf(c, lo.myLocal)
+	tmp := k.l.Alloc(mine.Len())
+	var reqs []algos.Request
+	for i, owner := range lo.local {
+		var recv device.Buffer
+		if i == lo.myLocal {
+			recv = tmp
+		}
+		rq, err := sn.post(ldReduce(lo.local, owner), tp.shardBuf(c, i), recv)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, rq...)
+	}
+	if err := k.l.Wait(k.ctx, reqs...); err != nil {
+		return err
+	}
+	return k.l.Copy(mine, tmp)
+}
+
+func (tp *threePhase) directScatter(dc *directConns, c int) error {
+	lo := tp.lo
+	mine := tp.shardBuf(c, lo.myLocal)
+	for j, peer := range lo.local {
+		if j == lo.myLocal {
+			continue
+		}
+		if err := dc.to(peer).send(tp.shardBuf(c, j)); err != nil {
+			return err
+		}
+	}
+	for j, peer := range lo.local {
+		if j == lo.myLocal {
+			continue
+		}
+		if err := dc.from(peer).recvReduce(mine); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// interPhase allreduces this rank's shard of every chunk across nodes.
+func (tp *threePhase) interPhase(ctx context.Context, sn *switchNet) error {
+	k, lo := tp.k, tp.lo
+	if len(lo.heads) == 1 {
+		var sigs []algos.Request
+		for range tp.nChunks {
+			if err := tp.await(ctx, sigScattered); err != nil {
+				return err
+			}
+			sigs = append(sigs, tp.signal(sigReduced))
+		}
+		return k.l.Wait(ctx, sigs...)
+	}
+	if tp.inter == interTree {
+		return tp.treeInter(ctx)
+	}
+	var sigs []algos.Request
+	for c := range tp.nChunks {
+		if err := tp.await(ctx, sigScattered); err != nil {
+			return err
+		}
+		mine := tp.shardBuf(c, lo.myLocal)
+		tmp := k.l.Alloc(mine.Len())
+		rq, err := sn.post(allreduceOp(lo.heads), mine, tmp)
+		if err != nil {
+			return err
+		}
+		if err := k.l.Wait(ctx, rq...); err != nil {
+			return err
+		}
+		if err := k.l.Copy(mine, tmp); err != nil {
+			return err
+		}
+		sigs = append(sigs, tp.signal(sigReduced))
+	}
+	return k.l.Wait(ctx, sigs...)
+}
+
+// treeInter allreduces the shards across nodes along NCCL's double binary
+// tree over the ranks with this local index, its way up and way down as
+// processes of their own, chunk by chunk.
+func (tp *threePhase) treeInter(ctx context.Context) error {
+	k, lo := tp.k, tp.lo
+	nn := len(lo.heads)
+	t := 0
+	if tp.id >= divUp(tp.used, 2) {
+		t = 1
+	}
+	u, d0, d1, _ := Dtree(nn, lo.myNode, t)
+	var tl treeLinks
+	tl.up = -1
+	if u != -1 {
+		tl.up = lo.heads[u]
+	}
+	for _, d := range []int{d0, d1} {
+		if d != -1 {
+			tl.down = append(tl.down, lo.heads[d])
+		}
+	}
+	maxShard := divUp(tp.chunk, len(lo.local)) * k.dt.Size()
+	newCh := func(ctx context.Context) *channel {
+		return newChannel(ctx, k.l, Simple, tp.id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, maxShard)
+	}
+	up := func(ctx context.Context) error {
+		ch := newCh(ctx)
+		var in []*recvConn
+		for _, d := range tl.down {
+			in = append(in, ch.receiver(roleTreeUp, d, maxShard))
+		}
+		var out *sendConn
+		if tl.up != -1 {
+			out = ch.sender(roleTreeUp, tl.up, true, maxShard)
+		}
+		var downs []*sendConn
+		if tl.up == -1 {
+			for _, d := range tl.down {
+				downs = append(downs, ch.sender(roleTreeDown, d, true, maxShard))
+			}
+		}
+		var sigs []algos.Request
+		for c := range tp.nChunks {
+			if err := tp.await(ctx, sigScattered); err != nil {
+				return err
+			}
+			b := tp.shardBuf(c, lo.myLocal)
+			for _, rc := range in {
+				if err := rc.recvReduce(b); err != nil {
+					return err
+				}
+			}
+			if out != nil {
+				if err := out.send(b); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, sc := range downs {
+				if err := sc.send(b); err != nil {
+					return err
+				}
+			}
+			sigs = append(sigs, tp.signal(sigReduced))
+		}
+		if out != nil {
+			if err := out.flush(); err != nil {
+				return err
+			}
+		}
+		if err := flushAll(downs); err != nil {
+			return err
+		}
+		return k.l.Wait(ctx, sigs...)
+	}
+	down := func(ctx context.Context) error {
+		ch := newCh(ctx)
+		in := ch.receiver(roleTreeDown, tl.up, maxShard)
+		var outs []*sendConn
+		for _, d := range tl.down {
+			outs = append(outs, ch.sender(roleTreeDown, d, true, maxShard))
+		}
+		var sigs []algos.Request
+		for c := range tp.nChunks {
+			b := tp.shardBuf(c, lo.myLocal)
+			if err := in.recv(b); err != nil {
+				return err
+			}
+			for _, sc := range outs {
+				if err := sc.send(b); err != nil {
+					return err
+				}
+			}
+			sigs = append(sigs, tp.signal(sigReduced))
+		}
+		if err := flushAll(outs); err != nil {
+			return err
+		}
+		return k.l.Wait(ctx, sigs...)
+	}
+	if tl.up == -1 {
+		return up(ctx)
+	}
+	return k.concurrently(ctx, up, down)
+}
+
+// gatherPhase gives every local rank every shard of each chunk.
+func (tp *threePhase) gatherPhase(ctx context.Context, sn *switchNet) error {
+	k, lo := tp.k, tp.lo
+	var conns *directConns
+	if tp.intra == intraDirect {
+		conns = newDirectConns(k, ctx, tp.id, roleDirectGather, tp.chunk)
+	}
+	for c := range tp.nChunks {
+		if err := tp.await(ctx, sigReduced); err != nil {
+			return err
+		}
+		if len(lo.local) == 1 {
+			continue
+		}
+		if tp.intra == intraNVLS {
+			var reqs []algos.Request
+			for i, owner := range lo.local {
+				var send, recv device.Buffer
+				if i == lo.myLocal {
+					send = tp.shardBuf(c, i)
+				} else {
+					recv = tp.shardBuf(c, i)
+				}
+				rq, err := sn.post(multicast(lo.local, owner), send, recv)
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, rq...)
+			}
+			if err := k.l.Wait(ctx, reqs...); err != nil {
+				return err
+			}
+			continue
+		}
+		mine := tp.shardBuf(c, lo.myLocal)
+		for j, peer := range lo.local {
+			if j != lo.myLocal {
+				if err := conns.to(peer).send(mine); err != nil {
+					return err
+				}
+			}
+		}
+		for j, peer := range lo.local {
+			if j != lo.myLocal {
+				if err := conns.from(peer).recv(tp.shardBuf(c, j)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if conns != nil {
+		return conns.flush()
+	}
+	return nil
+}
+
+// directConns are one channel's Simple connections to the other ranks of
+// its node, opened as needed.
+type directConns struct {
+	ch   *channel
+	k    *call
+	role algos.Tag
+	size int
+	send map[int]*sendConn
+	recv map[int]*recvConn
+}
+
+func newDirectConns(k *call, ctx context.Context, id int, role algos.Tag, chunk int) *directConns {
+	size := divUp(chunk, 1) * k.dt.Size()
+	ch := newChannel(ctx, k.l, Simple, id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, size)
+	return &directConns{ch: ch, k: k, role: role, size: size, send: map[int]*sendConn{}, recv: map[int]*recvConn{}}
+}
+
+func (dc *directConns) to(peer int) *sendConn {
+	if c, ok := dc.send[peer]; ok {
+		return c
+	}
+	c := dc.ch.sender(dc.role, peer, dc.k.inter(dc.k.me, peer), dc.size)
+	dc.send[peer] = c
+	return c
+}
+
+func (dc *directConns) from(peer int) *recvConn {
+	if c, ok := dc.recv[peer]; ok {
+		return c
+	}
+	c := dc.ch.receiver(dc.role, peer, dc.size)
+	dc.recv[peer] = c
+	return c
+}
+
+func (dc *directConns) flush() error {
+	for _, peer := range sortedKeys(dc.send) {
+		if err := dc.send[peer].flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NVLSAllreduce is NCCL's NVLS allreduce: NVLS inside each NVLink
+// domain, SHARP across domains.
+func NVLSAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
+	return threePhaseAllreduce(ctx, l, c, intraNVLS, interSHARP, "nccl_nvls")
+}
+
+// NVLSTreeAllreduce is NCCL's NVLS-tree allreduce: NVLS inside each
+// NVLink domain, the double binary tree across domains.
+func NVLSTreeAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
+	return threePhaseAllreduce(ctx, l, c, intraNVLS, interTree, "nccl_nvls_tree")
+}
+
+// CollNetDirectAllreduce is NCCL's CollNet-direct allreduce: direct
+// NVLink transfers inside each node, SHARP across nodes.
+func CollNetDirectAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
+	return threePhaseAllreduce(ctx, l, c, intraDirect, interSHARP, "nccl_collnet_direct")
+}
+
+// nvlsSingle runs fn per chunk of each channel of an NVLS allgather or
+// reduce-scatter, within one NVLink domain.
+func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what string, fn func(k *call, sn *switchNet, lo layout, off, n int) error) error {
+	k, err := newCall(ctx, l, Simple, c)
+	if err != nil || k.p == 1 {
+		return err
+	}
+	lo, err := k.layout(what)
+	if err != nil {
+		return err
+	}
+	if len(lo.heads) > 1 {
+		return fmt.Errorf("nccl: %s runs inside one NVLink domain; these %d ranks span %d (NCCL needs CollNet's allgather and reduce-scatter across nodes)", what, k.p, len(lo.heads))
+	}
+	parts := channelParts(count, k.dt.Size(), k.nc, k.p, Simple)
+	used := usedChannels(parts)
+	if used == 0 {
+		return nil
+	}
+	return k.runChannels(used, func(ctx context.Context, id int) error {
+		kc := *k
+		kc.ctx = ctx
+		pt := parts[id]
+		chunk := max(nvlsChunkBytes(pt.count*k.dt.Size()*k.p, k.p, 1)/k.dt.Size(), 1)
+		ch := newChannel(ctx, l, Simple, id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, 0)
+		sn, err := kc.newSwitchNet(ch, roleSwitch, [][]int{lo.local}, what)
+		if err != nil {
+			return err
+		}
+		for e := 0; e < pt.count; e += chunk {
+			if err := fn(&kc, sn, lo, pt.off+e, min(chunk, pt.count-e)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// NVLSAllgather is NCCL's NVLS allgather inside one NVLink domain: each
+// rank stores its block to the domain's multicast address, chunk by
+// chunk, and the switch replicates it to every other rank.
+func NVLSAllgather(ctx context.Context, l algos.Link, c algos.Call) error {
+	es := c.DType.Size()
+	p := l.Size()
+	count := c.Buf.Len() / es / p
+	if c.Send != nil {
+		if err := l.Copy(c.Buf.Slice(l.Rank()*count*es, count*es), c.Send); err != nil {
+			return err
+		}
+	}
+	return nvlsSingle(ctx, l, c, count, "nccl_nvls allgather", func(k *call, sn *switchNet, lo layout, off, n int) error {
+		var reqs []algos.Request
+		for _, owner := range lo.local {
+			b := k.elems(c.Buf, owner*count+off, n)
+			var send, recv device.Buffer
+			if owner == k.me {
+				send = b
+			} else {
+				recv = b
+			}
+			rq, err := sn.post(multicast(lo.local, owner), send, recv)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, rq...)
+		}
+		return k.l.Wait(k.ctx, reqs...)
+	})
+}
+
+// NVLSReduceScatter is NCCL's NVLS reduce-scatter inside one NVLink
+// domain: each rank loads its block of every rank's input through the
+// multicast address, the switch reducing them, chunk by chunk.
+func NVLSReduceScatter(ctx context.Context, l algos.Link, c algos.Call) error {
+	es := c.DType.Size()
+	p := l.Size()
+	count := c.Buf.Len() / es
+	if c.Send == nil || c.Send.Len() != p*count*es {
+		return fmtErr("reduce_scatter: want a send buffer of %d blocks of %d bytes", p, count*es)
+	}
+	if p == 1 {
+		return l.Copy(c.Buf, c.Send)
+	}
+	return nvlsSingle(ctx, l, c, count, "nccl_nvls reduce_scatter", func(k *call, sn *switchNet, lo layout, off, n int) error {
+		var reqs []algos.Request
+		for _, owner := range lo.local {
+			var recv device.Buffer
+			if owner == k.me {
+				recv = k.elems(c.Buf, off, n)
+			}
+			rq, err := sn.post(ldReduce(lo.local, owner), k.elems(c.Send, owner*count+off, n), recv)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, rq...)
+		}
+		return k.l.Wait(k.ctx, reqs...)
+	})
+}
