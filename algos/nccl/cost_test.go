@@ -1,0 +1,197 @@
+package nccl_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/sim"
+)
+
+// The closed forms of the package documentation, on alpha-beta (α = 5 µs,
+// 12.5 GB/s, free reductions), to the picosecond: each term is a message
+// of the simulator, α + m/bandwidth rounded as the simulator rounds one
+// message.
+
+func msg(m int) sim.Time { return ab.MessageTime(m) }
+
+// simTime is the time of one call of coll's algo over bytes (the
+// collective's n) on p ranks of cfg.
+func simTime(t *testing.T, cfg sim.Config, coll, algo string, p, bytes int, params map[string]int) sim.Time {
+	t.Helper()
+	c, err := algos.Lookup(coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.Algorithm(algo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send, recv, _ := c.Layout(bytes/4, p)
+	cfg.World = p
+	if cfg.Model == nil {
+		cfg.Model = ab
+	}
+	res, err := sim.Run(cfg, func(ctx context.Context, l algos.Link) error {
+		call := algos.Call{Buf: l.Alloc(recv * 4), DType: device.F32, Op: device.Sum, Root: min(1, p-1), Params: params}
+		if send > 0 {
+			call.Send = l.Alloc(send * 4)
+		}
+		return a.Run(ctx, l, call)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.End
+}
+
+func wireLL(c int) int    { return (c + 7) / 8 * 16 }
+func wireLL128(c int) int { return (c + 119) / 120 * 128 }
+
+// flagMsg is Simple's flag: a message of 8 bytes.
+var flagMsg = msg(8)
+
+// times returns k copies of x summed.
+func times(k int, x sim.Time) sim.Time { return sim.Time(k) * x }
+
+// TestRingClosedForms holds the rings to their closed forms with one
+// channel: in the regime where a step is one slice (a chunk of c bytes
+// per rank, at most one LL slot or 32 KiB under Simple) and in the
+// bandwidth regime (whole slots and slices), and the pipelined broadcast
+// and reduce.
+func TestRingClosedForms(t *testing.T) {
+	one := map[string]int{"channels": 1}
+	type tc struct {
+		coll, algo string
+		p, n       int
+		want       sim.Time
+	}
+	var cases []tc
+	for _, p := range []int{2, 3, 4, 7, 8, 16} {
+		c := 4096 // bytes per rank's chunk
+		n := p * c
+		// allreduce: 2(p-1) steps of one message (LL, LL128) or a data
+		// message, its flag and the empty second slice's flag (Simple).
+		cases = append(cases,
+			tc{"allreduce", "nccl_ring_ll", p, n, times(2*(p-1), msg(wireLL(c)))},
+			tc{"allreduce", "nccl_ring_ll128", p, n, times(2*(p-1), msg(wireLL128(c)))},
+			tc{"allreduce", "nccl_ring_simple", p, n, times(2*(p-1), msg(c)+2*flagMsg)},
+			// allgather and reduce_scatter: p-1 steps of a block.
+			tc{"allgather", "nccl_ring_ll", p, n, times(p-1, msg(wireLL(c)))},
+			tc{"allgather", "nccl_ring_simple", p, n, times(p-1, msg(c)+2*flagMsg)},
+			tc{"reduce_scatter", "nccl_ring_ll128", p, n, times(p-1, msg(wireLL128(c)))},
+			tc{"reduce_scatter", "nccl_ring_simple", p, n, times(p-1, msg(c)+2*flagMsg)},
+		)
+		// The bandwidth regime: each rank sends 2(p-1)/p n bytes in
+		// slots of 32 KiB of data (LL), 576000 bytes (LL128), or slices
+		// of 1 MiB each followed by its flag (Simple).
+		cases = append(cases,
+			tc{"allreduce", "nccl_ring_ll", p, p * 64 << 10, times(2*(p-1)*2, msg(64<<10))},
+			tc{"allreduce", "nccl_ring_ll128", p, p * 2 * 576000, times(2*(p-1)*2, msg(614400))},
+			tc{"allreduce", "nccl_ring_simple", p, p * 4 << 20, times(2*(p-1)*4, msg(1<<20)+flagMsg)},
+		)
+		// broadcast and reduce: k chunks pipelined over p-1 hops,
+		// (p-2+k) steps of a slot (LL) or of a 512 KiB chunk and its
+		// flag (Simple).
+		for _, coll := range []string{"broadcast", "reduce"} {
+			cases = append(cases,
+				tc{coll, "nccl_ring_ll", p, 1 << 20, times(p-2+32, msg(64<<10))},
+				tc{coll, "nccl_ring_simple", p, 2 << 20, times(p-2+4, msg(512<<10)+flagMsg)},
+			)
+		}
+	}
+	for _, c := range cases {
+		if got := simTime(t, sim.Config{}, c.coll, c.algo, c.p, c.n, one); got != c.want {
+			t.Errorf("%s %s p=%d n=%d: %v, closed form %v", c.coll, c.algo, c.p, c.n, got, c.want)
+		}
+	}
+}
+
+// TestRingChannelsClosedForm: with several channels on alpha-beta's one
+// port, a step puts every channel's message on the port in turn: the
+// small regime's time is 2(p-1) x nc messages of the channel's chunk.
+// NCCL gives a channel at least 32 KiB of traffic (an 8 KiB cell of an
+// LL allreduce's data), so 4 channels of 8 KiB each.
+func TestRingChannelsClosedForm(t *testing.T) {
+	for _, p := range []int{2, 4, 8} {
+		n := 4 * 8192
+		c := 8192 / p
+		want := times(2*(p-1)*4, msg(wireLL(c)))
+		if got := simTime(t, sim.Config{}, "allreduce", "nccl_ring_ll", p, n, map[string]int{"channels": 4}); got != want {
+			t.Errorf("p=%d: %v, closed form %v", p, got, want)
+		}
+	}
+}
+
+// TestTreeClosedForms: inside one node the tree is a chain, so an
+// allreduce of one chunk goes up and down it, 2(p-1) messages; with k
+// Simple chunks the way up and the way down overlap, (2(p-1)+k-1)
+// chunks and flags while the chain's ports are not shared (k <= 2).
+// Across nodes of one rank each, a single LL chunk goes up NCCL's binary
+// tree of p = 2^K ranks and down again in (4K-2) messages: two children
+// send to one port in turn and a parent sends to its two children in
+// turn, and the root has one child.
+func TestTreeClosedForms(t *testing.T) {
+	one := map[string]int{"channels": 1}
+	for _, p := range []int{2, 3, 4, 8, 16} {
+		c := 4096
+		for _, x := range []struct {
+			algo string
+			m    sim.Time
+		}{{"nccl_tree_ll", msg(wireLL(c))}, {"nccl_tree_ll128", msg(wireLL128(c))}, {"nccl_tree_simple", msg(c) + flagMsg}} {
+			if got, want := simTime(t, sim.Config{}, "allreduce", x.algo, p, c, one), times(2*(p-1), x.m); got != want {
+				t.Errorf("allreduce %s p=%d: %v, closed form %v", x.algo, p, got, want)
+			}
+			for _, coll := range []string{"broadcast", "reduce"} {
+				if got, want := simTime(t, sim.Config{}, coll, x.algo, p, c, one), times(p-1, x.m); got != want {
+					t.Errorf("%s %s p=%d: %v, closed form %v", coll, x.algo, p, got, want)
+				}
+			}
+		}
+		if got, want := simTime(t, sim.Config{}, "allreduce", "nccl_tree_simple", p, 1<<20, one), times(2*(p-1)+1, msg(512<<10)+flagMsg); got != want {
+			t.Errorf("allreduce nccl_tree_simple p=%d, 2 chunks: %v, closed form %v", p, got, want)
+		}
+	}
+	for _, k := range []int{1, 2, 3, 4} {
+		p := 1 << k
+		m := &algos.Machine{Node: make([]int, p)}
+		for r := range m.Node {
+			m.Node[r] = r
+		}
+		want := times(4*k-2, msg(wireLL(4096)))
+		if got := simTime(t, sim.Config{Machine: m}, "allreduce", "nccl_tree_ll", p, 4096, one); got != want {
+			t.Errorf("binary tree over %d nodes: %v, closed form %v", p, got, want)
+		}
+	}
+}
+
+// TestPATClosedForm: PAT's allgather and reduce-scatter of small blocks
+// of b bytes take K = ceil(lg p) steps, the step at distance 2^d carrying
+// the blocks at offsets 2^d + s (s a multiple of 2^(d+1), below p) in one
+// message and its flag; in the bandwidth regime, chunks of 256 KiB (2
+// ranks, 8 MiB: NCCL halves a 512 KiB chunk while 32 chunks exceed the
+// channel's bytes) each one step.
+func TestPATClosedForm(t *testing.T) {
+	one := map[string]int{"channels": 1}
+	for _, p := range []int{2, 3, 4, 5, 8, 13, 16} {
+		count := 1024 / p * p // f32 elements, as the layout rounds them
+		b := count / p * 4
+		var want sim.Time
+		for d := 0; 1<<d < p; d++ {
+			blocks := 0
+			for s := 0; (1<<d)+s < p; s += 2 << d {
+				blocks++
+			}
+			want += msg(blocks*b) + flagMsg
+		}
+		for _, coll := range []string{"allgather", "reduce_scatter"} {
+			if got := simTime(t, sim.Config{}, coll, "nccl_pat", p, 4096, one); got != want {
+				t.Errorf("%s p=%d: %v, closed form %v", coll, p, got, want)
+			}
+		}
+	}
+	if got, want := simTime(t, sim.Config{}, "allgather", "nccl_pat", 2, 8<<20, one), times(16, msg(256<<10)+flagMsg); got != want {
+		t.Errorf("allgather p=2 8 MiB: %v, closed form %v", got, want)
+	}
+}
