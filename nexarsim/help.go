@@ -16,6 +16,12 @@ bandwidth = "12.5GB/s"          # 1/beta: B/s, KB/s, MB/s, GB/s, TB/s (10^3 step
 reduce_bandwidth = "25GB/s"     # 1/gamma; optional, "inf" (free) by default
 # eager_limit = "64KiB"         # message protocol, any model: eager below, rendezvous
 # envelope = "16B"              # from it; bytes added per message (see 'nexar-sim list')
+# preset = "dgx-h100"          # a GPU machine (flow model, topology "gpu_cluster") whose
+# nodes = 16                    # keys the table starts from; each key here overrides it
+# gpu = "hopper"                # the machine, for NCCL's algorithms: gpu, cpu,
+# ranks_per_node = 8            # ranks_per_node (models without a topology),
+# [network.nccl]                # and NCCL's figures (see 'nexar-sim list')
+# ll128_channel_bandwidth = "30GB/s"
 
 # [network.transport]           # optional: realnet's QUIC and bulk TCP paths, from
 # quic_latency = "30us"         # which run derives tuning.toml's [transport]
@@ -286,8 +292,11 @@ Lists the collectives of the algorithm catalogue with their algorithms and
 the algorithms' parameters (set them in a sweep with params = { name = value }
 or a list of values), the network models a scenario's [network] table may
 name with their keys, the topologies of the flow model with theirs, the
-keys of [network.transport] (realnet's two paths, for the bulk threshold),
-and the kinds of [[fault]] table.
+GPU machines a [network] table may start from (preset = NAME) with their
+headline figures, the keys that describe the machine to algorithms (gpu,
+cpu, ranks_per_node) and NCCL's figures of [network.nccl], the keys of
+[network.transport] (realnet's two paths, for the bulk threshold), and the
+kinds of [[fault]] table.
 
 Example:
   nexar-sim list

@@ -85,6 +85,18 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %s: %s\n", t.Name, t.Summary)
 		keys(t.Keys)
 	}
+	fmt.Fprintln(stdout, "\nGPU machines ([network] preset = NAME, any model: the keys of a gpu_cluster network and its")
+	fmt.Fprintln(stdout, "  machine, each figure with its source (docs/gpu-presets.md); every key of [network] overrides the preset's)")
+	for _, p := range scenario.Presets() {
+		fmt.Fprintf(stdout, "  %s: %s\n", p.Name, p.Summary)
+		fmt.Fprintf(stdout, "    %s\n", p.Headline())
+	}
+	fmt.Fprintln(stdout, "\nMachine ([network], any model): what algorithms that adapt to the hardware (NCCL's) are told of it")
+	keys(scenario.PresetKeys())
+	keys(scenario.MachineKeys())
+	fmt.Fprintln(stdout, "\nNCCL's figures ([network.nccl], any model): override the defaults for the GPU and CPU;")
+	fmt.Fprintln(stdout, "  bandwidths as \"20GB/s\" (\"inf\": no cap), durations as \"2us\"")
+	keys(scenario.NCCLKeys())
 	fmt.Fprintln(stdout, "\nMessage protocol ([network], any model): how sends meet receives, as in MPI libraries;")
 	fmt.Fprintln(stdout, "  eager_limit = \"64KiB\" with envelope = \"16B\" is SimGrid SMPI's protocol")
 	keys(scenario.ProtocolKeys())

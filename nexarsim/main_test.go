@@ -411,7 +411,9 @@ func TestList(t *testing.T) {
 	}
 	for _, want := range []string{"params (defaults): segment = 65536", "alpha-beta:", "latency", "reduce_bandwidth",
 		"Topologies of the flow model", "fat_tree:", "inter_", "Noise and faults", "jitter:", "lets a sweep repeat",
-		"Message protocol", "eager_limit", "lat_factors", `SimGrid SMPI's "rab_rdb"`} {
+		"Message protocol", "eager_limit", "lat_factors", `SimGrid SMPI's "rab_rdb"`,
+		"gpu_cluster:", "nvlink_bandwidth", "GPU machines", "dgx-h100: NVIDIA DGX H100", "gb200-nvl72:", "8 GPUs a node (hopper)",
+		"ranks_per_node", "[network.nccl]", "ll128_channel_bandwidth"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("list does not show %q:\n%s", want, stdout)
 		}

@@ -51,8 +51,15 @@
 // The network models (Models) are "alpha-beta", "loggp", "flow" and
 // "realnet" (realnet's two paths, from [network.transport]); the flow
 // model runs on a topology (Topologies): a crossbar, a ring, a torus, a
-// fat tree, a dragonfly or a hierarchical cluster of nodes, its links
-// shared by plain or latency-weighted max-min. Every model takes the
+// fat tree, a dragonfly, a hierarchical cluster of nodes or a GPU
+// cluster (hosts of GPUs in NVLink domains, NICs on rails), its links
+// shared by plain or latency-weighted max-min. A [network] table may
+// start from a GPU machine (Presets: preset = "dgx-h100", "gb200-nvl72",
+// cloud instances), whose keys are those of a GPU cluster, each figure
+// with its source; every key the table sets overrides the preset's. The
+// keys gpu, cpu and ranks_per_node and the table [network.nccl]
+// (MachineKeys, NCCLKeys) describe the machine to algorithms that adapt
+// to it (NCCL's): they become Network.Machine, which every run gets. Every model takes the
 // message protocol keys (ProtocolKeys: eager and rendezvous, an envelope,
 // SimGrid-style latency and bandwidth factors by size), which put a
 // sim.Protocol over it. The keys of each are those sim's types document,

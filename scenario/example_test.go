@@ -130,4 +130,5 @@ func ExampleTopologies() {
 	// fat_tree: radix tiers oversubscription routing link_bandwidth link_latency nic_bandwidth nic_latency
 	// dragonfly: groups routers hosts global_links routing local_bandwidth local_latency global_bandwidth global_latency nic_bandwidth nic_latency
 	// hierarchical: devices_per_node nodes nics_per_node host_bandwidth host_latency inter intra_bandwidth intra_latency
+	// gpu_cluster: gpus_per_node nodes nvlink_domain nvlink_bandwidth nvlink_latency nvls_bandwidth pcie_bandwidth pcie_latency nics_per_node nic_bandwidth nic_latency inter inter_radix inter_oversubscription inter_link_bandwidth inter_link_latency inter_routing sharp_bandwidth
 }

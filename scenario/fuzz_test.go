@@ -88,6 +88,32 @@ eager_limit = "64KiB"
 envelope = 16
 lat_factors = "0:2;64KiB:1"
 handshake = "rts_cts"`, "")))
+	f.Add([]byte(withNetwork(`preset = "gb200-nvl72"
+nodes = 36
+nvlink_domain = 8
+nvls_bandwidth = "inf"
+inter = "fat_tree"
+inter_radix = 16`, "")))
+	f.Add([]byte(withNetwork(`model = "flow"
+topology = "gpu_cluster"
+gpus_per_node = 8
+nics_per_node = 3
+nvlink_bandwidth = "450GB/s"
+nic_bandwidth = "400Gbit/s"
+inter_radix = 6
+inter_oversubscription = 2
+gpu = "blackwell"
+[network.nccl]
+ll_step = "1us"
+tree_channel_bandwidth = "inf"`, "")))
+	f.Add([]byte(withNetwork(`model = "alpha-beta"
+latency = "2.7us"
+bandwidth = "50GB/s"
+preset = "dgx-2"
+cpu = "AMD"
+ranks_per_node = 16
+[network.nccl]
+ll_bandwith = "1GB/s"`, "")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.toml", data)
 		if err != nil {
@@ -105,6 +131,9 @@ handshake = "rts_cts"`, "")))
 		// A scenario that parses is complete and within limits.
 		if s.Network.Sim == nil || len(s.Sweeps) == 0 {
 			t.Fatalf("parsed scenario lacks a network or sweeps: %+v", s)
+		}
+		if m := s.Network.MachineFor(5); m != nil && (len(m.Node) != 0 && len(m.Node) != 5 || s.Network.Model == "flow" && m.Node != nil) {
+			t.Fatalf("machine %+v for 5 ranks", m)
 		}
 		for _, sw := range s.Sweeps {
 			if sw.Collective == nil || len(sw.Algorithms) == 0 || len(sw.World) == 0 || len(sw.Bytes) == 0 {

@@ -97,7 +97,7 @@ var models = []modelSpec{
 			Summary: "flow-level model on a topology: each message is a flow along its route, flows sharing a link share its bandwidth max-min fairly, " +
 				"latencies add along the route; with topology = \"crossbar\" and alpha-beta's keys it gives alpha-beta's times",
 			Keys: []KeyInfo{
-				{"topology", false, `the network's shape: "crossbar" (default), "ring", "torus", "fat_tree", "dragonfly" or "hierarchical"; its keys follow (see Topologies)`},
+				{"topology", false, `the network's shape: "crossbar" (default), "ring", "torus", "fat_tree", "dragonfly", "hierarchical" or "gpu_cluster"; its keys follow (see Topologies)`},
 				{"placement", false, `how ranks map to devices: "linear" (rank r on device r, default), "round_robin" (consecutive ranks in different groups of placement_group devices), "random" (seeded)`},
 				{"placement_group", false, `devices per group for placement = "round_robin", such as the devices of a node: 8`},
 				{"send_slots", false, "messages a rank may send at once (default 1, as alpha-beta's single port; -1 is unlimited)"},

@@ -168,7 +168,7 @@ func TestBadNetworks(t *testing.T) {
 		want       []string
 	}{
 		{`model = "flow"
-topology = "mesh"`, "", []string{`n.toml:6: network.topology: unknown topology "mesh" (want one of crossbar, ring, torus, fat_tree, dragonfly, hierarchical)`}},
+topology = "mesh"`, "", []string{`n.toml:6: network.topology: unknown topology "mesh" (want one of crossbar, ring, torus, fat_tree, dragonfly, hierarchical, gpu_cluster)`}},
 		{`model = "flow"
 topology = "fat_tree"
 link_bandwidth = "10GB/s"

@@ -89,6 +89,18 @@ type Network struct {
 	// [network.transport], for deriving the bulk threshold; nil if the
 	// file has none.
 	Transport *Transport
+	// Machine describes the hardware to algorithms that adapt to it
+	// (MachineKeys: gpu, cpu, [network.nccl]): its GPU, CPU and Figures,
+	// its Node nil. It is not nil on the flow model, whose topology gives
+	// each rank its node, and nil on other models when the file
+	// describes nothing. Runs get MachineFor(world).
+	Machine *algos.Machine
+	// RanksPerNode is ranks_per_node (0 if absent): on models without a
+	// topology, rank r is on node r / RanksPerNode.
+	RanksPerNode int
+	// Preset is the name of the preset the table names (key "preset"),
+	// "" if none.
+	Preset string
 	// Line is the line of the [network] header.
 	Line int
 	// Summary describes the network in one line for captions: the model,
@@ -103,7 +115,7 @@ type Network struct {
 // topology large enough, a placement that fits, faults naming ranks that
 // exist): it builds the network for that world without running anything.
 func (n *Network) Check(world int) error {
-	_, err := sim.Run(sim.Config{World: world, Model: n.Sim, Replay: true}, func(context.Context, algos.Link) error { return nil })
+	_, err := sim.Run(sim.Config{World: world, Model: n.Sim, Machine: n.MachineFor(world), Replay: true}, func(context.Context, algos.Link) error { return nil })
 	return err
 }
 
@@ -333,6 +345,11 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 
 func (c *checker) network(t *table, top *table) Network {
 	n := Network{Line: lineOf(c.lines, t.path), Summary: c.networkSummary(t)}
+	var presetOK bool
+	if n.Preset, presetOK = c.preset(t); !presetOK {
+		t.known = append(t.known, keysOf(t.m)...) // without its preset, the table's keys cannot be checked
+		return n
+	}
 	want := "one of " + strings.Join(modelNames(), ", ")
 	name, ok := t.str("model", true, "", want)
 	if !ok {
@@ -350,6 +367,11 @@ func (c *checker) network(t *table, top *table) Network {
 	n.Transport = c.transport(t)
 	c.paths = n.Transport
 	m := spec.build(t, top)
+	machine, rpn, machineOK := c.machine(t, name == "flow")
+	if !machineOK {
+		m = nil
+	}
+	n.Machine, n.RanksPerNode = machine, rpn
 	if prot, ok := c.protocol(t); !ok {
 		m = nil
 	} else if prot != nil && m != nil {

@@ -25,6 +25,12 @@ func (c *checker) networkSummary(t *table) string {
 	}
 	var kvs []kv
 	model, _ := t.m["model"].(string)
+	if name, ok := t.m["preset"].(string); ok && model == "" {
+		if p, err := LookupPreset(name); err == nil {
+			v, _ := p.Value("model")
+			model, _ = v.(string)
+		}
+	}
 	var add func(path string, m map[string]any)
 	add = func(path string, m map[string]any) {
 		for k, v := range m {

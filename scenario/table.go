@@ -60,6 +60,9 @@ type table struct {
 	// what names the table in messages: "the top level", "[network]".
 	what  string
 	known []string
+	// preset marks the keys that a preset set (see Preset): finish does
+	// not report them if nothing read them.
+	preset map[string]bool
 }
 
 func (t *table) errorf(path, format string, args ...any) { t.c.errorf(path, format, args...) }
@@ -86,7 +89,7 @@ func (t *table) missing(key, want string) {
 func (t *table) finish() {
 	var unknown []string
 	for k := range t.m {
-		if !contains(t.known, k) {
+		if !contains(t.known, k) && !t.preset[k] {
 			unknown = append(unknown, k)
 		}
 	}

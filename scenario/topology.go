@@ -169,6 +169,108 @@ func init() {
 			}, linkKeys("intra", "each device's link to its node's switch", false, "; left out: unlimited")...)},
 		build: buildHierarchical,
 	})
+	// gpu_cluster last of all: its fabric is one of the flat topologies or
+	// a rail-optimised fat tree.
+	topologies = append(topologies, topologySpec{
+		TopologyInfo: TopologyInfo{"gpu_cluster", "hosts of GPUs in NVLink domains (one logical NVSwitch a domain, which may span hosts), " +
+			"a PCIe path from each GPU to its NIC, the NICs on a rail-optimised fat tree or another inter-node topology; a preset names a machine",
+			gpuClusterKeys(interNames)},
+		build: buildGPUCluster,
+	})
+}
+
+// gpuClusterKeys are the keys of topology = "gpu_cluster".
+func gpuClusterKeys(interNames []string) []KeyInfo {
+	keys := []KeyInfo{
+		{"gpus_per_node", true, "GPUs of a host: 8"},
+		{"nodes", false, "number of hosts (default as many as the world needs); a world may use fewer GPUs than nodes x gpus_per_node"},
+		{"nvlink_domain", false, "GPUs of an NVLink domain, a whole number of hosts (default one host's): 72 for GB200 NVL72"},
+		{"nvlink_bandwidth", true, `each GPU's NVLink bandwidth into its domain's NVSwitch, one way: "450GB/s" (H100: 900 GB/s both ways)`},
+		{"nvlink_latency", false, `latency of a GPU's link into the NVSwitch, charged going in and again coming out, so a GPU-to-GPU hop costs twice it: "300ns" (default 0)`},
+		{"nvls_bandwidth", false, `NVLink SHARP: the rate at which a domain's NVSwitch reduces, bytes of one operand per second; its latency is that of the NVLink edges in and out: "450GB/s" (default: the switch does not reduce)`},
+		{"pcie_bandwidth", false, `each GPU's PCIe path to its NIC, one way: "64GB/s" (default unlimited)`},
+		{"pcie_latency", false, `latency of that path, per crossing: "500ns" (default 0)`},
+		{"nics_per_node", false, "NICs (rails) of a host, 1 to gpus_per_node, shared by consecutive GPUs when fewer (default one per GPU)"},
+		{"nic_bandwidth", false, `each NIC's port into the fabric, one way: "400Gbit/s" (required with inter = "rail"; with another inter, left out: that topology's own endpoint links)`},
+		{"nic_latency", false, `latency of a NIC's port, per crossing (a NIC and its cable and switch port): "850ns" (default 0)`},
+		{"inter", false, `the fabric between the NICs: "rail" (default: NIC j of every host on rail j's leaves, leaves joined by spines) or ` + strings.Join(interNames, ", ") + ` read from keys prefixed "inter_"`},
+		{"inter_radix", false, `with inter = "rail": ports of a leaf switch, split into hosts and uplinks by inter_oversubscription: 64 (default 0: one leaf a rail for all hosts)`},
+		{"inter_oversubscription", false, `with inter = "rail": host ports per uplink at the leaves: 1 (default, non-blocking)`},
+		{"inter_link_bandwidth", false, `with inter = "rail": each leaf-spine link, one way (default nic_bandwidth)`},
+		{"inter_link_latency", false, `with inter = "rail": latency of a leaf-spine link, per crossing: "200ns" (default 0)`},
+		{"inter_routing", false, `with inter = "rail": "ecmp" (default) or "dmodk"`},
+		{"sharp_bandwidth", false, `InfiniBand SHARP: the rate at which every switch of the fabric reduces, bytes of one operand per second; its latency is that of the edges in and out: "50GB/s" (default: the switches do not reduce)`},
+	}
+	return keys
+}
+
+// buildGPUCluster reads topology = "gpu_cluster".
+func buildGPUCluster(t *table, p string) (sim.TopologySpec, float64) {
+	g, ok1 := t.requiredInt(p+"gpus_per_node", 1, 1<<16, "GPUs per host: gpus_per_node = 8")
+	nodes, ok2 := t.integer(p+"nodes", 0, 0, MaxWorld)
+	dom, ok3 := t.integer(p+"nvlink_domain", 0, 0, MaxWorld)
+	nvlink, ok4 := t.link(p+"nvlink", true)
+	nvls, ok5 := t.bandwidth(p+"nvls_bandwidth", false, 0)
+	pcie, ok6 := t.link(p+"pcie", false)
+	nics, ok7 := t.integer(p+"nics_per_node", 0, 0, 1<<16)
+	interName, ok8 := t.str(p+"inter", false, "rail", `the fabric between the NICs: "rail"`)
+	sharp, ok9 := t.bandwidth(p+"sharp_bandwidth", false, 0)
+	good := ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9
+	var nic sim.LinkParams
+	var fabric sim.TopologySpec
+	if ok8 && interName == "rail" {
+		var ok bool
+		nic, ok = t.link(p+"nic", true)
+		radix, okR := t.integer(p+"inter_radix", 0, 0, 1<<16)
+		over, okO := t.float(p+"inter_oversubscription", 1, 1, 1024)
+		link, okL := t.link(p+"inter_link", false)
+		routing, okT := t.routing(p + "inter_routing")
+		if ok && okR && okO && okL && okT {
+			rails := int(nics)
+			if rails == 0 {
+				rails = int(g)
+			}
+			fabric = sim.RailFatTree{Rails: rails, Radix: int(radix), Oversubscription: over, NIC: nic, Link: link, Routing: routing}
+			if radix > 0 && (sim.FatTree{Radix: int(radix), Oversubscription: over}).Hosts() == 0 {
+				t.errorf(joinPath(t.path, p+"inter_radix"), "a leaf of radix %d cannot be split into host ports and uplinks in the ratio %g:1 (want 0, one leaf a rail, or a radix that splits)", radix, over)
+				good = false
+			}
+		} else {
+			good = false
+		}
+	} else if ok8 {
+		var ok bool
+		nic, ok = t.link(p+"nic", false)
+		good = good && ok
+		is := lookupTopology(interName)
+		if is == nil || is.Name == "hierarchical" || is.Name == "gpu_cluster" {
+			names := []string{"rail"}
+			for _, s := range topologies {
+				if s.Name != "hierarchical" && s.Name != "gpu_cluster" {
+					names = append(names, s.Name)
+				}
+			}
+			t.errorf(joinPath(t.path, p+"inter"), "unknown inter-node topology %q (want one of %s)", interName, strings.Join(names, ", "))
+			return nil, 0
+		}
+		if fabric, _ = is.build(t, p+"inter_"); fabric == nil {
+			return nil, 0
+		}
+	}
+	if ok1 && ok7 && nics > g {
+		t.errorf(joinPath(t.path, p+"nics_per_node"), "%d NICs per node for %d GPUs per node (want 1 to %d)", nics, g, g)
+		good = false
+	}
+	if ok1 && ok3 && dom != 0 && (dom < g || dom%g != 0) {
+		t.errorf(joinPath(t.path, p+"nvlink_domain"), "an NVLink domain of %d GPUs is not a whole number of hosts of %d GPUs", dom, g)
+		good = false
+	}
+	if !good {
+		return nil, 0
+	}
+	// No single link bounds busbw, as on a hierarchical network.
+	return sim.GPUCluster{Nodes: int(nodes), GPUsPerNode: int(g), DomainGPUs: int(dom), NVLink: nvlink, NVLS: nvls,
+		PCIe: pcie, NICs: int(nics), NIC: nic, Fabric: fabric, SHARP: sharp}, 0
 }
 
 func buildHierarchical(t *table, p string) (sim.TopologySpec, float64) {

@@ -25,9 +25,13 @@
 //     reduce_bandwidth).
 //   - model = "flow": [Flow] on a [Topology] chosen by topology = "crossbar"
 //     ([Crossbar]), "ring" ([Ring]), "torus" ([Torus]), "fat_tree"
-//     ([FatTree]), "dragonfly" ([Dragonfly]) or "hierarchical"
+//     ([FatTree]), "dragonfly" ([Dragonfly]), "hierarchical"
 //     ([Hierarchical], whose inter-node topology is named by "inter" and
-//     read from keys prefixed "inter_"); plus placement, send_slots,
+//     read from keys prefixed "inter_") or "gpu_cluster" ([GPUCluster]:
+//     hosts of GPUs in NVLink domains, a PCIe path to their NICs, the
+//     NICs on a rail-optimised fat tree, [RailFatTree], or another
+//     inter-node topology; its devices carry their NVLink domain and its
+//     switches what they reduce in the network); plus placement, send_slots,
 //     recv_slots, sharing ([MaxMin] or [LatencyWeighted], SimGrid's CM02),
 //     reduce_bandwidth. With topology = "crossbar" and only alpha-beta's
 //     three keys it is [FlowCrossbar], which gives alpha-beta's times

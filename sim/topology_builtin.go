@@ -441,7 +441,9 @@ func (df Dragonfly) Build(world int) (*Topology, error) {
 // one node always takes the intra-node switch. NIC j of node n is device
 // n*NICs + j of the Inter topology, built for Nodes*NICs endpoints: its
 // link into Inter (the Inter topology's NIC or port link) is the NIC's
-// bandwidth. Devices never forward.
+// bandwidth; a switch of Inter that reduces in the network (SetReduce)
+// still does. Devices never forward. The devices of node n are in domain
+// n (see Node.Domain).
 type Hierarchical struct {
 	// Nodes is the number of nodes (key "nodes"); 0 makes as many as the
 	// world needs.
@@ -507,21 +509,34 @@ func (h Hierarchical) Build(world int) (*Topology, error) {
 		}
 		for l := range h.DevicesPerNode {
 			d := t.AddNode(NodeDevice, fmt.Sprintf("gpu%d.%d", n, l))
+			t.SetDomain(t.NumDevices()-1, n)
 			t.Connect(d, sw, h.Intra)
 			ni := nic[n*nics+l*nics/h.DevicesPerNode]
 			t.AddEdge(d, ni, host.bw(), h.HostLatency, 2)
 			t.AddEdge(ni, d, host.bw(), h.HostLatency, 2)
 		}
 	}
-	// Embed the inter-node graph: its devices become our NICs (in device
-	// order); its other nodes are copied with an "inter." prefix.
+	embed(t, inter, nic, nil)
+	return t, nil
+}
+
+// embed copies the graph of inter into t: its devices become the nodes
+// nic (device k of inter is nic[k]); its other nodes, and devices beyond
+// len(nic), are added with the prefix "inter." (spare devices as
+// switches), keeping what they reduce (SetReduce). Edges keep their
+// parameters, except that port, if not nil, replaces those of every edge
+// that touches one of the nic nodes. It returns the index in t of each
+// node of inter.
+func embed(t *Topology, inter *Topology, nic []int, port *LinkParams) []int {
 	ids := make([]int, len(inter.nodes))
 	for i := range ids {
 		ids[i] = -1
 	}
+	isNIC := make([]bool, len(inter.nodes))
 	for k, d := range inter.devices {
 		if k < len(nic) {
 			ids[d] = nic[k]
+			isNIC[d] = true
 		}
 	}
 	for i, nd := range inter.nodes {
@@ -531,10 +546,17 @@ func (h Hierarchical) Build(world int) (*Topology, error) {
 				kind = NodeSwitch
 			}
 			ids[i] = t.AddNode(kind, "inter."+nd.Name)
+			if nd.Reduce > 0 {
+				t.nodes[ids[i]].Reduce = nd.Reduce
+			}
 		}
 	}
 	for _, e := range inter.edges {
-		t.AddEdge(ids[e.From], ids[e.To], e.Bandwidth, e.Latency, e.Cost)
+		bw, lat := e.Bandwidth, e.Latency
+		if port != nil && (isNIC[e.From] || isNIC[e.To]) {
+			bw, lat = port.bw(), port.Latency
+		}
+		t.AddEdge(ids[e.From], ids[e.To], bw, lat, e.Cost)
 	}
-	return t, nil
+	return ids
 }

@@ -157,7 +157,7 @@ func (n *Network) Time(tb testing.TB, c Case) sim.Time {
 // sub-communicator, a body of the user's own). A failed run fails tb.
 func (n *Network) Run(tb testing.TB, world int, hostData bool, body sim.Body) *sim.Result {
 	tb.Helper()
-	res, err := sim.Run(sim.Config{World: world, Model: n.net.Seeded(n.seed), HostData: hostData}, body)
+	res, err := sim.Run(sim.Config{World: world, Model: n.net.Seeded(n.seed), Machine: n.net.MachineFor(world), HostData: hostData}, body)
 	if err != nil {
 		tb.Fatalf("simtest: world %d: %v", world, err)
 	}

@@ -29,7 +29,7 @@ func (e *NoLinksError) Error() string {
 // scenario.Network.Check does) and returns a *NoLinksError if the network
 // keeps none, or the error of building it.
 func (p Point) CheckLinks() error {
-	cfg := sim.Config{World: p.World, Model: p.Model(p.Seed)}
+	cfg := sim.Config{World: p.World, Model: p.Model(p.Seed), Machine: p.Machine()}
 	res, err := sim.Run(cfg, func(context.Context, algos.Link) error { return nil })
 	if err != nil {
 		return err

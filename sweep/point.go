@@ -72,6 +72,11 @@ func (p Point) VariantName() string {
 // Model returns the network model of the run with seed.
 func (p Point) Model(seed uint64) sim.Model { return p.Network.Seeded(seed) }
 
+// Machine returns what the run tells algorithms of its hardware
+// (sim.Config.Machine): the scenario network's machine for the point's
+// world (scenario.Network.MachineFor), nil if it describes none.
+func (p Point) Machine() *algos.Machine { return p.Network.MachineFor(p.World) }
+
 // Layout returns the per-rank send and receive buffer sizes and the count
 // the run is measured on, in elements, from the collective's Layout.
 func (p Point) Layout() (send, recv, used int) {

@@ -182,7 +182,7 @@ type worldChange struct {
 // row reports (see sim.Shrunk.Result, sim.Grown.Result).
 func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progress func(sim.Progress)) (*sim.Result, worldChange, error) {
 	host := p.Data == scenario.Host
-	cfg := sim.Config{World: p.World, Model: p.Model(seed), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress}
+	cfg := sim.Config{World: p.World, Model: p.Model(seed), Machine: p.Machine(), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress}
 	body, err := p.body(seed)
 	if err != nil {
 		return nil, worldChange{}, err
