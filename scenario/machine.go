@@ -20,6 +20,7 @@ import (
 //	bandwidth = "50GB/s"
 //	gpu = "hopper"          # volta, ampere, hopper, blackwell
 //	cpu = "intel"           # intel, amd, arm
+//	channels = 32           # NCCL's channels on this machine
 //	ranks_per_node = 8      # rank r on node r / 8
 //
 //	[network.nccl]          # nccl.Figures() by name
@@ -28,6 +29,7 @@ import (
 var machineKeys = []KeyInfo{
 	{"gpu", false, `the GPUs' generation, for algorithms that model a GPU's costs (NCCL's): "volta", "ampere", "hopper" or "blackwell" (default: none, no such cost)`},
 	{"cpu", false, `the hosts' CPU vendor, which some of NCCL's figures depend on across nodes: "intel", "amd" or "arm" (default: unknown, read as intel)`},
+	{"channels", false, `the channel count NCCL builds on this machine (what its graph search finds: nccl-tests' INFO line "N coll channels"), which NCCL's algorithms use where a sweep sets no "channels" parameter (default: 1)`},
 	{"ranks_per_node", false, `for models without a topology (alpha-beta, loggp, realnet): rank r is on node r / ranks_per_node, for algorithms that build their rings and trees over nodes (default: one node); on the flow model a rank's node is its device's NVLink domain`},
 }
 
@@ -77,6 +79,11 @@ func (c *checker) machine(t *table, topology bool) (*algos.Machine, int, bool) {
 			good = false
 		}
 		m.CPU, described = v.String(), true
+	}
+	if ch, ok := t.integer("channels", 0, 1, nccl.MaxChannels); !ok {
+		good = false
+	} else if _, set := t.m["channels"]; set {
+		m.Channels, described = int(ch), true
 	}
 	rpn, ok := t.integer("ranks_per_node", 0, 1, MaxWorld)
 	good = good && ok

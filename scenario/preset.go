@@ -78,26 +78,30 @@ func (p Preset) Headline() string {
 // (the latency of a hop, the rate of an in-switch reduction) the source
 // says what was chosen and why.
 const (
-	srcLatNVLink = "chosen: NCCL 2.30's hwLatencies put a GPU-to-GPU step on NVLink at 0.6 us (NVLINK, Ring, LL); a hop crosses the GPU's link into the NVSwitch and out of it, 2 x 300 ns"
-	srcLatPCIe   = "chosen: NCCL's hwLatencies put a GPU-to-GPU step over PCIe at 1.0 us (PCI, Ring, LL), two PCIe crossings, 2 x 500 ns"
-	srcLatNIC    = "chosen: NCCL's hwLatencies put a step between nodes at 2.7 us (NET, Ring, LL); a hop on one rail crosses PCIe, the NIC's port into its leaf and the leaf's port out, and PCIe again: 2 x 500 ns + 2 x 850 ns"
-	srcLatSpine  = "chosen: a message that changes rail or leaf crosses a spine, one more switch and two cables, 2 x 200 ns; NCCL's model has no such term, as its rings stay on one rail"
-	srcNVLS      = "chosen: the NVSwitch has NVLink SHARP (multicast and in-switch reduction; NVIDIA, \"Upgrading Multi-GPU Interconnectivity with the Third-Generation NVIDIA NVSwitch\", developer.nvidia.com/blog/upgrading-multi-gpu-interconnectivity-with-the-third-generation-nvidia-nvswitch) but no reduction rate is published: the GPU's NVLink rate, so the switch reduces at line rate"
-	srcSHARP     = "chosen: NVIDIA Quantum InfiniBand switches reduce in the network (SHARP, NCCL's CollNet; NVIDIA Scalable Hierarchical Aggregation and Reduction Protocol documentation, docs.nvidia.com/networking/display/sharpv3) but publish no reduction rate: the port's rate, line rate"
-	srcRail      = "DGX SuperPOD reference architecture, compute fabric: rail-optimised, NIC j of every system on the leaves of rail j, leaves joined by spines, non-blocking (docs.nvidia.com/dgx-superpod)"
-	srcQM9700    = "NVIDIA Quantum-2 QM9700 switch: 64 ports of 400 Gb/s NDR InfiniBand (nvidia.com/en-us/networking/infiniband/qm9700)"
-	srcQM8700    = "NVIDIA Quantum QM8700 switch: 40 ports of 200 Gb/s HDR InfiniBand (nvidia.com/en-us/networking/infiniband/qm8700)"
-	srcSB7800    = "Mellanox SB7800 Switch-IB 2: 36 ports of 100 Gb/s EDR InfiniBand (Mellanox SB7800 product brief)"
-	srcCloudNet  = "chosen: the provider does not publish its fabric; a non-blocking rail-optimised tree, one leaf a rail for all hosts"
-	srcPCIe5     = "PCIe Gen5 x16, 64 GB/s each way (128 GB/s both ways in the H100 datasheet, nvidia.com/en-us/data-center/h100)"
-	srcPCIe4     = "PCIe Gen4 x16, 32 GB/s each way (64 GB/s both ways in the A100 datasheet, nvidia.com/en-us/data-center/a100)"
-	srcPCIe3     = "PCIe Gen3 x16, 16 GB/s each way (32 GB/s both ways in the Tesla V100 datasheet, nvidia.com/en-us/data-center/v100)"
-	srcCX7PCIe   = "the ConnectX-7's host interface, PCIe Gen5 x16: 64 GB/s each way (NVIDIA ConnectX-7 datasheet)"
-	srcH100NVL   = "NVIDIA H100 datasheet (nvidia.com/en-us/data-center/h100): H100 SXM, NVLink 900 GB/s, both ways: 450 GB/s each way"
-	srcA100NVL   = "NVIDIA A100 datasheet (nvidia.com/en-us/data-center/a100): A100 SXM, NVLink 600 GB/s, both ways: 300 GB/s each way"
-	srcB200NVL   = "NVIDIA DGX B200 datasheet (nvidia.com/en-us/data-center/dgx-b200): 8 Blackwell GPUs, fifth-generation NVLink 1.8 TB/s per GPU, both ways: 900 GB/s each way"
-	srcGB200NVL  = "NVIDIA GB200 NVL72 (nvidia.com/en-us/data-center/gb200-nvl72): 72 Blackwell GPUs in one NVLink domain, 1.8 TB/s per GPU both ways (130 TB/s in all): 900 GB/s each way"
-	srcBasePOD   = "NVIDIA DGX BasePOD reference architecture, Core Components (docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/latest/core-components.html)"
+	srcLatNVLink         = "chosen: NCCL 2.30's hwLatencies put a GPU-to-GPU step on NVLink at 0.6 us (NVLINK, Ring, LL); a hop crosses the GPU's link into the NVSwitch and out of it, 2 x 300 ns"
+	srcLatPCIe           = "chosen: NCCL's hwLatencies put a GPU-to-GPU step over PCIe at 1.0 us (PCI, Ring, LL), two PCIe crossings, 2 x 500 ns"
+	srcLatNIC            = "chosen: NCCL's hwLatencies put a step between nodes at 2.7 us (NET, Ring, LL); a hop on one rail crosses PCIe, the NIC's port into its leaf and the leaf's port out, and PCIe again: 2 x 500 ns + 2 x 850 ns"
+	srcLatSpine          = "chosen: a message that changes rail or leaf crosses a spine, one more switch and two cables, 2 x 200 ns; NCCL's model has no such term, as its rings stay on one rail"
+	srcNVLS              = "chosen: the NVSwitch has NVLink SHARP (multicast and in-switch reduction; NVIDIA, \"Upgrading Multi-GPU Interconnectivity with the Third-Generation NVIDIA NVSwitch\", developer.nvidia.com/blog/upgrading-multi-gpu-interconnectivity-with-the-third-generation-nvidia-nvswitch) but no reduction rate is published: the GPU's NVLink rate, so the switch reduces at line rate"
+	srcSHARP             = "chosen: NVIDIA Quantum InfiniBand switches reduce in the network (SHARP, NCCL's CollNet; NVIDIA Scalable Hierarchical Aggregation and Reduction Protocol documentation, docs.nvidia.com/networking/display/sharpv3) but publish no reduction rate: the port's rate, line rate"
+	srcRail              = "DGX SuperPOD reference architecture, compute fabric: rail-optimised, NIC j of every system on the leaves of rail j, leaves joined by spines, non-blocking (docs.nvidia.com/dgx-superpod)"
+	srcQM9700            = "NVIDIA Quantum-2 QM9700 switch: 64 ports of 400 Gb/s NDR InfiniBand (nvidia.com/en-us/networking/infiniband/qm9700)"
+	srcQM8700            = "NVIDIA Quantum QM8700 switch: 40 ports of 200 Gb/s HDR InfiniBand (nvidia.com/en-us/networking/infiniband/qm8700)"
+	srcSB7800            = "Mellanox SB7800 Switch-IB 2: 36 ports of 100 Gb/s EDR InfiniBand (Mellanox SB7800 product brief)"
+	srcCloudNet          = "chosen: the provider does not publish its fabric; a non-blocking rail-optimised tree, one leaf a rail for all hosts"
+	srcPCIe5             = "PCIe Gen5 x16, 64 GB/s each way (128 GB/s both ways in the H100 datasheet, nvidia.com/en-us/data-center/h100)"
+	srcPCIe4             = "PCIe Gen4 x16, 32 GB/s each way (64 GB/s both ways in the A100 datasheet, nvidia.com/en-us/data-center/a100)"
+	srcPCIe3             = "PCIe Gen3 x16, 16 GB/s each way (32 GB/s both ways in the Tesla V100 datasheet, nvidia.com/en-us/data-center/v100)"
+	srcCX7PCIe           = "the ConnectX-7's host interface, PCIe Gen5 x16: 64 GB/s each way (NVIDIA ConnectX-7 datasheet)"
+	srcH100NVL           = "NVIDIA H100 datasheet (nvidia.com/en-us/data-center/h100): H100 SXM, NVLink 900 GB/s, both ways: 450 GB/s each way"
+	srcA100NVL           = "NVIDIA A100 datasheet (nvidia.com/en-us/data-center/a100): A100 SXM, NVLink 600 GB/s, both ways: 300 GB/s each way"
+	srcB200NVL           = "NVIDIA DGX B200 datasheet (nvidia.com/en-us/data-center/dgx-b200): 8 Blackwell GPUs, fifth-generation NVLink 1.8 TB/s per GPU, both ways: 900 GB/s each way"
+	srcGB200NVL          = "NVIDIA GB200 NVL72 (nvidia.com/en-us/data-center/gb200-nvl72): 72 Blackwell GPUs in one NVLink domain, 1.8 TB/s per GPU both ways (130 TB/s in all): 900 GB/s each way"
+	srcChannelsHopper    = "NCCL's channels on 8 H100 with NVSwitch: 16 found by its graph search (NVIDIA/nccl#1453, an H100 cluster's INFO lines 'Channel 05/16'), doubled to run (NVIDIA/nccl#1041: execution channels are typically 2x the search channels)"
+	srcChannelsAmpere    = "NCCL's channels on 8 A100 with NVSwitch: an INFO line '24 coll channels' (NVIDIA/nccl#1781); not published by NVIDIA, a typical figure"
+	srcChannelsVolta     = "assumed: 6 NVLinks a V100, 6 graph channels doubled; NCCL publishes no figure"
+	srcChannelsBlackwell = "assumed as for Hopper (32 of NCCL's 64 MAXCHANNELS); NCCL publishes no figure"
+	srcBasePOD           = "NVIDIA DGX BasePOD reference architecture, Core Components (docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/latest/core-components.html)"
 )
 
 // The model and topology every preset sets.
@@ -136,6 +140,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "400Gbit/s", srcBasePOD + ": ConnectX-7, up to 400 Gb/s InfiniBand"},
 		PresetKey{"inter_radix", int64(64), srcQM9700},
 		PresetKey{"sharp_bandwidth", "400Gbit/s", srcSHARP},
+		PresetKey{"channels", int64(32), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "intel", srcBasePOD + ": dual Intel Xeon Platinum 8480C"},
 	),
@@ -147,6 +152,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "200Gbit/s", "NVIDIA DGX A100 datasheet: ConnectX-6 VPI, 200 Gb/s HDR InfiniBand"},
 		PresetKey{"inter_radix", int64(40), srcQM8700},
 		PresetKey{"sharp_bandwidth", "200Gbit/s", srcSHARP},
+		PresetKey{"channels", int64(24), srcChannelsAmpere},
 		PresetKey{"gpu", "ampere", "A100: compute capability 8.0"},
 		PresetKey{"cpu", "amd", "NVIDIA DGX A100 datasheet: dual AMD EPYC 7742"},
 	),
@@ -157,6 +163,7 @@ var presets = []Preset{
 		PresetKey{"nics_per_node", int64(8), "NVIDIA DGX-2 datasheet: 8 x 100 Gb/s InfiniBand/100 GbE, each shared by two GPUs behind a PCIe switch"},
 		PresetKey{"nic_bandwidth", "100Gbit/s", "NVIDIA DGX-2 datasheet: 100 Gb/s EDR InfiniBand"},
 		PresetKey{"inter_radix", int64(36), srcSB7800},
+		PresetKey{"channels", int64(12), srcChannelsVolta},
 		PresetKey{"gpu", "volta", "V100: compute capability 7.0"},
 		PresetKey{"cpu", "intel", "NVIDIA DGX-2 datasheet: dual Intel Xeon Platinum 8168"},
 	),
@@ -169,6 +176,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "400Gbit/s", srcBasePOD + ": DGX B200, up to 400 Gb/s InfiniBand/Ethernet"},
 		PresetKey{"inter_radix", int64(64), srcQM9700},
 		PresetKey{"sharp_bandwidth", "400Gbit/s", srcSHARP},
+		PresetKey{"channels", int64(32), srcChannelsBlackwell},
 		PresetKey{"gpu", "blackwell", "B200: compute capability 10.0"},
 		PresetKey{"cpu", "intel", srcBasePOD + ": DGX B200, dual 5th generation Intel Xeon Scalable (Platinum 8570 in the DGX B200 datasheet)"},
 	),
@@ -182,6 +190,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "400Gbit/s", "DGX SuperPOD with DGX GB200 reference architecture: ConnectX-7, 400 Gb/s NDR InfiniBand"},
 		PresetKey{"inter_radix", int64(64), srcQM9700},
 		PresetKey{"sharp_bandwidth", "400Gbit/s", srcSHARP},
+		PresetKey{"channels", int64(32), srcChannelsBlackwell},
 		PresetKey{"gpu", "blackwell", "B200: compute capability 10.0"},
 		PresetKey{"cpu", "arm", "NVIDIA Grace, Arm Neoverse V2 cores (nvidia.com/en-us/data-center/grace-cpu)"},
 	),
@@ -192,6 +201,7 @@ var presets = []Preset{
 		PresetKey{"pcie_bandwidth", "64GB/s", srcPCIe5},
 		PresetKey{"nics_per_node", int64(8), "Amazon EC2 P5 instances: 3200 Gbps of EFA networking, 32 EFA network cards; modelled as one NIC a GPU of four EFA devices, which NCCL's aws-ofi-nccl plugin stripes across"},
 		PresetKey{"nic_bandwidth", "400Gbit/s", "Amazon EC2 P5 instances: 3200 Gbps over 8 GPUs, 400 Gbit/s a GPU"},
+		PresetKey{"channels", int64(32), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "amd", "Amazon EC2 P5 instances: 3rd Gen AMD EPYC processors (AMD EPYC 7R13)"},
 		PresetKey{"inter_link_bandwidth", "400Gbit/s", srcCloudNet},
@@ -202,6 +212,7 @@ var presets = []Preset{
 		PresetKey{"pcie_bandwidth", "32GB/s", srcPCIe4},
 		PresetKey{"nics_per_node", int64(8), "ND A100 v4 series: each GPU has its own dedicated, topology-agnostic HDR InfiniBand connection"},
 		PresetKey{"nic_bandwidth", "200Gbit/s", "ND A100 v4 series: 200 Gb/s HDR InfiniBand per GPU, 1.6 Tb/s per VM"},
+		PresetKey{"channels", int64(24), srcChannelsAmpere},
 		PresetKey{"gpu", "ampere", "A100: compute capability 8.0"},
 		PresetKey{"cpu", "amd", "ND A100 v4 series: 96 second-generation AMD EPYC 7V12 (Rome) cores"},
 		PresetKey{"inter_link_bandwidth", "200Gbit/s", srcCloudNet},
@@ -213,6 +224,7 @@ var presets = []Preset{
 		PresetKey{"pcie_bandwidth", "64GB/s", "ND H100 v5 series: PCIe Gen5 host-to-GPU, 64 GB/s per GPU"},
 		PresetKey{"nics_per_node", int64(8), "ND H100 v5 series: one dedicated InfiniBand link per GPU"},
 		PresetKey{"nic_bandwidth", "400Gbit/s", "ND H100 v5 series: 400 Gb/s NDR InfiniBand per GPU, 3.2 Tb/s per VM"},
+		PresetKey{"channels", int64(32), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "intel", "ND H100 v5 series: 4th generation Intel Xeon Scalable (Sapphire Rapids)"},
 		PresetKey{"inter_link_bandwidth", "400Gbit/s", srcCloudNet},
@@ -224,6 +236,7 @@ var presets = []Preset{
 		PresetKey{"pcie_bandwidth", "64GB/s", srcPCIe5},
 		PresetKey{"nics_per_node", int64(4), "Google Cloud, Networking and GPU machines (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth): A3 High has four NICs for GPU traffic (GPUDirect-TCPX) besides the host's, one per two GPUs; 1,000 Gbps in all with the host's"},
 		PresetKey{"nic_bandwidth", "200Gbit/s", "Networking and GPU machines: each A3 High NIC 200 Gbps"},
+		PresetKey{"channels", int64(32), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "intel", "Google Cloud, accelerator-optimized machine family (cloud.google.com/compute/docs/accelerator-optimized-machines): A3, 4th generation Intel Xeon Scalable (Sapphire Rapids)"},
 		PresetKey{"inter_link_bandwidth", "200Gbit/s", srcCloudNet},
