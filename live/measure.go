@@ -203,6 +203,7 @@ type rankStats struct {
 }
 
 func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, start *starter, beat func()) (rankStats, error) {
+	cl.machine = p.Machine()
 	d, err := newRankData(p, cl)
 	if err != nil {
 		return rankStats{}, err
@@ -383,6 +384,22 @@ func makeResult(p sweep.Point, times []float64, wrong, messages int64) Result {
 type countingLink struct {
 	algos.Link
 	sent atomic.Int64
+	// machine is what the point's scenario says of the hardware (its
+	// ranks_per_node, GPU keys): nil leaves the link's own.
+	machine *algos.Machine
+}
+
+// Unwrap lets algorithms find the inner link's Spawner (NCCL's channels
+// run as processes of their own).
+func (c *countingLink) Unwrap() algos.Link { return c.Link }
+
+// Machine is the point's machine where its scenario describes one, else
+// the inner link's.
+func (c *countingLink) Machine() *algos.Machine {
+	if c.machine != nil {
+		return c.machine
+	}
+	return algos.MachineOf(c.Link)
 }
 
 func (c *countingLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {

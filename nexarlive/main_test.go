@@ -489,3 +489,23 @@ bytes = [8, "1KiB", "8KiB", "64KiB", "256KiB"]
 		t.Errorf("disagreeing files, --hold: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestRunNCCL runs every NCCL algorithm (package algos/nccl) of every
+// collective on 3 and 4 real rank processes, two ranks a node, at small
+// and medium sizes: no element may be wrong.
+func TestRunNCCL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, np := range []int{3, 4} {
+		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, stderr := runCLI("run", "--np", strconv.Itoa(np), "../live/examples/loopback-nccl.toml",
+				"--out", out, "--warmup", "1", "--iters", "2", "--timeout", "60s")
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			checkRun(t, out, np, 9*3+4*2+4*2+2*2+2*2)
+		})
+	}
+}

@@ -542,7 +542,14 @@ func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what
 		return err
 	}
 	if len(lo.heads) > 1 {
-		return fmt.Errorf("nccl: %s runs inside one NVLink domain; these %d ranks span %d (NCCL needs CollNet's allgather and reduce-scatter across nodes)", what, k.p, len(lo.heads))
+		if algos.IsModel(l) {
+			return fmt.Errorf("nccl: %s runs inside one NVLink domain; these %d ranks span %d (NCCL needs CollNet's allgather and reduce-scatter across nodes)", what, k.p, len(lo.heads))
+		}
+		// On real links a rank stands in for the switch, for any group.
+		lo.local = make([]int, k.p)
+		for r := range lo.local {
+			lo.local[r] = r
+		}
 	}
 	parts := channelParts(count, k.dt.Size(), k.nc, k.p, Simple)
 	used := usedChannels(parts)
