@@ -104,6 +104,8 @@ type Engine struct {
 	events   int64
 	// current is the process whose coroutine is running, if any.
 	current *proc
+	// info is what the links tell bodies of the network (runInfo).
+	info *runInfo
 
 	// progs are the programs of a replay, nil when ranks run coroutines;
 	// stopped is set when a replay has to stop (see stopReplay).
@@ -349,12 +351,13 @@ func Run(cfg Config, body Body) (*Result, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("sim: no network model")
 	}
+	info := newRunInfo(cfg)
 	if cfg.Replay && !cfg.HostData {
-		if res, ok, err := runReplay(cfg, body); ok || err != nil {
+		if res, ok, err := runReplay(cfg, body, info); ok || err != nil {
 			return res, err
 		}
 	}
-	e, err := newEngine(cfg, false)
+	e, err := newEngine(cfg, false, info)
 	if err != nil {
 		return nil, err
 	}
@@ -380,13 +383,13 @@ func Run(cfg Config, body Body) (*Result, error) {
 // replay stopped: then the run must be simulated with coroutines. With an
 // observer the replay runs twice, first without it, so that the observer
 // sees nothing of a replay that stops.
-func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
+func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err error) {
 	if modelMayFail(cfg.Model) {
 		return nil, false, nil
 	}
 	// Record before building the engine, so that the recording's
 	// garbage does not pile up beside the engine's state.
-	progs, err := record(cfg, body)
+	progs, err := record(cfg, body, info)
 	if err != nil {
 		var nr errNotReplayable
 		if errors.As(err, &nr) {
@@ -396,7 +399,7 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 	}
 	c := cfg
 	c.Observer = nil
-	e, err := newEngine(c, true)
+	e, err := newEngine(c, true, info)
 	if err != nil || !replayable(e.net) {
 		return nil, err != nil, err
 	}
@@ -431,7 +434,7 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 			res.Replayed = true
 			return res, true, nil
 		}
-		if e, err = newEngine(cfg, true); err != nil {
+		if e, err = newEngine(cfg, true, info); err != nil {
 			return nil, true, err
 		}
 	}
@@ -439,9 +442,9 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 
 // newEngine builds the engine of a run, its ranks and its network. For a
 // replay each rank is allocated beside its one process (e.pairs), which a
-// message touches together.
-func newEngine(cfg Config, replay bool) (*Engine, error) {
-	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer, ctx: cfg.Context, progress: cfg.Progress, nextPoll: pollEvents}
+// message touches together. info is shared by every engine of one Run.
+func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
+	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer, ctx: cfg.Context, progress: cfg.Progress, nextPoll: pollEvents, info: info}
 	e.ranks = make([]*rank, cfg.World)
 	if replay {
 		e.pairs = make([]rankProc, cfg.World)

@@ -26,16 +26,17 @@ import (
 // million ranks of a halving-doubling allreduce share a handful of
 // programs, and a ring's share most of their chunks.
 
-// Operation codes: the low two bits of an operation's first byte.
+// Operation codes: the low three bits of an operation's first byte.
 const (
 	opSend byte = iota
 	opRecv
 	opWait
 	opReduce
-	opKindMask = 3
+	opDelay
+	opKindMask = 7
 	// opXorPeer marks a peer written as rank XOR peer (a power of two)
 	// rather than as a zigzag difference peer - rank.
-	opXorPeer = 4
+	opXorPeer = 8
 )
 
 // An operation is encoded as its code byte, then uvarints:
@@ -43,6 +44,7 @@ const (
 //	send, recv: peer, tag - previous tag (zigzag), bytes, slot
 //	wait:       count, then the slot of each request
 //	reduce:     bytes
+//	delay:      the delay in picoseconds
 //
 // The previous tag is 0 at the start of each chunk, so that a chunk
 // decodes on its own. A slot is the index of a request among the rank's
@@ -98,7 +100,7 @@ type recOp struct {
 	kind  byte
 	peer  int
 	tag   algos.Tag
-	bytes int
+	bytes int   // send, recv, reduce: bytes; delay: picoseconds
 	req   int32 // send, recv: the request's id; wait: the first of its ids in recorder.waits
 	n     int32 // wait: the number of requests
 }
@@ -109,6 +111,8 @@ type recorder struct {
 	world int
 	rank  int
 	gen   uint64
+	// info answers what the body asks of the network (runInfo).
+	info *runInfo
 	// ops[:nops] and waits[:nwaits] are what was recorded: storage that
 	// grows, written by index (see recReq on pointer writes).
 	ops    []recOp
@@ -131,8 +135,10 @@ type recorder struct {
 }
 
 var (
-	_ algos.Link    = (*recorder)(nil)
-	_ algos.Spawner = (*recorder)(nil)
+	_ algos.Link        = (*recorder)(nil)
+	_ algos.Spawner     = (*recorder)(nil)
+	_ algos.MachineLink = (*recorder)(nil)
+	_ algos.Delayer     = (*recorder)(nil)
 )
 
 func (c *recorder) stop(why string) {
@@ -163,6 +169,10 @@ func (c *recorder) Spawn(func(ctx context.Context) error) algos.Request {
 
 func (c *recorder) Alloc(n int) device.Buffer { return device.Phantom(n) }
 
+// Machine implements algos.MachineLink: the run's Machine, the one its
+// links give the body on coroutines.
+func (c *recorder) Machine() *algos.Machine { return c.info.recordedMachine() }
+
 func (c *recorder) Copy(dst, src device.Buffer) error { return device.Copy(dst, src) }
 
 func (c *recorder) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) error {
@@ -172,6 +182,26 @@ func (c *recorder) Reduce(dst, src device.Buffer, dt device.DType, op device.Op)
 	if !c.stopped {
 		c.add(recOp{kind: opReduce, bytes: src.Len()})
 	}
+	return nil
+}
+
+// Delay implements algos.Delayer: it records the delay, which the replay
+// spends as Delay does on coroutines.
+func (c *recorder) Delay(ctx context.Context, d time.Duration) error {
+	if c.stopped {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		c.stop("the body's context ends")
+	}
+	if d <= 0 {
+		return nil
+	}
+	t, err := delayTime(d)
+	if err != nil {
+		c.stop(err.Error())
+	}
+	c.add(recOp{kind: opDelay, bytes: int(t)})
 	return nil
 }
 
@@ -331,8 +361,8 @@ func (c *recorder) encode(in *interner) *program {
 					free = append(free, slotOf[id])
 				}
 			}
-		case opReduce:
-			code = append(code, opReduce)
+		case opReduce, opDelay:
+			code = append(code, op.kind)
 			code = binary.AppendUvarint(code, uint64(op.bytes))
 		}
 	}
@@ -404,7 +434,7 @@ func (in *interner) program(ids []byte, slots int) *program {
 // replayed (an errNotReplayable), or the error of cfg.Context if it is
 // done first. The programs do not depend on how the ranks were spread
 // over the goroutines.
-func record(cfg Config, body Body) (*programs, error) {
+func record(cfg Config, body Body, info *runInfo) (*programs, error) {
 	world := cfg.World
 	in := newInterner()
 	progs := &programs{ranks: make([]*program, world)}
@@ -420,7 +450,7 @@ func record(cfg Config, body Body) (*programs, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &recorder{world: world}
+			c := &recorder{world: world, info: info}
 			for !failed.Load() {
 				r := int(next.Add(1) - 1)
 				if r >= world {

@@ -166,6 +166,17 @@ func (p *proc) replay() {
 				}
 				p.stage = 0
 			}
+		case opDelay:
+			var d uint64
+			d, i = uvarint(code, i)
+			if p.stage == 0 {
+				p.stage, p.start = 1, p.sleep(Time(d))
+				return
+			}
+			if e.obs != nil {
+				e.obs.Span(r.id, SpanDelay, 0, p.start, e.now)
+			}
+			p.stage = 0
 		}
 		p.off = i
 	}

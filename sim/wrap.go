@@ -16,6 +16,7 @@ var (
 	_ Matcher      = (*wrapped)(nil)
 	_ ControlTimer = (*wrapped)(nil)
 	_ Holder       = (*wrapped)(nil)
+	_ Placer       = (*wrapped)(nil)
 )
 
 func (w *wrapped) Post(m *Message)                 { w.inner.Post(m) }
@@ -71,6 +72,15 @@ func (w *wrapped) Topology() *Topology {
 		return f.Topology()
 	}
 	return nil
+}
+
+// Placement returns the inner network's topology and placement, or nils
+// if it has none.
+func (w *wrapped) Placement() (*Topology, Placement) {
+	if p, ok := w.inner.(Placer); ok {
+		return p.Placement()
+	}
+	return nil, nil
 }
 
 func (w *wrapped) FailLink(edge int) { w.inner.(LinkFaulter).FailLink(edge) }
