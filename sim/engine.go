@@ -120,6 +120,13 @@ type Engine struct {
 	nextPoll  int64
 	cancelled error
 
+	// Switch operations (switch.go): the queues that match them, by a
+	// hash of (group, tag); those whose members' requests are not all
+	// complete; how many were created.
+	swQueues map[uint64][]*switchQueue
+	swLive   []*SwitchOp
+	swIDs    int64
+
 	// Match queues, messages and requests to hand out (see newQueue,
 	// newMessage, newRequest).
 	queues   []*matchQueue
@@ -275,6 +282,7 @@ func (e *Engine) FailRank(rank int, cause string) {
 		}
 	}
 	e.failReceivesFrom(rank, err)
+	e.failSwitchMember(rank, err, true)
 }
 
 // checkDead fails the receives from r that can never complete: r returned

@@ -104,3 +104,13 @@ func (ri *runInfo) probeNet() Network {
 func (ri *runInfo) recordedMachine() *algos.Machine {
 	return ri.machineFrom(ri.probeNet)
 }
+
+// canSwitchReduce answers algos.SwitchReducer's CanSwitchReduce for a
+// recording link, from the probe.
+func (ri *runInfo) canSwitchReduce(group []int) bool {
+	n := ri.probeNet()
+	ri.probeMu.Lock()
+	defer ri.probeMu.Unlock()
+	s, ok := n.(SwitchNetwork)
+	return ok && s.CanSwitchReduce(group)
+}
