@@ -1,7 +1,9 @@
 package sim_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -252,7 +254,13 @@ func TestSwitchBadRequests(t *testing.T) {
 // others blocked, and that the deadlock report names the operation and
 // the member.
 func TestSwitchDeadlock(t *testing.T) {
-	_, err := sim.Run(sim.Config{World: 4, Model: switched}, func(ctx context.Context, l algos.Link) error {
+	for _, m := range switchModels() {
+		t.Run(m.name, func(t *testing.T) { testSwitchDeadlock(t, m.model) })
+	}
+}
+
+func testSwitchDeadlock(t *testing.T, model sim.Model) {
+	_, err := sim.Run(sim.Config{World: 4, Model: model, Replay: true}, func(ctx context.Context, l algos.Link) error {
 		if l.Rank() == 2 {
 			return nil
 		}
@@ -277,6 +285,12 @@ func TestSwitchDeadlock(t *testing.T) {
 // reached the switch does not stop the others; and that a member that
 // returns with an error without posting fails them too.
 func TestSwitchMemberFails(t *testing.T) {
+	for _, m := range switchModels() {
+		t.Run(m.name, func(t *testing.T) { testSwitchMemberFails(t, m.model) })
+	}
+}
+
+func testSwitchMemberFails(t *testing.T, model sim.Model) {
 	group := []int{0, 1, 2, 3}
 	const s = 1000
 	op := func(ctx context.Context, l algos.Link, send, recv bool) error {
@@ -291,7 +305,7 @@ func TestSwitchMemberFails(t *testing.T) {
 	}
 	t.Run("before posting", func(t *testing.T) {
 		at := sim.Microsecond
-		res, err := sim.Run(sim.Config{World: 4, Model: sim.WithFaults(switched, 1, sim.RankFailure{Rank: 2, At: at})}, func(ctx context.Context, l algos.Link) error {
+		res, err := sim.Run(sim.Config{World: 4, Model: sim.WithFaults(model, 1, sim.RankFailure{Rank: 2, At: at})}, func(ctx context.Context, l algos.Link) error {
 			if l.Rank() == 2 {
 				if err := algos.Delay(ctx, l, 10*time.Microsecond); err != nil {
 					return err
@@ -316,9 +330,12 @@ func TestSwitchMemberFails(t *testing.T) {
 		}
 	})
 	t.Run("after contributing", func(t *testing.T) {
+		if model != sim.Model(switched) {
+			t.Skip("the closed form is alpha-beta's")
+		}
 		hop := switched.MessageTime(s)
 		at := hop + sim.Nanosecond
-		res, err := sim.Run(sim.Config{World: 4, Model: sim.WithFaults(switched, 1, sim.RankFailure{Rank: 2, At: at})}, func(ctx context.Context, l algos.Link) error {
+		res, err := sim.Run(sim.Config{World: 4, Model: sim.WithFaults(model, 1, sim.RankFailure{Rank: 2, At: at})}, func(ctx context.Context, l algos.Link) error {
 			if l.Rank() == 2 {
 				if err := op(ctx, l, true, false); err != nil {
 					return err
@@ -337,7 +354,7 @@ func TestSwitchMemberFails(t *testing.T) {
 		}
 	})
 	t.Run("returns an error", func(t *testing.T) {
-		_, err := sim.Run(sim.Config{World: 4, Model: switched}, func(ctx context.Context, l algos.Link) error {
+		_, err := sim.Run(sim.Config{World: 4, Model: model}, func(ctx context.Context, l algos.Link) error {
 			if l.Rank() == 3 {
 				if err := algos.Delay(ctx, l, time.Microsecond); err != nil {
 					return err
@@ -403,45 +420,75 @@ func switchMix(ctx context.Context, l algos.Link) error {
 // TestSwitchReplay pins replays of bodies that reduce in switches to
 // the coroutines' runs, on the networks that have switches.
 func TestSwitchReplay(t *testing.T) {
-	for _, m := range switchModels(t) {
+	for _, m := range switchModels() {
 		for _, p := range []int{1, 2, 5, 8} {
 			compareReplay(t, fmt.Sprintf("%s p=%d", m.name, p), m.model, p, switchMix, true)
 		}
 	}
 }
 
-// switchModels are networks with switches, plain and wrapped.
-func switchModels(t *testing.T) []struct {
+type namedModel struct {
 	name  string
 	model sim.Model
-} {
-	return []struct {
-		name  string
-		model sim.Model
-	}{
+}
+
+// switchModels are networks with switches, plain and wrapped.
+func switchModels() []namedModel {
+	return append([]namedModel{
 		{"alpha-beta", switched},
 		{"alpha-beta free", sim.AlphaBeta{Latency: sim.Microsecond, Bandwidth: 1e9, SwitchBandwidth: math.Inf(1)}},
 		{"protocol", sim.Protocol{Model: switched, EagerLimit: 4096, Envelope: 64, Handshake: sim.Handshake{RTSCTS: true}}},
 		{"noisy", sim.WithFaults(sim.Overhead{Model: switched, Send: 100 * sim.Nanosecond}, 7, sim.Jitter{Dist: "exponential", Mean: sim.Microsecond})},
-	}
+	}, flowSwitchModels()...)
 }
 
 // TestSwitchDeterministic checks that a run with switch operations and
-// host data gives the same result, byte for byte, twice.
+// host data gives the same result twice, byte for byte: times,
+// observations and the reduced floats, which are those of a sum in
+// ascending rank order.
 func TestSwitchDeterministic(t *testing.T) {
-	for _, m := range switchModels(t) {
-		run := func() (*sim.Result, string) {
+	const p, n = 6, 4096
+	for _, m := range switchModels() {
+		run := func() (string, [][]byte) {
 			var log logObserver
-			res, err := sim.Run(sim.Config{World: 6, Model: m.model, HostData: true, Observer: &log}, switchMix)
+			out := make([][]byte, p)
+			res, err := sim.Run(sim.Config{World: p, Model: m.model, HostData: true, Observer: &log}, func(ctx context.Context, l algos.Link) error {
+				if err := switchMix(ctx, l); err != nil {
+					return err
+				}
+				r := l.Rank()
+				send, recv := l.Alloc(n), l.Alloc(n)
+				h, _ := device.HostBytes(send)
+				for j := 0; j < n; j += 4 {
+					binary.LittleEndian.PutUint32(h[j:], math.Float32bits(1/float32(r+j+1)))
+				}
+				err := l.Wait(ctx, l.(algos.SwitchReducer).ISwitchReduce([]int{0, 1, 2, 3, 4, 5}, 1, send, recv, device.F32, device.Sum))
+				out[r], _ = device.HostBytes(recv)
+				return err
+			})
 			if err != nil {
 				t.Fatalf("%s: %v", m.name, err)
 			}
-			return res, log.String()
+			return fmt.Sprint(*res) + log.String(), out
 		}
-		a, la := run()
-		b, lb := run()
-		if fmt.Sprint(a) != fmt.Sprint(b) || la != lb {
+		a, outA := run()
+		b, outB := run()
+		if a != b {
 			t.Errorf("%s: two runs differ", m.name)
+		}
+		for r := range p {
+			if !bytes.Equal(outA[r], outB[r]) {
+				t.Errorf("%s: rank %d's results differ", m.name, r)
+			}
+		}
+		for j := 0; j < n; j += 4 {
+			var want float32
+			for r := range p {
+				want += 1 / float32(r+j+1)
+			}
+			if got := math.Float32frombits(binary.LittleEndian.Uint32(outA[0][j:])); got != want {
+				t.Fatalf("%s: element %d is %g, want %g", m.name, j/4, got, want)
+			}
 		}
 	}
 }
