@@ -27,7 +27,9 @@ type Config struct {
 	// then run the body once per rank ahead of the simulation, on several
 	// goroutines, recording its operations, and replay them without
 	// coroutines: much faster and smaller at scale, with results
-	// identical to the coroutines'. It falls back to coroutines, with the
+	// identical to the coroutines' (delays and switch operations
+	// included; a recording link answers MachineLink and CanSwitchReduce
+	// as the run's links do). It falls back to coroutines, with the
 	// same results, when data is HostData, the body reads the clock
 	// (Link.Now), spawns, returns an error or panics, when an operation
 	// fails or the ranks deadlock, and when the network may fail ranks or
@@ -41,8 +43,11 @@ type Config struct {
 	// Machine, if not nil, is what the ranks' links tell algorithms of
 	// their hardware (algos.MachineLink): the GPU and CPU and their
 	// figures. Where its Node is nil and the network is built on a
-	// topology, each rank's node is the domain of the device it is placed
-	// on (Node.Domain). The engine does not modify it.
+	// topology (Placer), each rank's node is the domain of the device it
+	// is placed on (Node.Domain), in a copy; a nil Machine on such a
+	// network gives a Machine of those nodes alone, and nil elsewhere.
+	// Every link of the run returns the same Machine, computed the first
+	// time a body asks. The engine does not modify it.
 	Machine *algos.Machine
 	// Progress, if not nil, is told how far the run is, every pollEvents
 	// events and every 64 ranks recorded, and once at the end. It

@@ -492,3 +492,36 @@ func TestSwitchDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchAlphaBetaReduceScatter checks the reduce_scatter row of the
+// package's table: p operations, the k-th received by rank k, posted by
+// every rank in block order at 0, take (p+1)(α + sβ) + (p-1)s/R: a
+// rank's k-th contribution reaches the switch at (k+1)(α + sβ).
+func TestSwitchAlphaBetaReduceScatter(t *testing.T) {
+	const s = 3001
+	for _, p := range []int{1, 2, 3, 7, 8} {
+		res, err := sim.Run(sim.Config{World: p, Model: switched, HostData: true}, func(ctx context.Context, l algos.Link) error {
+			r := l.Rank()
+			group := make([]int, p)
+			for i := range group {
+				group[i] = i
+			}
+			reqs := make([]algos.Request, p)
+			for k := range p {
+				var recv device.Buffer
+				if k == r {
+					recv = l.Alloc(s)
+				}
+				reqs[k] = l.(algos.SwitchReducer).ISwitchReduce(group, 0, l.Alloc(s), recv, device.U8, device.Sum)
+			}
+			return l.Wait(ctx, reqs...)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hop := switched.MessageTime(s)
+		if want := sim.Time(p+1)*hop + sim.TransferTime((p-1)*s, switched.SwitchBandwidth); res.End != want {
+			t.Errorf("p=%d: %v (%d ps), want %d ps", p, res.End, int64(res.End), int64(want))
+		}
+	}
+}
