@@ -71,7 +71,9 @@ import (
 //     sends the result down as one flow of s bytes over the union of the
 //     edges of its routes to the receivers, whose latency is the longest
 //     of those routes'; every receiver has the result when it is
-//     delivered. Alone on the network an operation so takes
+//     delivered. Result.Links counts each tree flow as one message of s
+//     bytes on every edge of its tree. Alone on the network an operation
+//     so takes
 //     L_up + s/B_up + (c-1)s/R + L_down + s/B_down, each B the narrowest
 //     edge of its tree: on a Crossbar whose switch reduces (latency on the
 //     uplinks), L + 2s/B + (c-1)s/R. A tree that a failed link crosses
