@@ -14,6 +14,7 @@
 //	latency = "5us"               # alpha: ps, ns, us, ms, s
 //	bandwidth = "12.5GB/s"        # 1/beta: B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s, Gbit/s, ...
 //	reduce_bandwidth = "25GB/s"   # 1/gamma; optional, "inf" (free) by default
+//	switch_reduce_bandwidth = "400GB/s"  # optional: one switch reduces in the network
 //	eager_limit = "64KiB"         # optional message protocol (ProtocolKeys): eager
 //	envelope = "16B"              # below, rendezvous from it; bytes added per message
 //

@@ -32,7 +32,7 @@ bytes = [0, "1KiB..4KiB"]
 			sw.Line, sw.Collective.Name, sw.Algorithms[0].Name, sw.World, sw.Bytes, sw.DTypes[0], sw.Op, sw.Data)
 	}
 	// Output:
-	// example: alpha-beta {Latency:5us Bandwidth:1.25e+10 ReduceBandwidth:2.5e+10}
+	// example: alpha-beta {Latency:5us Bandwidth:1.25e+10 ReduceBandwidth:2.5e+10 SwitchBandwidth:0}
 	// line 9: allreduce ring world=[2 4 8 16] bytes=[0 1024 2048 4096] f32 sum phantom
 }
 
@@ -109,7 +109,7 @@ func ExampleModels() {
 		fmt.Println()
 	}
 	// Output:
-	// alpha-beta: latency bandwidth reduce_bandwidth overhead
+	// alpha-beta: latency bandwidth reduce_bandwidth overhead switch_reduce_bandwidth
 	// flow: topology placement placement_group send_slots recv_slots sharing reduce_bandwidth overhead
 	// loggp: latency overhead gap bandwidth reduce_bandwidth
 	// realnet: bulk_threshold eager_threshold reduce_bandwidth

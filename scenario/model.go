@@ -71,19 +71,22 @@ var (
 var models = []modelSpec{
 	{
 		ModelInfo: ModelInfo{
-			Name:    "alpha-beta",
-			Summary: "contention-free Hockney model: a message of m bytes takes latency + m/bandwidth on its sender's egress and receiver's ingress port; reducing k bytes takes k/reduce_bandwidth",
-			Keys:    []KeyInfo{keyLatency, keyBandwidth, keyReduceBandwidth, keyOverhead},
+			Name: "alpha-beta",
+			Summary: "contention-free Hockney model: a message of m bytes takes latency + m/bandwidth on its sender's egress and receiver's ingress port; reducing k bytes takes k/reduce_bandwidth; " +
+				"with switch_reduce_bandwidth R, one switch reduces in the network: c contributions of s bytes each reach it in latency + s/bandwidth, it reduces them in (c-1)s/R, the result reaches each receiver latency + s/bandwidth later",
+			Keys: []KeyInfo{keyLatency, keyBandwidth, keyReduceBandwidth, keyOverhead,
+				{"switch_reduce_bandwidth", false, `R, the rate at which the network's one switch reduces in the network (NVLink SHARP, InfiniBand SHARP), bytes of one operand per second: "400GB/s"; "inf": for free; left out: no switch reduces`}},
 		},
 		build: func(t, _ *table) *builtModel {
 			lat, ok1 := t.duration("latency", true)
 			bw, ok2 := t.bandwidth("bandwidth", true, 0)
 			rbw, ok3 := t.bandwidth("reduce_bandwidth", false, math.Inf(1))
 			o, ok4 := t.duration("overhead", false)
-			if !ok1 || !ok2 || !ok3 || !ok4 {
+			sbw, ok5 := t.bandwidth("switch_reduce_bandwidth", false, 0)
+			if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
 				return nil
 			}
-			m := sim.AlphaBeta{Latency: lat, Bandwidth: bw, ReduceBandwidth: rbw}
+			m := sim.AlphaBeta{Latency: lat, Bandwidth: bw, ReduceBandwidth: rbw, SwitchBandwidth: sbw}
 			if err := m.Validate(); err != nil {
 				t.errorf(t.path, "alpha-beta parameters: %v", err)
 				return nil

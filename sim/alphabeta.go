@@ -13,6 +13,39 @@ import (
 // several senders wait for one ingress port, the one that asked first goes
 // first, ties to the lower sender rank. Transfers are eager. Reducing k
 // bytes takes k/ReduceBandwidth of the rank's compute.
+//
+// In-network reduction (algos.SwitchReducer). With SwitchBandwidth R > 0
+// the network has one ideal switch that every rank reaches, which reduces
+// and multicasts for any group of ranks; with R = 0 it has none
+// (CanSwitchReduce is false and the request fails with ErrNoSwitch). An
+// operation of s bytes (each contribution's, and the result's) with c
+// contributors goes exactly so:
+//
+//   - Each contribution is a message to the switch, posted when its member
+//     posts its part: it holds its sender's egress port for α + sβ, in
+//     the order of the sender's other messages (FIFO), and needs no
+//     ingress port (the switch takes any number at once); it reaches the
+//     switch at the end of that interval. A member that contributes and
+//     does not receive is done then.
+//   - The switch reduces once every member has posted and the last
+//     contribution has arrived, taking (c-1)s/R (rounded as TransferTime;
+//     0 for R = +Inf or one contributor), one operation after the other
+//     in no order: the switch is ideal, each operation reduces alone.
+//   - Then the result goes to each receiving member as a message from the
+//     switch: it holds the receiver's ingress port for α + sβ, and
+//     completes the member's request at the end. It asks for the port
+//     when the reduction ends, in ascending rank order; among messages
+//     that ask at the same time the switch goes first (as a sender below
+//     every rank).
+//
+// So when every member posts at 0, with idle ports, an allreduce among p
+// ranks (all contribute and receive) takes 2(α + sβ) + (p-1)s/R; a
+// multicast from one rank to the others (one contributor) 2(α + sβ);
+// NVLS's ld_reduce to one rank 2(α + sβ) + (p-1)s/R, and the contributors
+// that do not receive are done at α + sβ. Switch operations are not
+// messages: they are not counted in Result.Messages nor shown to the
+// Observer, and they bypass a Protocol (no envelope, factors or
+// rendezvous) and jitter.
 type AlphaBeta struct {
 	// Latency is alpha, the fixed cost of a message.
 	Latency Time
@@ -21,6 +54,11 @@ type AlphaBeta struct {
 	// ReduceBandwidth is 1/gamma in bytes (of one operand) per second;
 	// +Inf or 0 makes reductions free.
 	ReduceBandwidth float64
+	// SwitchBandwidth is R, the rate in bytes of one operand per second
+	// at which the network's one switch reduces (key
+	// "switch_reduce_bandwidth"); 0: no switch reduces; +Inf: it
+	// reduces for free. See In-network reduction above.
+	SwitchBandwidth float64
 }
 
 // Validate reports parameters the model cannot run with.
@@ -32,6 +70,8 @@ func (a AlphaBeta) Validate() error {
 		return fmt.Errorf("bandwidth %g B/s must be positive", a.Bandwidth)
 	case a.ReduceBandwidth < 0 || math.IsNaN(a.ReduceBandwidth):
 		return fmt.Errorf("reduce bandwidth %g B/s must be positive", a.ReduceBandwidth)
+	case a.SwitchBandwidth < 0 || math.IsNaN(a.SwitchBandwidth):
+		return fmt.Errorf("switch reduce bandwidth %g B/s must be positive (or 0: no switch)", a.SwitchBandwidth)
 	}
 	return nil
 }
@@ -129,11 +169,16 @@ func (n *alphaBetaNet) Post(m *Message) {
 	}
 }
 
-// ask makes src's head message ask for its receiver's ingress port now.
+// ask makes src's head message ask for its receiver's ingress port now;
+// a contribution to a switch operation needs none and starts.
 func (n *alphaBetaNet) ask(src int) {
 	p := &n.ports[src]
 	m := p.queue.front()
 	p.asking = true
+	if m.part != nil {
+		n.start(m)
+		return
+	}
 	dst := &n.ports[m.Dst]
 	dst.askers = append(dst.askers, asker{at: n.e.Now(), m: m})
 	n.markDirty(m.Dst)
@@ -159,13 +204,22 @@ func (n *alphaBetaNet) Settle() {
 }
 
 // start puts m on the wire: both its ports are held until it completes.
+// A contribution to a switch operation holds only its sender's egress
+// port, a result only its receiver's ingress port.
 func (n *alphaBetaNet) start(m *Message) {
+	if m.Src < 0 {
+		n.ports[m.Dst].receiving = true
+		n.e.At(n.e.Now()+n.messageTime(m), m.part)
+		return
+	}
 	src := &n.ports[m.Src]
 	src.queue.pop()
 	src.asking = false
 	src.sending = m
-	n.ports[m.Dst].receiving = true
-	n.e.Started(m)
+	if m.part == nil {
+		n.ports[m.Dst].receiving = true
+		n.e.Started(m)
+	}
 	n.e.At(n.e.Now()+n.messageTime(m), &src.done)
 }
 
@@ -175,11 +229,96 @@ func (n *alphaBetaNet) complete(src int) {
 	p := &n.ports[src]
 	m := p.sending
 	p.sending = nil
-	n.ports[m.Dst].receiving = false
-	n.markDirty(m.Dst)
-	n.e.Deliver(m)
+	if m.part != nil {
+		n.arrived(m.part)
+	} else {
+		n.ports[m.Dst].receiving = false
+		n.markDirty(m.Dst)
+		n.e.Deliver(m)
+	}
 	if p.queue.len() > 0 {
 		n.ask(src)
+	}
+}
+
+// abPart is a contribution to a switch operation (m from member i's rank
+// to the switch, Dst -1) or a result of one (m from the switch, Src -1,
+// to member i's rank), carried as a message that holds one port.
+type abPart struct {
+	n  *alphaBetaNet
+	m  Message
+	op *SwitchOp
+	i  int
+}
+
+// Fire ends a result's hold on its receiver's port: the member has it.
+func (p *abPart) Fire() {
+	n := p.n
+	n.ports[p.m.Dst].receiving = false
+	n.markDirty(p.m.Dst)
+	n.e.SwitchDelivered(p.op, p.i)
+}
+
+func (n *alphaBetaNet) newPart(op *SwitchOp, i, src, dst int) *abPart {
+	p := &abPart{n: n, op: op, i: i}
+	p.m = Message{Src: src, Dst: dst, Bytes: op.Bytes, wire: op.Bytes, latFac: 1, bwFac: 1, part: p}
+	return p
+}
+
+// CanSwitchReduce implements SwitchNetwork: the one switch, if
+// SwitchBandwidth is set, reduces for every group.
+func (n *alphaBetaNet) CanSwitchReduce([]int) bool { return n.SwitchBandwidth > 0 }
+
+// PostSwitch implements SwitchNetwork: a contribution joins its sender's
+// queue of messages, and the switch reduces if the operation is ready.
+func (n *alphaBetaNet) PostSwitch(op *SwitchOp, i int) {
+	if op.Contributes(i) {
+		n.Post(&n.newPart(op, i, op.Group[i], -1).m)
+	}
+	n.tryReduce(op)
+}
+
+// arrived takes a contribution that has reached the switch.
+func (n *alphaBetaNet) arrived(p *abPart) {
+	n.e.SwitchArrived(p.op, p.i)
+	n.tryReduce(p.op)
+}
+
+// tryReduce starts the switch's reduction of op if op is ready: that
+// happens once, at the last post or arrival.
+func (n *alphaBetaNet) tryReduce(op *SwitchOp) {
+	if !op.Ready() {
+		return
+	}
+	d := TransferTime((op.Contributors()-1)*op.Bytes, n.SwitchBandwidth)
+	if d == 0 {
+		n.multicast(op)
+		return
+	}
+	n.e.At(n.e.Now()+d, &abReduced{n: n, op: op})
+}
+
+// abReduced fires when the switch has reduced op.
+type abReduced struct {
+	n  *alphaBetaNet
+	op *SwitchOp
+}
+
+func (r *abReduced) Fire() { r.n.multicast(r.op) }
+
+// multicast sends op's result to its receivers: each asks for its
+// receiver's ingress port now.
+func (n *alphaBetaNet) multicast(op *SwitchOp) {
+	if op.Failed() {
+		return
+	}
+	now := n.e.Now()
+	for i, r := range op.Group {
+		if op.Receives(i) {
+			p := n.newPart(op, i, -1, r)
+			n.ports[r].askers = append(n.ports[r].askers, asker{at: now, m: &p.m})
+			n.markDirty(r)
+		}
 	}
 }
 

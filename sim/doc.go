@@ -22,7 +22,7 @@
 // field's comment, so that a scenario maps onto the Go values one to one:
 //
 //   - model = "alpha-beta": [AlphaBeta] (latency, bandwidth,
-//     reduce_bandwidth).
+//     reduce_bandwidth, switch_reduce_bandwidth).
 //   - model = "flow": [Flow] on a [Topology] chosen by topology = "crossbar"
 //     ([Crossbar]), "ring" ([Ring]), "torus" ([Torus]), "fat_tree"
 //     ([FatTree]), "dragonfly" ([Dragonfly]), "hierarchical"
@@ -79,6 +79,55 @@
 // run fails with a [DeadlockError] naming each blocked rank and what it
 // waits for, instead of hanging.
 //
+// # What the links tell algorithms of the hardware
+//
+// Besides [algos.Link] and [algos.Spawner], every rank's link implements
+// the optional interfaces NCCL-style algorithms look for:
+//
+//   - [algos.MachineLink]: Config.Machine, with its Node filled, when it
+//     has none and the network is built on a topology ([Placer]: the flow
+//     model), from the domain (Node.Domain, Topology.SetDomain) of the
+//     device each rank is placed on; with no Config.Machine, a Machine of
+//     those nodes alone; nil on a network without a topology. One Machine
+//     per run, shared by every link, never modified.
+//   - [algos.Delayer]: Delay(ctx, d) holds the calling process for d of
+//     virtual time (d's nanoseconds, exactly), holding neither the rank's
+//     compute, which runs one thing at a time, nor its ports: its other
+//     processes, reductions and messages go on. The observer sees a span
+//     of [SpanDelay].
+//   - [algos.SwitchReducer]: in-network reduction and multicast (NVLink
+//     SHARP, InfiniBand SHARP), on networks with switches that reduce
+//     ([SwitchNetwork]): [AlphaBeta] with a SwitchBandwidth (one ideal
+//     switch, in closed form) and [Flow] on a topology with reducing
+//     switches (Topology.SetReduce; the contributions up and the result
+//     down as one tree flow each, sharing links). Decorators pass them to
+//     the model they wrap; [LogGP] and [TwoPaths] have none:
+//     CanSwitchReduce is false and a request fails with [ErrNoSwitch].
+//     The engine matches the operations of a group by (group, tag, k-th
+//     posted), reduces host data in ascending rank order (so results can
+//     be checked, and are the same whatever the timing), fails an
+//     operation whose member fails (a [RankFailure]) or returns with an
+//     error before taking its part, and names an operation whose group
+//     never completes in a deadlock. Switch operations are not messages:
+//     Result.Messages and the observer do not see them.
+//
+// The reference cost model's rows for in-network reduction, on
+// alpha-beta with SwitchBandwidth R (switch_reduce_bandwidth), s bytes
+// per rank, p ranks that all post at 0 on idle ports (see [AlphaBeta] for
+// the rules they follow; each term rounds to the picosecond as
+// TransferTime does):
+//
+//	operation (one switch op)               contributors  receivers  time
+//	allreduce                               p             p          2(α + sβ) + (p-1)s/R
+//	multicast (NVLS multimem.st)            1             p-1        2(α + sβ)
+//	ld_reduce (NVLS multimem.ld_reduce)     p             1          2(α + sβ) + (p-1)s/R; the others α + sβ
+//	reduce_scatter, one op per block of s   p             1 each     2(α + sβ) + (p-1)s/R + (p-1)(α + sβ)
+//
+// (the last as p operations posted in block order, each rank's p
+// contributions queueing on its egress port: the k-th reaches the switch
+// at k(α + sβ)). On [Flow] a crossbar whose switch reduces gives
+// L + 2s/B + (c-1)s/R for c contributors.
+//
 // # Runs at scale
 //
 // A body whose operations depend neither on timing nor on data, as every
@@ -87,7 +136,8 @@
 // CPU, keeps each rank's operations as a compact program (ranks that do
 // the same thing relative to their rank share it), and replays the
 // programs without coroutines, event for event as the coroutines would
-// (a test pins both to the same results on the whole catalogue). A
+// (a test pins both to the same results on the whole catalogue; delays
+// and switch operations are recorded and replayed too). A
 // halving-doubling allreduce on 2^20 ranks then takes about a gigabyte
 // rather than fifteen, and a few times the floor of a heap operation per
 // message:

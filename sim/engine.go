@@ -27,7 +27,9 @@ type Config struct {
 	// then run the body once per rank ahead of the simulation, on several
 	// goroutines, recording its operations, and replay them without
 	// coroutines: much faster and smaller at scale, with results
-	// identical to the coroutines'. It falls back to coroutines, with the
+	// identical to the coroutines' (delays and switch operations
+	// included; a recording link answers MachineLink and CanSwitchReduce
+	// as the run's links do). It falls back to coroutines, with the
 	// same results, when data is HostData, the body reads the clock
 	// (Link.Now), spawns, returns an error or panics, when an operation
 	// fails or the ranks deadlock, and when the network may fail ranks or
@@ -41,8 +43,11 @@ type Config struct {
 	// Machine, if not nil, is what the ranks' links tell algorithms of
 	// their hardware (algos.MachineLink): the GPU and CPU and their
 	// figures. Where its Node is nil and the network is built on a
-	// topology, each rank's node is the domain of the device it is placed
-	// on (Node.Domain). The engine does not modify it.
+	// topology (Placer), each rank's node is the domain of the device it
+	// is placed on (Node.Domain), in a copy; a nil Machine on such a
+	// network gives a Machine of those nodes alone, and nil elsewhere.
+	// Every link of the run returns the same Machine, computed the first
+	// time a body asks. The engine does not modify it.
 	Machine *algos.Machine
 	// Progress, if not nil, is told how far the run is, every pollEvents
 	// events and every 64 ranks recorded, and once at the end. It
@@ -104,6 +109,8 @@ type Engine struct {
 	events   int64
 	// current is the process whose coroutine is running, if any.
 	current *proc
+	// info is what the links tell bodies of the network (runInfo).
+	info *runInfo
 
 	// progs are the programs of a replay, nil when ranks run coroutines;
 	// stopped is set when a replay has to stop (see stopReplay).
@@ -117,6 +124,13 @@ type Engine struct {
 	progress  func(Progress)
 	nextPoll  int64
 	cancelled error
+
+	// Switch operations (switch.go): the queues that match them, by a
+	// hash of (group, tag); those whose members' requests are not all
+	// complete; how many were created.
+	swQueues map[uint64][]*switchQueue
+	swLive   []*SwitchOp
+	swIDs    int64
 
 	// Match queues, messages and requests to hand out (see newQueue,
 	// newMessage, newRequest).
@@ -273,6 +287,7 @@ func (e *Engine) FailRank(rank int, cause string) {
 		}
 	}
 	e.failReceivesFrom(rank, err)
+	e.failSwitchMember(rank, err, true)
 }
 
 // checkDead fails the receives from r that can never complete: r returned
@@ -349,12 +364,13 @@ func Run(cfg Config, body Body) (*Result, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("sim: no network model")
 	}
+	info := newRunInfo(cfg)
 	if cfg.Replay && !cfg.HostData {
-		if res, ok, err := runReplay(cfg, body); ok || err != nil {
+		if res, ok, err := runReplay(cfg, body, info); ok || err != nil {
 			return res, err
 		}
 	}
-	e, err := newEngine(cfg, false)
+	e, err := newEngine(cfg, false, info)
 	if err != nil {
 		return nil, err
 	}
@@ -380,13 +396,13 @@ func Run(cfg Config, body Body) (*Result, error) {
 // replay stopped: then the run must be simulated with coroutines. With an
 // observer the replay runs twice, first without it, so that the observer
 // sees nothing of a replay that stops.
-func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
+func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err error) {
 	if modelMayFail(cfg.Model) {
 		return nil, false, nil
 	}
 	// Record before building the engine, so that the recording's
 	// garbage does not pile up beside the engine's state.
-	progs, err := record(cfg, body)
+	progs, err := record(cfg, body, info)
 	if err != nil {
 		var nr errNotReplayable
 		if errors.As(err, &nr) {
@@ -396,7 +412,7 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 	}
 	c := cfg
 	c.Observer = nil
-	e, err := newEngine(c, true)
+	e, err := newEngine(c, true, info)
 	if err != nil || !replayable(e.net) {
 		return nil, err != nil, err
 	}
@@ -431,7 +447,7 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 			res.Replayed = true
 			return res, true, nil
 		}
-		if e, err = newEngine(cfg, true); err != nil {
+		if e, err = newEngine(cfg, true, info); err != nil {
 			return nil, true, err
 		}
 	}
@@ -439,9 +455,9 @@ func runReplay(cfg Config, body Body) (res *Result, ok bool, err error) {
 
 // newEngine builds the engine of a run, its ranks and its network. For a
 // replay each rank is allocated beside its one process (e.pairs), which a
-// message touches together.
-func newEngine(cfg Config, replay bool) (*Engine, error) {
-	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer, ctx: cfg.Context, progress: cfg.Progress, nextPoll: pollEvents}
+// message touches together. info is shared by every engine of one Run.
+func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
+	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer, ctx: cfg.Context, progress: cfg.Progress, nextPoll: pollEvents, info: info}
 	e.ranks = make([]*rank, cfg.World)
 	if replay {
 		e.pairs = make([]rankProc, cfg.World)

@@ -16,11 +16,19 @@ type Wait struct {
 	Peer    int
 	Tag     algos.Tag
 	Bytes   int
+	// Switch is set when the rank waits for a switch reduction
+	// (algos.SwitchReducer) among Group (Peer is then -1); Missing are
+	// the ranks of Group that have not posted it.
+	Switch         bool
+	Group, Missing []int
 }
 
 func (w Wait) String() string {
 	if w.Spawned {
 		return "a spawned operation to return"
+	}
+	if w.Switch {
+		return switchWait(w)
 	}
 	if w.Send {
 		return fmt.Sprintf("send to rank %d (tag %d, %d bytes)", w.Peer, w.Tag, w.Bytes)

@@ -57,7 +57,7 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	if cfg.World < 1 {
 		return Estimate{}, errors.New("sim: world size below 1")
 	}
-	s, err := recordSample(cfg.World, body)
+	s, err := recordSample(cfg, body)
 	if err != nil {
 		return Estimate{}, err
 	}
@@ -92,7 +92,7 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 			if res.Events > 0 {
 				perEvent = time.Since(start).Seconds() / float64(res.Events)
 			}
-			if ss, err := recordSample(estimateExact, body); err == nil && events(ss) > 0 {
+			if ss, err := recordSample(small, body); err == nil && events(ss) > 0 {
 				est.Events = int64(math.Round(events(s) * float64(res.Events) / events(ss)))
 			}
 		}
@@ -226,10 +226,11 @@ type sample struct {
 
 // recordSample records body on every rank of a small world, or on a
 // sample of a large one (see EstimateRun).
-func recordSample(world int, body Body) (*sample, error) {
+func recordSample(cfg Config, body Body) (*sample, error) {
+	world := cfg.World
 	s := &sample{world: world, recorded: map[int]rankCounts{}, special: map[int]bool{}, chunkUse: map[string]int{}, progUse: map[*program]int{}}
 	in := newInterner()
-	c := &recorder{world: world}
+	c := &recorder{world: world, info: newRunInfo(cfg)}
 	named := map[int]int{}
 	rec := func(r int) error {
 		if _, done := s.recorded[r]; done {

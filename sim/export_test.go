@@ -9,7 +9,8 @@ type RecordStat struct {
 
 // RecordStats records body on a world and says how much it kept.
 func RecordStats(world int, body Body) RecordStat {
-	progs, err := record(Config{World: world}, body)
+	cfg := Config{World: world}
+	progs, err := record(cfg, body, newRunInfo(cfg))
 	if err != nil {
 		return RecordStat{Err: err}
 	}

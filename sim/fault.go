@@ -31,7 +31,8 @@ type Fault interface {
 // entry. A sender's messages still reach the network in the order they
 // were posted (a message waits for the one before it). Draws come from a
 // PCG generator of the run's seed, one draw per message in the order
-// messages are posted, so a seed reproduces a run exactly.
+// messages are posted, so a seed reproduces a run exactly. Switch
+// operations (SwitchNetwork) are not delayed.
 //
 // Every distribution is given by its mean and standard deviation:
 // "constant" (always Mean), "exponential" (Stddev is ignored: it equals
@@ -218,7 +219,9 @@ func (l LinkFailure) apply(n *faultyNet) error {
 }
 
 // RankFailure makes a rank fail (crash) at time At (kind =
-// "rank_failure"; keys "rank", "at"): see Engine.FailRank.
+// "rank_failure"; keys "rank", "at"): see Engine.FailRank. The switch
+// operations it has not posted, or whose contribution it has not
+// delivered to the switch, fail too (see SwitchNetwork).
 type RankFailure struct {
 	Rank int
 	At   Time

@@ -51,6 +51,34 @@ import (
 //     order they started. Nothing depends on map order.
 //   - Reductions take bytes/ReduceBandwidth of the rank's compute, as in
 //     alpha-beta.
+//   - In-network reduction (algos.SwitchReducer). The switch of a group
+//     is, of the switches that reduce (Node.Reduce > 0, see
+//     Topology.SetReduce) that every member's device reaches and that
+//     reach every member's device over links that have not failed, the
+//     nearest: the one whose largest routing cost from a member's device
+//     to it and back is least, then whose sum of those costs is least,
+//     then of the lowest node index. A group with none cannot reduce in
+//     the network: CanSwitchReduce is false and requests fail with
+//     ErrNoSwitch. An operation of s bytes with c contributors starts once
+//     every member has posted (a switch cannot reduce before it has all
+//     its operands): the contributions go up as one flow of s bytes over
+//     the union of the edges of the contributors' routes to the switch,
+//     each edge carrying s once (in-network aggregation), sharing links
+//     max-min with the other flows as any flow does and holding no slot;
+//     its latency is the longest of those routes'. Once it is delivered
+//     every contribution has reached the switch, which reduces them in
+//     (c-1)s/Reduce (rounded as TransferTime; 0 for Reduce = +Inf), then
+//     sends the result down as one flow of s bytes over the union of the
+//     edges of its routes to the receivers, whose latency is the longest
+//     of those routes'; every receiver has the result when it is
+//     delivered. Result.Links counts each tree flow as one message of s
+//     bytes on every edge of its tree. Alone on the network an operation
+//     so takes
+//     L_up + s/B_up + (c-1)s/R + L_down + s/B_down, each B the narrowest
+//     edge of its tree: on a Crossbar whose switch reduces (latency on the
+//     uplinks), L + 2s/B + (c-1)s/R. A tree that a failed link crosses
+//     moves to the routes left, or fails its operation with an error
+//     naming the link.
 //
 // So on a Crossbar with the default slots every message holds its
 // sender's uplink and its receiver's downlink alone, at the port
@@ -207,6 +235,9 @@ type flowNet struct {
 	// per source for worlds up to denseRoutes ranks, else in a map.
 	routes   [][]*flowRoute
 	routeMap map[uint64]*flowRoute
+	// switches caches the switch of each group of switch operations, by
+	// switchKey (see switchFor).
+	switches map[uint64][]switchChoice
 	free     []*flowState
 	seq      uint64
 
@@ -281,6 +312,9 @@ type flowState struct {
 	// before its bytes move.
 	latent bool
 	lidx   int // index in live
+	// sw is set on the flow of a switch operation (m is then its
+	// flowSwitch's), which no rank sends or receives.
+	sw *flowSwitch
 }
 
 // Fire ends the flow's latency: it delivers the message, or, with
@@ -454,10 +488,20 @@ func (n *flowNet) endLatency(f *flowState) {
 	if n.failed != nil {
 		for _, e := range r.path {
 			if n.failed[e] {
-				r = n.route(f.m.Src, f.m.Dst)
+				if f.sw != nil {
+					r = n.switchRoute(f.sw)
+				} else {
+					r = n.route(f.m.Src, f.m.Dst)
+				}
 				break
 			}
 		}
+	}
+	if r == nil && f.sw != nil {
+		sw := f.sw
+		n.release(f)
+		n.e.SwitchFailed(sw.op, n.switchCut(sw, ""))
+		return
 	}
 	if r == nil {
 		m := f.m
@@ -549,7 +593,7 @@ func (n *flowNet) release(f *flowState) {
 	n.live[f.lidx].lidx = f.lidx
 	n.live[last] = nil
 	n.live = n.live[:last]
-	f.m, f.route = nil, nil
+	f.m, f.route, f.sw = nil, nil, nil
 	n.free = append(n.free, f)
 }
 
@@ -574,6 +618,11 @@ func (n *flowNet) wakeUp() {
 func (n *flowNet) deliver(f *flowState) {
 	if f.dropped {
 		n.release(f)
+		return
+	}
+	if sw := f.sw; sw != nil {
+		n.release(f)
+		n.switchFlowDone(sw)
 		return
 	}
 	m := f.m
@@ -831,6 +880,7 @@ func (n *flowNet) FailLink(edge int) {
 	n.failed[edge] = true
 	n.rt.fail(edge)
 	n.clearRoutes()
+	n.switches = nil
 	now := n.e.Now()
 	affected := []*flowState{}
 	for _, f := range n.live {
@@ -844,6 +894,19 @@ func (n *flowNet) FailLink(edge int) {
 		n.detach(f, sent)
 		f.counted += sent
 		f.rem = f.m.wireVolume() - f.counted
+		if sw := f.sw; sw != nil {
+			r := n.switchRoute(sw)
+			if r == nil {
+				f.sending = false
+				n.release(f)
+				n.e.SwitchFailed(sw.op, n.switchCut(sw, n.topo.edges[edge].Name))
+				continue
+			}
+			old := f.route
+			f.route, f.rate, f.since = r, 0, now
+			n.attach(f, old)
+			continue
+		}
 		r := n.route(f.m.Src, f.m.Dst)
 		if r == nil {
 			m := f.m

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -14,10 +15,25 @@ type simLink struct {
 	r *rank
 }
 
+var (
+	_ algos.Link        = (*simLink)(nil)
+	_ algos.Spawner     = (*simLink)(nil)
+	_ algos.MachineLink = (*simLink)(nil)
+	_ algos.Delayer     = (*simLink)(nil)
+)
+
 func (l *simLink) Rank() int { return l.r.id }
 func (l *simLink) Size() int { return len(l.r.e.ranks) }
 
 func (l *simLink) Now() time.Duration { return l.r.e.now.Duration() }
+
+// Machine implements algos.MachineLink: Config.Machine, its Node filled
+// from the topology where it has none (see Config.Machine). Every link of
+// a run returns the same one.
+func (l *simLink) Machine() *algos.Machine {
+	e := l.r.e
+	return e.info.machineFrom(func() Network { return e.net })
+}
 
 func (l *simLink) Alloc(n int) device.Buffer {
 	if l.r.e.hostData {
@@ -201,6 +217,53 @@ func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
 		e.obs.Span(r.id, kind, bytes, start, e.now)
 	}
 	return nil
+}
+
+// Delay implements algos.Delayer: the calling process sleeps for d of
+// virtual time (d's nanoseconds exactly), holding neither the rank's
+// compute nor its ports, so that its other processes, its reductions and
+// its messages go on meanwhile. The observer is told of it as a span of
+// SpanDelay.
+func (l *simLink) Delay(ctx context.Context, d time.Duration) error {
+	r, e := l.r, l.r.e
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	t, err := delayTime(d)
+	if err != nil {
+		return fmt.Errorf("sim: rank %d: %w", r.id, err)
+	}
+	p := e.current
+	if p == nil || p.r != r {
+		return fmt.Errorf("sim: rank %d: Delay called outside the rank's own processes", r.id)
+	}
+	start := p.sleep(t)
+	if !p.block() {
+		return errAborted
+	}
+	if e.obs != nil {
+		e.obs.Span(r.id, SpanDelay, 0, start, e.now)
+	}
+	return nil
+}
+
+// delayTime converts a positive delay to virtual time, exactly.
+func delayTime(d time.Duration) (Time, error) {
+	if d > time.Duration(math.MaxInt64/int64(Nanosecond)) {
+		return 0, fmt.Errorf("delay of %v is beyond the simulator's clock", d)
+	}
+	return Time(d) * Nanosecond, nil
+}
+
+// sleep puts the process to sleep for d, from now, and returns now.
+func (p *proc) sleep(d Time) (start Time) {
+	e := p.r.e
+	e.At(e.now+d, p)
+	p.resumeScheduled = true
+	return e.now
 }
 
 // startCompute puts the process to sleep until the rank's compute has

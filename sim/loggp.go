@@ -26,6 +26,8 @@ import (
 //   - Receivers take any number of messages at once (LogGP's capacity
 //     limit ceil(L/g) is not modelled); reductions take
 //     bytes/ReduceBandwidth of compute.
+//   - No switch reduces in the network (algos.SwitchReducer's
+//     CanSwitchReduce is false).
 type LogGP struct {
 	// Latency is L (key "latency").
 	Latency Time

@@ -67,6 +67,9 @@ type Message struct {
 	// relay is set on a hop of a relayed message (see Relayed): the
 	// engine hands it back to its relay rather than to a rank.
 	relay *relay
+	// part is set on the alpha-beta model's messages to and from its
+	// switch (see AlphaBeta), which never reach the engine.
+	part *abPart
 }
 
 // Matched reports whether the receive m matches has been posted: a

@@ -12,6 +12,11 @@ const (
 	// SpanOverhead is CPU time spent sending or receiving a message, on
 	// networks that charge it (see Overheads).
 	SpanOverhead
+	// SpanDelay is time a process was held by algos.Delayer's Delay:
+	// work of the hardware that the model charges (a GPU's per-step
+	// costs). It holds neither compute nor ports, so it may overlap the
+	// rank's other spans.
+	SpanDelay
 )
 
 func (k SpanKind) String() string {
@@ -22,6 +27,8 @@ func (k SpanKind) String() string {
 		return "reduce"
 	case SpanOverhead:
 		return "overhead"
+	case SpanDelay:
+		return "delay"
 	}
 	return "span"
 }

@@ -39,6 +39,9 @@ import (
 // smpi/bw-factor do: a bandwidth factor f makes a message move at f times
 // the bandwidth it is given, holding its share of every link (the rest is
 // overhead on the wire).
+//
+// Switch operations (SwitchNetwork) are not messages: they go to Model as
+// they are, with no envelope, factors or rendezvous.
 type Protocol struct {
 	Model Model
 	// EagerLimit is the size in bytes from which messages go by

@@ -96,6 +96,7 @@ func (r *rank) procReturned() {
 	if _, _, err := r.outcome(); err != nil {
 		r.exitErr = err
 		r.e.checkDead(r)
+		r.e.failSwitchMember(r.id, r.e.gone(r.id), false)
 	}
 	if h, ok := r.e.net.(Holder); ok {
 		for _, m := range h.HeldFor(r.id) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,16 +27,18 @@ import (
 // million ranks of a halving-doubling allreduce share a handful of
 // programs, and a ring's share most of their chunks.
 
-// Operation codes: the low two bits of an operation's first byte.
+// Operation codes: the low three bits of an operation's first byte.
 const (
 	opSend byte = iota
 	opRecv
 	opWait
 	opReduce
-	opKindMask = 3
+	opDelay
+	opSwitch
+	opKindMask = 7
 	// opXorPeer marks a peer written as rank XOR peer (a power of two)
 	// rather than as a zigzag difference peer - rank.
-	opXorPeer = 4
+	opXorPeer = 8
 )
 
 // An operation is encoded as its code byte, then uvarints:
@@ -43,6 +46,12 @@ const (
 //	send, recv: peer, tag - previous tag (zigzag), bytes, slot
 //	wait:       count, then the slot of each request
 //	reduce:     bytes
+//	delay:      the delay in picoseconds
+//	switch:     group, tag - previous tag (zigzag), bytes, form, slot
+//
+// A switch operation's group is the index of the group among the run's
+// (programs.groups); its form packs whether it sends (bit 0) and receives
+// (bit 1), its dtype (bits 2-9) and its op (bits 10 on).
 //
 // The previous tag is 0 at the start of each chunk, so that a chunk
 // decodes on its own. A slot is the index of a request among the rank's
@@ -70,6 +79,7 @@ type program struct {
 // programs are the recorded programs of a run.
 type programs struct {
 	chunks []string   // the distinct chunks
+	groups [][]int    // the groups of switch operations
 	ranks  []*program // each rank's program
 	// Ops is the number of operations recorded, over all ranks.
 	ops int64
@@ -98,9 +108,9 @@ type recOp struct {
 	kind  byte
 	peer  int
 	tag   algos.Tag
-	bytes int
-	req   int32 // send, recv: the request's id; wait: the first of its ids in recorder.waits
-	n     int32 // wait: the number of requests
+	bytes int   // send, recv, reduce: bytes; delay: picoseconds
+	req   int32 // send, recv, switch: the request's id; wait: the first of its ids in recorder.waits
+	n     int32 // wait: the number of requests; switch: its form
 }
 
 // recorder records the bodies of ranks, one after another, on one
@@ -109,6 +119,12 @@ type recorder struct {
 	world int
 	rank  int
 	gen   uint64
+	// info answers what the body asks of the network (runInfo).
+	info *runInfo
+	// in keeps the programs, and the groups of switch operations; groups
+	// caches the ids of the groups this recorder has met, by switchKey.
+	in     *interner
+	groups map[uint64][]recGroup
 	// ops[:nops] and waits[:nwaits] are what was recorded: storage that
 	// grows, written by index (see recReq on pointer writes).
 	ops    []recOp
@@ -131,9 +147,18 @@ type recorder struct {
 }
 
 var (
-	_ algos.Link    = (*recorder)(nil)
-	_ algos.Spawner = (*recorder)(nil)
+	_ algos.Link          = (*recorder)(nil)
+	_ algos.Spawner       = (*recorder)(nil)
+	_ algos.MachineLink   = (*recorder)(nil)
+	_ algos.Delayer       = (*recorder)(nil)
+	_ algos.SwitchReducer = (*recorder)(nil)
 )
+
+// recGroup is a group of switch operations and its id.
+type recGroup struct {
+	group []int
+	id    int32
+}
 
 func (c *recorder) stop(why string) {
 	c.stopped = true
@@ -163,6 +188,10 @@ func (c *recorder) Spawn(func(ctx context.Context) error) algos.Request {
 
 func (c *recorder) Alloc(n int) device.Buffer { return device.Phantom(n) }
 
+// Machine implements algos.MachineLink: the run's Machine, the one its
+// links give the body on coroutines.
+func (c *recorder) Machine() *algos.Machine { return c.info.recordedMachine() }
+
 func (c *recorder) Copy(dst, src device.Buffer) error { return device.Copy(dst, src) }
 
 func (c *recorder) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) error {
@@ -173,6 +202,73 @@ func (c *recorder) Reduce(dst, src device.Buffer, dt device.DType, op device.Op)
 		c.add(recOp{kind: opReduce, bytes: src.Len()})
 	}
 	return nil
+}
+
+// Delay implements algos.Delayer: it records the delay, which the replay
+// spends as Delay does on coroutines.
+func (c *recorder) Delay(ctx context.Context, d time.Duration) error {
+	if c.stopped {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		c.stop("the body's context ends")
+	}
+	if d <= 0 {
+		return nil
+	}
+	t, err := delayTime(d)
+	if err != nil {
+		c.stop(err.Error())
+	}
+	c.add(recOp{kind: opDelay, bytes: int(t)})
+	return nil
+}
+
+// CanSwitchReduce implements algos.SwitchReducer: what the run's network
+// answers.
+func (c *recorder) CanSwitchReduce(group []int) bool {
+	return checkGroup(c.rank, c.world, group) == nil && c.info.canSwitchReduce(group)
+}
+
+// ISwitchReduce implements algos.SwitchReducer: it records the operation.
+// One that would fail at once stops the recording.
+func (c *recorder) ISwitchReduce(group []int, tag algos.Tag, send, recv device.Buffer, dt device.DType, op device.Op) algos.Request {
+	if c.stopped {
+		return &recReq{}
+	}
+	if !c.CanSwitchReduce(group) {
+		c.stop(fmt.Sprintf("rank %d posts a switch reduction that fails", c.rank))
+	}
+	n, err := switchBytes(c.rank, send, recv, dt, op)
+	if err != nil {
+		c.stop(err.Error())
+	}
+	form := int32(dt)<<2 | int32(op)<<10
+	if send != nil {
+		form |= 1
+	}
+	if recv != nil {
+		form |= 2
+	}
+	q := c.newReq()
+	c.add(recOp{kind: opSwitch, peer: int(c.groupID(group)), tag: tag, bytes: n, req: q.id, n: form})
+	return q
+}
+
+// groupID returns the id of group among the run's groups.
+func (c *recorder) groupID(group []int) int32 {
+	key := switchKey(group, 0)
+	for _, g := range c.groups[key] {
+		if slices.Equal(g.group, group) {
+			return g.id
+		}
+	}
+	if c.groups == nil {
+		c.groups = map[uint64][]recGroup{}
+	}
+	g := recGroup{group: slices.Clone(group), id: c.in.group(group)}
+	c.groups[key] = append(c.groups[key], g)
+	return g.id
 }
 
 // add records op.
@@ -211,6 +307,13 @@ func (c *recorder) post(kind byte, peer int, tag algos.Tag, buf device.Buffer) a
 	if peer < 0 || peer >= c.world {
 		c.stop(fmt.Sprintf("rank %d names peer %d", c.rank, peer))
 	}
+	q := c.newReq()
+	c.add(recOp{kind: kind, peer: peer, tag: tag, bytes: buf.Len(), req: q.id})
+	return q
+}
+
+// newReq returns the next request of the recording.
+func (c *recorder) newReq() *recReq {
 	if c.used == len(c.block) {
 		c.block, c.used = make([]recReq, allocBlock), 0
 	}
@@ -218,7 +321,6 @@ func (c *recorder) post(kind byte, peer int, tag algos.Tag, buf device.Buffer) a
 	c.used++
 	*q = recReq{gen: c.gen, id: c.nreq}
 	c.nreq++
-	c.add(recOp{kind: kind, peer: peer, tag: tag, bytes: buf.Len(), req: q.id})
 	return q
 }
 
@@ -251,7 +353,7 @@ func (c *recorder) Wait(ctx context.Context, reqs ...algos.Request) error {
 // its chunks (interned in in) and its slot count, or the reason it cannot
 // be replayed.
 func (c *recorder) record(rank int, body Body, in *interner) (p *program, err error) {
-	c.rank, c.gen = rank, recordings.Add(1)
+	c.rank, c.gen, c.in = rank, recordings.Add(1), in
 	c.nops, c.nwaits, c.nreq, c.stopped = 0, 0, 0, false
 	defer func() {
 		if v := recover(); v != nil {
@@ -279,7 +381,7 @@ func (c *recorder) encode(in *interner) *program {
 	lastUse := grow(c.lastUse, int(c.nreq))
 	for i, op := range ops {
 		switch op.kind {
-		case opSend, opRecv:
+		case opSend, opRecv, opSwitch:
 			lastUse[op.req] = -1
 		case opWait:
 			for _, id := range waits[op.req : op.req+op.n] {
@@ -299,13 +401,7 @@ func (c *recorder) encode(in *interner) *program {
 		}
 		switch op.kind {
 		case opSend, opRecv:
-			var slot int32
-			if k := len(free); k > 0 {
-				slot, free = free[k-1], free[:k-1]
-			} else {
-				slot = int32(slots)
-				slots++
-			}
+			slot := c.takeSlot(&free, &slots)
 			slotOf[op.req] = slot
 			kind, peer := op.kind, uint64(zigzag(int64(op.peer-c.rank)))
 			if x := uint(op.peer ^ c.rank); x != 0 && x&(x-1) == 0 {
@@ -315,6 +411,16 @@ func (c *recorder) encode(in *interner) *program {
 			code = binary.AppendUvarint(code, peer)
 			code = binary.AppendUvarint(code, zigzag(int64(op.tag-prevTag)))
 			code = binary.AppendUvarint(code, uint64(op.bytes))
+			code = binary.AppendUvarint(code, uint64(slot))
+			prevTag = op.tag
+		case opSwitch:
+			slot := c.takeSlot(&free, &slots)
+			slotOf[op.req] = slot
+			code = append(code, opSwitch)
+			code = binary.AppendUvarint(code, uint64(op.peer))
+			code = binary.AppendUvarint(code, zigzag(int64(op.tag-prevTag)))
+			code = binary.AppendUvarint(code, uint64(op.bytes))
+			code = binary.AppendUvarint(code, uint64(op.n))
 			code = binary.AppendUvarint(code, uint64(slot))
 			prevTag = op.tag
 		case opWait:
@@ -331,8 +437,8 @@ func (c *recorder) encode(in *interner) *program {
 					free = append(free, slotOf[id])
 				}
 			}
-		case opReduce:
-			code = append(code, opReduce)
+		case opReduce, opDelay:
+			code = append(code, op.kind)
 			code = binary.AppendUvarint(code, uint64(op.bytes))
 		}
 	}
@@ -341,6 +447,17 @@ func (c *recorder) encode(in *interner) *program {
 	}
 	c.lastUse, c.slotOf, c.free, c.code, c.ids = lastUse, slotOf, free, code, ids
 	return in.program(ids, slots)
+}
+
+// takeSlot returns a free request slot, or a new one.
+func (c *recorder) takeSlot(free *[]int32, slots *int) int32 {
+	if k := len(*free); k > 0 {
+		slot := (*free)[k-1]
+		*free = (*free)[:k-1]
+		return slot
+	}
+	*slots++
+	return int32(*slots - 1)
 }
 
 func grow(s []int32, n int) []int32 {
@@ -360,12 +477,32 @@ type interner struct {
 	mu       sync.Mutex
 	chunkIDs map[string]int32
 	chunks   []string
+	groupIDs map[string]int32
+	groups   [][]int
 	progs    map[string]*program
 	bytes    int64 // chunks and programs kept, roughly
 }
 
 func newInterner() *interner {
-	return &interner{chunkIDs: map[string]int32{}, progs: map[string]*program{}}
+	return &interner{chunkIDs: map[string]int32{}, progs: map[string]*program{}, groupIDs: map[string]int32{}}
+}
+
+// group returns the id of a group of switch operations.
+func (in *interner) group(g []int) int32 {
+	key := make([]byte, 0, 4*len(g))
+	for _, r := range g {
+		key = binary.AppendUvarint(key, uint64(r))
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if id, ok := in.groupIDs[string(key)]; ok {
+		return id
+	}
+	id := int32(len(in.groups))
+	in.groups = append(in.groups, slices.Clone(g))
+	in.groupIDs[string(key)] = id
+	in.bytes += int64(len(key)+8*len(g)) + 64
+	return id
 }
 
 func (in *interner) chunk(code []byte) int32 {
@@ -404,7 +541,7 @@ func (in *interner) program(ids []byte, slots int) *program {
 // replayed (an errNotReplayable), or the error of cfg.Context if it is
 // done first. The programs do not depend on how the ranks were spread
 // over the goroutines.
-func record(cfg Config, body Body) (*programs, error) {
+func record(cfg Config, body Body, info *runInfo) (*programs, error) {
 	world := cfg.World
 	in := newInterner()
 	progs := &programs{ranks: make([]*program, world)}
@@ -420,7 +557,7 @@ func record(cfg Config, body Body) (*programs, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &recorder{world: world}
+			c := &recorder{world: world, info: info}
 			for !failed.Load() {
 				r := int(next.Add(1) - 1)
 				if r >= world {
@@ -458,7 +595,7 @@ func record(cfg Config, body Body) (*programs, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	progs.chunks = in.chunks
+	progs.chunks, progs.groups = in.chunks, in.groups
 	progs.ops = ops.Load()
 	return progs, nil
 }

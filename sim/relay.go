@@ -30,7 +30,8 @@ import (
 // A rank may fail (as a fault of an outer Faulty, or through RunShrink):
 // messages from or to it are lost or fail as on any network, and one only
 // passing through it is lost, its receive failing with a *PathCutError.
-// Faults inside a relayed model (a Faulty under it) are refused.
+// Faults inside a relayed model (a Faulty under it) are refused. Switch
+// operations (SwitchNetwork) are not relayed: Model carries them.
 type Relayed struct {
 	Model Model
 	Mesh  mesh.Spec

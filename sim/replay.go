@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/nexar-go/nexar-go/algos"
+import (
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
+)
 
 // Replay. A process with a recorded program (see record.go) runs without a
 // coroutine: Fire interprets its operations from where it stopped until it
@@ -63,6 +66,9 @@ func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *re
 	q.done, q.waitedFor = false, false
 	if q.err != nil {
 		q.err = nil
+	}
+	if q.sw != nil {
+		q.sw = nil
 	}
 	return q
 }
@@ -166,6 +172,35 @@ func (p *proc) replay() {
 				}
 				p.stage = 0
 			}
+		case opSwitch:
+			var gid, dt, bytes, form, slot uint64
+			gid, i = uvarint(code, i)
+			dt, i = uvarint(code, i)
+			bytes, i = uvarint(code, i)
+			form, i = uvarint(code, i)
+			slot, i = uvarint(code, i)
+			tag := p.tag + algos.Tag(unzigzag(dt))
+			n := int(bytes)
+			var send, recv device.Buffer
+			if form&1 != 0 {
+				send = device.Phantom(n)
+			}
+			if form&2 != 0 {
+				recv = device.Phantom(n)
+			}
+			r.postSwitch(p.slot(slot, false, -1, tag, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
+			p.tag = tag
+		case opDelay:
+			var d uint64
+			d, i = uvarint(code, i)
+			if p.stage == 0 {
+				p.stage, p.start = 1, p.sleep(Time(d))
+				return
+			}
+			if e.obs != nil {
+				e.obs.Span(r.id, SpanDelay, 0, p.start, e.now)
+			}
+			p.stage = 0
 		}
 		p.off = i
 	}

@@ -13,6 +13,8 @@ type request struct {
 	peer  int
 	tag   algos.Tag
 	bytes int
+	// sw is the switch operation of a switch request (peer is then -1).
+	sw *SwitchOp
 	// buf is the buffer of a coroutine's request (nil in a replay, whose
 	// buffers are phantom): a receive copies host bytes into it.
 	buf device.Buffer
@@ -30,6 +32,9 @@ type request struct {
 func (r *request) wait() Wait {
 	if r.spawn {
 		return Wait{Spawned: true}
+	}
+	if r.sw != nil {
+		return r.sw.wait(r.bytes)
 	}
 	return Wait{Send: r.send, Peer: r.peer, Tag: r.tag, Bytes: r.bytes}
 }

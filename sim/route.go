@@ -73,6 +73,45 @@ func (r *router) route(src, dst int) []int32 {
 	} else {
 		key = mix64(uint64(src)<<32 | uint64(uint32(dst)))
 	}
+	return r.walk(s, d, dist, key)
+}
+
+// routeToNode returns the edges of the path from device src to node
+// node (a switch), or nil if no path is left; ties are broken as between
+// devices (see Topology), with node's index as the destination's under
+// RouteDestMod.
+func (r *router) routeToNode(src, node int) []int32 {
+	s := r.t.devices[src]
+	dist := toDevice{through: r.distToNode(node), node: node}
+	if dist.at(s) == unreachable {
+		return nil
+	}
+	key := uint64(node)
+	if r.t.Routing != RouteDestMod {
+		key = mix64(uint64(src)<<32 | uint64(uint32(node)) | 1<<31)
+	}
+	return r.walk(s, node, dist, key)
+}
+
+// routeFromNode returns the edges of the path from node node (a switch)
+// to device dst, or nil if no path is left.
+func (r *router) routeFromNode(node, dst int) []int32 {
+	dist := r.distTo(dst)
+	if dist.at(node) == unreachable {
+		return nil
+	}
+	key := uint64(dst)
+	if r.t.Routing != RouteDestMod {
+		key = mix64(uint64(node)<<32 | uint64(uint32(dst)) | 1<<31)
+	}
+	return r.walk(node, r.t.devices[dst], dist, key)
+}
+
+// walk returns the edges of a least-cost path from node s to node d,
+// whose costs are dist, choosing among tied next hops by key (see
+// Topology).
+func (r *router) walk(s, d int, dist toDevice, key uint64) []int32 {
+	t := r.t
 	path := make([]int32, 0, 8)
 	var candBuf [16]int32
 	cand := candBuf[:0]

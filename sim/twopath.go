@@ -36,7 +36,8 @@ import (
 // for the bulk threshold. So a live run on realnet can be predicted path
 // by path, with each path's own latency and bandwidth. BulkThreshold < 0
 // keeps every message on QUIC (the tuning table's bulk_threshold =
-// "never"). Reductions take bytes/ReduceBandwidth of the rank's compute.
+// "never"). Reductions take bytes/ReduceBandwidth of the rank's compute;
+// no switch reduces in the network (CanSwitchReduce is false).
 //
 // Not modelled: the credit that bounds a receiver's unexpected eager
 // bytes (MaxUnexpected/(2(p-1)) per peer, far above the largest eager

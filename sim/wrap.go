@@ -9,13 +9,15 @@ type wrapped struct {
 }
 
 var (
-	_ Overheads    = (*wrapped)(nil)
-	_ RankDropper  = (*wrapped)(nil)
-	_ LinkFaulter  = (*wrapped)(nil)
-	_ LinkReporter = (*wrapped)(nil)
-	_ Matcher      = (*wrapped)(nil)
-	_ ControlTimer = (*wrapped)(nil)
-	_ Holder       = (*wrapped)(nil)
+	_ Overheads     = (*wrapped)(nil)
+	_ RankDropper   = (*wrapped)(nil)
+	_ LinkFaulter   = (*wrapped)(nil)
+	_ LinkReporter  = (*wrapped)(nil)
+	_ Matcher       = (*wrapped)(nil)
+	_ ControlTimer  = (*wrapped)(nil)
+	_ Holder        = (*wrapped)(nil)
+	_ Placer        = (*wrapped)(nil)
+	_ SwitchNetwork = (*wrapped)(nil)
 )
 
 func (w *wrapped) Post(m *Message)                 { w.inner.Post(m) }
@@ -72,6 +74,27 @@ func (w *wrapped) Topology() *Topology {
 	}
 	return nil
 }
+
+// Placement returns the inner network's topology and placement, or nils
+// if it has none.
+func (w *wrapped) Placement() (*Topology, Placement) {
+	if p, ok := w.inner.(Placer); ok {
+		return p.Placement()
+	}
+	return nil, nil
+}
+
+// CanSwitchReduce reports whether the inner network has a switch that
+// reduces for group; false if it has none.
+func (w *wrapped) CanSwitchReduce(group []int) bool {
+	s, ok := w.inner.(SwitchNetwork)
+	return ok && s.CanSwitchReduce(group)
+}
+
+// PostSwitch hands a switch operation to the inner network, untouched
+// (no jitter, envelope or relaying): the engine calls it only where
+// CanSwitchReduce said yes.
+func (w *wrapped) PostSwitch(op *SwitchOp, i int) { w.inner.(SwitchNetwork).PostSwitch(op, i) }
 
 func (w *wrapped) FailLink(edge int) { w.inner.(LinkFaulter).FailLink(edge) }
 

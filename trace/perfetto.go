@@ -335,7 +335,7 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 				ev = ev.fixed64(fEventEndFlowIDs, uint64(m.id)+1)
 			}
 		default:
-			if s.kind != sim.SpanWait {
+			if s.kind != sim.SpanWait && s.kind != sim.SpanDelay {
 				ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(s.bytes)))
 			}
 		}

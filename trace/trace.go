@@ -360,7 +360,7 @@ func (r *Recorder) Build(meta Meta) *File {
 	}
 	for i, s := range r.spans {
 		var args map[string]any
-		if s.kind != sim.SpanWait {
+		if s.kind != sim.SpanWait && s.kind != sim.SpanDelay {
 			args = map[string]any{"bytes": s.bytes}
 		}
 		body = append(body, Event{Name: s.kind.String(), Cat: s.kind.String(), Ph: "X", Pid: s.rank, Tid: computeTid + compLane[i],

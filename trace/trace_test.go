@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
@@ -182,5 +183,34 @@ func TestOverlappingMessages(t *testing.T) {
 	}
 	if threads[1002] != "send 2" || threads[1003] != "send 3" {
 		t.Errorf("thread names %v", threads)
+	}
+}
+
+// TestDelaySpans checks that a delay (algos.Delayer) shows as a "delay"
+// slice of its own, without bytes, on a lane beside the reduction that
+// runs meanwhile on another process of the rank.
+func TestDelaySpans(t *testing.T) {
+	rec, _ := record(t, 1, worked, func(ctx context.Context, l algos.Link) error {
+		red := l.(algos.Spawner).Spawn(func(ctx context.Context) error {
+			return l.Reduce(l.Alloc(1000), l.Alloc(1000), device.F32, device.Sum)
+		})
+		if err := algos.Delay(ctx, l, 2*time.Microsecond); err != nil {
+			return err
+		}
+		return l.Wait(ctx, red)
+	})
+	f := rec.Build(trace.Meta{World: 1})
+	lanes := map[string]int{}
+	for _, e := range f.TraceEvents {
+		if e.Ph != "X" {
+			continue
+		}
+		lanes[e.Name] = e.Tid
+		if e.Name == "delay" && (e.Args != nil || *e.Dur != 2) {
+			t.Errorf("delay slice %+v, want 2 us without args", e)
+		}
+	}
+	if _, ok := lanes["delay"]; !ok || lanes["delay"] == lanes["reduce"] {
+		t.Errorf("slices on lanes %v, want a delay beside the reduce", lanes)
 	}
 }
