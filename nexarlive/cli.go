@@ -450,11 +450,18 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	_, err = live.Worker(ctx, live.WorkerConfig{
+	rep, err := live.Worker(ctx, live.WorkerConfig{
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
 		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
 		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb, Elastic: rf.maxNP > 0,
 	})
+	if rep != nil {
+		// A prediction the model could not make leaves no compare.csv:
+		// say why rather than leave the user looking for it.
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(stderr, "nexar-live worker: warning: %s\n", strings.ReplaceAll(w, "\n", "\n  "))
+		}
+	}
 	switch {
 	case err == nil:
 		return exitOK

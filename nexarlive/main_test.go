@@ -505,7 +505,14 @@ func TestRunNCCL(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
-			checkRun(t, out, np, 9*3+4*2+4*2+2*2+2*2)
+			checkRun(t, out, np, 9*3+3*2+3*2+2*2+2*2)
+			out = t.TempDir()
+			code, stdout, stderr = runCLI("run", "--np", strconv.Itoa(np), "../live/examples/loopback-nccl-nvls.toml",
+				"--out", out, "--warmup", "1", "--iters", "2", "--timeout", "60s")
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			checkRun(t, out, np, 2*2)
 		})
 	}
 }

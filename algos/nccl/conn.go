@@ -12,7 +12,9 @@ import (
 
 // Tags. An algorithm's messages use the low 16 bits of the tag: the
 // connection's role (a ring, a tree's up or down direction, ...) in bits
-// 8-11, the channel in bits 2-7, and whether the message is a step's data
+// 8-11 (processes of one channel that run at once use roles of their own,
+// so that their messages and in-network operations, matched in the order
+// each rank posts them, never cross), the channel in bits 2-7, and whether the message is a step's data
 // or Simple's flag in bits 0-1. So a channel's connections never take
 // another's messages, and two connections between one pair of ranks (a
 // tree's up and down) never take each other's.
@@ -21,10 +23,12 @@ const (
 	roleTreeUp
 	roleTreeDown
 	rolePAT
-	roleSwitch
+	roleSwitch // an NVLS allgather's or reduce-scatter's, or a three-phase allreduce's scatter
 	roleDirectScatter
 	roleDirectGather
 	roleSignal
+	roleSwitchGather // a three-phase allreduce's gather
+	roleSwitchInter  // a three-phase allreduce's SHARP between nodes
 	kindData = 0
 	kindFlag = 1
 )

@@ -15,6 +15,29 @@ import (
 
 var ab = sim.AlphaBeta{Latency: 5 * sim.Microsecond, Bandwidth: 12.5e9}
 
+// abSwitch is ab with one ideal switch that reduces at 25 GB/s, for the
+// in-network algorithms.
+var abSwitch = sim.AlphaBeta{Latency: 5 * sim.Microsecond, Bandwidth: 12.5e9, SwitchBandwidth: 25e9}
+
+// inNetwork reports whether algo reduces in the network.
+func inNetwork(algo string) bool {
+	return strings.Contains(algo, "nvls") || strings.Contains(algo, "collnet")
+}
+
+// realLike is a link as real hardware's looks to an algorithm: it
+// spawns and knows its machine, but is no model (no Delayer) and has no
+// switch, so the in-network algorithms emulate theirs.
+type realLike struct {
+	algos.Link
+	m *algos.Machine
+}
+
+func (r realLike) Machine() *algos.Machine { return r.m }
+
+func (r realLike) Spawn(fn func(ctx context.Context) error) algos.Request {
+	return r.Link.(algos.Spawner).Spawn(fn)
+}
+
 const seed = 3
 
 // dataCase makes one rank's buffers for a collective over count elements
@@ -79,8 +102,13 @@ var dataCases = map[string]dataCase{
 }
 
 // dataRun runs algorithm algo of coll on p ranks of cfg with real data,
-// count elements, and checks every rank's result.
+// count elements, and checks every rank's result. With emulate the
+// algorithm sees a realLike link.
 func dataRun(cfg sim.Config, coll, algo string, p, count int, params map[string]int, dt device.DType, op device.Op) error {
+	return dataRunOn(cfg, coll, algo, p, count, params, dt, op, false)
+}
+
+func dataRunOn(cfg sim.Config, coll, algo string, p, count int, params map[string]int, dt device.DType, op device.Op, emulate bool) error {
 	c, err := algos.Lookup(coll)
 	if err != nil {
 		return err
@@ -95,9 +123,15 @@ func dataRun(cfg sim.Config, coll, algo string, p, count int, params map[string]
 	cfg.World, cfg.HostData = p, true
 	if cfg.Model == nil {
 		cfg.Model = ab
+		if inNetwork(algo) {
+			cfg.Model = abSwitch
+		}
 	}
 	_, err = sim.Run(cfg, func(ctx context.Context, l algos.Link) error {
 		r := l.Rank()
+		if emulate {
+			l = realLike{l, cfg.Machine}
+		}
 		send, buf := dc.inputs(r, p, count, root, dt, op, want[r])
 		call := algos.Call{Buf: device.Host(buf), DType: dt, Op: op, Root: root, Params: params}
 		if send != nil {
@@ -114,7 +148,11 @@ func dataRun(cfg sim.Config, coll, algo string, p, count int, params map[string]
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s p=%d count=%d %v %s: %w", coll, algo, p, count, params, dt, err)
+		how := ""
+		if emulate {
+			how = " (switch emulated)"
+		}
+		return fmt.Errorf("%s %s%s p=%d count=%d %v %s nodes %v: %w", coll, algo, how, p, count, params, dt, cfg.Machine.Node, err)
 	}
 	return nil
 }
@@ -158,8 +196,16 @@ func TestData(t *testing.T) {
 									}
 									cfg.Machine = m
 								}
+								if singleDomain(coll, a.Name) && nodes > 1 && p > nodes {
+									continue
+								}
 								if err := dataRun(cfg, coll, a.Name, p, count, map[string]int{"channels": ch}, device.F32, device.Sum); err != nil {
 									t.Fatal(err)
+								}
+								if inNetwork(a.Name) {
+									if err := dataRunOn(cfg, coll, a.Name, p, count, map[string]int{"channels": ch}, device.F32, device.Sum, true); err != nil {
+										t.Fatal(err)
+									}
 								}
 							}
 						}
@@ -168,6 +214,12 @@ func TestData(t *testing.T) {
 			})
 		}
 	}
+}
+
+// singleDomain reports whether algo runs inside one NVLink domain only on
+// a model.
+func singleDomain(coll, algo string) bool {
+	return algo == "nccl_nvls" && coll != "allreduce"
 }
 
 // TestDataTypes runs each algorithm once on every dtype and op.

@@ -50,35 +50,58 @@ func nvlsChunkBytes(channelBytes, heads, nodes int) int {
 	return c
 }
 
-// layout is the nodes of a call for the three-phase algorithms: every node
-// has the same number of ranks.
+// layout is the nodes of a call for the three-phase algorithms. A chunk
+// is cut into as many shards as the largest node has ranks; in node n the
+// owner of shard i is its local rank i mod G_n, so that in nodes of equal
+// size every rank owns one shard, and in smaller nodes some own several.
+// The owners of shard i across the nodes allreduce it between nodes.
 type layout struct {
-	local   []int // the ranks of this rank's node
-	myLocal int   // this rank's index among them
-	heads   []int // the ranks with this rank's local index, one per node
-	myNode  int   // this rank's index among heads
+	nodes  [][]int // the ranks of each node
+	myNode int     // this rank's node
+	local  []int   // its ranks
+	shards int     // shards a chunk is cut into
+	mine   []int   // the shards this rank owns, ascending
 }
 
-func (k *call) layout(what string) (layout, error) {
+func (k *call) layout() layout {
 	var lo layout
-	nodes := k.nodeRanks()
-	g := len(nodes[0])
-	for _, n := range nodes {
-		if len(n) != g {
-			return lo, fmt.Errorf("nccl: %s needs the same number of ranks on every node; the nodes have %d and %d", what, g, len(n))
-		}
-	}
-	for ni, n := range nodes {
-		for li, r := range n {
+	lo.nodes = k.nodeRanks()
+	for ni, n := range lo.nodes {
+		lo.shards = max(lo.shards, len(n))
+		for _, r := range n {
 			if r == k.me {
-				lo.local, lo.myLocal, lo.myNode = n, li, ni
+				lo.myNode, lo.local = ni, n
 			}
 		}
 	}
-	for _, n := range nodes {
-		lo.heads = append(lo.heads, n[lo.myLocal])
+	for i := range lo.shards {
+		if lo.owner(lo.myNode, i) == k.me {
+			lo.mine = append(lo.mine, i)
+		}
 	}
-	return lo, nil
+	return lo
+}
+
+// owner returns the rank of node n that owns shard i.
+func (lo layout) owner(n, i int) int { return lo.nodes[n][i%len(lo.nodes[n])] }
+
+// heads returns the owners of shard i, one a node, in node order.
+func (lo layout) heads(i int) []int {
+	out := make([]int, len(lo.nodes))
+	for n := range lo.nodes {
+		out[n] = lo.owner(n, i)
+	}
+	return out
+}
+
+func sortedCopy(s []int) []int {
+	out := append([]int(nil), s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
 }
 
 // intraKind and interKind name the phases of a three-phase allreduce.
@@ -116,17 +139,14 @@ type threePhase struct {
 	nChunks int
 }
 
-// ThreePhaseAllreduce runs an in-network allreduce (see the package's
-// notes on NVLS and CollNet) with the given phases.
-func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, intra intraKind, inter interKind, what string) error {
+// threePhaseAllreduce runs an in-network allreduce (see the notes above)
+// with the given phases.
+func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, intra intraKind, inter interKind) error {
 	k, err := newCall(ctx, l, Simple, c)
 	if err != nil || k.p == 1 {
 		return err
 	}
-	lo, err := k.layout(what)
-	if err != nil {
-		return err
-	}
+	lo := k.layout()
 	count := c.Buf.Len() / k.dt.Size()
 	parts := channelParts(count, k.dt.Size(), k.nc, 2, Simple)
 	used := usedChannels(parts)
@@ -135,8 +155,8 @@ func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, intra 
 	}
 	return k.runChannels(used, func(ctx context.Context, id int) error {
 		pt := parts[id]
-		chunk := nvlsChunkBytes(pt.count*k.dt.Size(), len(lo.local), len(lo.heads)) / k.dt.Size()
-		chunk = max(chunk/len(lo.local)*len(lo.local), len(lo.local))
+		chunk := nvlsChunkBytes(pt.count*k.dt.Size(), lo.shards, len(lo.nodes)) / k.dt.Size()
+		chunk = max(chunk/lo.shards*lo.shards, lo.shards)
 		tp := &threePhase{k: k, lo: lo, intra: intra, inter: inter, buf: c.Buf, pt: pt, chunk: chunk, id: id, used: used,
 			nChunks: divUp(pt.count, chunk)}
 		return tp.run(ctx)
@@ -144,23 +164,24 @@ func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, intra 
 }
 
 func (tp *threePhase) run(ctx context.Context) error {
-	k := tp.k
-	kc := *k
+	kc := *tp.k
 	kc.ctx = ctx
-	k = &kc
+	k := &kc
 	tp.k = k
-	chIntra := newChannel(ctx, k.l, Simple, tp.id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, tp.chunk*k.dt.Size())
+	ch := newChannel(ctx, k.l, Simple, tp.id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, tp.chunk*k.dt.Size())
 	var groups [][]int
 	if tp.intra == intraNVLS && len(tp.lo.local) > 1 {
 		groups = append(groups, tp.lo.local)
 	}
-	if tp.inter == interSHARP && len(tp.lo.heads) > 1 {
-		groups = append(groups, tp.lo.heads)
+	if tp.inter == interSHARP && len(tp.lo.nodes) > 1 {
+		for _, i := range tp.lo.mine {
+			groups = append(groups, sortedCopy(tp.lo.heads(i)))
+		}
 	}
 	var sn *switchNet
 	if len(groups) > 0 {
 		var err error
-		if sn, err = k.newSwitchNet(chIntra, roleSwitch, groups, "an in-network allreduce"); err != nil {
+		if sn, err = k.newSwitchNet(ch, groups, "an in-network allreduce"); err != nil {
 			return err
 		}
 	}
@@ -174,7 +195,7 @@ func (tp *threePhase) run(ctx context.Context) error {
 func (tp *threePhase) shard(c, i int) (int, int) {
 	o := c * tp.chunk
 	n := min(tp.chunk, tp.pt.count-o)
-	g := len(tp.lo.local)
+	g := tp.lo.shards
 	q, r := n/g, n%g
 	return tp.pt.off + o + i*q + min(i, r), q + b2i(i < r)
 }
@@ -193,8 +214,8 @@ func (tp *threePhase) await(ctx context.Context, kind algos.Tag) error {
 	return algos.Recv(ctx, tp.k.l, tp.k.me, tagOf(roleSignal, tp.id, kind), tp.k.l.Alloc(0))
 }
 
-// scatterPhase leaves this rank's shard of every chunk reduced over its
-// node.
+// scatterPhase leaves the shards this rank owns of every chunk reduced
+// over its node.
 func (tp *threePhase) scatterPhase(ctx context.Context, sn *switchNet) error {
 	k, lo := tp.k, tp.lo
 	var sigs []algos.Request
@@ -226,15 +247,16 @@ func (tp *threePhase) scatterPhase(ctx context.Context, sn *switchNet) error {
 
 func (tp *threePhase) nvlsScatter(sn *switchNet, c int) error {
 	k, lo := tp.k, tp.lo
-	mine := tp.shardBuf(c, lo.myLocal)
-	tmp := k.l.Alloc(mine.Len())
+	tmp := map[int]device.Buffer{}
 	var reqs []algos.Request
-	for i, owner := range lo.local {
+	for i := range lo.shards {
+		owner := lo.owner(lo.myNode, i)
 		var recv device.Buffer
-		if i == lo.myLocal {
-			recv = tmp
+		if owner == k.me {
+			recv = k.l.Alloc(tp.shardBuf(c, i).Len())
+			tmp[i] = recv
 		}
-		rq, err := sn.post(ldReduce(lo.local, owner), tp.shardBuf(c, i), recv)
+		rq, err := sn.post(roleSwitch, ldReduce(lo.local, owner), tp.shardBuf(c, i), recv)
 		if err != nil {
 			return err
 		}
@@ -243,45 +265,41 @@ func (tp *threePhase) nvlsScatter(sn *switchNet, c int) error {
 	if err := k.l.Wait(k.ctx, reqs...); err != nil {
 		return err
 	}
-	return k.l.Copy(mine, tmp)
-}
-
-func (tp *threePhase) directScatter(dc *directConns, c int) error {
-	lo := tp.lo
-	mine := tp.shardBuf(c, lo.myLocal)
-	for j, peer := range lo.local {
-		if j == lo.myLocal {
-			continue
-		}
-		if err := dc.to(peer).send(tp.shardBuf(c, j)); err != nil {
-			return err
-		}
-	}
-	for j, peer := range lo.local {
-		if j == lo.myLocal {
-			continue
-		}
-		if err := dc.from(peer).recvReduce(mine); err != nil {
+	for _, i := range lo.mine {
+		if err := k.l.Copy(tp.shardBuf(c, i), tmp[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// interPhase allreduces this rank's shard of every chunk across nodes.
-func (tp *threePhase) interPhase(ctx context.Context, sn *switchNet) error {
+func (tp *threePhase) directScatter(dc *directConns, c int) error {
 	k, lo := tp.k, tp.lo
-	if len(lo.heads) == 1 {
-		var sigs []algos.Request
-		for range tp.nChunks {
-			if err := tp.await(ctx, sigScattered); err != nil {
+	for i := range lo.shards {
+		if owner := lo.owner(lo.myNode, i); owner != k.me {
+			if err := dc.to(owner).send(tp.shardBuf(c, i)); err != nil {
 				return err
 			}
-			sigs = append(sigs, tp.signal(sigReduced))
 		}
-		return k.l.Wait(ctx, sigs...)
 	}
-	if tp.inter == interTree {
+	for _, i := range lo.mine {
+		for _, peer := range lo.local {
+			if peer == k.me {
+				continue
+			}
+			if err := dc.from(peer).recvReduce(tp.shardBuf(c, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// interPhase allreduces the shards this rank owns of every chunk across
+// nodes.
+func (tp *threePhase) interPhase(ctx context.Context, sn *switchNet) error {
+	k, lo := tp.k, tp.lo
+	if len(lo.nodes) > 1 && len(lo.mine) > 0 && tp.inter == interTree {
 		return tp.treeInter(ctx)
 	}
 	var sigs []algos.Request
@@ -289,124 +307,127 @@ func (tp *threePhase) interPhase(ctx context.Context, sn *switchNet) error {
 		if err := tp.await(ctx, sigScattered); err != nil {
 			return err
 		}
-		mine := tp.shardBuf(c, lo.myLocal)
-		tmp := k.l.Alloc(mine.Len())
-		rq, err := sn.post(allreduceOp(lo.heads), mine, tmp)
-		if err != nil {
-			return err
-		}
-		if err := k.l.Wait(ctx, rq...); err != nil {
-			return err
-		}
-		if err := k.l.Copy(mine, tmp); err != nil {
-			return err
+		if len(lo.nodes) > 1 {
+			for _, i := range lo.mine {
+				mine := tp.shardBuf(c, i)
+				tmp := k.l.Alloc(mine.Len())
+				rq, err := sn.post(roleSwitchInter, allreduceOp(sortedCopy(lo.heads(i))), mine, tmp)
+				if err != nil {
+					return err
+				}
+				if err := k.l.Wait(ctx, rq...); err != nil {
+					return err
+				}
+				if err := k.l.Copy(mine, tmp); err != nil {
+					return err
+				}
+			}
 		}
 		sigs = append(sigs, tp.signal(sigReduced))
 	}
 	return k.l.Wait(ctx, sigs...)
 }
 
-// treeInter allreduces the shards across nodes along NCCL's double binary
-// tree over the ranks with this local index, its way up and way down as
-// processes of their own, chunk by chunk.
+// shardTree is this rank's place in the tree of one shard it owns: NCCL's
+// double binary tree over the nodes, whose ranks are the shard's owners.
+type shardTree struct {
+	shard int
+	links treeLinks
+}
+
+// treeInter allreduces the owned shards across nodes along NCCL's double
+// binary tree over their owners, the way up and the way down as processes
+// of their own, chunk by chunk.
 func (tp *threePhase) treeInter(ctx context.Context) error {
 	k, lo := tp.k, tp.lo
-	nn := len(lo.heads)
+	nn := len(lo.nodes)
 	t := 0
 	if tp.id >= divUp(tp.used, 2) {
 		t = 1
 	}
-	u, d0, d1, _ := Dtree(nn, lo.myNode, t)
-	var tl treeLinks
-	tl.up = -1
-	if u != -1 {
-		tl.up = lo.heads[u]
-	}
-	for _, d := range []int{d0, d1} {
-		if d != -1 {
-			tl.down = append(tl.down, lo.heads[d])
+	var trees []shardTree
+	root := false
+	for _, i := range lo.mine {
+		heads := lo.heads(i)
+		u, d0, d1, _ := Dtree(nn, lo.myNode, t)
+		st := shardTree{shard: i, links: treeLinks{up: -1}}
+		if u != -1 {
+			st.links.up = heads[u]
 		}
+		for _, d := range []int{d0, d1} {
+			if d != -1 {
+				st.links.down = append(st.links.down, heads[d])
+			}
+		}
+		root = u == -1
+		trees = append(trees, st)
 	}
-	maxShard := divUp(tp.chunk, len(lo.local)) * k.dt.Size()
+	maxShard := divUp(tp.chunk, lo.shards) * k.dt.Size()
 	newCh := func(ctx context.Context) *channel {
 		return newChannel(ctx, k.l, Simple, tp.id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, maxShard)
 	}
 	up := func(ctx context.Context) error {
-		ch := newCh(ctx)
-		var in []*recvConn
-		for _, d := range tl.down {
-			in = append(in, ch.receiver(roleTreeUp, d, maxShard))
-		}
-		var out *sendConn
-		if tl.up != -1 {
-			out = ch.sender(roleTreeUp, tl.up, true, maxShard)
-		}
-		var downs []*sendConn
-		if tl.up == -1 {
-			for _, d := range tl.down {
-				downs = append(downs, ch.sender(roleTreeDown, d, true, maxShard))
-			}
-		}
+		dc := &directConns{ch: newCh(ctx), k: k, role: roleTreeUp, size: maxShard, send: map[int]*sendConn{}, recv: map[int]*recvConn{}}
+		downs := &directConns{ch: dc.ch, k: k, role: roleTreeDown, size: maxShard, send: map[int]*sendConn{}, recv: map[int]*recvConn{}}
 		var sigs []algos.Request
 		for c := range tp.nChunks {
 			if err := tp.await(ctx, sigScattered); err != nil {
 				return err
 			}
-			b := tp.shardBuf(c, lo.myLocal)
-			for _, rc := range in {
-				if err := rc.recvReduce(b); err != nil {
-					return err
+			for _, st := range trees {
+				b := tp.shardBuf(c, st.shard)
+				for _, d := range st.links.down {
+					if err := dc.from(d).recvReduce(b); err != nil {
+						return err
+					}
+				}
+				if st.links.up != -1 {
+					if err := dc.to(st.links.up).send(b); err != nil {
+						return err
+					}
+					continue
+				}
+				for _, d := range st.links.down {
+					if err := downs.to(d).send(b); err != nil {
+						return err
+					}
 				}
 			}
-			if out != nil {
-				if err := out.send(b); err != nil {
-					return err
-				}
-				continue
+			if root {
+				sigs = append(sigs, tp.signal(sigReduced))
 			}
-			for _, sc := range downs {
-				if err := sc.send(b); err != nil {
-					return err
-				}
-			}
-			sigs = append(sigs, tp.signal(sigReduced))
 		}
-		if out != nil {
-			if err := out.flush(); err != nil {
-				return err
-			}
+		if err := dc.flush(); err != nil {
+			return err
 		}
-		if err := flushAll(downs); err != nil {
+		if err := downs.flush(); err != nil {
 			return err
 		}
 		return k.l.Wait(ctx, sigs...)
 	}
 	down := func(ctx context.Context) error {
-		ch := newCh(ctx)
-		in := ch.receiver(roleTreeDown, tl.up, maxShard)
-		var outs []*sendConn
-		for _, d := range tl.down {
-			outs = append(outs, ch.sender(roleTreeDown, d, true, maxShard))
-		}
+		dc := &directConns{ch: newCh(ctx), k: k, role: roleTreeDown, size: maxShard, send: map[int]*sendConn{}, recv: map[int]*recvConn{}}
 		var sigs []algos.Request
 		for c := range tp.nChunks {
-			b := tp.shardBuf(c, lo.myLocal)
-			if err := in.recv(b); err != nil {
-				return err
-			}
-			for _, sc := range outs {
-				if err := sc.send(b); err != nil {
+			for _, st := range trees {
+				b := tp.shardBuf(c, st.shard)
+				if err := dc.from(st.links.up).recv(b); err != nil {
 					return err
+				}
+				for _, d := range st.links.down {
+					if err := dc.to(d).send(b); err != nil {
+						return err
+					}
 				}
 			}
 			sigs = append(sigs, tp.signal(sigReduced))
 		}
-		if err := flushAll(outs); err != nil {
+		if err := dc.flush(); err != nil {
 			return err
 		}
 		return k.l.Wait(ctx, sigs...)
 	}
-	if tl.up == -1 {
+	if root {
 		return up(ctx)
 	}
 	return k.concurrently(ctx, up, down)
@@ -428,14 +449,15 @@ func (tp *threePhase) gatherPhase(ctx context.Context, sn *switchNet) error {
 		}
 		if tp.intra == intraNVLS {
 			var reqs []algos.Request
-			for i, owner := range lo.local {
+			for i := range lo.shards {
+				owner := lo.owner(lo.myNode, i)
 				var send, recv device.Buffer
-				if i == lo.myLocal {
+				if owner == k.me {
 					send = tp.shardBuf(c, i)
 				} else {
 					recv = tp.shardBuf(c, i)
 				}
-				rq, err := sn.post(multicast(lo.local, owner), send, recv)
+				rq, err := sn.post(roleSwitchGather, multicast(lo.local, owner), send, recv)
 				if err != nil {
 					return err
 				}
@@ -446,17 +468,18 @@ func (tp *threePhase) gatherPhase(ctx context.Context, sn *switchNet) error {
 			}
 			continue
 		}
-		mine := tp.shardBuf(c, lo.myLocal)
-		for j, peer := range lo.local {
-			if j != lo.myLocal {
-				if err := conns.to(peer).send(mine); err != nil {
-					return err
+		for _, i := range lo.mine {
+			for _, peer := range lo.local {
+				if peer != k.me {
+					if err := conns.to(peer).send(tp.shardBuf(c, i)); err != nil {
+						return err
+					}
 				}
 			}
 		}
-		for j, peer := range lo.local {
-			if j != lo.myLocal {
-				if err := conns.from(peer).recv(tp.shardBuf(c, j)); err != nil {
+		for i := range lo.shards {
+			if owner := lo.owner(lo.myNode, i); owner != k.me {
+				if err := conns.from(owner).recv(tp.shardBuf(c, i)); err != nil {
 					return err
 				}
 			}
@@ -515,19 +538,19 @@ func (dc *directConns) flush() error {
 // NVLSAllreduce is NCCL's NVLS allreduce: NVLS inside each NVLink
 // domain, SHARP across domains.
 func NVLSAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
-	return threePhaseAllreduce(ctx, l, c, intraNVLS, interSHARP, "nccl_nvls")
+	return threePhaseAllreduce(ctx, l, c, intraNVLS, interSHARP)
 }
 
 // NVLSTreeAllreduce is NCCL's NVLS-tree allreduce: NVLS inside each
 // NVLink domain, the double binary tree across domains.
 func NVLSTreeAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
-	return threePhaseAllreduce(ctx, l, c, intraNVLS, interTree, "nccl_nvls_tree")
+	return threePhaseAllreduce(ctx, l, c, intraNVLS, interTree)
 }
 
 // CollNetDirectAllreduce is NCCL's CollNet-direct allreduce: direct
 // NVLink transfers inside each node, SHARP across nodes.
 func CollNetDirectAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
-	return threePhaseAllreduce(ctx, l, c, intraDirect, interSHARP, "nccl_collnet_direct")
+	return threePhaseAllreduce(ctx, l, c, intraDirect, interSHARP)
 }
 
 // nvlsSingle runs fn per chunk of each channel of an NVLS allgather or
@@ -537,13 +560,10 @@ func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what
 	if err != nil || k.p == 1 {
 		return err
 	}
-	lo, err := k.layout(what)
-	if err != nil {
-		return err
-	}
-	if len(lo.heads) > 1 {
+	lo := k.layout()
+	if len(lo.nodes) > 1 {
 		if algos.IsModel(l) {
-			return fmt.Errorf("nccl: %s runs inside one NVLink domain; these %d ranks span %d (NCCL needs CollNet's allgather and reduce-scatter across nodes)", what, k.p, len(lo.heads))
+			return fmt.Errorf("nccl: %s runs inside one NVLink domain; these %d ranks span %d (NCCL needs CollNet's allgather and reduce-scatter across nodes)", what, k.p, len(lo.nodes))
 		}
 		// On real links a rank stands in for the switch, for any group.
 		lo.local = make([]int, k.p)
@@ -562,7 +582,7 @@ func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what
 		pt := parts[id]
 		chunk := max(nvlsChunkBytes(pt.count*k.dt.Size()*k.p, k.p, 1)/k.dt.Size(), 1)
 		ch := newChannel(ctx, l, Simple, id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, 0)
-		sn, err := kc.newSwitchNet(ch, roleSwitch, [][]int{lo.local}, what)
+		sn, err := kc.newSwitchNet(ch, [][]int{lo.local}, what)
 		if err != nil {
 			return err
 		}
@@ -597,7 +617,7 @@ func NVLSAllgather(ctx context.Context, l algos.Link, c algos.Call) error {
 			} else {
 				recv = b
 			}
-			rq, err := sn.post(multicast(lo.local, owner), send, recv)
+			rq, err := sn.post(roleSwitch, multicast(lo.local, owner), send, recv)
 			if err != nil {
 				return err
 			}
@@ -627,7 +647,7 @@ func NVLSReduceScatter(ctx context.Context, l algos.Link, c algos.Call) error {
 			if owner == k.me {
 				recv = k.elems(c.Buf, off, n)
 			}
-			rq, err := sn.post(ldReduce(lo.local, owner), k.elems(c.Send, owner*count+off, n), recv)
+			rq, err := sn.post(roleSwitch, ldReduce(lo.local, owner), k.elems(c.Send, owner*count+off, n), recv)
 			if err != nil {
 				return err
 			}

@@ -26,15 +26,13 @@ type switchOp struct {
 type switchNet struct {
 	k    *call
 	ch   *channel
-	role algos.Tag
 	sr   algos.SwitchReducer
 	soft bool
-	tmp  device.Buffer
 }
 
 // newSwitchNet checks that the network can reduce for every group.
-func (k *call) newSwitchNet(ch *channel, role algos.Tag, groups [][]int, what string) (*switchNet, error) {
-	sn := &switchNet{k: k, ch: ch, role: role}
+func (k *call) newSwitchNet(ch *channel, groups [][]int, what string) (*switchNet, error) {
+	sn := &switchNet{k: k, ch: ch}
 	sr, ok := k.l.(algos.SwitchReducer)
 	can := ok
 	for _, g := range groups {
@@ -56,9 +54,11 @@ func (k *call) newSwitchNet(ch *channel, role algos.Tag, groups [][]int, what st
 
 // post posts this rank's part of op and returns the requests to wait for.
 // send and recv are nil where this rank does not contribute or receive.
-func (sn *switchNet) post(op switchOp, send, recv device.Buffer) ([]algos.Request, error) {
+// role sets the op's tag: operations of processes that run at once must
+// use different roles.
+func (sn *switchNet) post(role algos.Tag, op switchOp, send, recv device.Buffer) ([]algos.Request, error) {
 	k := sn.k
-	tag := tagOf(sn.role, sn.ch.id, kindData)
+	tag := tagOf(role, sn.ch.id, kindData)
 	if !sn.soft {
 		return []algos.Request{sn.sr.ISwitchReduce(op.group, tag, send, recv, k.dt, k.op)}, nil
 	}
@@ -94,10 +94,7 @@ func (sn *switchNet) emulate(op switchOp, tag algos.Tag, send, recv device.Buffe
 		n = recv.Len()
 	}
 	acc := l.Alloc(n)
-	if sn.tmp == nil || sn.tmp.Len() < n {
-		sn.tmp = l.Alloc(n)
-	}
-	tmp := sn.tmp.Slice(0, n)
+	tmp := l.Alloc(n)
 	first := true
 	for _, c := range op.contributors {
 		var in device.Buffer

@@ -93,14 +93,20 @@ type treeLinks struct {
 // rotation); between nodes the links follow NCCL's balanced pattern: the
 // node's parent link and its second child hang off the chain's head, its
 // first child off the chain's second rank (or the head, in a node of one
-// rank). root moves the tree so that its root is that rank (a rooted
-// collective's): the nodes are renumbered from root's node, and root's
-// node's chain starts at root.
-func (k *call) treeOf(c, used, root int) treeLinks {
+// rank). For a rooted collective (rooted) the tree is moved so that its
+// root is root: the nodes are renumbered from root's node, root's node's
+// chain starts at root, and every channel uses tree 0, whose root is
+// node 0 (tree 1's is not).
+func (k *call) treeOf(c, used, root int, rooted bool) treeLinks {
 	graph := divUp(used, 2)
 	t, rot := 0, c
 	if c >= graph {
 		t, rot = 1, c-graph
+	}
+	if rooted {
+		// Tree 1's root is not node 0: a rooted collective uses tree 0
+		// on every channel, each channel its own chain order.
+		t = 0
 	}
 	nodes := k.nodeRanks()
 	// Renumber the nodes so that root's node is node 0.
@@ -237,7 +243,7 @@ func TreeAllreduce(ctx context.Context, l algos.Link, c algos.Call, proto Protoc
 	return k.runChannels(used, func(ctx context.Context, id int) error {
 		pt := parts[id]
 		chunk := k.treeChunkBytes(pt.count*k.dt.Size()) / k.dt.Size()
-		tl := k.treeOf(id, used, 0)
+		tl := k.treeOf(id, used, 0, false)
 		maxSlice := chunk * k.dt.Size()
 		newCh := func(ctx context.Context) *channel {
 			return newChannel(ctx, l, proto, id, k.dt, k.op, k.treeRate(used), k.hw.step[proto], treeSliceSteps, 1, maxSlice)
@@ -393,7 +399,7 @@ func treeRooted(ctx context.Context, l algos.Link, c algos.Call, proto Protocol,
 	return k.runChannels(used, func(ctx context.Context, id int) error {
 		pt := parts[id]
 		chunk := k.treeChunkBytes(pt.count*k.dt.Size()) / k.dt.Size()
-		tl := k.treeOf(id, used, c.Root)
+		tl := k.treeOf(id, used, c.Root, true)
 		ch := newChannel(ctx, l, proto, id, k.dt, k.op, k.treeRate(used)*2, k.hw.step[proto], treeSliceSteps, 1, chunk*k.dt.Size())
 		if reduce {
 			return k.treeUp(ch, tl, c.Buf, pt, chunk, tl.up != -1)
