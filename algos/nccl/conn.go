@@ -29,8 +29,8 @@ const (
 	roleSignal
 	roleSwitchGather // a three-phase allreduce's gather
 	roleSwitchInter  // a three-phase allreduce's SHARP between nodes
-	kindData = 0
-	kindFlag = 1
+	kindData         = 0
+	kindFlag         = 1
 )
 
 // MaxChannels is the most channels an algorithm may use (NCCL's
