@@ -2,6 +2,7 @@ package nccl_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -193,5 +194,65 @@ func TestPATClosedForm(t *testing.T) {
 	}
 	if got, want := simTime(t, sim.Config{}, "allgather", "nccl_pat", 2, 8<<20, one), times(16, msg(256<<10)+flagMsg); got != want {
 		t.Errorf("allgather p=2 8 MiB: %v, closed form %v", got, want)
+	}
+}
+
+// TestInNetworkClosedForms holds the in-network allreduces to their
+// closed forms on alpha-beta with one ideal switch that reduces at R
+// (package sim: a contribution holds its sender's port for α + sβ, the
+// switch reduces c contributions in (c-1)s/R once all are in, a result
+// holds its receiver's port for α + sβ). With one rank a node, NVLS and
+// CollNet direct are SHARP alone: each chunk of s bytes (at most 32 KiB
+// across nodes) one allreduce in the switch, 2(α + sβ) + (p-1)s/R, the
+// chunks one after the other. Inside one node of p >= 3 ranks, with a
+// switch that reduces for free, one chunk of n bytes takes 2p(α + (n/p)β):
+// each rank's p contributions leave its port in turn (ld_reduce), the
+// last owner's result comes at (p+1)(α + sβ), and then each rank's port
+// takes the p-1 shards multicast to it.
+func TestInNetworkClosedForms(t *testing.T) {
+	one := map[string]int{"channels": 1}
+	const R = 25e9
+	sw := sim.AlphaBeta{Latency: ab.Latency, Bandwidth: ab.Bandwidth, SwitchBandwidth: R}
+	for _, p := range []int{2, 3, 4, 8} {
+		m := &algos.Machine{Node: make([]int, p)}
+		for r := range m.Node {
+			m.Node[r] = r
+		}
+		for _, algo := range []string{"nccl_nvls", "nccl_collnet_direct"} {
+			for _, c := range []struct{ n, chunk int }{{4096, 4096}, {256 << 10, 32 << 10}} {
+				want := times(c.n/c.chunk, 2*msg(c.chunk)+sim.TransferTime((p-1)*c.chunk, R))
+				if got := simTime(t, sim.Config{Model: sw, Machine: m}, "allreduce", algo, p, c.n, one); got != want {
+					t.Errorf("%s over %d nodes, %d B: %v, closed form %v", algo, p, c.n, got, want)
+				}
+			}
+		}
+	}
+	// NVLS tree over two nodes of one rank: the tree is a chain, one
+	// Simple chunk goes up with its flag and comes down with its flag.
+	two := &algos.Machine{Node: []int{0, 1}}
+	if got, want := simTime(t, sim.Config{Model: sw, Machine: two}, "allreduce", "nccl_nvls_tree", 2, 4096, one), 2*(msg(4096)+flagMsg); got != want {
+		t.Errorf("nccl_nvls_tree over 2 nodes: %v, closed form %v", got, want)
+	}
+	free := sim.AlphaBeta{Latency: ab.Latency, Bandwidth: ab.Bandwidth, SwitchBandwidth: math.Inf(1)}
+	// NVLS allgather and reduce-scatter inside one node, blocks of b
+	// bytes: p multicasts, each rank's port taking the p-1 others'
+	// blocks, p(α + bβ); p ld_reduces, each rank's p contributions
+	// leaving its port in turn and the last owner's result after them,
+	// (p+1)(α + bβ) + (p-1)b/R.
+	for _, p := range []int{2, 3, 5, 8} {
+		b := 1024
+		if got, want := simTime(t, sim.Config{Model: sw}, "allgather", "nccl_nvls", p, p*b, one), times(p, msg(b)); got != want {
+			t.Errorf("nccl_nvls allgather p=%d: %v, closed form %v", p, got, want)
+		}
+		if got, want := simTime(t, sim.Config{Model: sw}, "reduce_scatter", "nccl_nvls", p, p*b, one), times(p+1, msg(b))+sim.TransferTime((p-1)*b, R); got != want {
+			t.Errorf("nccl_nvls reduce_scatter p=%d: %v, closed form %v", p, got, want)
+		}
+	}
+	for _, p := range []int{3, 4, 8} {
+		n := p * 1024
+		want := times(2*p, msg(n/p))
+		if got := simTime(t, sim.Config{Model: free}, "allreduce", "nccl_nvls", p, n, one); got != want {
+			t.Errorf("nccl_nvls in one node of %d: %v, closed form %v", p, got, want)
+		}
 	}
 }

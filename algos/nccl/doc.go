@@ -126,7 +126,23 @@
 //
 // In-network reduction (NVLSAllreduce "nccl_nvls", NVLSTreeAllreduce
 // "nccl_nvls_tree", CollNetDirectAllreduce "nccl_collnet_direct",
-// NVLSAllgather, NVLSReduceScatter): see the notes in nvls.go; they run on
-// networks whose switches reduce (algos.SwitchReducer), and their time is
-// that network's (on alpha-beta with a switch, see package sim).
+// NVLSAllgather, NVLSReduceScatter): an allreduce runs in three phases
+// per chunk, each a process of the channel: a reduce-scatter inside each
+// node (NVLS: the NVSwitch reduces what each shard's owner loads,
+// multimem.ld_reduce; CollNet: direct NVLink transfers to the owner), an
+// allreduce of each shard between nodes (SHARP: the fabric's switches
+// reduce; NVLS tree: NCCL's double binary tree over the shards' owners),
+// an allgather inside each node (NVLS: the owner's store multicast by the
+// NVSwitch, multimem.st; CollNet: direct). Chunks are NVLS's 128 KiB
+// (32 KiB across nodes, smaller for small calls). They need a network
+// whose switches reduce (algos.SwitchReducer): on a model without one
+// they fail; on real links a rank stands in for the switch, so the data
+// flow runs and is checked. On alpha-beta with one ideal switch that
+// reduces at R (package sim), with one rank a node, NVLS and CollNet are
+// SHARP alone: k chunks of s bytes, k(2(α + sβ) + (p-1)s/R); NVLS tree
+// over two nodes, 2(α + sβ + f) a chunk. Inside one node of p >= 3 ranks,
+// with a free switch, one chunk of n bytes takes 2p(α + (n/p)β) (each
+// rank's port sends its p shards in turn, then takes the p-1 shards
+// multicast to it); the allgather of blocks of b bytes p(α + bβ), the
+// reduce-scatter (p+1)(α + bβ) + (p-1)b/R.
 package nccl
