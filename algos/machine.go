@@ -175,3 +175,23 @@ type SwitchReducer interface {
 	// request.
 	ISwitchReduce(group []int, tag Tag, send, recv device.Buffer, dt device.DType, op device.Op) Request
 }
+
+// LateSender is implemented by links whose clock is a model (the
+// simulator): IsendAfter posts a send as Isend does, but the message
+// leaves d later on the link's clock, as if something the program does
+// not run held it that long (NCCL's proxy thread between a GPU and its
+// NIC); the calling process goes on at once. The request completes as
+// Isend's would from then.
+type LateSender interface {
+	IsendAfter(d time.Duration, dst int, tag Tag, buf device.Buffer) Request
+}
+
+// IsendAfter posts a send that leaves d later on l's clock if l is a
+// LateSender, and an ordinary Isend otherwise (on real hardware the
+// latency is the hardware's own).
+func IsendAfter(l Link, d time.Duration, dst int, tag Tag, buf device.Buffer) Request {
+	if ls, ok := l.(LateSender); ok && d > 0 {
+		return ls.IsendAfter(d, dst, tag, buf)
+	}
+	return l.Isend(dst, tag, buf)
+}

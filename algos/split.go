@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nexar-go/nexar-go/device"
 )
@@ -71,6 +72,12 @@ func (s *subLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
 
 // Unwrap implements Unwrapper.
 func (s *subLink) Unwrap() Link { return s.Link }
+
+// IsendAfter implements LateSender over the root's ranks, with the
+// communicator's id in the tag.
+func (s *subLink) IsendAfter(d time.Duration, dst int, tag Tag, buf device.Buffer) Request {
+	return IsendAfter(s.Link, d, s.root(dst), withComm(tag, s.id), buf)
+}
 
 // Machine implements MachineLink: the root's machine with its ranks
 // renumbered as s numbers them; nil if the root knows none.

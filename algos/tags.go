@@ -1,6 +1,10 @@
 package algos
 
-import "github.com/nexar-go/nexar-go/device"
+import (
+	"time"
+
+	"github.com/nexar-go/nexar-go/device"
+)
 
 // Tags are 64 bits, split so that messages of different communicators and
 // of different operations on one communicator never match each other:
@@ -48,6 +52,12 @@ func (s *scopedLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
 
 // Unwrap implements Unwrapper.
 func (s *scopedLink) Unwrap() Link { return s.Link }
+
+// IsendAfter implements LateSender with the tag scoped (an ordinary send
+// where the inner link is no LateSender).
+func (s *scopedLink) IsendAfter(d time.Duration, dst int, tag Tag, buf device.Buffer) Request {
+	return IsendAfter(s.Link, d, dst, s.base|tag&algoTagMask, buf)
+}
 
 // CanSwitchReduce implements SwitchReducer: the inner link's answer, false
 // if it has no switch.

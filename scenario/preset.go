@@ -109,6 +109,8 @@ func clusterKeys() []PresetKey {
 	return []PresetKey{
 		{"model", "flow", "the flow model, on which the GPU cluster is a topology"},
 		{"topology", "gpu_cluster", "hosts of GPUs in NVLink domains, NICs on a fabric"},
+		{"send_slots", int64(-1), "unlimited: a GPU's channels and a NIC's queue pairs carry many messages at once, which share the links max-min"},
+		{"recv_slots", int64(-1), "unlimited, as send_slots"},
 	}
 }
 

@@ -20,6 +20,7 @@ var (
 	_ algos.Spawner     = (*simLink)(nil)
 	_ algos.MachineLink = (*simLink)(nil)
 	_ algos.Delayer     = (*simLink)(nil)
+	_ algos.LateSender  = (*simLink)(nil)
 )
 
 func (l *simLink) Rank() int { return l.r.id }
@@ -101,6 +102,35 @@ func (r *rank) send(req *request) {
 	}
 	e.net.Post(m)
 }
+
+// IsendAfter implements algos.LateSender: the send is posted now, and its
+// message reaches the network d later (as a message posted then: its
+// Posted time, its place among its sender's messages), while the calling
+// process goes on. A sender's overhead (LogGP's o) is not charged: the
+// program's process is not the one that sends. A rank that has failed by
+// then fails the send.
+func (l *simLink) IsendAfter(d time.Duration, dst int, tag algos.Tag, buf device.Buffer) algos.Request {
+	if d <= 0 {
+		return l.Isend(dst, tag, buf)
+	}
+	r, e := l.r, l.r.e
+	req := e.newRequest()
+	*req = request{owner: r, send: true, peer: dst, tag: tag, bytes: buf.Len(), buf: buf}
+	if err := l.checkPeer(dst); err != nil {
+		req.complete(err)
+		return req
+	}
+	e.At(e.now+Time(d)*Nanosecond, &lateSend{r: r, req: req})
+	return req
+}
+
+// lateSend posts a send of IsendAfter when its delay is over.
+type lateSend struct {
+	r   *rank
+	req *request
+}
+
+func (s *lateSend) Fire() { s.r.send(s.req) }
 
 func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r := l.r

@@ -204,6 +204,18 @@ func (c *recorder) Reduce(dst, src device.Buffer, dt device.DType, op device.Op)
 	return nil
 }
 
+// IsendAfter stops the recording: a late send is not among the operations
+// a program records (a body that sends late runs on coroutines).
+func (c *recorder) IsendAfter(d time.Duration, dst int, tag algos.Tag, buf device.Buffer) algos.Request {
+	if d <= 0 {
+		return c.Isend(dst, tag, buf)
+	}
+	if !c.stopped {
+		c.stop("the body sends late (algos.LateSender)")
+	}
+	return &recReq{}
+}
+
 // Delay implements algos.Delayer: it records the delay, which the replay
 // spends as Delay does on coroutines.
 func (c *recorder) Delay(ctx context.Context, d time.Duration) error {

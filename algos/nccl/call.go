@@ -25,8 +25,10 @@ type call struct {
 }
 
 // newCall reads the machine of l and the call's channel count (the
-// "channels" parameter; 0 takes the machine's, else 1).
-func newCall(ctx context.Context, l algos.Link, proto Protocol, c algos.Call) (*call, error) {
+// "channels" parameter; 0 takes the machine's, else 1), and charges the
+// call's fixed cost for algo (NCCL's algorithm index) under proto on a
+// model (see hardware.base).
+func newCall(ctx context.Context, l algos.Link, algo int, proto Protocol, c algos.Call) (*call, error) {
 	m := algos.MachineOf(l)
 	p := l.Size()
 	k := &call{ctx: ctx, l: l, proto: proto, dt: c.DType, op: c.Op, p: p, me: l.Rank()}
@@ -50,6 +52,11 @@ func newCall(ctx context.Context, l algos.Link, proto Protocol, c algos.Call) (*
 		return nil, err
 	}
 	k.hw = hw
+	if p > 1 {
+		if err := algos.Delay(ctx, l, hw.base[algo][proto]); err != nil {
+			return nil, err
+		}
+	}
 	return k, nil
 }
 

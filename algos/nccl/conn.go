@@ -53,10 +53,13 @@ type channel struct {
 	op    device.Op
 	// rate caps the data the channel sends per second (0: no cap): the
 	// pace of the channel's threads where NCCL's model carries a measured
-	// cap. step is the protocol's cost per step beyond the link's
-	// latency, on an intra-node hop [0] and an inter-node one [1].
-	rate float64
-	step [2]time.Duration
+	// cap. step[0] is what a step inside a node holds the channel for
+	// beyond the link's latency, step[1] a step's latency across nodes
+	// beyond the link's and the proxy's; netHold is what the proxy's
+	// posting of a step across nodes holds the channel for.
+	rate    float64
+	step    [2]time.Duration
+	netHold time.Duration
 	// sliceSteps is how many FIFO slots a slice takes, so a sender may
 	// have Steps/sliceSteps slices outstanding; slices is how many slices
 	// make a chunk (Simple's SlicePerChunk; 1 for LL and LL128).
@@ -65,10 +68,11 @@ type channel struct {
 	scratch device.Buffer
 }
 
-// newChannel returns channel id of a call. maxSlice bounds the data of one
+// newChannel returns channel id of a call of algorithm algo (NCCL's
+// index, whose per-step costs it takes). maxSlice bounds the data of one
 // slice, for the scratch buffers.
-func newChannel(ctx context.Context, l algos.Link, proto Protocol, id int, dt device.DType, op device.Op, rate float64, step [2]time.Duration, sliceSteps, slices, maxSlice int) *channel {
-	return &channel{l: l, ctx: ctx, proto: proto, id: id, dt: dt, op: op, rate: rate, step: step,
+func newChannel(ctx context.Context, l algos.Link, algo int, proto Protocol, id int, dt device.DType, op device.Op, rate float64, hw *hardware, sliceSteps, slices, maxSlice int) *channel {
+	return &channel{l: l, ctx: ctx, proto: proto, id: id, dt: dt, op: op, rate: rate, step: hw.step[algo][proto], netHold: hw.netHold(proto),
 		sliceSteps: sliceSteps, slicesPerChunk: slices, scratch: l.Alloc(maxSlice)}
 }
 
@@ -127,21 +131,37 @@ func (ch *channel) receiver(role algos.Tag, peer int, maxSlice int) *recvConn {
 	return c
 }
 
-// send moves one slice of data to the peer: the GPU's cost of the step
-// (see channel.rate and channel.step), a free slot, then the data in the
-// protocol's format. Under Simple the data goes as it is, the sender
-// waits until it has landed (the fence) and then writes the step's flag,
-// a message of its own; LL and LL128 carry their flags in their lines
-// and need no fence. The caller must not modify data until the
-// connection's later sends have freed its slot (see flush).
-func (c *sendConn) send(data device.Buffer) error {
+// send moves one slice of data to the peer. First what the step holds
+// the channel for beyond the link (channel.step: inside a node the
+// protocol's fences and flag polling; across nodes the proxy's posting of
+// the step), in series; then a free slot; then the data in the protocol's
+// format. Inside a node, Simple sends the data as it is, waits until it
+// has landed (the fence) and sends the step's flag as a message of its
+// own; LL and LL128 carry their flags in their lines and need no fence.
+// Across nodes the proxy moves the data: nothing waits for it to land,
+// Simple's data and flag leave together, and the step's latency beyond
+// the link's (channel.lag) is in flight, holding nothing (a late send).
+// Last, where NCCL's model caps what the channel moves (channel.rate), the
+// channel's threads are busy for the slice's bytes at that rate while the
+// message is on the wire: they stream lines as they come, so the cap and
+// the transfer overlap rather than add. The caller must not modify data
+// until the connection's later sends have freed its slot (see flush).
+func (c *sendConn) send(data device.Buffer) error { return c.sendSlice(data, true) }
+
+// sendSlice is send for one slice of a step: the step's costs are charged
+// on its first slice only (NCCL's per-step latency is a step's, however
+// many slices it is cut into).
+func (c *sendConn) sendSlice(data device.Buffer, first bool) error {
 	ch := c.ch
-	d := ch.step[b2i(c.inter)]
-	if ch.rate > 0 {
-		d += time.Duration(float64(data.Len()) / ch.rate * 1e9)
-	}
-	if err := algos.Delay(ch.ctx, ch.l, d); err != nil {
-		return err
+	var lag time.Duration
+	if first {
+		hold := ch.step[0]
+		if c.inter {
+			hold, lag = ch.netHold, ch.step[1]
+		}
+		if err := algos.Delay(ch.ctx, ch.l, hold); err != nil {
+			return err
+		}
 	}
 	if len(c.pending) == len(c.wire) {
 		if err := ch.l.Wait(ch.ctx, c.pending[0]); err != nil {
@@ -157,19 +177,26 @@ func (c *sendConn) send(data device.Buffer) error {
 		if err := ch.proto.pack(ch.l, w, data, c.steps); err != nil {
 			return err
 		}
-		c.pending = append(c.pending, ch.l.Isend(c.peer, c.tag, w))
-		return nil
-	}
-	if data.Len() > 0 {
-		if err := algos.Send(ch.ctx, ch.l, c.peer, c.tag, data); err != nil {
-			return err
+		c.pending = append(c.pending, algos.IsendAfter(ch.l, lag, c.peer, c.tag, w))
+	} else {
+		f := c.flags[slot]
+		if h, ok := device.HostBytes(f); ok {
+			binary.LittleEndian.PutUint64(h, uint64(c.steps))
 		}
+		if c.inter {
+			if data.Len() > 0 {
+				c.pending = append(c.pending, algos.IsendAfter(ch.l, lag, c.peer, c.tag, data))
+			}
+		} else if data.Len() > 0 {
+			if err := algos.Send(ch.ctx, ch.l, c.peer, c.tag, data); err != nil {
+				return err
+			}
+		}
+		c.pending = append(c.pending, algos.IsendAfter(ch.l, lag, c.peer, c.tag|kindFlag, f))
 	}
-	f := c.flags[slot]
-	if h, ok := device.HostBytes(f); ok {
-		binary.LittleEndian.PutUint64(h, uint64(c.steps))
+	if ch.rate > 0 {
+		return algos.Delay(ch.ctx, ch.l, time.Duration(float64(data.Len())/ch.rate*1e9))
 	}
-	c.pending = append(c.pending, ch.l.Isend(c.peer, c.tag|kindFlag, f))
 	return nil
 }
 

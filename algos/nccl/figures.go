@@ -53,6 +53,10 @@ const (
 	FigLLNetStep        = "ll_net_step"
 	FigLL128NetStep     = "ll128_net_step"
 	FigSimpleNetStep    = "simple_net_step"
+	FigNetOverhead      = "net_overhead"
+	FigLLBase           = "ll_base"
+	FigLL128Base        = "ll128_base"
+	FigSimpleBase       = "simple_base"
 )
 
 var figures = []Figure{
@@ -64,9 +68,13 @@ var figures = []Figure{
 	{FigLLStep, Duration, "LL's cost per step on an intra-node hop beyond the link's latency (0: LL's own latency is the link's, hwLatencies NVLINK Ring LL)"},
 	{FigLL128Step, Duration, "LL128's cost per step on an intra-node hop beyond LL's (hwLatencies NVLINK Ring: LL128 1.9 us less LL 0.6 us)"},
 	{FigSimpleStep, Duration, "Simple's cost per step on an intra-node hop beyond LL's and its flag's latency: the fence (hwLatencies NVLINK Ring: Simple 3.4 us less LL 0.6 us, less the flag's 0.6 us)"},
-	{FigLLNetStep, Duration, "LL's cost per step on an inter-node hop beyond the network's latency (0)"},
-	{FigLL128NetStep, Duration, "LL128's cost per step on an inter-node hop beyond LL's (hwLatencies NET Ring: 4.0 us less 2.7 us)"},
-	{FigSimpleNetStep, Duration, "Simple's cost per step on an inter-node hop beyond LL's and its flag's (hwLatencies NET Ring: 14 us less 2.7 us, less the flag's 2.7 us): the proxy's flush and posts"},
+	{FigNetOverhead, Duration, "what posting a step to the network holds a channel for, three times that under Simple: NCCL's netOverhead (getNetOverhead: 1 us on Intel CPUs, 2 us on AMD), which paces every step of a ring that crosses nodes"},
+	{FigLLNetStep, Duration, "LL's latency per step on an inter-node hop beyond the link's and the proxy's posting (hwLatencies NET Ring LL 2.7 us, the presets' inter-node hop, less net_overhead: 0)"},
+	{FigLL128NetStep, Duration, "LL128's latency per step on an inter-node hop beyond the link's and the proxy's posting (hwLatencies NET Ring: 4.0 us less LL's 2.7 us less net_overhead)"},
+	{FigSimpleNetStep, Duration, "Simple's latency per step on an inter-node hop beyond the link's and the proxy's posting, three net_overheads (hwLatencies NET Ring: 14 us less LL's 2.7 us less 3 net_overhead): the receiving proxy's flush and flag; across nodes the GPU does not wait for its data to land, data and flag leave together"},
+	{FigLLBase, Duration, "a call's fixed cost under LL, before its first step: the kernel's launch and set-up (baseLatencies: ring 6.6 us, tree 6.8 us, PAT 8 us, in-network 0); setting it sets it for every algorithm"},
+	{FigLL128Base, Duration, "a call's fixed cost under LL128 (baseLatencies: ring and tree 14 us)"},
+	{FigSimpleBase, Duration, "a call's fixed cost under Simple (baseLatencies: ring and tree 8.4 us, PAT 8 us, in-network 0)"},
 }
 
 // Figures lists the hardware figures NCCL's algorithms read, by name.
@@ -159,7 +167,38 @@ func ParseCPU(s string) (CPUVendor, error) {
 // GPU has no caps and no step costs.
 type hardware struct {
 	llBus, ll128Ch, treeLL128Ch, treeCh, nvlsTreeCh float64 // B/s
-	step                                            [numProtocols][2]time.Duration
+	// step is, by algorithm and protocol, what a step inside a node holds
+	// its channel for beyond the link's latency [0], and a step's latency
+	// across nodes beyond the link's and the proxy's [1].
+	step [numAlgos][numProtocols][2]time.Duration
+	// base is a call's fixed cost by algorithm (NCCL's index) and
+	// protocol.
+	base [numAlgos][numProtocols]time.Duration
+	// netOverhead is what posting a step to the network holds a channel
+	// for (three times that under Simple).
+	netOverhead time.Duration
+}
+
+// setStep sets step k of proto for every algorithm.
+func (h *hardware) setStep(proto Protocol, k int, d time.Duration) {
+	for a := range numAlgos {
+		h.step[a][proto][k] = d
+	}
+}
+
+// simpleTimes is how many times the proxy's overhead a step costs: NCCL
+// counts it three times under Simple.
+func simpleTimes(p Protocol) int {
+	if p == Simple {
+		return 3
+	}
+	return 1
+}
+
+// netHold is what posting a step to the network holds a channel for under
+// proto.
+func (h *hardware) netHold(proto Protocol) time.Duration {
+	return h.netOverhead * time.Duration(simpleTimes(proto))
 }
 
 // resolveHardware resolves m for a world spread over nodes nodes.
@@ -193,14 +232,39 @@ func resolveHardware(m *algos.Machine, nodes int) (hardware, error) {
 		h.treeCh = c.PerChMaxTreeBw[g][i2] * gb
 		h.nvlsTreeCh = c.PerChMaxNVLSTreeBw[g][i2] * gb
 		us := func(x float64) time.Duration { return time.Duration(math.Round(x * 1e3)) }
-		for p := range numProtocols {
-			for k, hw := range []int{HwNVLink, HwNet} {
-				ll := c.HwLat[hw][AlgoRing][LL]
-				extra := c.HwLat[hw][AlgoRing][p] - ll
-				if Protocol(p) == Simple {
-					extra -= ll // the flag is a message of its own, which pays the link's latency
+		for a := range numAlgos {
+			for p := range numProtocols {
+				h.base[a][p] = us(c.BaseLat[a][p])
+			}
+		}
+		// The proxy's time to post a step to the network (getNetOverhead
+		// in tuning.cc).
+		h.netOverhead = us(1.0)
+		if cpu == AMD {
+			h.netOverhead = us(2.0)
+		}
+		for a := range numAlgos {
+			for p := range numProtocols {
+				// Inside a node: what a step costs beyond the link's
+				// latency, which a ring's LL step is (its flags ride in
+				// its lines), and beyond Simple's flag, a message of its
+				// own. Algorithms whose table has no entry for a
+				// protocol take the ring's.
+				intra, net := c.HwLat[HwNVLink][a][p], c.HwLat[HwNet][a][p]
+				if intra == 0 || net == 0 {
+					intra, net = c.HwLat[HwNVLink][AlgoRing][p], c.HwLat[HwNet][AlgoRing][p]
 				}
-				h.step[p][k] = us(max(extra, 0))
+				ll := c.HwLat[HwNVLink][AlgoRing][LL]
+				extra := intra - ll
+				if Protocol(p) == Simple {
+					extra -= ll
+				}
+				h.step[a][p][0] = us(max(extra, 0))
+				// Across nodes: what a step's latency is beyond the
+				// link's (a ring's LL step, the presets' inter-node hop)
+				// and the proxy's posting of it, which holds the channel.
+				lag := net - c.HwLat[HwNet][AlgoRing][LL] - h.netOverhead.Seconds()*1e6*float64(simpleTimes(Protocol(p)))
+				h.step[a][p][1] = us(max(lag, 0))
 			}
 		}
 	}
@@ -225,17 +289,24 @@ func resolveHardware(m *algos.Machine, nodes int) (hardware, error) {
 		case FigNVLSTreeChannel:
 			h.nvlsTreeCh = v
 		case FigLLStep:
-			h.step[LL][0] = d
+			h.setStep(LL, 0, d)
 		case FigLL128Step:
-			h.step[LL128][0] = d
+			h.setStep(LL128, 0, d)
 		case FigSimpleStep:
-			h.step[Simple][0] = d
+			h.setStep(Simple, 0, d)
 		case FigLLNetStep:
-			h.step[LL][1] = d
+			h.setStep(LL, 1, d)
 		case FigLL128NetStep:
-			h.step[LL128][1] = d
+			h.setStep(LL128, 1, d)
 		case FigSimpleNetStep:
-			h.step[Simple][1] = d
+			h.setStep(Simple, 1, d)
+		case FigNetOverhead:
+			h.netOverhead = d
+		case FigLLBase, FigLL128Base, FigSimpleBase:
+			p := map[string]Protocol{FigLLBase: LL, FigLL128Base: LL128, FigSimpleBase: Simple}[f.Name]
+			for a := range numAlgos {
+				h.base[a][p] = d
+			}
 		}
 	}
 	return h, nil

@@ -142,7 +142,7 @@ type threePhase struct {
 // threePhaseAllreduce runs an in-network allreduce (see the notes above)
 // with the given phases.
 func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, intra intraKind, inter interKind) error {
-	k, err := newCall(ctx, l, Simple, c)
+	k, err := newCall(ctx, l, AlgoNVLS, Simple, c)
 	if err != nil || k.p == 1 {
 		return err
 	}
@@ -168,7 +168,7 @@ func (tp *threePhase) run(ctx context.Context) error {
 	kc.ctx = ctx
 	k := &kc
 	tp.k = k
-	ch := newChannel(ctx, k.l, Simple, tp.id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, tp.chunk*k.dt.Size())
+	ch := newChannel(ctx, k.l, AlgoRing, Simple, tp.id, k.dt, k.op, 0, &k.hw, 1, 1, tp.chunk*k.dt.Size())
 	var groups [][]int
 	if tp.intra == intraNVLS && len(tp.lo.local) > 1 {
 		groups = append(groups, tp.lo.local)
@@ -364,7 +364,7 @@ func (tp *threePhase) treeInter(ctx context.Context) error {
 	}
 	maxShard := divUp(tp.chunk, lo.shards) * k.dt.Size()
 	newCh := func(ctx context.Context) *channel {
-		return newChannel(ctx, k.l, Simple, tp.id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, maxShard)
+		return newChannel(ctx, k.l, AlgoTree, Simple, tp.id, k.dt, k.op, 0, &k.hw, 1, 1, maxShard)
 	}
 	up := func(ctx context.Context) error {
 		dc := &directConns{ch: newCh(ctx), k: k, role: roleTreeUp, size: maxShard, send: map[int]*sendConn{}, recv: map[int]*recvConn{}}
@@ -504,7 +504,7 @@ type directConns struct {
 
 func newDirectConns(k *call, ctx context.Context, id int, role algos.Tag, chunk int) *directConns {
 	size := divUp(chunk, 1) * k.dt.Size()
-	ch := newChannel(ctx, k.l, Simple, id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, size)
+	ch := newChannel(ctx, k.l, AlgoRing, Simple, id, k.dt, k.op, 0, &k.hw, 1, 1, size)
 	return &directConns{ch: ch, k: k, role: role, size: size, send: map[int]*sendConn{}, recv: map[int]*recvConn{}}
 }
 
@@ -556,7 +556,7 @@ func CollNetDirectAllreduce(ctx context.Context, l algos.Link, c algos.Call) err
 // nvlsSingle runs fn per chunk of each channel of an NVLS allgather or
 // reduce-scatter, within one NVLink domain.
 func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what string, fn func(k *call, sn *switchNet, lo layout, off, n int) error) error {
-	k, err := newCall(ctx, l, Simple, c)
+	k, err := newCall(ctx, l, AlgoNVLS, Simple, c)
 	if err != nil || k.p == 1 {
 		return err
 	}
@@ -581,7 +581,7 @@ func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what
 		kc.ctx = ctx
 		pt := parts[id]
 		chunk := max(nvlsChunkBytes(pt.count*k.dt.Size()*k.p, k.p, 1)/k.dt.Size(), 1)
-		ch := newChannel(ctx, l, Simple, id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, 0)
+		ch := newChannel(ctx, l, AlgoRing, Simple, id, k.dt, k.op, 0, &k.hw, 1, 1, 0)
 		sn, err := kc.newSwitchNet(ch, [][]int{lo.local}, what)
 		if err != nil {
 			return err

@@ -160,7 +160,7 @@ func (k *call) patRun(count int, allgather bool, fn func(pc *patConns, pt part, 
 		chunk := patChunkBytes(pt.count*k.p*k.dt.Size(), allgather) / k.dt.Size()
 		chunk = max(min(chunk, pt.count), 1)
 		agg := max(patBuffer/(chunk*k.dt.Size()), 1)
-		ch := newChannel(ctx, k.l, Simple, id, k.dt, k.op, 0, k.hw.step[Simple], 1, 1, 0)
+		ch := newChannel(ctx, k.l, AlgoPAT, Simple, id, k.dt, k.op, 0, &k.hw, 1, 1, 0)
 		pc := &patConns{k: k, ch: ch, send: map[int]*sendConn{}, recv: map[int]*recvConn{}, size: agg * chunk * k.dt.Size()}
 		if err := fn(pc, pt, chunk); err != nil {
 			return err
@@ -172,7 +172,7 @@ func (k *call) patRun(count int, allgather bool, fn func(pc *patConns, pt part, 
 // PatAllgather is NCCL's PAT allgather. c.Send is the rank's block, c.Buf
 // the p blocks.
 func PatAllgather(ctx context.Context, l algos.Link, c algos.Call) error {
-	k, err := newCall(ctx, l, Simple, c)
+	k, err := newCall(ctx, l, AlgoPAT, Simple, c)
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func PatAllgather(ctx context.Context, l algos.Link, c algos.Call) error {
 // PatReduceScatter is NCCL's PAT reduce-scatter. c.Send holds the p input
 // blocks and is not written; c.Buf receives the rank's block.
 func PatReduceScatter(ctx context.Context, l algos.Link, c algos.Call) error {
-	k, err := newCall(ctx, l, Simple, c)
+	k, err := newCall(ctx, l, AlgoPAT, Simple, c)
 	if err != nil {
 		return err
 	}

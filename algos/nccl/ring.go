@@ -116,7 +116,7 @@ const (
 // step runs one step on the nelem elements of buf from off, slice by slice,
 // receiving from in and sending to out.
 func (k *call) step(ch *channel, kind stepKind, in *recvConn, out *sendConn, buf device.Buffer, off, nelem int) error {
-	for _, n := range ch.slices(nelem) {
+	for i, n := range ch.slices(nelem) {
 		b := k.elems(buf, off, n)
 		off += n
 		var err error
@@ -131,7 +131,7 @@ func (k *call) step(ch *channel, kind stepKind, in *recvConn, out *sendConn, buf
 		}
 		switch kind {
 		case stepSend, stepRecvReduceSend, stepRecvCopySend:
-			err = out.send(b)
+			err = out.sendSlice(b, i == 0)
 		}
 		if err != nil {
 			return err
@@ -161,7 +161,7 @@ func (k *call) ringChannel(c, used, chunkSteps, sliceSteps int) (*channel, int) 
 	if k.proto == Simple {
 		maxSlice = k.proto.stepSize() * ss
 	}
-	ch := newChannel(k.ctx, k.l, k.proto, c, k.dt, k.op, rate, k.hw.step[k.proto], ss, spc, maxSlice)
+	ch := newChannel(k.ctx, k.l, AlgoRing, k.proto, c, k.dt, k.op, rate, &k.hw, ss, spc, maxSlice)
 	return ch, maxSlice
 }
 
@@ -184,7 +184,7 @@ func usedChannels(parts []part) int {
 // chunk, each step slice by slice. The last loop's chunks shrink to
 // ceil(rest/p) elements, aligned to 16 bytes.
 func RingAllreduce(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error {
-	k, err := newCall(ctx, l, proto, c)
+	k, err := newCall(ctx, l, AlgoRing, proto, c)
 	if err != nil || k.p == 1 {
 		return err
 	}
@@ -265,7 +265,7 @@ func (k *call) ringCollective(count, trafficPerByte, chunkSteps, sliceSteps int,
 // receive-copy-sends, a receive). c.Send is the rank's block, c.Buf the
 // p blocks.
 func RingAllgather(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error {
-	k, err := newCall(ctx, l, proto, c)
+	k, err := newCall(ctx, l, AlgoRing, proto, c)
 	if err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func RingAllgather(ctx context.Context, l algos.Link, c algos.Call, proto Protoc
 // receive-reduce into the rank's own output). c.Send holds the p input
 // blocks and is not written; c.Buf receives the rank's block.
 func RingReduceScatter(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error {
-	k, err := newCall(ctx, l, proto, c)
+	k, err := newCall(ctx, l, AlgoRing, proto, c)
 	if err != nil {
 		return err
 	}
@@ -355,7 +355,7 @@ func RingReduceScatter(ctx context.Context, l algos.Link, c algos.Call, proto Pr
 // from an input buffer that is not written: the partial sum is received
 // into scratch, the input reduced into it, and the scratch sent on.
 func (k *call) reduceInputSend(ch *channel, in *recvConn, out *sendConn, input device.Buffer, off, nelem int) error {
-	for _, n := range ch.slices(nelem) {
+	for i, n := range ch.slices(nelem) {
 		tmp := ch.scratch.Slice(0, n*k.dt.Size())
 		if err := in.recv(tmp); err != nil {
 			return err
@@ -363,7 +363,7 @@ func (k *call) reduceInputSend(ch *channel, in *recvConn, out *sendConn, input d
 		if err := k.l.Reduce(tmp, k.elems(input, off, n), k.dt, k.op); err != nil {
 			return err
 		}
-		if err := out.send(tmp); err != nil {
+		if err := out.sendSlice(tmp, i == 0); err != nil {
 			return err
 		}
 		off += n
@@ -376,7 +376,7 @@ func (k *call) reduceInputSend(ch *channel, in *recvConn, out *sendConn, input d
 // pipelined: the root sends, the others receive and send on, the rank
 // before the root only receives.
 func RingBroadcast(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error {
-	k, err := newCall(ctx, l, proto, c)
+	k, err := newCall(ctx, l, AlgoRing, proto, c)
 	if err != nil || k.p == 1 {
 		return err
 	}
@@ -403,7 +403,7 @@ func RingBroadcast(ctx context.Context, l algos.Link, c algos.Call, proto Protoc
 // root, in chunks of one slot, pipelined; the root ends with the
 // reduction, the others with partial sums.
 func RingReduce(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error {
-	k, err := newCall(ctx, l, proto, c)
+	k, err := newCall(ctx, l, AlgoRing, proto, c)
 	if err != nil || k.p == 1 {
 		return err
 	}

@@ -230,7 +230,7 @@ func (k *call) treeRate(used int) float64 {
 // processes of the channel, so that chunks go up and down at the same
 // time. Half the channels use each of the two trees.
 func TreeAllreduce(ctx context.Context, l algos.Link, c algos.Call, proto Protocol) error {
-	k, err := newCall(ctx, l, proto, c)
+	k, err := newCall(ctx, l, AlgoTree, proto, c)
 	if err != nil || k.p == 1 {
 		return err
 	}
@@ -246,7 +246,7 @@ func TreeAllreduce(ctx context.Context, l algos.Link, c algos.Call, proto Protoc
 		tl := k.treeOf(id, used, 0, false)
 		maxSlice := chunk * k.dt.Size()
 		newCh := func(ctx context.Context) *channel {
-			return newChannel(ctx, l, proto, id, k.dt, k.op, k.treeRate(used), k.hw.step[proto], treeSliceSteps, 1, maxSlice)
+			return newChannel(ctx, l, AlgoTree, proto, id, k.dt, k.op, k.treeRate(used), &k.hw, treeSliceSteps, 1, maxSlice)
 		}
 		up := func(ctx context.Context) error {
 			ch := newCh(ctx)
@@ -386,7 +386,7 @@ func TreeReduce(ctx context.Context, l algos.Link, c algos.Call, proto Protocol)
 }
 
 func treeRooted(ctx context.Context, l algos.Link, c algos.Call, proto Protocol, reduce bool) error {
-	k, err := newCall(ctx, l, proto, c)
+	k, err := newCall(ctx, l, AlgoTree, proto, c)
 	if err != nil || k.p == 1 {
 		return err
 	}
@@ -400,7 +400,7 @@ func treeRooted(ctx context.Context, l algos.Link, c algos.Call, proto Protocol,
 		pt := parts[id]
 		chunk := k.treeChunkBytes(pt.count*k.dt.Size()) / k.dt.Size()
 		tl := k.treeOf(id, used, c.Root, true)
-		ch := newChannel(ctx, l, proto, id, k.dt, k.op, k.treeRate(used)*2, k.hw.step[proto], treeSliceSteps, 1, chunk*k.dt.Size())
+		ch := newChannel(ctx, l, AlgoTree, proto, id, k.dt, k.op, k.treeRate(used)*2, &k.hw, treeSliceSteps, 1, chunk*k.dt.Size())
 		if reduce {
 			return k.treeUp(ch, tl, c.Buf, pt, chunk, tl.up != -1)
 		}
