@@ -47,7 +47,7 @@ func newCall(ctx context.Context, l algos.Link, algo int, proto Protocol, c algo
 		k.node = m.Node[:p]
 	}
 	k.nodes = m.Nodes(p)
-	hw, err := resolveHardware(m, k.nodes)
+	hw, err := resolveHardware(m, k.nodes, p)
 	if err != nil {
 		return nil, err
 	}

@@ -177,6 +177,8 @@ type hardware struct {
 	// netOverhead is what posting a step to the network holds a channel
 	// for (three times that under Simple).
 	netOverhead time.Duration
+	// generation is the GPUs' (-1: no GPU described).
+	generation Generation
 }
 
 // setStep sets step k of proto for every algorithm.
@@ -201,9 +203,10 @@ func (h *hardware) netHold(proto Protocol) time.Duration {
 	return h.netOverhead * time.Duration(simpleTimes(proto))
 }
 
-// resolveHardware resolves m for a world spread over nodes nodes.
-func resolveHardware(m *algos.Machine, nodes int) (hardware, error) {
-	var h hardware
+// resolveHardware resolves m for a world of p ranks spread over nodes
+// nodes.
+func resolveHardware(m *algos.Machine, nodes, p int) (hardware, error) {
+	h := hardware{generation: -1}
 	if m == nil {
 		return h, nil
 	}
@@ -237,6 +240,20 @@ func resolveHardware(m *algos.Machine, nodes int) (hardware, error) {
 				h.base[a][p] = us(c.BaseLat[a][p])
 			}
 		}
+		// NCCL's table gives the in-network algorithms' latency as a
+		// whole (their base latency is 0): charged as their fixed cost,
+		// all but what the simulation plays out itself (NVLS tree's
+		// tree between nodes).
+		nvls := c.HwLat[HwNVLink][AlgoNVLS][Simple]
+		if nodes > 1 {
+			nvls += c.HwLat[HwNet][AlgoNVLS][Simple]
+		}
+		h.base[AlgoNVLS][Simple] = us(nvls)
+		h.base[AlgoNVLSTree][Simple] = us(c.HwLat[HwNVLink][AlgoNVLSTree][Simple])
+		ppn := float64(p) / float64(max(nodes, 1))
+		h.base[AlgoCollNetDirect][Simple] = us(2*(min(1, ppn-1)*c.HwLat[HwNVLink][AlgoCollNetDirect][Simple]+(ppn-1)*0.4) +
+			c.HwLat[HwNet][AlgoCollNetDirect][Simple])
+		h.generation = g
 		// The proxy's time to post a step to the network (getNetOverhead
 		// in tuning.cc).
 		h.netOverhead = us(1.0)

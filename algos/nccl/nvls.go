@@ -50,6 +50,16 @@ func nvlsChunkBytes(channelBytes, heads, nodes int) int {
 	return c
 }
 
+// needNVLS refuses NVLS on GPUs older than Hopper, which have no NVSwitch
+// that reduces (NCCL's nvlsSupport needs compute capability 9.0); a
+// machine that names no GPU may run it on any switch that reduces.
+func (k *call) needNVLS() error {
+	if k.hw.generation >= 0 && k.hw.generation < Hopper {
+		return fmt.Errorf("nccl: NVLS needs Hopper or later GPUs (NVLink SHARP); these are %s", k.hw.generation)
+	}
+	return nil
+}
+
 // layout is the nodes of a call for the three-phase algorithms. A chunk
 // is cut into as many shards as the largest node has ranks; in node n the
 // owner of shard i is its local rank i mod G_n, so that in nodes of equal
@@ -141,10 +151,15 @@ type threePhase struct {
 
 // threePhaseAllreduce runs an in-network allreduce (see the notes above)
 // with the given phases.
-func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, intra intraKind, inter interKind) error {
-	k, err := newCall(ctx, l, AlgoNVLS, Simple, c)
+func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, algo int, intra intraKind, inter interKind) error {
+	k, err := newCall(ctx, l, algo, Simple, c)
 	if err != nil || k.p == 1 {
 		return err
+	}
+	if intra == intraNVLS {
+		if err := k.needNVLS(); err != nil {
+			return err
+		}
 	}
 	lo := k.layout()
 	count := c.Buf.Len() / k.dt.Size()
@@ -538,19 +553,19 @@ func (dc *directConns) flush() error {
 // NVLSAllreduce is NCCL's NVLS allreduce: NVLS inside each NVLink
 // domain, SHARP across domains.
 func NVLSAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
-	return threePhaseAllreduce(ctx, l, c, intraNVLS, interSHARP)
+	return threePhaseAllreduce(ctx, l, c, AlgoNVLS, intraNVLS, interSHARP)
 }
 
 // NVLSTreeAllreduce is NCCL's NVLS-tree allreduce: NVLS inside each
 // NVLink domain, the double binary tree across domains.
 func NVLSTreeAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
-	return threePhaseAllreduce(ctx, l, c, intraNVLS, interTree)
+	return threePhaseAllreduce(ctx, l, c, AlgoNVLSTree, intraNVLS, interTree)
 }
 
 // CollNetDirectAllreduce is NCCL's CollNet-direct allreduce: direct
 // NVLink transfers inside each node, SHARP across nodes.
 func CollNetDirectAllreduce(ctx context.Context, l algos.Link, c algos.Call) error {
-	return threePhaseAllreduce(ctx, l, c, intraDirect, interSHARP)
+	return threePhaseAllreduce(ctx, l, c, AlgoCollNetDirect, intraDirect, interSHARP)
 }
 
 // nvlsSingle runs fn per chunk of each channel of an NVLS allgather or
@@ -558,6 +573,9 @@ func CollNetDirectAllreduce(ctx context.Context, l algos.Link, c algos.Call) err
 func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what string, fn func(k *call, sn *switchNet, lo layout, off, n int) error) error {
 	k, err := newCall(ctx, l, AlgoNVLS, Simple, c)
 	if err != nil || k.p == 1 {
+		return err
+	}
+	if err := k.needNVLS(); err != nil {
 		return err
 	}
 	lo := k.layout()
