@@ -207,6 +207,20 @@ func (c *sendConn) flush() error {
 	return err
 }
 
+// skip steps past an empty slice that follows another of its step: its
+// flag is the same 8-byte word as the slice's before it, written with it,
+// so it makes no message of its own (see channel.empty). The receiver
+// skips it too.
+func (c *sendConn) skip() { c.steps++ }
+
+// skip steps past an empty slice (see sendConn.skip).
+func (c *recvConn) skip() { c.steps++ }
+
+// empty reports whether slice i of a step, of n elements, is an empty
+// Simple slice after the step's first: NCCL still steps through it (the
+// FIFO's steps stay in line), and its flag goes with the one before.
+func (ch *channel) empty(i, n int) bool { return ch.proto == Simple && i > 0 && n == 0 }
+
 // recv takes the next slice from the peer into data (data.Len() bytes,
 // as the sender sent), checking the step's flags.
 func (c *recvConn) recv(data device.Buffer) error {

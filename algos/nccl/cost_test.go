@@ -73,16 +73,17 @@ func TestRingClosedForms(t *testing.T) {
 		c := 4096 // bytes per rank's chunk
 		n := p * c
 		// allreduce: 2(p-1) steps of one message (LL, LL128) or a data
-		// message, its flag and the empty second slice's flag (Simple).
+		// message and its flag, which also flags the empty second slice
+		// (Simple).
 		cases = append(cases,
 			tc{"allreduce", "nccl_ring_ll", p, n, times(2*(p-1), msg(wireLL(c)))},
 			tc{"allreduce", "nccl_ring_ll128", p, n, times(2*(p-1), msg(wireLL128(c)))},
-			tc{"allreduce", "nccl_ring_simple", p, n, times(2*(p-1), msg(c)+2*flagMsg)},
+			tc{"allreduce", "nccl_ring_simple", p, n, times(2*(p-1), msg(c)+flagMsg)},
 			// allgather and reduce_scatter: p-1 steps of a block.
 			tc{"allgather", "nccl_ring_ll", p, n, times(p-1, msg(wireLL(c)))},
-			tc{"allgather", "nccl_ring_simple", p, n, times(p-1, msg(c)+2*flagMsg)},
+			tc{"allgather", "nccl_ring_simple", p, n, times(p-1, msg(c)+flagMsg)},
 			tc{"reduce_scatter", "nccl_ring_ll128", p, n, times(p-1, msg(wireLL128(c)))},
-			tc{"reduce_scatter", "nccl_ring_simple", p, n, times(p-1, msg(c)+2*flagMsg)},
+			tc{"reduce_scatter", "nccl_ring_simple", p, n, times(p-1, msg(c)+flagMsg)},
 		)
 		// The bandwidth regime: each rank sends 2(p-1)/p n bytes in
 		// slots of 32 KiB of data (LL), 576000 bytes (LL128), or slices

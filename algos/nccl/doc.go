@@ -108,10 +108,10 @@
 // receive-reduce-copy-send, p-2 receive-copy-sends, a receive), an
 // allgather and a reduce-scatter p-1. Where a step is one slice (c at
 // most a slot's data for LL and LL128, 32 KiB for Simple, whose second
-// slice is then empty but still flagged):
+// slice is then empty, its flag the same word as the first's):
 //
-//	allreduce       LL, LL128: 2(p-1)(α + w(c)β)   Simple: 2(p-1)(α + cβ + 2f)
-//	allgather, RS   LL, LL128:  (p-1)(α + w(c)β)   Simple:  (p-1)(α + cβ + 2f)
+//	allreduce       LL, LL128: 2(p-1)(α + w(c)β)   Simple: 2(p-1)(α + cβ + f)
+//	allgather, RS   LL, LL128:  (p-1)(α + w(c)β)   Simple:  (p-1)(α + cβ + f)
 //
 // with c = n/p; in the bandwidth regime a rank's port is never idle:
 // allreduce LL (2(p-1)/p)(n/32 KiB)(α + 64 KiB β), LL128

@@ -147,6 +147,9 @@ type threePhase struct {
 	id      int
 	used    int
 	nChunks int
+	// ld and mc are NVLS's operations for each shard's owner in this
+	// rank's node, made once: a call posts them chunk after chunk.
+	ld, mc []switchOp
 }
 
 // threePhaseAllreduce runs an in-network allreduce (see the notes above)
@@ -179,6 +182,11 @@ func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, algo i
 }
 
 func (tp *threePhase) run(ctx context.Context) error {
+	for i := range tp.lo.shards {
+		owner := tp.lo.owner(tp.lo.myNode, i)
+		tp.ld = append(tp.ld, ldReduce(tp.lo.local, owner))
+		tp.mc = append(tp.mc, multicast(tp.lo.local, owner))
+	}
 	kc := *tp.k
 	kc.ctx = ctx
 	k := &kc
@@ -271,7 +279,7 @@ func (tp *threePhase) nvlsScatter(sn *switchNet, c int) error {
 			recv = k.l.Alloc(tp.shardBuf(c, i).Len())
 			tmp[i] = recv
 		}
-		rq, err := sn.post(roleSwitch, ldReduce(lo.local, owner), tp.shardBuf(c, i), recv)
+		rq, err := sn.post(roleSwitch, tp.ld[i], tp.shardBuf(c, i), recv)
 		if err != nil {
 			return err
 		}
@@ -472,7 +480,7 @@ func (tp *threePhase) gatherPhase(ctx context.Context, sn *switchNet) error {
 				} else {
 					recv = tp.shardBuf(c, i)
 				}
-				rq, err := sn.post(roleSwitchGather, multicast(lo.local, owner), send, recv)
+				rq, err := sn.post(roleSwitchGather, tp.mc[i], send, recv)
 				if err != nil {
 					return err
 				}

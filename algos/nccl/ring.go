@@ -119,6 +119,15 @@ func (k *call) step(ch *channel, kind stepKind, in *recvConn, out *sendConn, buf
 	for i, n := range ch.slices(nelem) {
 		b := k.elems(buf, off, n)
 		off += n
+		if ch.empty(i, n) {
+			if in != nil && kind != stepSend {
+				in.skip()
+			}
+			if out != nil && (kind == stepSend || kind == stepRecvReduceSend || kind == stepRecvCopySend) {
+				out.skip()
+			}
+			continue
+		}
 		var err error
 		switch kind {
 		case stepRecvReduceSend, stepRecvReduce:
@@ -336,7 +345,11 @@ func RingReduceScatter(ctx context.Context, l algos.Link, c algos.Call, proto Pr
 				}
 			}
 			out := pt.off + e
-			for _, sn := range r.ch.slices(n) {
+			for i, sn := range r.ch.slices(n) {
+				if r.ch.empty(i, sn) {
+					r.prev.skip()
+					continue
+				}
 				dst := k.elems(c.Buf, out, sn)
 				if err := r.prev.recv(dst); err != nil {
 					return err
@@ -356,6 +369,11 @@ func RingReduceScatter(ctx context.Context, l algos.Link, c algos.Call, proto Pr
 // into scratch, the input reduced into it, and the scratch sent on.
 func (k *call) reduceInputSend(ch *channel, in *recvConn, out *sendConn, input device.Buffer, off, nelem int) error {
 	for i, n := range ch.slices(nelem) {
+		if ch.empty(i, n) {
+			in.skip()
+			out.skip()
+			continue
+		}
 		tmp := ch.scratch.Slice(0, n*k.dt.Size())
 		if err := in.recv(tmp); err != nil {
 			return err
