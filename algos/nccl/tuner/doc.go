@@ -45,6 +45,19 @@
 // CUDA 11.8 exception of LL128, and operations aggregated beyond
 // NCCL_MAX_DEV_WORK_BATCH_COLLS.
 //
+// # Graph figures from a cluster's description
+//
+// NCCL's model reads what its graph search found (channels and their
+// bandwidths, link types), which a log prints but a datasheet does not.
+// Cluster describes a GPU cluster as nexar's presets do (GPUs a node,
+// NVLink, PCIe and NIC bandwidths, NVLS) and Cluster.System derives the
+// figures by a model of the search (see SystemNodes): NCCL's view of each
+// link, then the fastest speeds of search.cc's ladders whose channels
+// fit, duplicated as ncclTopoDupChannels does. On NVSwitch nodes this
+// gives the channel counts NCCL logs report (12 x 20 GB/s on A100, 12 x 30
+// on H100, 24 and 24 channels to run); it is a model of the search, not
+// the search.
+//
 // # Logs
 //
 // ParseLog reads what NCCL prints of its model: the cost table
