@@ -85,6 +85,11 @@ type Tuning struct {
 	Transport *TransportTuning
 	// Collectives are in ascending order of name, one per collective.
 	Collectives []TuningCollective
+	// Policy, if not nil, selects before the table (SelectFor): where it
+	// makes a choice the crossovers and rules are not consulted. It is
+	// not part of the file format (WriteTo leaves it out); a scenario's
+	// policy key sets it.
+	Policy Policy
 }
 
 // TuningCollective is the part of a Tuning table for one collective.

@@ -311,7 +311,7 @@ func (p Point) checkAuto() error {
 		t = algos.DefaultTuning()
 	}
 	_, _, used := p.Layout()
-	ch, err := t.Select(p.Collective.Name, p.World, used*p.DType.Size(), used)
+	ch, err := t.SelectFor(p.Machine(), p.Collective.Name, p.World, used*p.DType.Size(), used)
 	if err != nil {
 		return err
 	}
