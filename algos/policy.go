@@ -25,10 +25,21 @@ type Policy interface {
 // the table.
 var ErrNoChoice = errors.New("no choice")
 
+// PolicyError is a Policy's failure to select, as SelectFor returns it.
+type PolicyError struct {
+	Policy string
+	Err    error
+}
+
+func (e *PolicyError) Error() string { return fmt.Sprintf("policy %s: %v", e.Policy, e.Err) }
+
+// Unwrap returns the policy's error.
+func (e *PolicyError) Unwrap() error { return e.Err }
+
 // SelectFor returns the algorithm t picks for collective on world ranks
 // of machine m (nil if unknown) with a message of bytes bytes and count
 // elements: its Policy's choice if it has one and makes one, else the
-// table's (Select).
+// table's (Select). A policy's failure is a *PolicyError.
 func (t *Tuning) SelectFor(m *Machine, collective string, world, bytes, count int) (Choice, error) {
 	if t.Policy != nil {
 		ch, err := t.Policy.Select(collective, m, world, bytes, count)
@@ -39,7 +50,7 @@ func (t *Tuning) SelectFor(m *Machine, collective string, world, bytes, count in
 			}
 			return ch, nil
 		case !errors.Is(err, ErrNoChoice):
-			return Choice{}, fmt.Errorf("policy %s: %w", t.Policy.Name(), err)
+			return Choice{}, &PolicyError{Policy: t.Policy.Name(), Err: err}
 		}
 	}
 	return t.Select(collective, world, bytes, count)

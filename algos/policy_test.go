@@ -41,7 +41,8 @@ func TestPolicySelectsFirst(t *testing.T) {
 	if want, _ := algos.DefaultTuning().Select("allreduce", 4, 1024, 256); err != nil || ch.Algorithm != want.Algorithm || ch.From != want.From {
 		t.Errorf("4 ranks, no choice: %+v, %v; the table says %+v", ch, err, want)
 	}
-	if _, err := table.SelectFor(nil, "allreduce", 13, 1024, 256); err == nil || errors.Is(err, algos.ErrNoChoice) {
+	var pe *algos.PolicyError
+	if _, err := table.SelectFor(nil, "allreduce", 13, 1024, 256); !errors.As(err, &pe) || pe.Policy != "group" || err.Error() != "policy group: thirteen" {
 		t.Errorf("13 ranks: %v, want the policy's error", err)
 	}
 

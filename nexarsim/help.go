@@ -7,6 +7,7 @@ const exampleScenario = `name = "example"
 description = "ring allreduce on a 100 Gbit/s-class network"
 seed = 1                        # seeds every random draw; repeat k runs with seed + k
 # tuning = "tuning.toml"        # the table "auto" selects by (default: nexar's)
+# policy = "nccl"               # "auto" runs what NCCL would on the GPU network first
 
 [network]
 model = "alpha-beta"            # or "flow" (with a topology), "loggp", "realnet"; see 'nexar-sim list'
