@@ -121,6 +121,10 @@ Outputs in DIR:
                    when some collective ran competing algorithms or the
                    scenario has a [network.transport], whose derived bulk
                    threshold it holds as [transport] bulk_threshold
+  nccl_tuner.conf  the same crossovers among NCCL's algorithms (nccl_*), in
+                   the CSV NCCL's example tuner plugin reads, for NCCL on
+                   the real cluster (docs/nccl-tuner.md); written when some
+                   collective ran two of NCCL's algorithms
   latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures, each
                    subtitled with the scenario and its network
   trace_*.pftrace  with --trace: a timeline of one point (Perfetto's format;
