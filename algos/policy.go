@@ -8,7 +8,8 @@ import (
 // A Policy selects the algorithm of an "auto" call from a model of the
 // hardware, where a Tuning table looks it up: NCCL's own choice is one
 // (package algos/nccl/tuner; a scenario's policy = "nccl"). A Tuning
-// with a Policy asks it first (Tuning.SelectFor).
+// with a Policy asks it first: SelectFor, with the machine the call runs
+// on ("auto" passes its link's), and Select, with none (a Comm's).
 type Policy interface {
 	// Name names the policy, as a scenario's policy key does.
 	Name() string
@@ -53,7 +54,7 @@ func (t *Tuning) SelectFor(m *Machine, collective string, world, bytes, count in
 			return Choice{}, &PolicyError{Policy: t.Policy.Name(), Err: err}
 		}
 	}
-	return t.Select(collective, world, bytes, count)
+	return t.selectTable(collective, world, bytes, count)
 }
 
 // WithPolicy returns a copy of t (nexar's default table if t is nil)

@@ -37,6 +37,10 @@ func TestPolicySelectsFirst(t *testing.T) {
 	if err != nil || ch.Algorithm != "hierarchical" || ch.Params["group"] != 3 || ch.From != "policy group" {
 		t.Errorf("12 ranks: %+v, %v", ch, err)
 	}
+	// Select asks the policy too, on an unknown machine (a Comm's).
+	if ch, err := table.Select("allreduce", 12, 1024, 256); err != nil || ch.Algorithm != "hierarchical" {
+		t.Errorf("Select on 12 ranks: %+v, %v", ch, err)
+	}
 	ch, err = table.SelectFor(nil, "allreduce", 4, 1024, 256)
 	if want, _ := algos.DefaultTuning().Select("allreduce", 4, 1024, 256); err != nil || ch.Algorithm != want.Algorithm || ch.From != want.From {
 		t.Errorf("4 ranks, no choice: %+v, %v; the table says %+v", ch, err, want)
