@@ -63,8 +63,13 @@ func (d *collectiveData) ncclRules(opt Options) ([]tuner.Rule, []string) {
 		sizes := d.sizes(w)
 		var prev *variant
 		first := len(rules)
+		allowed, left := d.ncclAllowed(opt, coll, w, vars)
+		if len(left) > 0 {
+			notes = append(notes, fmt.Sprintf("%s on %d ranks: %s left out of %s, as NCCL does not run that there (the example plugin would skip such rules)",
+				d.name, w, strings.Join(left, ", "), NCCLTunerFile))
+		}
 		for i, s := range sizes {
-			win := winnerAmong(d.times[w][s], vars)
+			win := winnerAmong(d.times[w][s], allowed)
 			if win == nil {
 				continue
 			}
@@ -91,7 +96,7 @@ func (d *collectiveData) ncclRules(opt Options) ([]tuner.Rule, []string) {
 			most = v
 		}
 	}
-	if most != nil {
+	if most != nil && wins[most.name] > 0 {
 		rules = append(rules, rule(most, 0, 0))
 	}
 	if opt.Channels <= 0 {
@@ -103,6 +108,41 @@ func (d *collectiveData) ncclRules(opt Options) ([]tuner.Rule, []string) {
 		}
 	}
 	return rules, notes
+}
+
+// ncclAllowed returns the variants of vars that NCCL can run on world w,
+// by its model of the scenario's cluster (Options.Policy: NVLS tree not on
+// one node, NVLS not across nodes without CollNet, PAT only with one GPU
+// a node, ...), and the names of the others; all of them without a
+// policy.
+func (d *collectiveData) ncclAllowed(opt Options, coll tuner.Coll, w int, vars []*variant) ([]*variant, []string) {
+	if opt.Policy == nil {
+		return vars, nil
+	}
+	nodes := -1
+	if opt.Nodes != nil {
+		nodes = opt.Nodes(w)
+	}
+	if nodes < 1 {
+		g := max(opt.Policy.Cluster().GPUsPerNode, 1)
+		nodes = (w + g - 1) / g
+	}
+	m, err := opt.Policy.Model(w, nodes, 0)
+	if err != nil {
+		return vars, nil
+	}
+	costs := m.Costs(tuner.Call{Coll: coll, Bytes: 1 << 20})
+	var ok []*variant
+	var left []string
+	for _, v := range vars {
+		a, p, _ := tuner.ParseCatalogueName(v.base)
+		if costs[a][p] >= 0 {
+			ok = append(ok, v)
+		} else {
+			left = append(left, v.name)
+		}
+	}
+	return ok, left
 }
 
 // winnerAmong is winner among vars alone.

@@ -90,10 +90,10 @@ func TestNCCLTunerNotes(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "ran on one channel") {
 		t.Errorf("notes %q", res.Notes)
 	}
-	var b bytes.Buffer
-	res.NCCLTuner.WriteTo(&b)
-	if !strings.Contains(b.String(), "\nallreduce,0,262143,tree,ll,1,-1,16\n") {
-		t.Errorf("without the machine's channels or nodes:\n%s", b.String())
+	var b0 bytes.Buffer
+	res.NCCLTuner.WriteTo(&b0)
+	if !strings.Contains(b0.String(), "\nallreduce,0,262143,tree,ll,1,-1,16\n") {
+		t.Errorf("without the machine's channels or nodes:\n%s", b0.String())
 	}
 	// One NCCL algorithm: nothing to choose.
 	one := []sweep.Row{{Collective: "allreduce", Algorithm: "nccl_ring_ll", World: 8, Bytes: 1024, DType: "f32", Time: 1e-6},
@@ -137,6 +137,24 @@ func TestNCCLTunerNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "allreduce on 8 ranks, tree/ll from 0 B: differs from NCCL's own choice at 1024 B: NCCL picks ring/ll (nccl_ring_ll 5.0 us, this 4.0 us: -20.0%)") {
+		t.Errorf("notes:\n%s", notes)
+	}
+
+	// NCCL runs no NVLS tree on one node: on 8 ranks the fastest variant
+	// it allows gets the rule, and a note says why.
+	rows = append(ncclRows(),
+		sweep.Row{Collective: "allreduce", Algorithm: "nccl_nvls_tree", World: 8, Bytes: 1024, DType: "f32", Time: 1e-6},
+		sweep.Row{Collective: "allreduce", Algorithm: "nccl_nvls_tree", World: 8, Bytes: 1 << 20, DType: "f32", Time: 1e-6})
+	res, err = derive.Derive(rows, derive.Options{Channels: 24, Policy: p, Nodes: func(w int) int { return (w + 7) / 8 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	res.NCCLTuner.WriteTo(&b)
+	if strings.Contains(b.String(), "nvls_tree") || !strings.Contains(b.String(), "\nallreduce,0,18446744073709551615,ring,ll,24,1,8\n") {
+		t.Errorf("NVLS tree on one node:\n%s", b.String())
+	}
+	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "allreduce on 8 ranks: nccl_nvls_tree left out of nccl_tuner.conf, as NCCL does not run that there") {
 		t.Errorf("notes:\n%s", notes)
 	}
 }

@@ -103,7 +103,7 @@ func TestNCCLCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := tuner.Cluster{CompCap: 90, CPUArch: tuner.X86, CPUVendor: tuner.Intel, GPUsPerNode: 8, NVLink: 450e9, NVSwitch: true, NVLS: true,
-		PCIe: 64e9, NICs: 8, NIC: 50e9}
+		PCIe: 64e9, NICs: 8, NIC: 50e9, Channels: s.Network.Machine.Channels}
 	if c != want {
 		t.Errorf("dgx-h100: %+v, want %+v", c, want)
 	}
