@@ -10,9 +10,10 @@ import (
 
 // AutoAlgorithm returns the "auto" algorithm of the named collective: the
 // dispatcher. On each call it measures the message with size, selects an
-// algorithm with the call's Tuning table (DefaultTuning if nil) and runs
-// it, with the parameters the table sets and, for the others, the call's
-// own or the algorithm's defaults.
+// algorithm with the call's Tuning table (DefaultTuning if nil; its
+// Policy first, if it has one, told the link's Machine) and runs it, with
+// the parameters the table sets and, for the others, the call's own or
+// the algorithm's defaults.
 //
 // size returns the message bytes as nccl-tests counts them and the element
 // count; it must return the same on every rank, since all ranks must pick
@@ -31,7 +32,7 @@ func AutoAlgorithm(collective string, size func(p int, c Call) (bytes, count int
 				t = DefaultTuning()
 			}
 			bytes, count := size(l.Size(), c)
-			ch, err := t.Select(collective, l.Size(), bytes, count)
+			ch, err := t.SelectFor(MachineOf(l), collective, l.Size(), bytes, count)
 			if err != nil {
 				return err
 			}

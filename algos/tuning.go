@@ -85,6 +85,11 @@ type Tuning struct {
 	Transport *TransportTuning
 	// Collectives are in ascending order of name, one per collective.
 	Collectives []TuningCollective
+	// Policy, if not nil, selects before the table (SelectFor): where it
+	// makes a choice the crossovers and rules are not consulted. It is
+	// not part of the file format (WriteTo leaves it out); a scenario's
+	// policy key sets it.
+	Policy Policy
 }
 
 // TuningCollective is the part of a Tuning table for one collective.
@@ -240,9 +245,16 @@ func (t *Tuning) Collective(name string) *TuningCollective {
 }
 
 // Select returns the algorithm t picks for collective on world ranks with
-// a message of bytes bytes and count elements: the first crossover whose
-// world range holds world, else the first rule that matches.
+// a message of bytes bytes and count elements: its Policy's choice if it
+// has one and makes one (on an unknown machine: SelectFor with nil), else
+// the first crossover whose world range holds world, else the first rule
+// that matches.
 func (t *Tuning) Select(collective string, world, bytes, count int) (Choice, error) {
+	return t.SelectFor(nil, collective, world, bytes, count)
+}
+
+// selectTable is Select by the table alone.
+func (t *Tuning) selectTable(collective string, world, bytes, count int) (Choice, error) {
 	c := t.Collective(collective)
 	if c == nil {
 		return Choice{}, fmt.Errorf("tuning: no entry for %s", collective)

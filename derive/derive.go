@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -57,6 +58,13 @@ type Result struct {
 	// Transport is the bulk threshold derived from Options.Transport, nil
 	// without one; Tuning's [transport] table carries its threshold.
 	Transport *Transport
+	// NCCLTuner is nccl_tuner.conf, the file NCCL's example tuner plugin
+	// reads: for each collective NCCL chooses for and each swept world,
+	// the fastest of NCCL's algorithms (the catalogue's nccl_* variants)
+	// at each swept size, switching at their crossovers, then a rule for
+	// the other worlds; nil if no collective ran two of NCCL's
+	// algorithms.
+	NCCLTuner *tuner.Config
 	// Notes say what was left out and why.
 	Notes []string
 }
@@ -68,6 +76,16 @@ type Options struct {
 	// Transport, if not nil, describes realnet's two paths: Derive then
 	// derives the bulk threshold too (DeriveTransport, default sizes).
 	Transport *scenario.Transport
+	// Nodes, if not nil, returns the nodes (NCCL's: NVLink domains) a
+	// world spans, for nccl_tuner.conf's nNodes; nil writes -1, any.
+	Nodes func(world int) int
+	// Channels is the channel count NCCL's algorithms ran on where a
+	// sweep set none (the machine's); 0 if unknown.
+	Channels int
+	// Policy, if not nil, is NCCL's own choice on the scenario's cluster:
+	// Derive notes where nccl_tuner.conf departs from it, and the
+	// simulated gain where the sweep ran NCCL's pick.
+	Policy *tuner.Policy
 }
 
 // variant is one competing variant of a collective.
@@ -103,9 +121,13 @@ func Derive(rows []sweep.Row, opt Options) (*Result, error) {
 		return nil, err
 	}
 	tun := &algos.Tuning{Description: opt.Description, Source: opt.Source}
+	var ncclRules []tuner.Rule
 	for _, d := range groups {
 		res.Crossovers = append(res.Crossovers, d.crossovers()...)
 		res.BestParams = append(res.BestParams, d.bestParams()...)
+		rules, notes := d.ncclRules(opt)
+		ncclRules = append(ncclRules, rules...)
+		res.Notes = append(res.Notes, notes...)
 		if len(d.variants) < 2 {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: only one algorithm variant (%s) ran, so there is nothing to tune", d.name, d.variants[0].name))
 			continue
@@ -128,6 +150,7 @@ func Derive(rows []sweep.Row, opt Options) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("transport: the bulk path is not faster than QUIC at any size up to %d bytes, so the table keeps every message on QUIC (bulk_threshold = \"never\")", last))
 		}
 	}
+	res.NCCLTuner = ncclConfig(ncclRules, opt)
 	if len(tun.Collectives) > 0 || tun.Transport != nil {
 		if err := tun.Validate(); err != nil {
 			return nil, fmt.Errorf("derive: the derived table is invalid: %w", err)

@@ -37,6 +37,16 @@
 //     a clear to send over QUIC, then the payload on TCP), each path an
 //     alpha-beta link run through the simulator, and interpolates where
 //     the bulk path becomes faster on the log scale, as above.
+//   - NCCLTuner: the same steps among NCCL's algorithms alone (the
+//     catalogue's nccl_* variants), as nccl_tuner.conf, the CSV file NCCL's
+//     example tuner plugin reads (tuner.Config): per swept world a rule a
+//     step, for the world's ranks and nodes (Options.Nodes), with the
+//     channels the variant ran on (its channels parameter, else the
+//     machine's, Options.Channels), then one rule for the other worlds,
+//     the variant that won most. Given NCCL's own choice
+//     (Options.Policy), the notes say where the file departs from it and
+//     by how much the simulation says it gains. docs/nccl-tuner.md says
+//     how to load the file into NCCL and measure the difference.
 //
 // Derive is deterministic: the same rows, in the same order, give the same
 // result. Where variants tie (within TieTolerance), the first by name wins,

@@ -7,6 +7,7 @@ const exampleScenario = `name = "example"
 description = "ring allreduce on a 100 Gbit/s-class network"
 seed = 1                        # seeds every random draw; repeat k runs with seed + k
 # tuning = "tuning.toml"        # the table "auto" selects by (default: nexar's)
+# policy = "nccl"               # "auto" runs what NCCL would on the GPU network first
 
 [network]
 model = "alpha-beta"            # or "flow" (with a topology), "loggp", "realnet"; see 'nexar-sim list'
@@ -120,6 +121,10 @@ Outputs in DIR:
                    when some collective ran competing algorithms or the
                    scenario has a [network.transport], whose derived bulk
                    threshold it holds as [transport] bulk_threshold
+  nccl_tuner.conf  the same crossovers among NCCL's algorithms (nccl_*), in
+                   the CSV NCCL's example tuner plugin reads, for NCCL on
+                   the real cluster (docs/nccl-tuner.md); written when some
+                   collective ran two of NCCL's algorithms
   latency_*.png/svg, busbw_*, crossover_*, auto_*   the figures, each
                    subtitled with the scenario and its network
   trace_*.pftrace  with --trace: a timeline of one point (Perfetto's format;

@@ -97,6 +97,10 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "\nNCCL's figures ([network.nccl], any model): override the defaults for the GPU and CPU;")
 	fmt.Fprintln(stdout, "  bandwidths as \"20GB/s\" (\"inf\": no cap), durations as \"2us\"")
 	keys(scenario.NCCLKeys())
+	fmt.Fprintln(stdout, "\nSelection policies (policy = NAME, at the top level or in a [[sweep]]): how \"auto\" selects")
+	for _, p := range scenario.Policies() {
+		fmt.Fprintf(stdout, "  %s: %s\n", p.Name, p.Summary)
+	}
 	fmt.Fprintln(stdout, "\nMessage protocol ([network], any model): how sends meet receives, as in MPI libraries;")
 	fmt.Fprintln(stdout, "  eager_limit = \"64KiB\" with envelope = \"16B\" is SimGrid SMPI's protocol")
 	keys(scenario.ProtocolKeys())

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -39,6 +40,11 @@ type manifest struct {
 	// Transport is the scenario's [network.transport], if any: merge
 	// derives the bulk threshold from it as run does.
 	Transport *scenario.Transport `json:"transport,omitempty"`
+	// NCCLCluster is the GPU cluster the network describes to NCCL's
+	// tuner (scenario.Network.NCCLCluster), if it describes one: it gives
+	// nccl_tuner.conf its nodes and channels, and NCCL's own choice to
+	// compare with.
+	NCCLCluster *tuner.Cluster `json:"nccl_cluster,omitempty"`
 	// Shard is this output's shard, from 1, of Shards; 1 of 1 for a whole
 	// run.
 	Shard  int `json:"shard"`

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
 	"github.com/nexar-go/nexar-go/derive"
 	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -102,10 +103,11 @@ type report struct {
 	// Transport is the bulk threshold derived from the scenario's
 	// [network.transport], with the times behind it.
 	Transport *derive.Transport `json:"transport,omitempty"`
-	// Tuning says whether tuning.toml was written; Notes what derivation
-	// left out.
-	Tuning bool     `json:"tuning_table"`
-	Notes  []string `json:"notes,omitempty"`
+	// Tuning says whether tuning.toml was written, NCCLTuner whether
+	// nccl_tuner.conf was; Notes what derivation left out.
+	Tuning    bool     `json:"tuning_table"`
+	NCCLTuner bool     `json:"nccl_tuner_conf,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 // writeFull stages everything a whole run writes besides results.csv:
@@ -113,15 +115,24 @@ type report struct {
 // competing algorithms) and, unless noPlots, the figures. It returns the
 // derivation's notes, for the user.
 func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string, error) {
-	res, err := derive.Derive(rows, derive.Options{
+	opt := derive.Options{
 		Description: fmt.Sprintf("derived by nexar-sim from scenario %q: per swept world size, the fastest algorithm at each swept message size, switching at the crossovers interpolated on the log scale", m.Scenario),
 		Source:      fmt.Sprintf("nexar-sim run %s (scenario sha256 %s)", filepath.Base(m.File), short(m.Hash)),
 		Transport:   m.Transport,
-	})
+	}
+	if cl := m.NCCLCluster; cl != nil {
+		opt.Channels = cl.Channels
+		opt.Nodes = func(world int) int { return (world + cl.GPUsPerNode - 1) / max(cl.GPUsPerNode, 1) }
+		if p, err := tuner.NewPolicy(*cl); err == nil {
+			opt.Policy = p
+		}
+	}
+	res, err := derive.Derive(rows, opt)
 	if err != nil {
 		return nil, err
 	}
-	rep := report{Scenario: m, Crossovers: res.Crossovers, BestParams: res.BestParams, Transport: res.Transport, Tuning: res.Tuning != nil, Notes: res.Notes}
+	rep := report{Scenario: m, Crossovers: res.Crossovers, BestParams: res.BestParams, Transport: res.Transport, Tuning: res.Tuning != nil,
+		NCCLTuner: res.NCCLTuner != nil, Notes: res.Notes}
 	rep.Scenario.Files, rep.Scenario.Changes = nil, nil
 	if rep.Crossovers == nil {
 		rep.Crossovers = []derive.Crossover{}
@@ -171,6 +182,14 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 	if res.Tuning != nil {
 		if err := o.write(tuningFile, func(w io.Writer) error {
 			_, err := res.Tuning.WriteTo(w)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if res.NCCLTuner != nil {
+		if err := o.write(derive.NCCLTunerFile, func(w io.Writer) error {
+			_, err := res.NCCLTuner.WriteTo(w)
 			return err
 		}); err != nil {
 			return nil, err

@@ -259,6 +259,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	m := manifest{Scenario: s.Name, Description: s.Description, File: file, Hash: s.Hash, Network: s.Network.Model, NetworkSummary: s.Network.Summary,
 		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: sh.i, Shards: sh.n, Points: len(points)}
+	if cl, err := s.Network.NCCLCluster(); err == nil {
+		m.NCCLCluster = &cl
+	}
 	ckPath := filepath.Join(*out, checkpointFile)
 	header := fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, sh)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

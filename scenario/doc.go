@@ -8,6 +8,7 @@
 //	description = "free text"     # optional
 //	seed = 1                      # seeds every random draw; repeat k runs with seed + k
 //	tuning = "tuning.toml"        # optional: the table "auto" selects by (relative to this file)
+//	policy = "nccl"               # optional: "auto" asks NCCL's choice first (Policies)
 //
 //	[network]
 //	model = "alpha-beta"
@@ -41,6 +42,7 @@
 //	params = { segment = ["512KiB", "2MiB"] }  # one value or a list each
 //	repeat = 5                    # runs per point, seeds seed..seed+4: median and spread
 //	tuning = "other.toml"         # this sweep's auto table, instead of the file's
+//	policy = "table"              # this sweep's policy, instead of the file's
 //
 // A sweep runs every combination of its dtypes, algorithm variants, world
 // sizes and message sizes. An algorithm variant is an algorithm with one

@@ -85,6 +85,20 @@ func (s *Sweep) Errorf(key, format string, args ...any) *Error {
 	return &Error{File: s.file, Line: s.KeyLine(key), Key: s.Key(key), Msg: fmt.Sprintf(format, args...)}
 }
 
+// PolicyErrorf returns an error about the policy the sweep's "auto"
+// selects by: on the line of the sweep's own policy key, or else of the
+// file's.
+func (s *Sweep) PolicyErrorf(format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if _, own := s.lines[s.Key("policy")]; own {
+		return &Error{File: s.file, Line: s.KeyLine("policy"), Key: s.Key("policy"), Msg: msg}
+	}
+	if n := lineOf(s.lines, "policy"); n > 0 {
+		return &Error{File: s.file, Line: n, Key: "policy", Msg: msg}
+	}
+	return &Error{File: s.file, Line: s.KeyLine("algorithms"), Key: s.Key("algorithms"), Msg: msg}
+}
+
 // TuningErrorf returns an error about the tuning table the sweep's "auto"
 // uses: on the line of the sweep's own tuning key, or else of the file's,
 // or else of the sweep's algorithms (nexar's default table).

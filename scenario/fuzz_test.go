@@ -79,6 +79,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(c.src))
 	}
 	f.Add([]byte("a = 1\n[[sweep]]\n[[sweep]]\nworld = \"1..8\"\n"))
+	f.Add([]byte(policyFile(`policy = "nccl"`, `policy = "table"`)))
 	f.Add([]byte(""))
 	f.Add([]byte(withNetwork(`model = "flow"
 latency = "5us"

@@ -42,6 +42,8 @@ type builtModel struct {
 	random bool
 	// linkBandwidth is a rank's link bandwidth in B/s, 0 if not one figure.
 	linkBandwidth float64
+	// topology is the flow model's topology, nil on other models.
+	topology sim.TopologySpec
 }
 
 // withProtocol returns b with protocol p on top of its model.
@@ -250,7 +252,7 @@ func buildFlow(t, _ *table) *builtModel {
 	}
 	// 0 slots mean 1 to sim.Flow; -1 is unlimited.
 	f := sim.Flow{Topology: topo, ReduceBandwidth: rbw, SendSlots: int(sendSlots), RecvSlots: int(recvSlots), Sharing: sharing}
-	b := &builtModel{linkBandwidth: linkBW, random: place == "random"}
+	b := &builtModel{linkBandwidth: linkBW, random: place == "random", topology: topo}
 	b.seeded = func(seed uint64) sim.Model {
 		var m sim.Model = f
 		if place != "linear" {

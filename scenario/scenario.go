@@ -40,7 +40,11 @@ type Scenario struct {
 	Tuning *algos.Tuning
 	// TuningFile is the path of Tuning as the file gives it, "" if none.
 	TuningFile string
-	Sweeps     []*Sweep
+	// Policy is the top-level policy key: the policy the "auto"
+	// algorithms of every sweep without its own select by before their
+	// table (see Policies); "" for none.
+	Policy string
+	Sweeps []*Sweep
 	// Shrink is the [[fault]] of kind "rank_failure" with recovery =
 	// "shrink", nil if none: a rank that fails during one point of the
 	// sweeps, after which the survivors go on (see sweep.Plan).
@@ -101,6 +105,9 @@ type Network struct {
 	// Preset is the name of the preset the table names (key "preset"),
 	// "" if none.
 	Preset string
+	// Topology is the flow model's topology (key "topology" and its
+	// keys), nil on other models.
+	Topology sim.TopologySpec
 	// Line is the line of the [network] header.
 	Line int
 	// Summary describes the network in one line for captions: the model,
@@ -221,6 +228,10 @@ type Sweep struct {
 	Tuning *algos.Tuning
 	// TuningFile is the path Tuning was read from, as the file gives it.
 	TuningFile string
+	// Policy names the policy "auto" asks before Tuning's table: the
+	// sweep's own policy key, else the file's; "" for none (Tuning.Policy
+	// is the policy itself).
+	Policy string
 
 	file  string
 	lines map[string]int
@@ -320,11 +331,17 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 	c.seed = s.Seed
 	s.Tuning, s.TuningFile = c.tuning(top)
 	c.defaultTuning, c.defaultTuningFile = s.Tuning, s.TuningFile
+	s.Policy, _ = c.policyKey(top)
 	c.faultList, c.faultRandom, c.faultsOK = c.faults(top)
 	s.Shrink, s.ShrinkKey, s.ShrinkLine = c.shrink, c.shrinkKey, lineOf(c.lines, c.shrinkKey)
 	s.Join, s.JoinKey, s.JoinLine = c.join, c.joinKey, lineOf(c.lines, c.joinKey)
 	if net := top.subtable("network", true, "[network]", `a [network] table with model = "alpha-beta"`); net != nil {
 		s.Network = c.network(net, top)
+	}
+	c.net = &s.Network
+	c.defaultPolicy = s.Policy
+	if s.Policy != "" {
+		c.defaultPolicyOK = c.buildPolicy(s.Policy, "policy")
 	}
 	v, path, ok := top.get("sweep")
 	switch tables, isTables := v.([]map[string]any); {
@@ -381,7 +398,7 @@ func (c *checker) network(t *table, top *table) Network {
 	n.Mesh = meshSpec
 	faults, random, ok := c.faultList, c.faultRandom, c.faultsOK
 	if m != nil && ok && meshOK {
-		n.seeded, n.Random, n.LinkBandwidth = m.seeded, m.random || random, m.linkBandwidth
+		n.seeded, n.Random, n.LinkBandwidth, n.Topology = m.seeded, m.random || random, m.linkBandwidth, m.topology
 		if meshSpec.Kind != mesh.Full {
 			inner := m.seeded
 			n.seeded = func(seed uint64) sim.Model { return sim.Relayed{Model: inner(seed), Mesh: meshSpec} }
@@ -481,6 +498,7 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 	if sw.Tuning == nil {
 		sw.Tuning, sw.TuningFile = c.defaultTuning, c.defaultTuningFile
 	}
+	c.sweepPolicy(t, sw)
 
 	// Checks across keys.
 	if dtypeOK { // check the sizes that parsed, even if others did not

@@ -43,6 +43,13 @@ type checker struct {
 	// paths is [network.transport], read before the model (nil if the
 	// file has none or it is bad): the realnet model runs on it.
 	paths *Transport
+	// net is the [network], once read; policies are built for it, once
+	// each (policies), and defaultPolicy is the top-level policy key's,
+	// defaultPolicyOK whether it could be built.
+	net             *Network
+	policies        map[string]algos.Policy
+	defaultPolicy   string
+	defaultPolicyOK bool
 }
 
 // errorf records a problem with the key at path, on its line.

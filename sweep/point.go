@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -189,7 +190,12 @@ func Plan(s *scenario.Scenario) ([]Point, error) {
 						if v.Algorithm.Name == "auto" && !badTuning {
 							if err := p.checkAuto(); err != nil {
 								badTuning = true
-								errs = append(errs, sw.TuningErrorf("auto at world %d and %d bytes: %v", w, b, err))
+								var pe *algos.PolicyError
+								if errors.As(err, &pe) {
+									errs = append(errs, sw.PolicyErrorf("auto at world %d and %d bytes: %v", w, b, err))
+								} else {
+									errs = append(errs, sw.TuningErrorf("auto at world %d and %d bytes: %v", w, b, err))
+								}
 							}
 						}
 						points = append(points, p)
@@ -311,7 +317,7 @@ func (p Point) checkAuto() error {
 		t = algos.DefaultTuning()
 	}
 	_, _, used := p.Layout()
-	ch, err := t.Select(p.Collective.Name, p.World, used*p.DType.Size(), used)
+	ch, err := t.SelectFor(p.Machine(), p.Collective.Name, p.World, used*p.DType.Size(), used)
 	if err != nil {
 		return err
 	}
