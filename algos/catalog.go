@@ -57,6 +57,15 @@ type Algorithm struct {
 	// PowerOfTwo is set for algorithms that need a world size that is a
 	// power of two.
 	PowerOfTwo bool
+	// Family names the library an algorithm reproduces, "" for the
+	// catalogue's own (MPI's): "nccl" for package algos/nccl's. Commands
+	// that run "every algorithm" of a collective by default take only
+	// the catalogue's own; the others run where they are named.
+	Family string
+	// InNetwork is set for algorithms that reduce in the network's
+	// switches (algos.SwitchReducer: NCCL's NVLS and CollNet): a model
+	// whose network has no switch that reduces refuses them.
+	InNetwork bool
 	// Compression, for a lossy algorithm (a compressed allreduce), returns
 	// how a call with params compresses, so that a check can compute what
 	// the call must leave (package algotest's CompressedReduced); nil for

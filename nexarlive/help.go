@@ -160,7 +160,8 @@ with real data on N ranks as all_reduce_perf under mpirun -np N:
   --collective C       all_reduce (default), all_gather, reduce_scatter,
                        broadcast, reduce, alltoall, gather, scatter, sendrecv
   --algorithms A,B     the algorithms to measure (default: all of the
-                       collective's that run on N ranks; 'nexar-sim list')
+                       catalogue's own that run on N ranks; NCCL's, nccl_*,
+                       where named; 'nexar-sim list')
   --latency D, --bandwidth B, --reduce-bandwidth B
                        the alpha-beta model compare.csv predicts with
                        (default 399us and 413MB/s, calibrated on loopback

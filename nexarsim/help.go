@@ -205,7 +205,8 @@ all_reduce_perf would run it under mpirun -np N), on an alpha-beta network
                        broadcast, reduce, alltoall, gather, scatter,
                        sendrecv (nccl-tests' or nexar's names)
   --algorithms A,B     the collective's algorithms to run (default: all of
-                       them that run at every --world; see 'nexar-sim list')
+                       the catalogue's own that run at every --world; NCCL's,
+                       nccl_*, run where named; see 'nexar-sim list')
   --latency D, --bandwidth B, --reduce-bandwidth B
                        the network (default 5us, 12.5GB/s, 25GB/s)
 The run writes the scenario the flags describe into DIR/` + flagsScenarioFile + `:

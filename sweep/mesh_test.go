@@ -32,6 +32,7 @@ model = "alpha-beta"
 latency = "5us"
 bandwidth = "12.5GB/s"
 reduce_bandwidth = "25GB/s"
+switch_reduce_bandwidth = "25GB/s" # for the in-network algorithms (NVLS, CollNet)
 mesh = %q
 
 [[sweep]]

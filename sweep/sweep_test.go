@@ -91,6 +91,11 @@ bandwidth = "12.5GB/s"
 reduce_bandwidth = "25GB/s"
 `
 
+// switchNetwork is network with a switch that reduces, which the
+// catalogue's in-network algorithms (NVLS, CollNet) need.
+const switchNetwork = network + `switch_reduce_bandwidth = "25GB/s"
+`
+
 func plan(t *testing.T, sweeps string) []sweep.Point {
 	t.Helper()
 	s, err := scenario.Parse("test.toml", []byte(network+sweeps))
@@ -652,7 +657,7 @@ bytes = [24, "4KiB"]
 data = "host"
 params = { exclusive = [0, 1] }
 `)
-	points := plan(t, src.String())
+	points := planOn(t, switchNetwork, src.String())
 	err := sweep.Run(context.Background(), points, sweep.Options{}, func(sweep.Row) error { return nil })
 	if err != nil {
 		t.Fatal(err)

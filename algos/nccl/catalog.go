@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"context"
+	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
 )
@@ -16,9 +17,10 @@ var protocols = []Protocol{LL, LL128, Simple}
 
 func register(coll, name, summary string, run func(ctx context.Context, l algos.Link, c algos.Call) error) {
 	algos.MustRegisterAlgorithm(coll, &algos.Algorithm{
-		Name: name, Summary: summary,
-		Params: map[string]int{"channels": DefaultChannels},
-		Run:    run,
+		Name: name, Summary: summary, Family: "nccl",
+		InNetwork: strings.Contains(name, "nvls") || strings.Contains(name, "collnet"),
+		Params:    map[string]int{"channels": DefaultChannels},
+		Run:       run,
 	})
 }
 

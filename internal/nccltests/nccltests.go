@@ -228,8 +228,10 @@ func (f *Flags) Scenario(worlds []int, data string) ([]byte, string, error) {
 	}
 	var algs []string
 	if f.Algorithms == "" {
+		// The catalogue's own algorithms: another library's (NCCL's)
+		// run where --algorithms names them.
 		for _, a := range c.Algorithms {
-			if pow2 || !a.PowerOfTwo {
+			if (pow2 || !a.PowerOfTwo) && a.Family == "" {
 				algs = append(algs, a.Name)
 			}
 		}
