@@ -147,7 +147,12 @@ type catalogueEntry struct {
 // catalogue lists every algorithm of every collective, in a fixed order
 // (collectives by name, algorithms as registered), so that every rank,
 // every process, walks it the same way.
-func catalogue() []catalogueEntry {
+// catalogue lists the catalogue's own algorithms: another library's
+// (NCCL's, Family "nccl") have tests of their own (nccl_catalog_test.go).
+func catalogue() []catalogueEntry { return catalogueOf("") }
+
+// catalogueOf lists the algorithms of family.
+func catalogueOf(family string) []catalogueEntry {
 	var out []catalogueEntry
 	for _, name := range algos.CollectiveNames() {
 		c, err := algos.Lookup(name)
@@ -155,7 +160,9 @@ func catalogue() []catalogueEntry {
 			panic(err)
 		}
 		for _, a := range c.Algorithms {
-			out = append(out, catalogueEntry{c, a})
+			if a.Family == family {
+				out = append(out, catalogueEntry{c, a})
+			}
 		}
 	}
 	return out
@@ -168,10 +175,15 @@ func catalogue() []catalogueEntry {
 // the scoping keeps a fast rank's next operation apart from a slow rank's
 // current one. It reports the collectives it has no reference for.
 func rankCatalogue(ctx context.Context, l *Link, counts []int, unchecked func(name string)) error {
+	return rankEntries(ctx, l, catalogue(), counts, unchecked)
+}
+
+// rankEntries runs entries on one rank and checks their results.
+func rankEntries(ctx context.Context, l *Link, entries []catalogueEntry, counts []int, unchecked func(name string)) error {
 	p, r := l.Size(), l.Rank()
 	root := 1 % p
 	var seq uint64
-	for _, e := range catalogue() {
+	for _, e := range entries {
 		if e.algo.PowerOfTwo && p&(p-1) != 0 {
 			continue
 		}
