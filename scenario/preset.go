@@ -97,7 +97,7 @@ const (
 	srcA100NVL           = "NVIDIA A100 datasheet (nvidia.com/en-us/data-center/a100): A100 SXM, NVLink 600 GB/s, both ways: 300 GB/s each way"
 	srcB200NVL           = "NVIDIA DGX B200 datasheet (nvidia.com/en-us/data-center/dgx-b200): 8 Blackwell GPUs, fifth-generation NVLink 1.8 TB/s per GPU, both ways: 900 GB/s each way"
 	srcGB200NVL          = "NVIDIA GB200 NVL72 (nvidia.com/en-us/data-center/gb200-nvl72): 72 Blackwell GPUs in one NVLink domain, 1.8 TB/s per GPU both ways (130 TB/s in all): 900 GB/s each way"
-	srcChannelsHopper    = "NCCL's channels on 8 H100 with NVSwitch: 16 found by its graph search (NVIDIA/nccl#1453, an H100 cluster's INFO lines 'Channel 05/16'), doubled to run (NVIDIA/nccl#1041: execution channels are typically 2x the search channels)"
+	srcChannelsHopper    = "NCCL's channels on nodes of 8 H100 across nodes: 16 (NVIDIA/nccl#1453, an H100 cluster's INFO lines 'Channel 05/16 : 0 7 6 13 ...'); inside one node NCCL builds more (24 by package algos/nccl/tuner's model of its graph search)"
 	srcChannelsAmpere    = "NCCL's channels on 8 A100 with NVSwitch: an INFO line '24 coll channels' (NVIDIA/nccl#1781); not published by NVIDIA, a typical figure"
 	srcChannelsVolta     = "assumed: 6 NVLinks a V100, 6 graph channels doubled; NCCL publishes no figure"
 	srcChannelsBlackwell = "assumed as for Hopper (32 of NCCL's 64 MAXCHANNELS); NCCL publishes no figure"
@@ -142,7 +142,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "400Gbit/s", srcBasePOD + ": ConnectX-7, up to 400 Gb/s InfiniBand"},
 		PresetKey{"inter_radix", int64(64), srcQM9700},
 		PresetKey{"sharp_bandwidth", "400Gbit/s", srcSHARP},
-		PresetKey{"channels", int64(32), srcChannelsHopper},
+		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "intel", srcBasePOD + ": dual Intel Xeon Platinum 8480C"},
 	),
@@ -203,7 +203,7 @@ var presets = []Preset{
 		PresetKey{"pcie_bandwidth", "64GB/s", srcPCIe5},
 		PresetKey{"nics_per_node", int64(8), "Amazon EC2 P5 instances: 3200 Gbps of EFA networking, 32 EFA network cards; modelled as one NIC a GPU of four EFA devices, which NCCL's aws-ofi-nccl plugin stripes across"},
 		PresetKey{"nic_bandwidth", "400Gbit/s", "Amazon EC2 P5 instances: 3200 Gbps over 8 GPUs, 400 Gbit/s a GPU"},
-		PresetKey{"channels", int64(32), srcChannelsHopper},
+		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "amd", "Amazon EC2 P5 instances: 3rd Gen AMD EPYC processors (AMD EPYC 7R13)"},
 		PresetKey{"inter_link_bandwidth", "400Gbit/s", srcCloudNet},
@@ -226,7 +226,7 @@ var presets = []Preset{
 		PresetKey{"pcie_bandwidth", "64GB/s", "ND H100 v5 series: PCIe Gen5 host-to-GPU, 64 GB/s per GPU"},
 		PresetKey{"nics_per_node", int64(8), "ND H100 v5 series: one dedicated InfiniBand link per GPU"},
 		PresetKey{"nic_bandwidth", "400Gbit/s", "ND H100 v5 series: 400 Gb/s NDR InfiniBand per GPU, 3.2 Tb/s per VM"},
-		PresetKey{"channels", int64(32), srcChannelsHopper},
+		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "intel", "ND H100 v5 series: 4th generation Intel Xeon Scalable (Sapphire Rapids)"},
 		PresetKey{"inter_link_bandwidth", "400Gbit/s", srcCloudNet},
@@ -238,7 +238,7 @@ var presets = []Preset{
 		PresetKey{"pcie_bandwidth", "64GB/s", srcPCIe5},
 		PresetKey{"nics_per_node", int64(4), "Google Cloud, Networking and GPU machines (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth): A3 High has four NICs for GPU traffic (GPUDirect-TCPX) besides the host's, one per two GPUs; 1,000 Gbps in all with the host's"},
 		PresetKey{"nic_bandwidth", "200Gbit/s", "Networking and GPU machines: each A3 High NIC 200 Gbps"},
-		PresetKey{"channels", int64(32), srcChannelsHopper},
+		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
 		PresetKey{"cpu", "intel", "Google Cloud, accelerator-optimized machine family (cloud.google.com/compute/docs/accelerator-optimized-machines): A3, 4th generation Intel Xeon Scalable (Sapphire Rapids)"},
 		PresetKey{"inter_link_bandwidth", "200Gbit/s", srcCloudNet},
