@@ -7,7 +7,6 @@ import (
 	"github.com/nexar-go/nexar-go/device"
 )
 
-
 // FuzzProtocolLines holds LL's and LL128's line format: any data packed
 // with a step's flag unpacks to itself; wire bytes from anywhere unpack
 // without panicking and are refused unless every line carries the
