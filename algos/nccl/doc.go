@@ -86,11 +86,11 @@
 // ring's LL 39.9 µs against NCCL's 40.0, the tree's 25.2 against 25.2,
 // 49.2 against 48.5, 95.8 against 92.4. At large sizes the ring's
 // protocols come out as NCCL's bandwidth formulas have them with the
-// model's 450 GB/s NVLink as the bus: LL : LL128 : Simple = 0.321 : 0.919
-// : 1 simulated at 8 GiB against 0.313 : 0.920 : 1, and LL128 overtakes LL
-// at 4.1 MB against the formula's 3.1 MB (the simulated ring at 2-4 MiB
-// is still filling its 32 channels' pipelines, which the formula's
-// lat + n/bw does not see).
+// model's 450 GB/s NVLink as the bus: LL : LL128 : Simple = 0.328 : 0.902
+// : 1 simulated at 8 GiB (16 channels) against 0.313 : 0.920 : 1, and
+// LL128 overtakes LL at 4.1 MB against the formula's 3.1 MB (the
+// simulated ring at 2-4 MiB is still filling its channels' pipelines,
+// which the formula's lat + n/bw does not see).
 //
 // # Algorithms and their time on alpha-beta
 //

@@ -48,8 +48,8 @@ nodes = 1
 // come out in the ratio NCCL's bandwidth model gives them (LL capped at
 // llMaxBw, 141 GB/s; LL128 at 0.92 of the bus; Simple at the bus), here
 // with the bus the model's NVLink, 450 GB/s a GPU each way: 0.313 : 0.92
-// : 1 by the formula, 0.322 : 0.913 : 1 simulated at 512 MiB (0.321
-// : 0.919 : 1 at 8 GiB, where Simple's fences and flags are paid off).
+// : 1 by the formula, 0.329 : 0.894 : 1 simulated at 512 MiB on the
+// preset's 16 channels (0.328 : 0.902 : 1 at 8 GiB).
 func TestProtocolRatios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 512 MiB allreduces")
