@@ -235,6 +235,10 @@ type flowNet struct {
 	// per source for worlds up to denseRoutes ranks, else in a map.
 	routes   [][]*flowRoute
 	routeMap map[uint64]*flowRoute
+	// swRoutes keeps the routes of switch operations (switchRoute);
+	// swMembers is its scratch.
+	swRoutes  map[uint64][]swRoute
+	swMembers []int
 	// switches caches the switch of each group of switch operations, by
 	// switchKey (see switchFor).
 	switches map[uint64][]switchChoice
@@ -336,6 +340,7 @@ func (w *flowWake) Fire() { w.n.wakeUp() }
 const denseRoutes = 2048
 
 func (n *flowNet) clearRoutes() {
+	n.swRoutes = nil
 	if w := n.e.World(); w <= denseRoutes {
 		n.routes = make([][]*flowRoute, w)
 	} else {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/nexar-go/nexar-go/algos"
 )
 
 // In-network reduction on the flow model (see Flow). A switch operation
@@ -118,6 +120,50 @@ func (n *flowNet) startSwitch(sw *flowSwitch) {
 // edge once, in index order; its latency is the longest of those
 // routes'. nil if a route is missing.
 func (n *flowNet) switchRoute(sw *flowSwitch) *flowRoute {
+	// Operations of one group at one switch go the same ways again and
+	// again (a chunk after another): their routes are kept, by the ranks
+	// at the far end, until a link fails (clearRoutes).
+	op := sw.op
+	n.swMembers = n.swMembers[:0]
+	for i, rank := range op.Group {
+		if (sw.up && op.Contributes(i)) || (!sw.up && op.Receives(i)) {
+			n.swMembers = append(n.swMembers, rank)
+		}
+	}
+	key := switchKey(n.swMembers, algos.Tag(sw.node)<<1|algos.Tag(b2u(sw.up)))
+	for _, c := range n.swRoutes[key] {
+		if c.node == sw.node && c.up == sw.up && slices.Equal(c.members, n.swMembers) {
+			return c.route
+		}
+	}
+	r := n.buildSwitchRoute(sw)
+	if r != nil {
+		if n.swRoutes == nil {
+			n.swRoutes = map[uint64][]swRoute{}
+		}
+		n.swRoutes[key] = append(n.swRoutes[key], swRoute{node: sw.node, up: sw.up, members: slices.Clone(n.swMembers), route: r})
+	}
+	return r
+}
+
+// swRoute is a kept route of switch operations: to or from switch node
+// (up: to it) for members.
+type swRoute struct {
+	node    int
+	up      bool
+	members []int
+	route   *flowRoute
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// buildSwitchRoute computes switchRoute's route.
+func (n *flowNet) buildSwitchRoute(sw *flowSwitch) *flowRoute {
 	op := sw.op
 	r := &flowRoute{}
 	var path []int32

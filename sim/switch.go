@@ -134,18 +134,15 @@ type switchQueue struct {
 	count []int64
 }
 
-// switchKey hashes (group, tag) for the engine's queues (FNV-1a).
+// switchKey hashes (group, tag) for the engine's queues: FNV-1a over
+// whole words rather than bytes, one multiply a rank, since every member
+// of every operation hashes its group (72 ranks for an NVLink domain of
+// GB200 NVL72).
 func switchKey(group []int, tag algos.Tag) uint64 {
-	h := uint64(14695981039346656037)
-	mix := func(x uint64) {
-		for range 8 {
-			h = (h ^ (x & 0xff)) * 1099511628211
-			x >>= 8
-		}
-	}
-	mix(uint64(tag))
+	h := (uint64(14695981039346656037) ^ uint64(tag)) * 1099511628211
 	for _, r := range group {
-		mix(uint64(r))
+		h = (h ^ uint64(r)) * 1099511628211
+		h ^= h >> 31
 	}
 	return h
 }

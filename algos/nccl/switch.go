@@ -8,10 +8,35 @@ import (
 )
 
 // switchOp is one in-network reduction among group (ascending ranks):
-// the contributions of contributors, reduced in a switch, delivered to
-// receivers. Every member knows the roles, as NCCL's kernels do.
+// every member contributes and receives (an allreduce, owner -1), every
+// member contributes and owner receives (ld_reduce), or owner contributes
+// and the others receive (multicast). Every member knows the roles, as
+// NCCL's kernels do; they are kept as a kind and an owner rather than as
+// lists, which a group of 72 would make costly to build for every shard.
 type switchOp struct {
-	group, contributors, receivers []int
+	group []int
+	kind  switchKind
+	owner int
+}
+
+type switchKind uint8
+
+const (
+	opAllreduce switchKind = iota
+	opLdReduce
+	opMulticast
+)
+
+// contributes and receives say what rank r does in op.
+func (op switchOp) contributes(r int) bool { return op.kind != opMulticast || r == op.owner }
+func (op switchOp) receives(r int) bool {
+	switch op.kind {
+	case opLdReduce:
+		return r == op.owner
+	case opMulticast:
+		return r != op.owner
+	}
+	return true
 }
 
 // switchNet carries the in-network operations of one channel: through the
@@ -68,11 +93,8 @@ func (sn *switchNet) post(role algos.Tag, op switchOp, send, recv device.Buffer)
 func (sn *switchNet) emulate(op switchOp, tag algos.Tag, send, recv device.Buffer) error {
 	k, l := sn.k, sn.k.l
 	reducer := op.group[0]
-	switch {
-	case len(op.receivers) == 1:
-		reducer = op.receivers[0]
-	case len(op.contributors) == 1:
-		reducer = op.contributors[0]
+	if op.kind != opAllreduce {
+		reducer = op.owner
 	}
 	if k.me != reducer {
 		if send != nil {
@@ -95,7 +117,10 @@ func (sn *switchNet) emulate(op switchOp, tag algos.Tag, send, recv device.Buffe
 	acc := l.Alloc(n)
 	tmp := l.Alloc(n)
 	first := true
-	for _, c := range op.contributors {
+	for _, c := range op.group {
+		if !op.contributes(c) {
+			continue
+		}
 		var in device.Buffer
 		if c == k.me {
 			in = send
@@ -117,7 +142,10 @@ func (sn *switchNet) emulate(op switchOp, tag algos.Tag, send, recv device.Buffe
 		first = false
 	}
 	var reqs []algos.Request
-	for _, r := range op.receivers {
+	for _, r := range op.group {
+		if !op.receives(r) {
+			continue
+		}
 		if r == k.me {
 			if err := l.Copy(recv, acc); err != nil {
 				return err
@@ -132,22 +160,16 @@ func (sn *switchNet) emulate(op switchOp, tag algos.Tag, send, recv device.Buffe
 // ldReduce is NVLS's multimem.ld_reduce of shard owner's part: every
 // member contributes, owner receives.
 func ldReduce(group []int, owner int) switchOp {
-	return switchOp{group: group, contributors: group, receivers: []int{owner}}
+	return switchOp{group: group, kind: opLdReduce, owner: owner}
 }
 
 // multicast is NVLS's multimem.st: owner's data to every other member.
 func multicast(group []int, owner int) switchOp {
-	var rs []int
-	for _, r := range group {
-		if r != owner {
-			rs = append(rs, r)
-		}
-	}
-	return switchOp{group: group, contributors: []int{owner}, receivers: rs}
+	return switchOp{group: group, kind: opMulticast, owner: owner}
 }
 
 // allreduceOp is SHARP's allreduce: every member contributes and
 // receives.
 func allreduceOp(group []int) switchOp {
-	return switchOp{group: group, contributors: group, receivers: group}
+	return switchOp{group: group, kind: opAllreduce, owner: -1}
 }
