@@ -28,7 +28,11 @@
 // message (peer.enqueueSendLocked); Isend sends a message for a rank that
 // is not a neighbour to the next hop of the mesh's route instead
 // (Link.relaySend), and the relays' loops hand it on, so the matching is
-// the same for relayed messages.
+// the same for relayed messages. A relayed message of up to 16 KiB goes
+// whole; a larger one waits, as a rendezvous, until the destination has
+// somewhere to put it, then goes in segments of 256 KiB; whatever a relay
+// or the destination holds is charged against its MaxUnexpected budget,
+// and a relay out of budget holds its neighbour back.
 //
 // # One stream per message
 //

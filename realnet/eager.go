@@ -260,7 +260,7 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	}
 	p.held += eagerCost(n)
 	key := matchKey{p.rank, h.Tag}
-	if q := l.posted[key]; q != nil && q.len() > 0 && !l.closing && l.broken == nil {
+	if q := l.posted[key]; q != nil && q.len() > 0 && q.peek().claim == nil && !l.closing && l.broken == nil {
 		r := q.pop()
 		if q.len() == 0 {
 			delete(l.posted, key)
@@ -274,7 +274,7 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 		} else {
 			// Abandoning r waits for the read: it is under way, and a
 			// byte stream cannot skip it.
-			r.state = stIO
+			r.state, r.got = stIO, n
 			l.mu.Unlock()
 			err = p.readEagerPayload(r.buf[:n], n)
 			l.finish(r, p.ioErr(err, r))
@@ -285,10 +285,22 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 		return err
 	}
 	m := &inbound{p: p, tag: h.Tag, n: n, kind: kindData, viaEager: true, state: inTemp, data: make([]byte, n)}
+	after := nop
 	if !l.closing && l.broken == nil {
-		l.pushUnexpectedLocked(p.rank, m)
+		if q := l.posted[key]; q != nil && q.len() > 0 {
+			// A relayed message's payload, which its relay loop
+			// claimed: it goes on as one from its origin.
+			r := q.pop()
+			if q.len() == 0 {
+				delete(l.posted, key)
+			}
+			after = l.claimLocked(m, r, false)
+		} else {
+			l.pushUnexpectedLocked(p.rank, m)
+		}
 	}
 	l.mu.Unlock()
+	after()
 	err := p.readEagerPayload(m.data, n)
 	l.tempDone(m, err)
 	return err
