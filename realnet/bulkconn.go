@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // bulkConn is one bulk TCP connection, sealed or plaintext.
@@ -264,21 +265,22 @@ func (b *bulkConn) readHeader(maxLen uint64) (bulkHeader, error) {
 }
 
 // readPayload reads a payload of n bytes into dst (len n), or discards it
-// if dst is nil.
-func (b *bulkConn) readPayload(dst []byte, n int64) error {
-	if !b.sealed() {
-		if dst == nil {
-			_, err := io.CopyN(io.Discard, b.rd, n)
-			return err
-		}
-		_, err := io.ReadFull(b.rd, dst)
-		return err
-	}
+// if dst is nil. With a timeout, each chunk must come within it of the one
+// before: the read fails with os.ErrDeadlineExceeded once the sender has
+// sent nothing for that long (the caller restores the deadline it wants
+// afterwards).
+func (b *bulkConn) readPayload(dst []byte, n int64, timeout time.Duration) error {
 	for n > 0 {
 		k := int(min(n, bulkChunk))
+		if timeout > 0 {
+			b.c.SetReadDeadline(time.Now().Add(timeout))
+		}
 		var p []byte
 		if dst == nil {
-			p = b.rbuf[:k] // opened in place, then dropped
+			if len(b.rbuf) < k { // plaintext: no record buffer yet
+				b.rbuf = make([]byte, bulkChunk)
+			}
+			p = b.rbuf[:k] // opened in place (sealed), or read, then dropped
 		} else {
 			p, dst = dst[:k], dst[k:]
 		}
@@ -344,7 +346,24 @@ func (b *bulkConn) writeFrames(raw []byte) error {
 
 // readEagerHeader reads the header of the next frame of the eager
 // connection.
-func (b *bulkConn) readEagerHeader(maxData, maxLen uint64) (msgHeader, error) {
+// The connection may stay idle for as long as the peer has nothing to
+// send, but once a frame has begun, the rest of its header must come
+// within timeout (0: no bound), or the read fails with
+// os.ErrDeadlineExceeded.
+func (b *bulkConn) readEagerHeader(maxData, maxLen uint64, timeout time.Duration) (msgHeader, error) {
+	if br, ok := b.rd.(*bufio.Reader); ok && timeout > 0 {
+		if _, err := br.Peek(1); err != nil {
+			return msgHeader{}, err
+		}
+		need := msgHeaderLen
+		if b.sealed() {
+			need += gcmTag
+		}
+		if br.Buffered() < need { // rarely: a frame comes whole
+			b.c.SetReadDeadline(time.Now().Add(timeout))
+			defer b.c.SetReadDeadline(time.Time{})
+		}
+	}
 	var hb [msgHeaderLen]byte
 	if err := b.readRecord(hb[:]); err != nil {
 		return msgHeader{}, err

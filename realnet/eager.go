@@ -198,12 +198,12 @@ func (p *peer) eagerWriter() {
 func (p *peer) eagerReader() {
 	l := p.l
 	for {
-		h, err := p.eager.readEagerHeader(MaxEagerThreshold, uint64(l.cfg.MaxMessage))
+		h, err := p.eager.readEagerHeader(MaxEagerThreshold, uint64(l.cfg.MaxMessage), l.cfg.Timeout)
 		if err == nil {
 			err = p.eagerFrame(h)
 		}
 		if err != nil {
-			p.bulkReadErr(err)
+			p.bulkReadErr(stalled(err, "eager frame", l.cfg.Timeout))
 			return
 		}
 	}
@@ -315,11 +315,11 @@ func (p *peer) readEagerPayload(dst []byte, n int64) error {
 		return nil
 	}
 	if p.eager.buffered() >= n {
-		return p.eager.readPayload(dst, n) // no wait: it is in
+		return p.eager.readPayload(dst, n, 0) // no wait: it is in
 	}
 	timeout := p.l.cfg.Timeout
 	p.eager.c.SetReadDeadline(time.Now().Add(timeout))
-	err := stalled(p.eager.readPayload(dst, n), "eager payload", timeout)
+	err := stalled(p.eager.readPayload(dst, n, 0), "eager payload", timeout)
 	p.eager.c.SetReadDeadline(time.Time{})
 	return err
 }

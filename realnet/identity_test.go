@@ -396,7 +396,7 @@ func TestBulkKeyUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.readPayload(got, int64(h.Len)); err != nil {
+	if err := a.readPayload(got, int64(h.Len), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-errc; err != nil {

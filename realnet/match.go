@@ -472,6 +472,9 @@ func (l *Link) grantLocked(p *peer, g *grant) {
 		g.r.loc, g.r.grant = locGrant, g
 	}
 	p.grants.push(g)
+	if !p.bulkOwed {
+		p.bulkDeadlineLocked()
+	}
 	if p.eager != nil {
 		// On TCP, whichever way the request came: a few microseconds
 		// where QUIC takes tens, and one channel for every grant, whose
