@@ -47,9 +47,8 @@ type Endpoint struct {
 	// connection is taken only with a proof of its rank's token.
 	bulkTokens map[int][16]byte
 
-	// handshakes holds a slot for every bulk connection being set up
-	// (maxHandshakes at most).
-	handshakes chan struct{}
+	// bulkAcc accepts bulk connections, maxHandshakes set up at once.
+	bulkAcc *acceptor
 }
 
 // meshIn is an incoming mesh connection whose hello has been read.
@@ -119,7 +118,7 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 		return nil, err
 	}
 	ep := &Endpoint{cfg: cfg, pc: pc, ownPC: own, arrived: make(chan struct{}), done: make(chan struct{}),
-		bulkTokens: map[int][16]byte{}, handshakes: make(chan struct{}, maxHandshakes)}
+		bulkTokens: map[int][16]byte{}}
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	ep.tr = &quic.Transport{Conn: pc}
 	ep.ln, err = ep.tr.Listen(cfg.Credentials.serverTLS(alpnMesh, alpnJoin), ep.quicConfig())
@@ -135,7 +134,8 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 				ep.tr.Close()
 				return nil, fmt.Errorf("realnet: bulk listener: %w", err)
 			}
-			ep.wg.Go(func() { ep.acceptBulk(ep.bulkLn) })
+			ep.bulkAcc = newAcceptor(ep.bulkLn, maxHandshakes)
+			ep.wg.Go(func() { ep.acceptBulk(ep.bulkAcc) })
 		}
 	}
 	ep.wg.Go(ep.acceptQUIC)
@@ -300,55 +300,29 @@ func (ep *Endpoint) handleConn(conn *quic.Conn) {
 	}
 }
 
-// acceptBulk accepts bulk TCP connections on ln, authenticates them (TLS
-// unless the network is trusted), reads their hello and checks its proof
-// of the token its rank was issued. A failure to accept that may pass (no
-// descriptor left, a connection reset before it was accepted) is retried
-// after a pause that doubles up to a second, as net/http's server does; at
-// most maxHandshakes connections are set up at once.
-func (ep *Endpoint) acceptBulk(ln net.Listener) {
-	var pause time.Duration
-	for {
-		select {
-		case ep.handshakes <- struct{}{}:
-		case <-ep.ctx.Done():
+// acceptBulk accepts bulk TCP connections on a's listener, authenticates
+// them (TLS unless the network is trusted), reads their hello and checks
+// its proof of the token its rank was issued; at most maxHandshakes are
+// set up at once, the oldest closed to make room for a new one (accept.go).
+func (ep *Endpoint) acceptBulk(a *acceptor) {
+	a.run(ep.ctx, &ep.wg, func(c net.Conn, settled func() bool) {
+		c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
+		b, err := ep.takeBulk(c)
+		if !settled() || err != nil {
+			c.Close()
 			return
 		}
-		c, err := ln.Accept()
-		if err != nil {
-			<-ep.handshakes
-			if ep.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			select {
-			case <-time.After(pause):
-				continue
-			case <-ep.ctx.Done():
-				return
-			}
-		}
-		pause = 0
-		ep.wg.Go(func() {
-			defer func() { <-ep.handshakes }()
-			c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
-			b, err := ep.takeBulk(c)
-			if err != nil {
-				c.Close()
-				return
-			}
-			c.SetDeadline(time.Time{})
-			ep.mu.Lock()
-			if ep.meshDone || ep.closed {
-				ep.mu.Unlock()
-				c.Close()
-				return
-			}
-			ep.bulkIn = append(ep.bulkIn, b)
-			ep.notifyLocked()
+		c.SetDeadline(time.Time{})
+		ep.mu.Lock()
+		if ep.meshDone || ep.closed {
 			ep.mu.Unlock()
-		})
-	}
+			c.Close()
+			return
+		}
+		ep.bulkIn = append(ep.bulkIn, b)
+		ep.notifyLocked()
+		ep.mu.Unlock()
+	})
 }
 
 // takeBulk sets up an accepted bulk connection: authenticated, its hello
