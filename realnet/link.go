@@ -25,7 +25,11 @@ type Link struct {
 	session Session
 	start   time.Time
 	peers   []*peer // nil at this rank's own index, and for ranks a sparse mesh does not join to it
-	relay   *relay  // nil with the full mesh (relay.go)
+	// members maps ranks to the members whose certificates they hold,
+	// in a world rebuilt by the membership coordinator; nil: rank r is
+	// member r.
+	members []int
+	relay   *relay // nil with the full mesh (relay.go)
 
 	// ctx is cancelled when the link shuts down; every goroutine of the
 	// link watches it.
@@ -83,6 +87,14 @@ func (l *Link) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) err
 
 // Copy implements algos.Link.
 func (l *Link) Copy(dst, src device.Buffer) error { return device.Copy(dst, src) }
+
+// memberOf is the member whose certificate rank r holds.
+func (l *Link) memberOf(r int) int {
+	if l.members == nil {
+		return r
+	}
+	return l.members[r]
+}
 
 // Session returns the identity of the world this link belongs to.
 func (l *Link) Session() Session { return l.session }
