@@ -5,6 +5,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
@@ -53,8 +54,9 @@ type bulkConn struct {
 
 	// binder is what the proofs of the token are computed over: a value
 	// exported from this connection's TLS handshake, which a relay in the
-	// middle cannot make equal on its two legs; nil on a plaintext
-	// connection.
+	// middle cannot make equal on its two legs; on a plaintext connection,
+	// a random challenge the acceptor sends first, so that a hello
+	// captured on one connection is refused on another.
 	binder []byte
 	// peer is the identity the peer's certificate names (sealed only).
 	peer Identity
@@ -375,6 +377,10 @@ func (b *bulkConn) readEagerHeader(maxData, maxLen uint64, timeout time.Duration
 	return h, nil
 }
 
+// challengeLen is the size of the challenge the acceptor of a plaintext
+// bulk connection sends first.
+const challengeLen = 16
+
 // bulkGo is what the acceptor of a sealed bulk connection sends first,
 // sealed: the dialer must not send on the raw connection before the
 // acceptor's TLS handshake has returned, or the handshake could read
@@ -418,6 +424,13 @@ func dialBulkConn(c net.Conn, creds *Credentials, trusted bool, to int, h bulkHe
 	var b *bulkConn
 	if trusted {
 		b = newPlainBulk(c)
+		// The acceptor's challenge, which the proofs cover in place of a
+		// handshake's exported value: a hello is good on this
+		// connection only.
+		b.binder = make([]byte, challengeLen)
+		if _, err := io.ReadFull(c, b.binder); err != nil {
+			return nil, fmt.Errorf("bulk connection: the acceptor's challenge: %w", err)
+		}
 	} else {
 		var err error
 		if b, err = dialBulkSetup(c, creds); err != nil {
@@ -470,6 +483,11 @@ func acceptBulkConn(c net.Conn, creds *Credentials, trusted bool) (*bulkConn, bu
 	var b *bulkConn
 	if trusted {
 		b = newPlainBulk(c)
+		b.binder = make([]byte, challengeLen)
+		rand.Read(b.binder)
+		if _, err := c.Write(b.binder); err != nil {
+			return nil, bulkHello{}, err
+		}
 	} else {
 		cfg := creds.serverTLS(alpnBulk)
 		// No session tickets: nothing may follow the handshake on the

@@ -55,6 +55,10 @@ import (
 // sealed record.
 const MaxEagerThreshold = bulkChunk
 
+// maxEagerCredit bounds the eager credit a rank takes from a peer: far
+// above any window a budget grants, far below what overflows its count.
+const maxEagerCredit = 1 << 50
+
 // eagerWindow is the credit this rank grants each peer that asks.
 func (l *Link) eagerWindow() int64 {
 	// At least a few requests to send, or nothing would ever move.
@@ -228,9 +232,15 @@ func (p *peer) eagerFrame(h msgHeader) error {
 		return err
 	case kindCredit:
 		l.mu.Lock()
+		defer l.mu.Unlock()
+		// Credit comes back as the receiver frees what it granted: more
+		// than a budget could hold is a receiver breaking the protocol
+		// (or overflowing the count, which would leave no credit at all).
+		if h.Len > maxEagerCredit || p.credit > maxEagerCredit-int64(h.Len) {
+			return &ProtocolError{What: "eager credit", Err: fmt.Errorf("%d bytes granted on top of %d", h.Len, p.credit)}
+		}
 		p.credit += int64(h.Len)
 		p.creditedLocked()
-		l.mu.Unlock()
 		return nil
 	case kindAsk:
 		l.mu.Lock()

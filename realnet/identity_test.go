@@ -3,6 +3,7 @@ package realnet
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/nexar-go/nexar-go/device"
 )
 
 // rankCreds returns credentials of testCA for rank r of job (AnyRank: any
@@ -304,7 +307,8 @@ func TestBulkHelloFlood(t *testing.T) {
 			h := bulkHello{Rank: i % 3, Eager: i%2 == 0, Token: [16]byte{byte(i)}}
 			c.Write(h.encode())
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, err := c.Read(make([]byte, 1)); err == nil {
+			// The challenge comes first; no answer after it.
+			if _, err := io.ReadFull(c, make([]byte, challengeLen+1)); err == nil {
 				t.Error("a bulk hello without a token issued was answered")
 			}
 		})
@@ -719,5 +723,118 @@ func TestBulkListenerFlood(t *testing.T) {
 	closeWorld(t, links)
 	if took > cfg.HandshakeTimeout {
 		t.Errorf("the mesh took %v to form beside %d idle connections, more than one handshake timeout", took, flood)
+	}
+}
+
+// recordingConn keeps a copy of what is read from it.
+type recordingConn struct {
+	net.Conn
+	read []byte
+}
+
+func (r *recordingConn) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	r.read = append(r.read, p[:n]...)
+	return n, err
+}
+
+// TestTrustedHelloReplay: on a trusted network (plaintext bulk
+// connections) someone who captured a rank's bulk hello sends it again on
+// a connection of its own, while the token it proves is still good. The
+// acceptor refuses it: the proof is bound to a challenge the acceptor
+// sends on each connection.
+func TestTrustedHelloReplay(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	token := [16]byte{4, 5, 6}
+	accept := func() (*recordingConn, bulkHello, error) {
+		c, err := ln.Accept()
+		if err != nil {
+			return nil, bulkHello{}, err
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		rc := &recordingConn{Conn: c}
+		b, h, err := acceptBulkConn(rc, creds(t), true)
+		if err == nil {
+			err = b.answerBulk(h, token)
+		}
+		return rc, h, err
+	}
+	var captured []byte
+	done := make(chan error, 1)
+	go func() {
+		rc, _, err := accept()
+		if rc != nil {
+			captured = rc.read
+			defer rc.Close()
+		}
+		done <- err
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := dialBulkConn(c, creds(t), true, 0, bulkHello{Rank: 1, Session: Session{1}}, token); err != nil {
+		t.Fatalf("the real dialer: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the real acceptor: %v", err)
+	}
+	c.Close()
+
+	// The replay: what the real dialer sent, on a connection of its own.
+	go func() {
+		rc, _, err := accept()
+		if rc != nil {
+			defer rc.Close()
+		}
+		done <- err
+	}()
+	mallory, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mallory.Close()
+	mallory.Write(captured)
+	err = <-done
+	t.Logf("a captured hello of %d bytes sent again: %v", len(captured), err)
+	if err == nil {
+		t.Fatal("the acceptor took a captured hello on another connection")
+	}
+}
+
+// TestEagerCreditOverflow: a receiver grants a sender 2^63 bytes of eager
+// credit, which would overflow the sender's count and leave it no credit
+// at all (its sends waiting for ever). The sender refuses such a grant:
+// the receiver broke the protocol, and the sender's operations fail at
+// once naming it.
+func TestEagerCreditOverflow(t *testing.T) {
+	checkGoroutines(t)
+	links := newWorld(t, 2, Config{EagerThreshold: 1024, TrustedNetwork: true, Timeout: 3 * time.Second})
+	defer closeWorld(t, links)
+	time.Sleep(100 * time.Millisecond) // the real credit has come
+	p := links[0].peers[1]
+	p.eager.wmu.Lock()
+	_, err := p.eager.c.Write(msgHeader{Kind: kindCredit, Len: 1 << 63}.append(nil))
+	p.eager.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = links[1].Wait(ctx, links[1].Isend(0, 3, device.Host{1}))
+	if err == nil {
+		err = links[1].Wait(ctx, links[1].Irecv(0, 3, device.Host{1}))
+	}
+	t.Logf("after a grant of 2^63 bytes, in %v: %v", time.Since(start).Round(time.Millisecond), err)
+	var pe *PeerError
+	if !errors.As(err, &pe) || pe.Rank != 0 {
+		t.Fatalf("the sender's operations: %v, want a *PeerError naming rank 0", err)
 	}
 }
