@@ -29,7 +29,10 @@ import (
 //     every member that the current epoch is over (each aborts its link,
 //     so that a rank waiting on a rank that waits on the dead one does not
 //     wait for its timeout), then waits until every member is either dead
-//     or has reported its broken link, and announces the survivors;
+//     or has reported its broken link, and announces the survivors; a
+//     member that has not reported CoordinatorConfig.AgreeTimeout after
+//     the stop (its heartbeats may go on while its main loop hangs) is
+//     declared dead, so that no member holds the agreement up for ever;
 //   - a rebuild: each survivor listens on a new endpoint and reports its
 //     address with its broken link, and the coordinator answers each with
 //     its new rank (the survivors keep their order and are renumbered
