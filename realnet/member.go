@@ -108,13 +108,14 @@ func (m *Member) beat() {
 }
 
 // read reads the coordinator's lines. The coordinator beats every
-// Interval: after DeadAfter without a line it is lost, and so is a member
-// waiting for its rebuild.
+// Interval: after twice DeadAfter without a line it is lost (the bound the
+// coordinator keeps for a member's lines), and so is a member waiting for
+// its rebuild.
 func (m *Member) read() {
 	sc := lineReader(bufio.NewReader(m.conn), maxMembershipLine)
 	var err error
 	for {
-		m.conn.SetReadDeadline(time.Now().Add(m.hb.DeadAfter))
+		m.conn.SetReadDeadline(time.Now().Add(2 * m.hb.DeadAfter))
 		if !sc.Scan() {
 			break
 		}
@@ -154,7 +155,7 @@ func (m *Member) read() {
 		err = sc.Err()
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		err = fmt.Errorf("no word from the coordinator for %v", m.hb.DeadAfter)
+		err = fmt.Errorf("no word from the coordinator for %v", 2*m.hb.DeadAfter)
 	}
 	if err == nil {
 		err = errors.New("the coordinator closed the connection")

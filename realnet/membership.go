@@ -46,7 +46,9 @@ import (
 // with the cluster credentials, a member's lines at most maxMemberLine
 // bytes, the coordinator's (a rebuild names every survivor's address) at
 // most maxMembershipLine. Each side beats every Interval, and each
-// declares the other lost after DeadAfter without a line.
+// declares the other lost after twice DeadAfter without a line (the
+// coordinator declares a member dead after DeadAfter without a heartbeat
+// already).
 //
 // Members are named by their certificates: the certificate of rank N of
 // the job (Identity; nexar-live issues one per member) is member N's, its
