@@ -190,3 +190,42 @@ func checkPoint(p sweep.Point) error {
 	}
 	return nil
 }
+
+// From returns the job of j's points from the k-th on: what is left of
+// a run that measured the first k already (nexar-live run --resume). The
+// points keep their indexes; the ID is j's with k, so that ranks compare
+// it as they compare the first.
+func (j *Job) From(k int) (*Job, error) {
+	if k < 0 || k >= len(j.Points) {
+		return nil, fmt.Errorf("live: resuming after %d points of %d", k, len(j.Points))
+	}
+	r := *j
+	r.Points = j.Points[k:]
+	h := sha256.New()
+	h.Write(j.ID[:])
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(k))
+	h.Write([]byte("from"))
+	h.Write(b[:])
+	copy(r.ID[:], h.Sum(nil))
+	return &r, nil
+}
+
+// ResumeRows checks that rows, read from the partial file of an earlier
+// run, are those of the first points of j, in order, and returns how many
+// there are: the run resumes after them. A row of another point (another
+// scenario, world or options) is an error.
+func (j *Job) ResumeRows(rows []Result) (int, error) {
+	if len(rows) > len(j.Points) {
+		return 0, fmt.Errorf("%d rows for a job of %d points", len(rows), len(j.Points))
+	}
+	for i, r := range rows {
+		p := j.Points[i]
+		want := sweep.NewRow(p, []float64{1}, 0)
+		if r.Collective != want.Collective || r.Algorithm != want.Algorithm || r.World != want.World ||
+			r.Bytes != want.Bytes || r.DType != want.DType || r.Op != want.Op || r.Params != want.Params {
+			return 0, fmt.Errorf("row %d (%s/%s, %d ranks, %d B %s) is not of point %d (%v)", i+1, r.Collective, r.Algorithm, r.World, r.Bytes, r.DType, p.Index, p)
+		}
+	}
+	return len(rows), nil
+}

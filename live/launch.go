@@ -328,12 +328,6 @@ func (l *Launcher) Run(ctx context.Context) error {
 		for range events {
 		}
 	}()
-	var jobCert, jobKey string
-	if coord != nil {
-		if jobCert, jobKey, err = ca.WriteCredentials(dir, realnet.JobIdentity(job), false); err != nil {
-			return err
-		}
-	}
 	// startRank starts rank r's worker; r from NP on is a member that
 	// joins an elastic world late.
 	startRank := func(r int) error {
@@ -343,11 +337,12 @@ func (l *Launcher) Run(ctx context.Context) error {
 			base = os.Environ()
 		}
 		vars["NEXAR_RANK"] = strconv.Itoa(r)
-		if coord != nil {
-			// Worlds are rebuilt with the ranks renumbered: a certificate
-			// bound to one rank would be refused in the next world.
-			vars["NEXAR_CERT"], vars["NEXAR_KEY"] = jobCert, jobKey
-		} else if vars["NEXAR_CERT"], vars["NEXAR_KEY"], err = ca.WriteCredentials(dir, realnet.RankIdentity(job, r), false); err != nil {
+		// Rank r's certificate is member r's: with --recovery shrink it
+		// stays good when the world is rebuilt and renumbered (the
+		// coordinator maps members to ranks, and the ranks check each
+		// other's certificates against that map), and a member that
+		// joins late gets one for its own id.
+		if vars["NEXAR_CERT"], vars["NEXAR_KEY"], err = ca.WriteCredentials(dir, realnet.RankIdentity(job, r), false); err != nil {
 			killAll("killed by nexar-live: a rank could not start")
 			return err
 		}

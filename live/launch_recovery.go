@@ -41,7 +41,7 @@ func (l *Launcher) startCoordinator(ctx context.Context, creds *realnet.Credenti
 	go func() {
 		defer close(done)
 		realnet.ServeMembership(cctx, ln, realnet.CoordinatorConfig{
-			Credentials: creds, Heartbeat: l.Heartbeat, MinWorld: c.minNP, MaxWorld: l.MaxNP, Events: c.event,
+			Credentials: creds, Heartbeat: l.Heartbeat, World: l.NP, MinWorld: c.minNP, MaxWorld: l.MaxNP, Events: c.event,
 		}) // its failures show as the workers' errors
 	}()
 	c.stop = func() {

@@ -31,6 +31,20 @@ func TestMain(m *testing.M) {
 // testWorker is one rank: live.Worker with its configuration from the
 // environment, as the nexar-live command's worker gets it from flags.
 func testWorker() int {
+	if os.Getenv("LIVE_TEST_OWN_CERT") != "" {
+		// The certificate the launcher gave this worker names its own
+		// member (its rank in the first world), and no other.
+		c, err := realnet.LoadCredentials(os.Getenv("NEXAR_CA"), os.Getenv("NEXAR_CERT"), os.Getenv("NEXAR_KEY"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		id, err := c.Identity()
+		if err != nil || strconv.Itoa(id.Rank) != os.Getenv("NEXAR_RANK") {
+			fmt.Fprintf(os.Stderr, "rank %s holds the certificate of %v (%v)\n", os.Getenv("NEXAR_RANK"), id, err)
+			return 3
+		}
+	}
 	iters, _ := strconv.Atoi(os.Getenv("LIVE_TEST_ITERS"))
 	var st *os.File
 	if fd := os.Getenv(StatusFDEnv); fd != "" {
@@ -138,6 +152,26 @@ func TestLauncher(t *testing.T) {
 	if !strings.Contains(stdout.String(), "# Out of bounds values : 0 OK") {
 		t.Errorf("no nccl-tests summary in the table:\n%s", stdout.String())
 	}
+}
+
+// TestLauncherMemberCertificates: with --recovery shrink every worker
+// gets a certificate of its own member (its rank in the first world), as
+// without it, rather than one good for any rank of the job: no worker holds
+// a key that passes for another.
+func TestLauncherMemberCertificates(t *testing.T) {
+	out := t.TempDir()
+	l, cmds, stderr := testLauncher(t, 2, "testdata/allreduce.toml", out, 1)
+	l.Recovery = RecoveryShrink
+	base := l.Command
+	l.Command = func(r int) *exec.Cmd {
+		c := base(r)
+		c.Env = append(c.Env, "LIVE_TEST_OWN_CERT=1")
+		return c
+	}
+	if err := l.Run(context.Background()); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr)
+	}
+	gone(t, *cmds)
 }
 
 // TestLauncherRankKilled kills rank 2 from outside in the middle of a run:

@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -43,6 +46,13 @@ type Output struct {
 	// Transport, if set, is the thresholds the ranks' transport uses:
 	// results.csv records them in its ThresholdColumns.
 	Transport *Thresholds
+
+	// Resume are the rows of the run this one resumes (the job's first
+	// points, measured already), which go first in results.csv and in
+	// the comparison; ResumeFile is the partial file they came from,
+	// removed once results.csv holds them.
+	Resume     []Result
+	ResumeFile string
 }
 
 // WrongDataError reports a run that finished but left wrong elements:
@@ -69,7 +79,12 @@ type Report struct {
 	Recoveries []RecoveryEvent
 }
 
-// recorder writes rank 0's outputs as results arrive.
+// recorder writes rank 0's outputs as results arrive. Its rows go into a
+// temporary file beside results.csv as they come (the name says whose
+// process writes it: a later run can tell one whose writer died), and
+// that file becomes results.csv only when the run succeeded and every
+// row was written; otherwise it becomes the partial file (SavePartial),
+// which never replaces what an earlier run left.
 type recorder struct {
 	out   Output
 	tmp   *os.File
@@ -91,7 +106,7 @@ func newRecorder(out Output) (*recorder, error) {
 	if err := os.MkdirAll(out.Dir, 0o777); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(out.Dir, tempPattern)
+	f, err := os.CreateTemp(out.Dir, fmt.Sprintf(tempFormat, os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +116,15 @@ func newRecorder(out Output) (*recorder, error) {
 	r.csv.Device = out.Device
 	r.csv.Transport = out.Transport
 	if err := r.csv.WriteHeader(); err != nil {
+		f.Close()
+		os.Remove(f.Name()) // nothing measured yet
 		return nil, err
+	}
+	for _, res := range out.Resume {
+		r.rep.Results = append(r.rep.Results, res)
+		if r.err == nil {
+			r.err = r.csv.Write(res)
+		}
 	}
 	return r, nil
 }
@@ -118,13 +141,16 @@ func (r *recorder) add(p sweep.Point, res Result) {
 	}
 }
 
-// finish closes the outputs. After a failed run (runErr) the rows measured
-// so far go to results.partial.csv; after a successful one to results.csv,
-// followed by the comparison with the model.
+// finish closes the outputs. After a successful run whose every row was
+// written, the rows go to results.csv, followed by the comparison with
+// the model. After a failed run (runErr), or one whose rows could not all
+// be written (a full disk), what was written goes to the partial file,
+// and an earlier results.csv is left as it was.
 func (r *recorder) finish(runErr error) (*Report, error) {
 	if r.table != nil {
 		r.table.Close()
 	}
+	partial := ""
 	if r.tmp != nil {
 		if err := r.csv.Flush(); err != nil && r.err == nil {
 			r.err = err
@@ -132,18 +158,30 @@ func (r *recorder) finish(runErr error) (*Report, error) {
 		if err := r.tmp.Close(); err != nil && r.err == nil {
 			r.err = err
 		}
-		name := ResultsFile
-		if runErr != nil {
-			name = PartialResultsFile
+		if runErr == nil && r.err == nil {
+			if err := os.Rename(r.tmp.Name(), filepath.Join(r.out.Dir, ResultsFile)); err != nil {
+				r.err = err
+			} else if r.out.ResumeFile != "" {
+				os.Remove(r.out.ResumeFile) // its rows are in results.csv
+			}
 		}
-		if err := os.Rename(r.tmp.Name(), filepath.Join(r.out.Dir, name)); err != nil && r.err == nil {
-			r.err = err
+		if runErr != nil || r.err != nil {
+			var err error
+			if partial, err = SavePartial(r.out.Dir, r.tmp.Name()); err != nil {
+				partial = r.tmp.Name() // left where it is: say so
+				if r.err == nil {
+					r.err = err
+				}
+			}
 		}
 	}
 	if runErr != nil {
 		return &r.rep, runErr
 	}
 	if r.err != nil {
+		if partial != "" {
+			return &r.rep, fmt.Errorf("live: writing results: %w (the rows written are in %s)", r.err, partial)
+		}
 		return &r.rep, fmt.Errorf("live: writing results: %w", r.err)
 	}
 	if !r.out.NoCompare && r.out.Scenario != nil {
@@ -198,27 +236,90 @@ func (r *recorder) writeComparison(cs []Comparison) error {
 	return nil
 }
 
-// tempPattern names the temporary file a recorder writes its rows into
-// before renaming it to results.csv or results.partial.csv.
-const tempPattern = "." + ResultsFile + ".*.tmp"
+// tempFormat names the temporary file a recorder writes its rows into
+// before renaming it to results.csv or the partial file: the process id
+// of its writer, then a random part. tempGlob matches them all.
+const (
+	tempFormat = "." + ResultsFile + ".%d.*.tmp"
+	tempGlob   = "." + ResultsFile + ".*.tmp"
+)
 
-// RemoveLeftovers removes from dir the temporary results files of
-// recorders whose process was killed before it could rename them (a rank
-// 0 its launcher had to kill), so that a failed or interrupted run leaves
-// nothing hidden behind. Run it only once no rank of a run writes into
-// dir any more.
-func RemoveLeftovers(dir string) {
+// SavePartial renames src, a file of rows a run could not finish, to
+// dir's results.partial.csv and returns that path. A partial file already
+// there (an earlier run's) is kept: it is renamed to the first free
+// results.partial.N.csv first, so that no measured row is ever lost.
+func SavePartial(dir, src string) (string, error) {
+	dst := filepath.Join(dir, PartialResultsFile)
+	if _, err := os.Lstat(dst); err == nil {
+		base := strings.TrimSuffix(PartialResultsFile, ".csv")
+		for n := 1; ; n++ {
+			older := filepath.Join(dir, fmt.Sprintf("%s.%d.csv", base, n))
+			if _, err := os.Lstat(older); errors.Is(err, os.ErrNotExist) {
+				if err := os.Rename(dst, older); err != nil {
+					return "", err
+				}
+				break
+			}
+		}
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// RecoverLeftovers saves as partial files (SavePartial), oldest first, the
+// temporary results files in dir whose writer is gone: a rank 0 killed
+// before it could rename its own, or every rank of a launcher that was
+// killed. It returns the paths they were saved at, newest last. A file
+// whose writer still runs on this host is left alone.
+func RecoverLeftovers(dir string) ([]string, error) {
 	if dir == "" {
-		return
+		return nil, nil
 	}
-	names, _ := filepath.Glob(filepath.Join(dir, tempPattern))
+	names, err := filepath.Glob(filepath.Join(dir, tempGlob))
+	if err != nil {
+		return nil, err
+	}
+	type leftover struct {
+		name string
+		mod  time.Time
+	}
+	var found []leftover
 	for _, n := range names {
-		os.Remove(n)
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(n), "."+ResultsFile+".%d.", &pid); err == nil && processAlive(pid) {
+			continue
+		}
+		if info, err := os.Stat(n); err == nil {
+			found = append(found, leftover{n, info.ModTime()})
+		}
 	}
+	slices.SortFunc(found, func(a, b leftover) int { return a.mod.Compare(b.mod) })
+	var saved []string
+	for _, f := range found {
+		p, err := SavePartial(dir, f.name)
+		if err != nil {
+			return saved, err
+		}
+		saved = append(saved, p)
+	}
+	return saved, nil
 }
 
 // IsWrongData reports whether err is a WrongDataError.
 func IsWrongData(err error) bool {
 	var w *WrongDataError
 	return errors.As(err, &w)
+}
+
+// FinishResumed writes the outputs of a resumed run whose every point the
+// partial file holds already (out.Resume): results.csv and the
+// comparison, as rank 0 writes them at the end of a run.
+func FinishResumed(out Output) (*Report, error) {
+	r, err := newRecorder(out)
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(nil)
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -246,6 +247,22 @@ func ReadResultsFile(path string) ([]Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rs, nil
+}
+
+// ReadPartialResults reads the rows a run that did not finish left in
+// its partial file (results.partial.csv): complete rows only, for a run
+// killed, or out of disk space, in the middle of a row leaves it cut,
+// without the line break every complete row ends with.
+func ReadPartialResults(r io.Reader) ([]Result, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, '\n')
+	if i < 0 {
+		return nil, &sweep.CSVError{Line: 1, Msg: "no complete line: want the header of a results file"}
+	}
+	return ReadResults(bytes.NewReader(b[:i+1]))
 }
 
 // parseResult reads a row's nexar-sim columns, and its wrong column at

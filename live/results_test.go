@@ -189,3 +189,54 @@ func FuzzReadResults(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadPartialResults: a results file cut anywhere (a run killed, or
+// out of disk space, in the middle of a row) reads as the rows written
+// before the cut, never more, never a row changed; and any input reads as
+// the rows of its complete lines, or an error.
+func FuzzReadPartialResults(f *testing.F) {
+	var b bytes.Buffer
+	w := NewResultsWriter(&b)
+	w.Transport = &Thresholds{Bulk: 65536}
+	written := []Result{
+		{Row: sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 1020, DType: "f32", Time: 1e-4, Op: "sum", Repeats: 2, TimeMin: 1e-4, TimeMax: 2e-4, Spread: 5e-5, Messages: 4}},
+		{Row: sweep.Row{Collective: "allreduce", Algorithm: "rs_ag", World: 2, Bytes: 4096, DType: "f32", Time: 2e-4, Op: "sum", Repeats: 2, TimeMin: 2e-4, TimeMax: 3e-4, Spread: 5e-5, Messages: 4}, Wrong: 1},
+	}
+	for _, r := range written {
+		if err := w.Write(r); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for i := range written {
+		written[i].Transport = w.Transport
+	}
+	file := b.Bytes()
+	f.Add(file, len(file))
+	f.Add(file, len(file)-3)
+	f.Add([]byte("collective,algorithm\nx"), 30)
+	f.Fuzz(func(t *testing.T, data []byte, cut int) {
+		if cut >= 0 && cut <= len(file) {
+			rs, err := ReadPartialResults(bytes.NewReader(file[:cut]))
+			if err == nil {
+				if len(rs) > len(written) || len(rs) > 0 && !reflect.DeepEqual(rs, written[:len(rs)]) {
+					t.Fatalf("the file cut at %d reads as %+v", cut, rs)
+				}
+				if complete := bytes.Count(file[:cut], []byte("\n")) - 1; len(rs) != complete {
+					t.Fatalf("the file cut at %d, %d complete rows, reads as %d", cut, complete, len(rs))
+				}
+			} else if bytes.Contains(file[:cut], []byte("\n")) {
+				t.Fatalf("the file cut at %d, after its header: %v", cut, err)
+			}
+		}
+		rs, err := ReadPartialResults(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+			whole, err := ReadResults(bytes.NewReader(data[:i+1]))
+			if err != nil || !reflect.DeepEqual(rs, whole) {
+				t.Fatalf("%q reads as %+v, its complete lines as %+v (%v)", data, rs, whole, err)
+			}
+		}
+	})
+}

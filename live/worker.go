@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +56,11 @@ type WorkerConfig struct {
 	// decide at every point boundary whether to make room for them. A
 	// worker whose environment sets LateEnv is such a member.
 	Elastic bool
+	// ResumeFrom, when positive, continues a run that measured the
+	// first ResumeFrom points already: every rank skips them, and rank 0
+	// takes their rows from the partial file in Output.Dir (which must
+	// hold them) and writes them first (nexar-live run --resume).
+	ResumeFrom int
 }
 
 // Worker runs one rank of a run under any launcher: it reads its rank,
@@ -87,6 +93,15 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	job, err := NewJob(s, la.World, cfg.Options)
 	if err != nil {
 		return fail(err)
+	}
+	full := job
+	if cfg.ResumeFrom > 0 {
+		if cfg.Recovery == RecoveryShrink {
+			return fail(errors.New("live: a run with --recovery shrink cannot be resumed"))
+		}
+		if job, err = job.From(cfg.ResumeFrom); err != nil {
+			return fail(err)
+		}
 	}
 	dev, err := openRankDevice(cfg.Device, getenv)
 	if err != nil {
@@ -134,10 +149,19 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	}
 	st.printf("ready %d", link.Rank())
 	out := cfg.Output
+	if cfg.ResumeFrom > 0 && link.Rank() == 0 {
+		if out, err = resumeOutput(out, full, cfg.ResumeFrom); err != nil {
+			link.Abort()
+			return fail(err)
+		}
+	}
 	out.Scenario = s
 	out.Timing = job.Options.Timing
 	if out.Preamble == nil {
 		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
+	}
+	if out.ResumeFile != "" {
+		out.Preamble = append(out.Preamble, fmt.Sprintf("resumed after the %d points %s holds", len(out.Resume), out.ResumeFile))
 	}
 	out.Device = cfg.Device
 	used := ThresholdsOf(cfg.Net)
@@ -267,4 +291,27 @@ func (s *status) beat() {
 
 func (s *status) errorf(err error) {
 	s.printf("error %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
+}
+
+// resumeOutput returns out with the rows of the first k points of job,
+// read from the partial file in out.Dir, to go first in its results.
+func resumeOutput(out Output, job *Job, k int) (Output, error) {
+	path := filepath.Join(out.Dir, PartialResultsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return out, fmt.Errorf("live: resuming after %d points: %w", k, err)
+	}
+	defer f.Close()
+	rows, err := ReadPartialResults(f)
+	if err != nil {
+		return out, fmt.Errorf("live: resuming: %s: %w", path, err)
+	}
+	if len(rows) < k {
+		return out, fmt.Errorf("live: resuming after %d points: %s holds %d", k, path, len(rows))
+	}
+	if _, err := job.ResumeRows(rows[:k]); err != nil {
+		return out, fmt.Errorf("live: resuming: %s: %w", path, err)
+	}
+	out.Resume, out.ResumeFile = rows[:k], path
+	return out, nil
 }

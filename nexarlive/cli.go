@@ -208,6 +208,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output directory")
 	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
+	resume := fs.Bool("resume", false, "continue the run whose rows DIR/"+live.PartialResultsFile+" holds")
 	device := deviceFlag(fs)
 	var nf nccltests.Flags
 	nf.Register(fs, defaultNetwork, true) // -c is taken: real runs always check
@@ -238,6 +239,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if (rf.recovery != string(live.RecoveryAbort) || len(rf.kill) > 0) && *emulate != "" {
 		return cmdline.UsageError(stderr, "run", "--recovery shrink and --kill need rank processes: leave out --emulate")
+	}
+	if *resume && rf.recovery != string(live.RecoveryAbort) {
+		return cmdline.UsageError(stderr, "run", "--resume continues a run without --recovery shrink (whose rows change world size)")
 	}
 	if err := m.checkEmulate(*emulate); err != nil {
 		return cmdline.UsageError(stderr, "run", "%v", err)
@@ -274,6 +278,39 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if len(job.Skipped) > 0 {
 		fmt.Fprintf(stderr, "nexar-live run: measuring world size %d only; leaving out the scenario's world sizes %v\n", *np, job.Skipped)
 	}
+	// Rows a run whose launcher was killed left in a temporary file.
+	saved, err := live.RecoverLeftovers(*out)
+	for _, p := range saved {
+		fmt.Fprintf(stderr, "nexar-live run: an earlier run, whose launcher was killed, left rows in a temporary file: they are in %s now\n", p)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
+		return exitRanks
+	}
+	start := time.Now()
+	var res resumed
+	if *resume {
+		used := cfg
+		used.NoBulk = *emulate != "" // the emulated network is QUIC only
+		if res, err = resumeRun(job, *out, used, *device); err != nil {
+			return cmdline.UsageError(stderr, "run", "--resume: %v", err)
+		}
+		switch {
+		case res.file == "":
+			fmt.Fprintf(stderr, "nexar-live run: no %s in %s; starting from the first point\n", live.PartialResultsFile, *out)
+		case len(res.rows) == len(job.Points):
+			fmt.Fprintf(stderr, "nexar-live run: %s holds all %d points already\n", res.file, len(job.Points))
+			o := live.Output{Dir: *out, Table: stdout, Scenario: s, NoCompare: *noCompare, Device: *device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport}
+			_, err := live.FinishResumed(o)
+			return finish(context.Background(), stderr, "run", *out, start, err)
+		default:
+			fmt.Fprintf(stderr, "nexar-live run: resuming after the %d points %s holds, of %d\n", len(res.rows), res.file, len(job.Points))
+			if job, err = job.From(len(res.rows)); err != nil {
+				fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
+				return exitUsage
+			}
+		}
+	}
 	var em *live.Emulation
 	if *emulate != "" {
 		e, err := live.ParseEmulation(*emulate)
@@ -285,8 +322,47 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare,
-		device: *device, recovery: &rf, mesh: &mf}, stdout, stderr)
-	return finish(ctx, stderr, "run", *out, err)
+		device: *device, recovery: &rf, mesh: &mf, resume: res}, stdout, stderr)
+	return finish(ctx, stderr, "run", *out, start, err)
+}
+
+// resumed is what --resume found: the rows of the first points of the
+// job, and the partial file that holds them ("" if there was none).
+type resumed struct {
+	rows []live.Result
+	file string
+}
+
+// resumeRun reads the partial file in out and checks that its rows are
+// the first points of job, measured as this run would measure them.
+func resumeRun(job *live.Job, out string, cfg realnet.Config, device string) (resumed, error) {
+	path := filepath.Join(out, live.PartialResultsFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return resumed{}, nil
+	}
+	if err != nil {
+		return resumed{}, err
+	}
+	defer f.Close()
+	rows, err := live.ReadPartialResults(f)
+	if err != nil {
+		return resumed{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := job.ResumeRows(rows); err != nil {
+		return resumed{}, fmt.Errorf("%s is not of this run: %w", path, err)
+	}
+	used := live.ThresholdsOf(cfg)
+	host := func(d string) bool { return d == "" || d == live.DeviceHost }
+	for i, r := range rows {
+		if r.Transport == nil || *r.Transport != used || r.Device != device && !(host(r.Device) && host(device)) {
+			return resumed{}, fmt.Errorf("%s: row %d was measured with other transport thresholds or on another device than this run's", path, i+1)
+		}
+	}
+	if len(rows) == 0 {
+		return resumed{}, nil
+	}
+	return resumed{rows: rows, file: path}, nil
 }
 
 // measurement is one run: a scenario's job on np ranks, as processes on
@@ -304,16 +380,20 @@ type measurement struct {
 	device    string // --device
 	recovery  *recoveryFlags
 	mesh      *meshFlag
+	resume    resumed // --resume: the rows of the points done already
 }
 
 // measure runs it; rank 0 writes its outputs into out.
 func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error {
 	if r.emulate != nil {
-		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, NoCompare: r.noCompare}
+		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, NoCompare: r.noCompare, Resume: r.resume.rows, ResumeFile: r.resume.file}
 		_, err := live.RunEmulated(ctx, *r.emulate, r.job, o, r.cfg)
 		return err
 	}
 	wargs := append([]string{"worker", abs(r.file), "--out", abs(r.out)}, r.m.workerArgs()...)
+	if len(r.resume.rows) > 0 {
+		wargs = append(wargs, "--resume-from", strconv.Itoa(len(r.resume.rows)))
+	}
 	if r.noCompare {
 		wargs = append(wargs, "--no-compare")
 	}
@@ -357,14 +437,18 @@ func launcher(np int, wargs []string, m measureFlags, stdout, stderr io.Writer) 
 	}, nil
 }
 
-// finish reports the end of a run and returns its exit status: 130 when
-// ctx ended (the user interrupted it), with what was measured in
-// results.partial.csv.
-func finish(ctx context.Context, stderr io.Writer, cmd, out string, err error) int {
-	if err != nil {
-		// A rank 0 killed before it could finish leaves its temporary
-		// results file behind.
-		live.RemoveLeftovers(out)
+// finish reports the end of a run that started at since and returns its
+// exit status: 130 when ctx ended (the user interrupted it), with what was
+// measured in results.partial.csv. Rows that a rank 0 which did not
+// finish left in a temporary file (it was killed, or lost in a shrinking
+// run) are saved as a partial file first, and named.
+func finish(ctx context.Context, stderr io.Writer, cmd, out string, since time.Time, err error) int {
+	saved, serr := live.RecoverLeftovers(out)
+	for _, p := range saved {
+		fmt.Fprintf(stderr, "nexar-live %s: the rows measured by a rank 0 that did not finish are in %s\n", cmd, p)
+	}
+	if serr != nil {
+		fmt.Fprintf(stderr, "nexar-live %s: saving the rows of a rank 0 that did not finish: %v\n", cmd, serr)
 	}
 	if err == nil {
 		// A launcher's workers cannot tell it of wrong data but by the
@@ -395,8 +479,15 @@ func finish(ctx context.Context, stderr io.Writer, cmd, out string, err error) i
 		err, status = errors.New("interrupted"), exitInterrupted
 	}
 	fmt.Fprintf(stderr, "nexar-live %s: %v\n", cmd, err)
-	if _, statErr := os.Stat(filepath.Join(out, live.PartialResultsFile)); statErr == nil {
-		fmt.Fprintf(stderr, "nexar-live %s: what was measured before is in %s\n", cmd, filepath.Join(out, live.PartialResultsFile))
+	// Only this run's partial file: one an earlier run left is not what
+	// this one measured.
+	partial := filepath.Join(out, live.PartialResultsFile)
+	if info, statErr := os.Stat(partial); statErr == nil && !info.ModTime().Before(since) {
+		again := ""
+		if cmd == "run" {
+			again = "; run again with --resume to continue from there"
+		}
+		fmt.Fprintf(stderr, "nexar-live %s: what was measured before is in %s%s\n", cmd, partial, again)
 	}
 	return status
 }
@@ -411,6 +502,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	mf.register(fs)
 	out := fs.String("out", "", "output directory (rank 0 writes there)")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
+	resumeFrom := fs.Int("resume-from", 0, "continue a run after its first N points, whose rows rank 0's DIR/"+live.PartialResultsFile+" holds")
 	device := deviceFlag(fs)
 	pos, status, ok := cmdline.ParseCmd("worker", fs, args, stdout, stderr)
 	if !ok {
@@ -421,6 +513,8 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "worker", "want one scenario file, got %d arguments", len(pos))
 	case *out == "":
 		return cmdline.UsageError(stderr, "worker", "missing --out DIR")
+	case *resumeFrom < 0:
+		return cmdline.UsageError(stderr, "worker", "--resume-from %d: want 0 or more points", *resumeFrom)
 	}
 	opt, err := m.options()
 	if err != nil {
@@ -454,6 +548,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
 		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
 		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb, Elastic: rf.maxNP > 0,
+		ResumeFrom: *resumeFrom,
 	})
 	if rep != nil {
 		// A prediction the model could not make leaves no compare.csv:

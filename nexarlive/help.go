@@ -37,7 +37,8 @@ Commands:
 Exit status: 0 on success; 1 when the run finished but some results were
 wrong (see the wrong column); 2 for bad input or usage, nothing run; 3 when
 a rank crashed, hung or failed, 130 when interrupted (Ctrl-C, SIGTERM): what
-was measured is then in DIR/results.partial.csv.
+was measured is then in DIR/results.partial.csv, which 'run --resume'
+continues.
 
 Scenario files are those of nexar-sim (see 'nexar-sim help'); a run of N
 ranks measures the sweeps' points of world = N and leaves the other world
@@ -133,9 +134,23 @@ killed, and the exit status is 130. Each rank runs with GOMAXPROCS set to
 its share of the CPUs (at least 1), as MPI launchers bind ranks to cores,
 unless GOMAXPROCS is set in the environment.
 
+No measured row is lost on any error: rank 0 writes its rows into a
+temporary file beside DIR/results.csv as they come, which becomes
+results.csv only when the run succeeded and every row was written. After
+a failure (a rank lost, Ctrl-C, a full disk) the rows are in
+DIR/results.partial.csv, and an earlier results.csv is left as it was;
+rows a rank 0 that was killed had written (or, after the launcher itself
+was killed, the next run into DIR finds) are saved there too, and the
+message names the file. An earlier run's results.partial.csv is never
+overwritten: it becomes results.partial.1.csv (.2, ...) first.
+
 Flags:
   --np N               number of ranks (required)
   --out DIR            output directory (required)
+  --resume             continue the run whose rows DIR/results.partial.csv
+                       holds (the same scenario, --np, options and transport
+                       thresholds): its points are not measured again, and
+                       results.csv has them first; not with --recovery shrink
   --emulate SPEC       run the N ranks as goroutines of this process over an
                        emulated switched network instead of loopback, in real
                        time: SPEC is latency=D,bandwidth=B[,mtu=M][,queue=D],
@@ -216,6 +231,10 @@ torchrun, on each node (NEXAR_SEED keeps clear of torchrun's own port):
 
 Flags:
   --out DIR            output directory, written by rank 0 (required)
+  --resume-from N      continue a run after its first N points, which rank
+                       0's DIR/results.partial.csv holds (give every rank
+                       the same N: the rows of that file; 'run --resume'
+                       does it for its workers)
 ` + measureFlagsHelp + deviceFlagHelp + meshFlagHelp + recoveryFlagsHelp + `
 ` + outputHelp,
 	"compare": `Usage: nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]

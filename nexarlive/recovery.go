@@ -37,7 +37,8 @@ const recoveryFlagsHelp = `  --recovery P         what a lost rank does to the r
                        5s, at least twice --heartbeat): a killed rank is
                        noticed at once (its kernel closes its connections), a
                        hung one or a lost host within D plus a quarter of
-                       --heartbeat
+                       --heartbeat; a rank that has not reported its broken
+                       link D after the others were told to stop is dead too
   --min-np N           shrink: fewest ranks to go on with (default 1)
   --max-np N           shrink: an elastic world of up to N ranks: members that
                        join late enter at the next point boundary (the ranks

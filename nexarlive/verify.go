@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
@@ -139,8 +140,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		if !*reuse {
 			fmt.Fprintf(stderr, "nexar-live verify: %d ranks: %d crossover(s), %d points (%s)\n", np, len(targets), len(job.Points), file)
+			start := time.Now()
 			err = measure(ctx, measurement{np: np, file: file, s: s, job: job, out: dir, m: m, cfg: cfg, emulate: em, noCompare: true}, stdout, stderr)
-			if code := finish(ctx, stderr, "verify", dir, err); code != exitOK {
+			if code := finish(ctx, stderr, "verify", dir, start, err); code != exitOK {
 				return code
 			}
 		}

@@ -79,8 +79,9 @@ Commands:
   help      show help for a command
 
 Exit status: 0 on success; 1 when a simulation fails (deadlock, wrong data)
-or the outputs cannot be written; 2 for bad input or usage, in which case
-nothing is written; 130 when interrupted (run --resume continues).
+or the outputs cannot be written, the rows computed kept for run --resume;
+2 for bad input or usage, in which case nothing is written; 130 when
+interrupted (run --resume continues).
 
 A scenario file (TOML) names a network and sweeps to run on it:
 
@@ -176,9 +177,10 @@ Flags:
                    several times, one file for all. Only the flow model
                    (model = "flow", any topology) has links: another model
                    is refused, exit 2, before anything is simulated
-  --resume         continue an interrupted run of the same scenario and shard
-                   in DIR from its checkpoint (rows are kept as they come; an
-                   interrupted run, exit 130, leaves DIR/` + checkpointFile + `)
+  --resume         continue an interrupted or failed run of the same scenario
+                   and shard in DIR from its checkpoint (rows are kept as
+                   they come; a run that ends without its outputs, whatever
+                   the reason, leaves DIR/` + checkpointFile + `)
   --no-plots       write no figures
   --quiet, -q      no progress on stderr
 
@@ -241,7 +243,11 @@ long point: it exits 130, writes no outputs and leaves no staging
 directory, and keeps DIR/` + checkpointFile + ` with the points that were
 complete, from which --resume continues (a second signal kills at once). A
 run killed outright (SIGKILL) leaves its staging directory
-(DIR/.nexar-sim-stage-*), which the next run into DIR removes.
+(DIR/.nexar-sim-stage-*), which the next run into DIR removes. A run that
+fails (a full disk, a point that fails) keeps the checkpoint too, and says
+so; it is never deleted before the outputs are written, and --resume writes
+it anew beside the old one and renames it into place, so that a resume that
+cannot write leaves the old one whole.
 
 Example scenario:
 

@@ -302,8 +302,37 @@ data = "host"
 			t.Errorf("stderr does not mention %q:\n%s", want, stderr)
 		}
 	}
+	// No output, but the rows of the first sweep's points, which were
+	// computed, are kept for --resume, and stderr says where.
+	entries, err := os.ReadDir(out)
+	if err != nil || len(entries) != 1 || entries[0].Name() != checkpointFile {
+		t.Errorf("%s after a failed run: %v (%v), want the checkpoint alone", out, entries, err)
+	}
+	if !strings.Contains(stderr, "rows computed are kept in "+filepath.Join(out, checkpointFile)) {
+		t.Errorf("stderr does not say where the rows computed are:\n%s", stderr)
+	}
+
+	// A run that fails before any point is complete leaves nothing.
+	file = writeFile(t, dir, "f.toml", `name = "fails"
+
+[network]
+model = "alpha-beta"
+latency = "5us"
+bandwidth = "12.5GB/s"
+
+[[sweep]]
+collective = "clitest-allreduce"
+algorithms = ["noop"]
+world = [3]
+bytes = [64]
+data = "host"
+`)
+	out = filepath.Join(dir, "out2")
+	if code, _, stderr := nexarSim("run", file, "--out", out, "--jobs", "1"); code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Errorf("%s left behind after a failed run (%v)", out, err)
+		t.Errorf("%s left behind after a failed run that computed nothing (%v)", out, err)
 	}
 }
 

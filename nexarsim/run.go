@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,7 +24,9 @@ import (
 )
 
 // checkpointFile holds the rows of a run so far, for --resume. It is
-// removed when the run ends, except when it is interrupted.
+// removed when the run has written its outputs, and kept whenever it did
+// not (interrupted, or failed: a full disk, a point that failed), so that
+// no computed row is lost.
 const checkpointFile = ".nexar-sim-checkpoint.csv"
 
 // checkpointMagic starts a checkpoint's first line.
@@ -304,16 +307,24 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		prog.finish()
 		o.abort()
+		if len(rows) > 0 {
+			err = fmt.Errorf("%v (the checkpoint of the %d rows computed before is left as it was)", err, len(rows))
+		}
 		return cmdline.UsageError(stderr, "run", "--out: %v", err)
 	}
+	// fail ends the run without its outputs; the checkpoint stays, with
+	// every row computed, whatever went wrong.
 	fail := func(status int, format string, args ...any) int {
 		prog.finish()
 		ck.Close()
-		if status != exitInterrupted {
-			os.Remove(ckPath)
+		if ck.rows == 0 && status != exitInterrupted {
+			os.Remove(ckPath) // nothing to keep: leave DIR as it was
 		}
 		o.abort()
 		fmt.Fprintf(stderr, "nexar-sim run: "+format+"\n", args...)
+		if status != exitInterrupted && ck.rows > 0 {
+			fmt.Fprintf(stderr, "nexar-sim run: the %d rows computed are kept in %s: run again with --resume to continue\n", ck.rows, ckPath)
+		}
 		return status
 	}
 	start := time.Now()
@@ -394,6 +405,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err := o.commit(m); err != nil {
 		ck.Close()
 		fmt.Fprintf(stderr, "nexar-sim run: %v\n", err)
+		fmt.Fprintf(stderr, "nexar-sim run: the %d rows computed are kept in %s: run again with --resume to continue\n", ck.rows, ckPath)
 		return exitFailed
 	}
 	ck.Close()
@@ -507,38 +519,64 @@ func writeLinks(ctx context.Context, o *outputs, points []sweep.Point) error {
 
 // checkpoint appends rows to the checkpoint file as they come.
 type checkpoint struct {
-	f  *os.File
-	bw *bufio.Writer
-	cw *sweep.CSVWriter
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+	cw   *sweep.CSVWriter
+	rows int // rows written out whole
 }
 
-// writeCheckpoint starts a checkpoint at path with rows already done.
-func writeCheckpoint(path, header string, rows []sweep.Row) (*checkpoint, error) {
-	f, err := os.Create(path)
+// writeCheckpoint starts a checkpoint at path with rows already done: a
+// new file beside it, renamed into place once it holds them all, so that
+// a checkpoint that was there (the one --resume read them from) stays
+// whole if they cannot be written.
+func writeCheckpoint(path, header string, rows []sweep.Row) (c *checkpoint, err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return nil, err
 	}
-	c := &checkpoint{f: f, bw: bufio.NewWriter(f)}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	c = &checkpoint{path: path, f: f, bw: bufio.NewWriter(f)}
 	c.cw = sweep.NewCSVWriter(c.bw)
 	fmt.Fprintln(c.bw, header)
 	if err := c.cw.WriteHeader(); err != nil {
-		f.Close()
 		return nil, err
 	}
 	for _, r := range rows {
 		if err := c.write(r); err != nil {
-			f.Close()
 			return nil, err
 		}
 	}
-	return c, c.flush()
+	if err := c.flush(); err != nil {
+		return nil, err
+	}
+	c.rows = len(rows)
+	if err := f.Chmod(0o644); err != nil { // CreateTemp's is private; os.Create's was not
+		return nil, err
+	}
+	// The rows appended from now on go to the file renamed.
+	if err := os.Rename(f.Name(), path); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func (c *checkpoint) flush() error {
-	if err := c.cw.Flush(); err != nil {
-		return err
+	err := c.cw.Flush()
+	if err == nil {
+		err = c.bw.Flush()
 	}
-	return c.bw.Flush()
+	// Name the checkpoint, not the file it was written as first.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		pe.Path = c.path
+	}
+	return err
 }
 
 // add appends r, and writes it out, so that an interrupted run keeps it.
@@ -546,7 +584,11 @@ func (c *checkpoint) add(r sweep.Row) error {
 	if err := c.write(r); err != nil {
 		return err
 	}
-	return c.flush()
+	if err := c.flush(); err != nil {
+		return err
+	}
+	c.rows++
+	return nil
 }
 
 // changePrefix starts a checkpoint line that holds the world change

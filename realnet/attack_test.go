@@ -3,6 +3,7 @@ package realnet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -298,4 +299,131 @@ func TestEagerRTSBounded(t *testing.T) {
 		}
 		t.Log(err)
 	})
+}
+
+// TestStalledBulkPayload: a peer cleared to send a bulk payload sends its
+// header and half the payload, then nothing, its connections staying up.
+// The receiver does not wait for the rest forever: once no byte has come
+// for Timeout the peer is reported as having broken the protocol, a
+// receive from it fails with a *PeerError naming it, and what the stalled
+// message was charged goes back to the budget.
+func TestStalledBulkPayload(t *testing.T) {
+	checkGoroutines(t)
+	for _, trusted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
+			const timeout = time.Second
+			const size = 64 << 10
+			links := newWorld(t, 2, Config{Timeout: timeout, BulkThreshold: 1 << 10, TrustedNetwork: trusted})
+			defer closeWorld(t, links)
+			l, p := links[1], links[1].peers[0]
+			// The sender's bulk writer will wait for the connection the
+			// test writes on.
+			p.bulk.wmu.Lock()
+			unlocked := false
+			defer func() {
+				if !unlocked {
+					p.bulk.wmu.Unlock()
+				}
+			}()
+			send := l.Isend(0, 9, pattern(size, 1)).(*request)
+			// Cleared to send: the bulk writer has taken it.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				l.mu.Lock()
+				st, id := send.state, send.bulkID
+				l.mu.Unlock()
+				if st == stIO {
+					var hb [bulkHeaderLen]byte
+					bulkHeader{ID: id, Len: size}.encode(&hb)
+					if err := p.bulk.writeRecordLocked(hb[:]); err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the bulk send was never cleared")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			// Half the payload: sealed, half of its one record.
+			half := pattern(size/2, 2)
+			if p.bulk.sealed() {
+				rec := p.bulk.send.aead.Seal(nil, p.bulk.send.nonce(), pattern(size, 1), nil)
+				half = rec[:len(rec)/2]
+			}
+			if _, err := p.bulk.c.Write(half); err != nil {
+				t.Fatal(err)
+			}
+			stalled := time.Now()
+			time.Sleep(100 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var err error
+			for time.Since(stalled) < 3*timeout {
+				if err = links[0].Wait(ctx, links[0].Irecv(1, 9, make(device.Host, size))); err != nil {
+					var pe *PeerError
+					if errors.As(err, &pe) {
+						break
+					}
+				}
+			}
+			took := time.Since(stalled)
+			links[0].mu.Lock()
+			charged := links[0].heldLocked()
+			links[0].mu.Unlock()
+			t.Logf("stalled half-way: after %v: %v; %d bytes still charged", took.Round(time.Millisecond), err, charged)
+			var pe *PeerError
+			if !errors.As(err, &pe) || pe.Rank != 1 {
+				t.Fatalf("a receive from the peer that stalled: %v, want a *PeerError naming rank 1", err)
+			}
+			if charged != 0 {
+				t.Errorf("%d bytes still charged against the budget", charged)
+			}
+			p.bulk.wmu.Unlock()
+			unlocked = true
+		})
+	}
+}
+
+// TestStalledFrames: a peer begins a frame on its eager connection or on
+// its control stream and stops half-way, its connections staying up. The
+// receiver does not wait for the rest forever: after Timeout the peer is
+// reported as having broken the protocol.
+func TestStalledFrames(t *testing.T) {
+	checkGoroutines(t)
+	const timeout = time.Second
+	for _, where := range []string{"eager", "control"} {
+		t.Run(where, func(t *testing.T) {
+			links := newWorld(t, 2, Config{Timeout: timeout, EagerThreshold: 1024, TrustedNetwork: true})
+			defer closeWorld(t, links)
+			p := links[1].peers[0]
+			time.Sleep(100 * time.Millisecond) // the eager credit has come
+			h := msgHeader{Kind: kindData, Tag: 3, Len: 8}.append(nil)
+			var err error
+			if where == "eager" {
+				_, err = p.eager.c.Write(h[:10])
+			} else {
+				_, err = p.ctrl.Write([]byte{frameCTS})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			stalled := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for time.Since(stalled) < 3*timeout {
+				if err = links[0].Wait(ctx, links[0].Irecv(1, 9, make(device.Host, 8))); err != nil {
+					var pe *PeerError
+					if errors.As(err, &pe) {
+						break
+					}
+				}
+			}
+			t.Logf("a frame stalled half-way on the %s connection: after %v: %v", where, time.Since(stalled).Round(time.Millisecond), err)
+			var pe *PeerError
+			if !errors.As(err, &pe) || pe.Rank != 1 {
+				t.Fatalf("a receive from the peer that stalled: %v, want a *PeerError naming rank 1", err)
+			}
+		})
+	}
 }

@@ -54,12 +54,19 @@ func (p *peer) bulkWriter() {
 }
 
 // bulkReader reads bulk payloads into the buffers their grants name.
+// While a transfer is cleared to be sent, its bytes must keep coming: the
+// sender writes granted payloads in order and at once, so no byte for the
+// link's Timeout (before the header, or half-way through the payload)
+// means the peer stalled it, which breaks the protocol; the message's
+// charge goes back, and the transfers behind it are not held up for
+// ever.
 func (p *peer) bulkReader() {
 	l := p.l
+	timeout := l.cfg.Timeout
 	for {
 		h, err := p.bulk.readHeader(uint64(l.cfg.MaxMessage))
 		if err != nil {
-			p.bulkReadErr(err)
+			p.bulkReadErr(stalled(err, "bulk payload", timeout))
 			return
 		}
 		l.mu.Lock()
@@ -81,7 +88,8 @@ func (p *peer) bulkReader() {
 		}
 		l.mu.Unlock()
 
-		if err := p.bulk.readPayload(dst, g.n); err != nil {
+		if err := p.bulk.readPayload(dst, g.n, timeout); err != nil {
+			err = stalled(err, "bulk payload", timeout)
 			p.bulkReadErr(err)
 			if r != nil {
 				l.finish(r, p.ioErr(err, r))
@@ -96,6 +104,25 @@ func (p *peer) bulkReader() {
 		case g.m != nil:
 			l.tempDone(g.m, nil)
 		}
+		l.mu.Lock()
+		p.bulkDeadlineLocked()
+		l.mu.Unlock()
+	}
+}
+
+// bulkDeadlineLocked sets the read deadline of the bulk connection from
+// the grants outstanding: Timeout from now while the peer has a payload
+// to send, none while it has not (nothing is owed then, however long the
+// connection stays idle).
+func (p *peer) bulkDeadlineLocked() {
+	if p.bulk == nil {
+		return
+	}
+	p.bulkOwed = p.grants.len() > 0
+	if p.bulkOwed {
+		p.bulk.c.SetReadDeadline(time.Now().Add(p.l.cfg.Timeout))
+	} else {
+		p.bulk.c.SetReadDeadline(time.Time{})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
@@ -14,6 +15,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // bulkConn is one bulk TCP connection, sealed or plaintext.
@@ -52,8 +54,9 @@ type bulkConn struct {
 
 	// binder is what the proofs of the token are computed over: a value
 	// exported from this connection's TLS handshake, which a relay in the
-	// middle cannot make equal on its two legs; nil on a plaintext
-	// connection.
+	// middle cannot make equal on its two legs; on a plaintext connection,
+	// a random challenge the acceptor sends first, so that a hello
+	// captured on one connection is refused on another.
 	binder []byte
 	// peer is the identity the peer's certificate names (sealed only).
 	peer Identity
@@ -264,21 +267,22 @@ func (b *bulkConn) readHeader(maxLen uint64) (bulkHeader, error) {
 }
 
 // readPayload reads a payload of n bytes into dst (len n), or discards it
-// if dst is nil.
-func (b *bulkConn) readPayload(dst []byte, n int64) error {
-	if !b.sealed() {
-		if dst == nil {
-			_, err := io.CopyN(io.Discard, b.rd, n)
-			return err
-		}
-		_, err := io.ReadFull(b.rd, dst)
-		return err
-	}
+// if dst is nil. With a timeout, each chunk must come within it of the one
+// before: the read fails with os.ErrDeadlineExceeded once the sender has
+// sent nothing for that long (the caller restores the deadline it wants
+// afterwards).
+func (b *bulkConn) readPayload(dst []byte, n int64, timeout time.Duration) error {
 	for n > 0 {
 		k := int(min(n, bulkChunk))
+		if timeout > 0 {
+			b.c.SetReadDeadline(time.Now().Add(timeout))
+		}
 		var p []byte
 		if dst == nil {
-			p = b.rbuf[:k] // opened in place, then dropped
+			if len(b.rbuf) < k { // plaintext: no record buffer yet
+				b.rbuf = make([]byte, bulkChunk)
+			}
+			p = b.rbuf[:k] // opened in place (sealed), or read, then dropped
 		} else {
 			p, dst = dst[:k], dst[k:]
 		}
@@ -344,7 +348,24 @@ func (b *bulkConn) writeFrames(raw []byte) error {
 
 // readEagerHeader reads the header of the next frame of the eager
 // connection.
-func (b *bulkConn) readEagerHeader(maxData, maxLen uint64) (msgHeader, error) {
+// The connection may stay idle for as long as the peer has nothing to
+// send, but once a frame has begun, the rest of its header must come
+// within timeout (0: no bound), or the read fails with
+// os.ErrDeadlineExceeded.
+func (b *bulkConn) readEagerHeader(maxData, maxLen uint64, timeout time.Duration) (msgHeader, error) {
+	if br, ok := b.rd.(*bufio.Reader); ok && timeout > 0 {
+		if _, err := br.Peek(1); err != nil {
+			return msgHeader{}, err
+		}
+		need := msgHeaderLen
+		if b.sealed() {
+			need += gcmTag
+		}
+		if br.Buffered() < need { // rarely: a frame comes whole
+			b.c.SetReadDeadline(time.Now().Add(timeout))
+			defer b.c.SetReadDeadline(time.Time{})
+		}
+	}
 	var hb [msgHeaderLen]byte
 	if err := b.readRecord(hb[:]); err != nil {
 		return msgHeader{}, err
@@ -355,6 +376,10 @@ func (b *bulkConn) readEagerHeader(maxData, maxLen uint64) (msgHeader, error) {
 	}
 	return h, nil
 }
+
+// challengeLen is the size of the challenge the acceptor of a plaintext
+// bulk connection sends first.
+const challengeLen = 16
 
 // bulkGo is what the acceptor of a sealed bulk connection sends first,
 // sealed: the dialer must not send on the raw connection before the
@@ -393,11 +418,19 @@ func (e *errWrongPeer) Error() string { return e.err.Error() }
 func (e *errWrongPeer) Unwrap() error { return e.err }
 
 // dialBulkConn runs the dialer's side of a bulk connection's setup on c,
-// to rank to, with the token to's QUIC hello issued.
+// to the rank whose certificate names member to, with the token its QUIC
+// hello issued.
 func dialBulkConn(c net.Conn, creds *Credentials, trusted bool, to int, h bulkHello, token [16]byte) (*bulkConn, error) {
 	var b *bulkConn
 	if trusted {
 		b = newPlainBulk(c)
+		// The acceptor's challenge, which the proofs cover in place of a
+		// handshake's exported value: a hello is good on this
+		// connection only.
+		b.binder = make([]byte, challengeLen)
+		if _, err := io.ReadFull(c, b.binder); err != nil {
+			return nil, fmt.Errorf("bulk connection: the acceptor's challenge: %w", err)
+		}
 	} else {
 		var err error
 		if b, err = dialBulkSetup(c, creds); err != nil {
@@ -443,12 +476,18 @@ func dialBulkSetup(c net.Conn, creds *Credentials) (*bulkConn, error) {
 }
 
 // acceptBulkConn runs the acceptor's side of a bulk connection's setup on
-// c and returns the dialer's hello; the caller checks its proof and
-// answers with its own (answerBulk).
+// c and returns the dialer's hello; the caller checks the rank it claims
+// against its certificate (b.peer) and its proof, and answers with its
+// own (answerBulk).
 func acceptBulkConn(c net.Conn, creds *Credentials, trusted bool) (*bulkConn, bulkHello, error) {
 	var b *bulkConn
 	if trusted {
 		b = newPlainBulk(c)
+		b.binder = make([]byte, challengeLen)
+		rand.Read(b.binder)
+		if _, err := c.Write(b.binder); err != nil {
+			return nil, bulkHello{}, err
+		}
 	} else {
 		cfg := creds.serverTLS(alpnBulk)
 		// No session tickets: nothing may follow the handshake on the
@@ -473,11 +512,6 @@ func acceptBulkConn(c net.Conn, creds *Credentials, trusted bool) (*bulkConn, bu
 	h, err := decodeBulkHello(hb[:])
 	if err != nil {
 		return nil, bulkHello{}, err
-	}
-	if b.sealed() {
-		if err := checkClaim(b.peer, h.Rank); err != nil {
-			return nil, bulkHello{}, err
-		}
 	}
 	return b, h, nil
 }

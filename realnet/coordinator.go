@@ -19,6 +19,12 @@ import (
 type CoordinatorConfig struct {
 	Credentials *Credentials
 	Heartbeat   Heartbeat
+	// World is the size of the first world: its members are 0 to
+	// World-1, and any other member id may only join late (MaxWorld). 0
+	// takes whoever says hello before the first rebuild as the first
+	// world; a launcher that knows its world should say it, so that
+	// nobody it did not start can enter it.
+	World int
 	// MinWorld is the fewest survivors a world is rebuilt with; with
 	// fewer, every survivor is told to abort. Default 1.
 	MinWorld int
@@ -27,6 +33,15 @@ type CoordinatorConfig struct {
 	// leave their world at a point boundary, and the next world takes in
 	// the members waiting to join. 0: nobody joins late.
 	MaxWorld int
+	// AgreeTimeout bounds the survivors' agreement: a member still in the
+	// world AgreeTimeout after the others were told to stop, that has not
+	// reported, is declared dead, and the world is rebuilt without it.
+	// Default Heartbeat.DeadAfter: told to stop, a member aborts its link
+	// at once and reports as soon as it listens anew (milliseconds), so one
+	// that has not after DeadAfter is as unresponsive as one whose
+	// heartbeats stopped for as long, and gets the same verdict; the
+	// agreement then ends within Heartbeat.DetectionBound of the stop.
+	AgreeTimeout time.Duration
 	// Events, if not nil, is told what happens, one event at a time.
 	Events func(MembershipEvent)
 }
@@ -60,6 +75,7 @@ const (
 	msDead
 	msDone    // finished the run
 	msJoining // joined late, waits for a world to take it in
+	msLate    // a member that may join late, connected, not asking yet
 )
 
 type coordMember struct {
@@ -97,11 +113,33 @@ type coordinator struct {
 	// pendingSign is the first sign of the failure the current epoch
 	// was rebuilt after, for the rebuild's duration.
 	pendingSign time.Time
+	// stopAt is when the members still running were told to stop (zero:
+	// they were not): the agreement's deadline runs from it.
+	stopAt time.Time
+	conns  int // member connections served (past their hello)
+}
+
+// maxMemberConns bounds the member connections a coordinator serves: one
+// per member of the largest world, and as many again for members waiting
+// to join or whose old connection is still being closed.
+func (c *coordinator) maxMemberConns() int {
+	if c.cfg.World <= 0 {
+		return maxWorld
+	}
+	return 2*max(c.cfg.World, c.cfg.MaxWorld) + 16
 }
 
 // ServeMembership runs a membership coordinator on ln until ctx ends:
 // members connect with JoinMembership, send heartbeats, report broken
 // links, and get their rebuilt worlds from it (see membership.go).
+//
+// A member proves its id by its certificate: one for rank N of the job
+// (Identity) speaks only for member N, one for any rank of it for any
+// member. Before that, a connection holds one of maxHandshakes slots
+// for at most Heartbeat.DeadAfter (the oldest is closed to make room,
+// accept.go), and a line from a member is at most maxMemberLine bytes.
+// A failed Accept is retried; ServeMembership returns only when ctx
+// ends or ln is closed.
 func ServeMembership(ctx context.Context, ln net.Listener, cfg CoordinatorConfig) error {
 	if cfg.Credentials == nil {
 		return errors.New("realnet: membership: credentials required")
@@ -111,47 +149,56 @@ func ServeMembership(ctx context.Context, ln net.Listener, cfg CoordinatorConfig
 		return err
 	}
 	cfg.MinWorld = max(cfg.MinWorld, 1)
+	if cfg.World < 0 || cfg.World > maxWorld || cfg.MaxWorld < 0 || cfg.MaxWorld > maxWorld {
+		return fmt.Errorf("realnet: membership: world of %d ranks, at most %d", cfg.World, cfg.MaxWorld)
+	}
+	if cfg.AgreeTimeout <= 0 {
+		cfg.AgreeTimeout = hb.DeadAfter
+	}
 	c := &coordinator{cfg: cfg, hb: hb, members: map[int]*coordMember{}}
-	tl := tls.NewListener(ln, cfg.Credentials.serverTLS(alpnMembership))
+	tlsCfg := cfg.Credentials.serverTLS(alpnMembership)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	wg.Go(func() { c.check(ctx) })
-	for {
-		conn, err := tl.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		wg.Go(func() {
-			defer conn.Close()
-			stop := context.AfterFunc(ctx, func() { conn.Close() })
-			defer stop()
-			c.serve(conn)
-		})
-	}
+	newAcceptor(ln, maxHandshakes).run(ctx, &wg, func(conn net.Conn, settled func() bool) {
+		defer conn.Close()
+		stop := context.AfterFunc(ctx, func() { conn.Close() })
+		defer stop()
+		c.serve(tls.Server(conn, tlsCfg), settled)
+	})
+	return nil
 }
 
-// check declares dead the members whose heartbeats stopped.
+// check declares dead the members whose heartbeats stopped, and those
+// still in the world AgreeTimeout after the others were told to stop.
 func (c *coordinator) check(ctx context.Context) {
 	t := time.NewTicker(c.hb.Interval / 4)
 	defer t.Stop()
+	beats := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
 			c.mu.Lock()
+			late := !c.stopAt.IsZero() && now.Sub(c.stopAt) > c.cfg.AgreeTimeout
 			for _, m := range c.sortedLocked() {
-				if (m.state == msRunning || m.state == msWaiting) && now.Sub(m.lastBeat) > c.hb.DeadAfter {
+				switch {
+				case (m.state == msRunning || m.state == msWaiting) && now.Sub(m.lastBeat) > c.hb.DeadAfter:
 					c.deadLocked(m, fmt.Sprintf("no heartbeat for %v", c.hb.DeadAfter))
+				case m.state == msRunning && late:
+					c.deadLocked(m, fmt.Sprintf("did not report its broken link within %v of the stop (its heartbeats go on)", c.cfg.AgreeTimeout))
+				}
+			}
+			// The coordinator beats too, every Interval, so that a member
+			// waiting for it learns within DeadAfter that it is gone.
+			if beats++; beats%4 == 0 {
+				for _, m := range c.members {
+					if m.state != msDead && m.state != msDone {
+						go m.send(coordMsg{Type: "beat", Epoch: c.epoch})
+					}
 				}
 			}
 			c.mu.Unlock()
@@ -159,35 +206,56 @@ func (c *coordinator) check(ctx context.Context) {
 	}
 }
 
-// serve reads one member's connection.
-func (c *coordinator) serve(conn net.Conn) {
-	conn.SetReadDeadline(time.Now().Add(c.hb.DeadAfter))
-	tc := conn.(*tls.Conn)
+// serve reads one member's connection: its handshake and hello within
+// DeadAfter (settled then frees its handshake slot), then its lines.
+func (c *coordinator) serve(tc *tls.Conn, settled func() bool) {
+	tc.SetDeadline(time.Now().Add(c.hb.DeadAfter))
 	if err := tc.Handshake(); err != nil {
 		return
 	}
-	sc := lineReader(bufio.NewReader(conn))
+	id, err := peerIdentity(tc.ConnectionState().PeerCertificates)
+	if err != nil {
+		return
+	}
+	sc := lineReader(bufio.NewReader(tc), maxMemberLine)
 	if !sc.Scan() {
 		return
 	}
 	hello, err := decodeMemberMsg(sc.Bytes())
-	if err != nil || hello.Type != "hello" {
-		return
+	if err != nil || hello.Type != "hello" || checkClaim(id, hello.Member) != nil || !settled() {
+		return // an impostor's claim, or a connection closed to make room
 	}
+	tc.SetDeadline(time.Time{})
 	host := ""
-	if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
+	if ta, ok := tc.RemoteAddr().(*net.TCPAddr); ok {
 		host = ta.IP.String()
 	}
-	m := &coordMember{id: hello.Member, conn: conn, lastBeat: time.Now()}
+	m := &coordMember{id: hello.Member, conn: tc, lastBeat: time.Now()}
 	c.mu.Lock()
-	if old := c.members[m.id]; old != nil {
+	switch {
+	case c.members[m.id] != nil, c.conns >= c.maxMemberConns():
 		c.mu.Unlock()
-		return // a second connection claiming a member id
+		return // a second connection claiming a member id, or too many
+	case c.cfg.World > 0 && m.id >= c.cfg.World:
+		if c.cfg.MaxWorld <= 0 {
+			c.mu.Unlock()
+			return // nobody joins late
+		}
+		m.state = msLate
+	case c.cfg.World > 0 && c.epoch > 0:
+		c.mu.Unlock()
+		return // a member of the first world, which is over
 	}
 	c.members[m.id] = m
+	c.conns++
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.conns--
+		c.mu.Unlock()
+	}()
 	for {
-		conn.SetReadDeadline(time.Now().Add(2 * c.hb.DeadAfter))
+		tc.SetReadDeadline(time.Now().Add(2 * c.hb.DeadAfter))
 		if !sc.Scan() {
 			break
 		}
@@ -211,7 +279,7 @@ func (c *coordinator) serve(conn net.Conn) {
 				c.tryRebuildLocked()
 			}
 		case "join":
-			if m.state == msRunning {
+			if m.state == msLate || c.cfg.World <= 0 && m.state == msRunning && c.cfg.MaxWorld > 0 {
 				m.state, m.addr = msJoining, msg.Addr
 				if m.addr.Host == "" {
 					m.addr.Host = host
@@ -262,7 +330,7 @@ func (c *coordinator) deadLocked(m *coordMember, cause string) {
 	if m.state == msDead || m.state == msDone {
 		return
 	}
-	if m.state == msJoining {
+	if m.state == msJoining || m.state == msLate {
 		m.state = msDead
 		m.conn.Close()
 		return // it was in no world
@@ -307,8 +375,9 @@ func (c *coordinator) noticeLocked() {
 		return
 	}
 	c.stopSent = true
+	c.stopAt = time.Now()
 	if c.firstSign.IsZero() {
-		c.firstSign = time.Now()
+		c.firstSign = c.stopAt
 	}
 	for _, m := range c.sortedLocked() {
 		if m.state == msRunning {
@@ -372,7 +441,7 @@ func (c *coordinator) tryRebuildLocked() {
 		Cause: strings.Join(c.causes, "; ")})
 	c.failed, c.causes = nil, nil
 	c.pendingSign = c.firstSign
-	c.firstSign, c.stopSent = time.Time{}, false
+	c.firstSign, c.stopSent, c.stopAt = time.Time{}, false, time.Time{}
 }
 
 // endJoinersLocked turns away the members waiting to join once no world

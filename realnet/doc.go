@@ -28,7 +28,11 @@
 // message (peer.enqueueSendLocked); Isend sends a message for a rank that
 // is not a neighbour to the next hop of the mesh's route instead
 // (Link.relaySend), and the relays' loops hand it on, so the matching is
-// the same for relayed messages.
+// the same for relayed messages. A relayed message of up to 16 KiB goes
+// whole; a larger one waits, as a rendezvous, until the destination has
+// somewhere to put it, then goes in segments of 256 KiB; whatever a relay
+// or the destination holds is charged against its MaxUnexpected budget,
+// and a relay out of budget holds its neighbour back.
 //
 // # One stream per message
 //
@@ -132,25 +136,38 @@
 // What is protected, and from whom, in the manner of TLS's own statement
 // of its guarantees.
 //
-// Who can join. Every connection (join, mesh, bulk and eager) is TLS 1.3
-// with mutual authentication against the cluster CA (LoadCredentials;
-// NewCA for one-machine runs): a process without a certificate of that CA
-// is refused by the handshake, before it can send a byte of the
-// application protocol. Each certificate names its identity in a URI
-// subject alternative name (Identity): nexar://JOB/rank/N, one rank of a
-// job, or nexar://JOB/any, any rank of it. A peer whose certificate names
-// another job is refused by the handshake. A rank's certificate binds the
-// rank everywhere a rank is claimed: the seed gives it that rank or none
-// (asking for any rank gets its own, asking for another is rejected with
-// the reason), the acceptor of a mesh connection refuses a hello whose
-// rank the certificate does not name, the dialer refuses an acceptor whose
-// certificate does not name the rank it dialed before it says hello, and
-// the bulk and eager connections are checked the same way at both ends.
-// nexar-live run issues one certificate per rank from a fresh CA, and a
-// job-wide one to its seed only; 'nexar-live ca --ranks N' does the same
-// for a cluster. A job-wide certificate can join as any rank of its job
-// (the seed assigns such ranks in order of arrival): it is a key to the
-// whole job, for launchers and tests.
+// Who can join. Every connection (join, mesh, bulk, eager and
+// membership) is TLS 1.3 with mutual authentication against the cluster
+// CA (LoadCredentials; NewCA for one-machine runs): a process without a
+// certificate of that CA is refused by the handshake, before it can send
+// a byte of the application protocol. Each certificate names its identity
+// in a URI subject alternative name (Identity): nexar://JOB/rank/N, member
+// N of a job, or nexar://JOB/any, any member of it. A peer whose
+// certificate names another job is refused by the handshake. Member N is
+// rank N of the first world, and keeps its certificate when the membership
+// coordinator rebuilds the world with the ranks renumbered (membership.go):
+// the coordinator maps members to the ranks of each new world, and every
+// rank checks the others against that map. A member's certificate binds
+// it everywhere a rank or a member is claimed: the seed gives it that rank
+// or none (asking for any rank gets its own, asking for another is
+// rejected with the reason), the acceptor of a mesh connection refuses a
+// hello whose rank the certificate does not name, the dialer refuses an
+// acceptor whose certificate does not name the rank it dialed before it
+// says hello, the bulk and eager connections are checked the same way at
+// both ends, and the coordinator refuses a hello for another member.
+// nexar-live run issues one certificate per member from a fresh CA, late
+// members of an elastic world included, and a job-wide one to the seed and
+// the coordinator it hosts only; 'nexar-live ca --ranks N' does the same
+// for a cluster. A job-wide certificate can join as any rank and speak
+// for any member of its job: it is a key to the whole job, for launchers
+// and tests.
+//
+// Who decides the world. The seed (the first world) and the membership
+// coordinator (every rebuilt one) say which member is which rank: whoever
+// runs them runs the job. The coordinator hears only the members of the
+// first world (CoordinatorConfig.World) and, in an elastic world, members
+// that join late; a member that reports a broken link stops the world for
+// everyone, as any rank's failure does.
 //
 // Who can read and change. QUIC is TLS 1.3. The bulk and eager
 // connections are authenticated by TLS 1.3, then sealed by realnet with
@@ -167,33 +184,64 @@
 // the CA sitting on the path can neither take the place of either end nor
 // relay one end's proof to the other. With Config.TrustedNetwork those
 // connections are plaintext: anyone on the path reads and can change
-// them, and the proofs (over the session instead of a handshake) keep off
-// only those who can reach the port without seeing the traffic.
+// them, and the proofs (over a challenge the acceptor sends on each
+// connection instead of a handshake's value) keep off only those who can
+// reach the port without seeing the traffic, and hellos captured on one
+// connection and sent on another. A message relayed on a sparse mesh is
+// in the clear in each relay's memory: a relay reads it, and can change
+// it or give it another origin among the ranks whose route to the
+// destination passes through it (a relay off the route is refused).
 //
 // What a member can do. A process holding a certificate of the job is one
 // of its ranks, and a collective fails when one rank does: it can stop
-// the job, send wrong data, or withhold messages. What it cannot do is
-// exhaust another rank's memory or stall it unnoticed: unexpected messages
-// are bounded as above (a peer holds at most maxStreams unread messages,
-// each charged against MaxUnexpected), eager messages and requests to
-// send by the credit granted, a payload or end of stream that does not
-// come within Timeout breaks the protocol, and so does a request to send
-// whose stream does not end. What is not bounded by the budget alone:
-// what parked streams hold, at most max(MaxUnexpected, 4 MiB) per peer,
-// which grows with the world. The price of these bounds: a rank that
-// leaves more than maxStreams messages (on QUIC) or a credit's worth of
-// requests to send (eager) unreceived holds back its peer's later sends
-// until it posts their receives.
+// the job, send wrong data, or withhold messages (those it relays too).
+// What it cannot do is exhaust another rank's memory or stall it
+// unnoticed. Unexpected messages are bounded as above (a peer holds at
+// most maxStreams unread messages, each charged against MaxUnexpected),
+// eager messages and requests to send by the credit granted (and credit
+// that would take a sender's count past 2^50 bytes is refused), relayed
+// messages by the relay's and the destination's budgets, which hold back
+// the neighbour that sends them (relay.go), and every length on the wire,
+// a relay header's included, is bounded before anything is allocated for
+// it. Once a message, a frame or a bulk payload has begun, or a bulk
+// payload is owed, the rest must come within Timeout, or the peer breaks
+// the protocol and the message's charge goes back; so must the end of a
+// request to send's stream. A member must say hello to the coordinator
+// within Heartbeat.DeadAfter, in lines of at most 8 KiB, and report its
+// broken link within CoordinatorConfig.AgreeTimeout of a stop (or it is
+// declared dead), so that none can hold a rebuild up for ever. What is
+// not bounded by the budget alone: what parked streams hold, at most
+// max(MaxUnexpected, 4 MiB) per peer, which grows with the world (the
+// windows are quic-go's, set when the endpoint listens, before the world's
+// size is known), and one relayed segment (256 KiB) a relay that holds
+// nothing relayed takes whatever its budget. The price of these bounds: a
+// rank that leaves more than maxStreams messages (on QUIC) or a credit's
+// worth of requests to send (eager) unreceived holds back its peer's later
+// sends until it posts their receives, and, on a sparse mesh, one that
+// leaves more than its budget of relayed messages unreceived holds back
+// the relays that bring them, and so what else those relays carry.
 //
-// What anyone who can reach the ports can do: open connections. Bulk
-// handshakes are capped at 64 at once (the listener waits for one to end,
-// each ending within HandshakeTimeout), and a failed Accept is retried
-// after a pause; QUIC handshakes are quic-go's to limit. Bulk hellos that
-// claim a rank which was issued no token (this rank, a lower one, or one
-// that has not said hello over QUIC) are closed at once, and mesh hellos
-// are kept one per rank, the later replacing the earlier. Nothing hides
-// the sizes and timing of messages, and certificates cannot be revoked:
-// the CA nexar-live makes lives a week and its key is not kept.
+// What anyone who can reach the ports can do: open connections. The bulk
+// listener and the coordinator set up at most 64 connections at once,
+// each for at most its handshake timeout (HandshakeTimeout; DeadAfter at
+// the coordinator); when all are taken the oldest is closed to make room,
+// so that idle connections cannot keep a rank's own out, and cost a
+// goroutine only while they hold a slot. A failed Accept is retried after
+// a pause. QUIC handshakes are quic-go's to limit. Bulk hellos that claim a
+// rank which was issued no token (this rank, a lower one, or one that has
+// not said hello over QUIC) are closed at once, mesh hellos are kept one
+// per rank, the later replacing the earlier, and the coordinator serves at
+// most twice the largest world's members. Nothing hides the sizes and
+// timing of messages, and certificates cannot be revoked: the CA
+// nexar-live makes lives a week and its key is not kept.
+//
+// What is not protected from the host. Processes of one user on one host
+// are not kept from each other: each can read the others' files and
+// memory. nexar-live run writes every member's key, each 0600, into one
+// directory of the launching user, so its per-member certificates keep
+// apart the workers of different hosts or users, not those it starts on
+// one machine; to keep ranks apart, run them as different users or on
+// different hosts, with 'nexar-live ca --ranks N'.
 //
 // Key files are created anew, never through a symbolic link, the key with
 // mode 0600 (CA.WriteFiles); an existing file is refused unless the

@@ -55,6 +55,10 @@ import (
 // sealed record.
 const MaxEagerThreshold = bulkChunk
 
+// maxEagerCredit bounds the eager credit a rank takes from a peer: far
+// above any window a budget grants, far below what overflows its count.
+const maxEagerCredit = 1 << 50
+
 // eagerWindow is the credit this rank grants each peer that asks.
 func (l *Link) eagerWindow() int64 {
 	// At least a few requests to send, or nothing would ever move.
@@ -198,12 +202,12 @@ func (p *peer) eagerWriter() {
 func (p *peer) eagerReader() {
 	l := p.l
 	for {
-		h, err := p.eager.readEagerHeader(MaxEagerThreshold, uint64(l.cfg.MaxMessage))
+		h, err := p.eager.readEagerHeader(MaxEagerThreshold, uint64(l.cfg.MaxMessage), l.cfg.Timeout)
 		if err == nil {
 			err = p.eagerFrame(h)
 		}
 		if err != nil {
-			p.bulkReadErr(err)
+			p.bulkReadErr(stalled(err, "eager frame", l.cfg.Timeout))
 			return
 		}
 	}
@@ -228,9 +232,15 @@ func (p *peer) eagerFrame(h msgHeader) error {
 		return err
 	case kindCredit:
 		l.mu.Lock()
+		defer l.mu.Unlock()
+		// Credit comes back as the receiver frees what it granted: more
+		// than a budget could hold is a receiver breaking the protocol
+		// (or overflowing the count, which would leave no credit at all).
+		if h.Len > maxEagerCredit || p.credit > maxEagerCredit-int64(h.Len) {
+			return &ProtocolError{What: "eager credit", Err: fmt.Errorf("%d bytes granted on top of %d", h.Len, p.credit)}
+		}
 		p.credit += int64(h.Len)
 		p.creditedLocked()
-		l.mu.Unlock()
 		return nil
 	case kindAsk:
 		l.mu.Lock()
@@ -260,7 +270,7 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	}
 	p.held += eagerCost(n)
 	key := matchKey{p.rank, h.Tag}
-	if q := l.posted[key]; q != nil && q.len() > 0 && !l.closing && l.broken == nil {
+	if q := l.posted[key]; q != nil && q.len() > 0 && q.peek().claim == nil && !l.closing && l.broken == nil {
 		r := q.pop()
 		if q.len() == 0 {
 			delete(l.posted, key)
@@ -274,7 +284,7 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 		} else {
 			// Abandoning r waits for the read: it is under way, and a
 			// byte stream cannot skip it.
-			r.state = stIO
+			r.state, r.got = stIO, n
 			l.mu.Unlock()
 			err = p.readEagerPayload(r.buf[:n], n)
 			l.finish(r, p.ioErr(err, r))
@@ -285,10 +295,22 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 		return err
 	}
 	m := &inbound{p: p, tag: h.Tag, n: n, kind: kindData, viaEager: true, state: inTemp, data: make([]byte, n)}
+	after := nop
 	if !l.closing && l.broken == nil {
-		l.pushUnexpectedLocked(p.rank, m)
+		if q := l.posted[key]; q != nil && q.len() > 0 {
+			// A relayed message's payload, which its relay loop
+			// claimed: it goes on as one from its origin.
+			r := q.pop()
+			if q.len() == 0 {
+				delete(l.posted, key)
+			}
+			after = l.claimLocked(m, r, false)
+		} else {
+			l.pushUnexpectedLocked(p.rank, m)
+		}
 	}
 	l.mu.Unlock()
+	after()
 	err := p.readEagerPayload(m.data, n)
 	l.tempDone(m, err)
 	return err
@@ -303,11 +325,11 @@ func (p *peer) readEagerPayload(dst []byte, n int64) error {
 		return nil
 	}
 	if p.eager.buffered() >= n {
-		return p.eager.readPayload(dst, n) // no wait: it is in
+		return p.eager.readPayload(dst, n, 0) // no wait: it is in
 	}
 	timeout := p.l.cfg.Timeout
 	p.eager.c.SetReadDeadline(time.Now().Add(timeout))
-	err := stalled(p.eager.readPayload(dst, n), "eager payload", timeout)
+	err := stalled(p.eager.readPayload(dst, n, 0), "eager payload", timeout)
 	p.eager.c.SetReadDeadline(time.Time{})
 	return err
 }

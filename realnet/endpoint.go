@@ -47,9 +47,12 @@ type Endpoint struct {
 	// connection is taken only with a proof of its rank's token.
 	bulkTokens map[int][16]byte
 
-	// handshakes holds a slot for every bulk connection being set up
-	// (maxHandshakes at most).
-	handshakes chan struct{}
+	// bulkAcc accepts bulk connections, maxHandshakes set up at once.
+	bulkAcc *acceptor
+	// membersLater: the certificates of the ranks that connect are
+	// checked against the members Connect is given (a rebuilt world,
+	// membership.go), not against the ranks, and not before it is.
+	membersLater bool
 }
 
 // meshIn is an incoming mesh connection whose hello has been read.
@@ -58,6 +61,10 @@ type meshIn struct {
 	ctrl  *quic.Stream
 	ctrR  *bufio.Reader
 	hello hello
+	// unchecked, when not nil, is the identity of the peer's
+	// certificate, which Connect checks against the member of the rank
+	// its hello claims.
+	unchecked *Identity
 }
 
 // bulkIn is an incoming bulk connection whose hello has been read.
@@ -119,7 +126,7 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 		return nil, err
 	}
 	ep := &Endpoint{cfg: cfg, pc: pc, ownPC: own, arrived: make(chan struct{}), done: make(chan struct{}),
-		bulkTokens: map[int][16]byte{}, handshakes: make(chan struct{}, maxHandshakes)}
+		bulkTokens: map[int][16]byte{}}
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	ep.tr = &quic.Transport{Conn: pc}
 	ep.ln, err = ep.tr.Listen(cfg.Credentials.serverTLS(alpnMesh, alpnJoin), ep.quicConfig())
@@ -135,7 +142,8 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 				ep.tr.Close()
 				return nil, fmt.Errorf("realnet: bulk listener: %w", err)
 			}
-			ep.wg.Go(func() { ep.acceptBulk(ep.bulkLn) })
+			ep.bulkAcc = newAcceptor(ep.bulkLn, maxHandshakes)
+			ep.wg.Go(func() { ep.acceptBulk(ep.bulkAcc) })
 		}
 	}
 	ep.wg.Go(ep.acceptQUIC)
@@ -261,14 +269,19 @@ func (ep *Endpoint) handleConn(conn *quic.Conn) {
 			return
 		}
 		id, err := peerIdentity(conn.ConnectionState().TLS.PeerCertificates)
-		if err == nil {
-			err = checkClaim(id, h.Rank)
-		}
 		if err != nil {
 			conn.CloseWithError(codeRefused, err.Error())
 			return
 		}
 		ep.mu.Lock()
+		var unchecked *Identity
+		if member, known := ep.memberLocked(h.Rank); !known {
+			unchecked = &id
+		} else if err := checkClaim(id, member); err != nil {
+			ep.mu.Unlock()
+			conn.CloseWithError(codeRefused, err.Error())
+			return
+		}
 		if ep.meshDone || ep.closed || len(ep.meshIn) >= maxPendingIn {
 			ep.mu.Unlock()
 			conn.CloseWithError(codeRefused, "not accepting peers")
@@ -289,7 +302,7 @@ func (ep *Endpoint) handleConn(conn *quic.Conn) {
 				break
 			}
 		}
-		ep.meshIn = append(ep.meshIn, &meshIn{conn: conn, ctrl: ctrl, ctrR: br, hello: h})
+		ep.meshIn = append(ep.meshIn, &meshIn{conn: conn, ctrl: ctrl, ctrR: br, hello: h, unchecked: unchecked})
 		ep.notifyLocked()
 		ep.mu.Unlock()
 		if old != nil {
@@ -300,55 +313,29 @@ func (ep *Endpoint) handleConn(conn *quic.Conn) {
 	}
 }
 
-// acceptBulk accepts bulk TCP connections on ln, authenticates them (TLS
-// unless the network is trusted), reads their hello and checks its proof
-// of the token its rank was issued. A failure to accept that may pass (no
-// descriptor left, a connection reset before it was accepted) is retried
-// after a pause that doubles up to a second, as net/http's server does; at
-// most maxHandshakes connections are set up at once.
-func (ep *Endpoint) acceptBulk(ln net.Listener) {
-	var pause time.Duration
-	for {
-		select {
-		case ep.handshakes <- struct{}{}:
-		case <-ep.ctx.Done():
+// acceptBulk accepts bulk TCP connections on a's listener, authenticates
+// them (TLS unless the network is trusted), reads their hello and checks
+// its proof of the token its rank was issued; at most maxHandshakes are
+// set up at once, the oldest closed to make room for a new one (accept.go).
+func (ep *Endpoint) acceptBulk(a *acceptor) {
+	a.run(ep.ctx, &ep.wg, func(c net.Conn, settled func() bool) {
+		c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
+		b, err := ep.takeBulk(c)
+		if !settled() || err != nil {
+			c.Close()
 			return
 		}
-		c, err := ln.Accept()
-		if err != nil {
-			<-ep.handshakes
-			if ep.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			select {
-			case <-time.After(pause):
-				continue
-			case <-ep.ctx.Done():
-				return
-			}
-		}
-		pause = 0
-		ep.wg.Go(func() {
-			defer func() { <-ep.handshakes }()
-			c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
-			b, err := ep.takeBulk(c)
-			if err != nil {
-				c.Close()
-				return
-			}
-			c.SetDeadline(time.Time{})
-			ep.mu.Lock()
-			if ep.meshDone || ep.closed {
-				ep.mu.Unlock()
-				c.Close()
-				return
-			}
-			ep.bulkIn = append(ep.bulkIn, b)
-			ep.notifyLocked()
+		c.SetDeadline(time.Time{})
+		ep.mu.Lock()
+		if ep.meshDone || ep.closed {
 			ep.mu.Unlock()
-		})
-	}
+			c.Close()
+			return
+		}
+		ep.bulkIn = append(ep.bulkIn, b)
+		ep.notifyLocked()
+		ep.mu.Unlock()
+	})
 }
 
 // takeBulk sets up an accepted bulk connection: authenticated, its hello
@@ -364,12 +351,18 @@ func (ep *Endpoint) takeBulk(c net.Conn) (*bulkIn, error) {
 	ep.mu.Lock()
 	token, ok := ep.bulkTokens[h.Rank]
 	var session Session
+	member := -1
 	if ep.link != nil {
-		session = ep.link.session
+		session, member = ep.link.session, ep.link.memberOf(h.Rank)
 	}
 	ep.mu.Unlock()
 	if !ok || h.Session != session {
 		return nil, fmt.Errorf("bulk hello from rank %d, which was issued no token", h.Rank)
+	}
+	if b.sealed() {
+		if err := checkClaim(b.peer, member); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.answerBulk(h, token); err != nil {
 		return nil, err
@@ -391,13 +384,47 @@ type PeerAddr struct {
 // ranks above: a full mesh. Connect returns when every connection is up,
 // or fails when ctx ends first.
 func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, session Session) (*Link, error) {
+	return ep.connectMembers(ctx, rank, peers, session, nil)
+}
+
+// awaitMembers makes the endpoint check the certificates of the ranks that
+// connect to it against the members connectMembers will be given.
+func (ep *Endpoint) awaitMembers() {
+	ep.mu.Lock()
+	ep.membersLater = true
+	ep.mu.Unlock()
+}
+
+// memberLocked returns the member a certificate must name to act as rank
+// of the world this endpoint connects, and false while that is not known
+// yet.
+func (ep *Endpoint) memberLocked(rank int) (int, bool) {
+	switch {
+	case ep.link != nil:
+		return ep.link.memberOf(rank), true
+	case ep.membersLater:
+		return 0, false
+	}
+	return rank, true
+}
+
+// connectMembers is Connect for a world whose rank r is member members[r]
+// (nil: member r), whose certificate each rank must hold.
+func (ep *Endpoint) connectMembers(ctx context.Context, rank int, peers []PeerAddr, session Session, members []int) (*Link, error) {
 	size := len(peers)
 	if size < 1 || size > maxWorld || rank < 0 || rank >= size {
 		return nil, fmt.Errorf("realnet: rank %d of a world of %d", rank, size)
 	}
+	if members != nil && len(members) != size {
+		return nil, fmt.Errorf("realnet: %d members for a world of %d", len(members), size)
+	}
+	self := rank
+	if members != nil {
+		self = members[rank]
+	}
 	if id, err := ep.cfg.Credentials.Identity(); err != nil {
 		return nil, fmt.Errorf("realnet: own certificate: %w", err)
-	} else if err := checkClaim(id, rank); err != nil {
+	} else if err := checkClaim(id, self); err != nil {
 		return nil, fmt.Errorf("realnet: own %w", err)
 	}
 	ep.mu.Lock()
@@ -406,7 +433,7 @@ func (ep *Endpoint) Connect(ctx context.Context, rank int, peers []PeerAddr, ses
 		return nil, errors.New("realnet: endpoint already connected or closed")
 	}
 	l := &Link{
-		ep: ep, cfg: ep.cfg, rank: rank, size: size, session: session,
+		ep: ep, cfg: ep.cfg, rank: rank, size: size, session: session, members: members,
 		peers:      make([]*peer, size),
 		posted:     map[matchKey]*fifo[*request]{},
 		unexpected: map[matchKey]*fifo[*inbound]{},
@@ -483,6 +510,12 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 			case h.Rank <= l.rank || l.peers[h.Rank] != nil || !l.joined(h.Rank):
 				in.conn.CloseWithError(codeRefused, fmt.Sprintf("rank %d not expected", h.Rank))
 				continue
+			}
+			if in.unchecked != nil {
+				if err := checkClaim(*in.unchecked, l.memberOf(h.Rank)); err != nil {
+					in.conn.CloseWithError(codeRefused, err.Error())
+					continue
+				}
 			}
 			withBulk := peers[h.Rank].Bulk != "" && peers[l.rank].Bulk != "" && ep.bulkLn != nil
 			reply := hello{Rank: l.rank, World: l.size, Session: l.session}
@@ -595,7 +628,7 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	// one for any rank of the job) before it learns anything.
 	if id, err := peerIdentity(conn.ConnectionState().TLS.PeerCertificates); err != nil {
 		return fail(&errWrongPeer{err})
-	} else if err := checkClaim(id, j); err != nil {
+	} else if err := checkClaim(id, l.memberOf(j)); err != nil {
 		return fail(&errWrongPeer{err})
 	}
 	ctrl, err := conn.OpenStreamSync(hctx)
@@ -630,10 +663,10 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	if reply.Token != ([16]byte{}) && self.Bulk != "" && to.Bulk != "" && ep.bulkLn != nil {
 		// The bulk connection, and the eager one beside it (eager.go).
 		h := bulkHello{Rank: l.rank, Session: l.session}
-		bulk, err = ep.dialBulk(hctx, to.Bulk, j, h, reply.Token)
+		bulk, err = ep.dialBulk(hctx, to.Bulk, l.memberOf(j), h, reply.Token)
 		if err == nil {
 			h.Eager = true
-			if eager, err = ep.dialBulk(hctx, to.Bulk, j, h, reply.Token); err != nil {
+			if eager, err = ep.dialBulk(hctx, to.Bulk, l.memberOf(j), h, reply.Token); err != nil {
 				bulk.Close()
 			}
 		}

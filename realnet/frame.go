@@ -42,6 +42,10 @@ const (
 	kindAsk    byte = 5
 )
 
+// kindRelayRTS marks an inbound message that is a relayed message's
+// request to send (relay.go); it never travels in a header.
+const kindRelayRTS byte = 0x80
+
 // msgHeaderLen is the size of an encoded msgHeader.
 const msgHeaderLen = 2 + 8 + 8 + 8
 

@@ -10,17 +10,21 @@ import (
 	"strings"
 )
 
-// Identity is what a certificate vouches for: a job, and either one rank
-// of it or any. The cluster CA may serve many jobs; a peer whose
-// certificate names another job is refused by the TLS handshake, and one
-// whose certificate names another rank than the one it claims (in its join
-// request, its mesh hello or its bulk hello) is refused by the protocol.
-// nexar-live issues one certificate per rank of a job; a certificate for
-// any rank of a job (AnyRank) is for processes that are not one rank, such
-// as a launcher hosting the seed, and for runs on one machine.
+// Identity is what a certificate vouches for: a job, and either one
+// member of it or any. Member N is rank N of the job's first world, and
+// the rank the membership coordinator maps it to in a world it rebuilds
+// (membership.go): the name stays with the process, whatever its rank.
+// The cluster CA may serve many jobs; a peer whose certificate names
+// another job is refused by the TLS handshake, and one whose certificate
+// names another member than the one it claims (in its join request, its
+// mesh hello, its bulk hello or its membership hello) is refused by the
+// protocol. nexar-live issues one certificate per member of a job; a
+// certificate for any member (AnyRank) is for processes that are not one
+// rank, such as a launcher hosting the seed and the coordinator, and for
+// runs on one machine.
 type Identity struct {
 	Job  string
-	Rank int // AnyRank: any rank of the job
+	Rank int // the member (rank in the first world); AnyRank: any of the job
 }
 
 // AnyRank in an Identity: the certificate is good for any rank of its job.

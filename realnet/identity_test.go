@@ -3,6 +3,7 @@ package realnet
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/nexar-go/nexar-go/device"
 )
 
 // rankCreds returns credentials of testCA for rank r of job (AnyRank: any
@@ -304,7 +307,8 @@ func TestBulkHelloFlood(t *testing.T) {
 			h := bulkHello{Rank: i % 3, Eager: i%2 == 0, Token: [16]byte{byte(i)}}
 			c.Write(h.encode())
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, err := c.Read(make([]byte, 1)); err == nil {
+			// The challenge comes first; no answer after it.
+			if _, err := io.ReadFull(c, make([]byte, challengeLen+1)); err == nil {
 				t.Error("a bulk hello without a token issued was answered")
 			}
 		})
@@ -396,7 +400,7 @@ func TestBulkKeyUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.readPayload(got, int64(h.Len)); err != nil {
+	if err := a.readPayload(got, int64(h.Len), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-errc; err != nil {
@@ -432,8 +436,8 @@ func (f *failingListener) Accept() (net.Conn, error) {
 
 // TestAcceptRetry: a failed Accept (no descriptor left for a moment) does
 // not stop the bulk listener; and connections that never finish their
-// handshake hold at most maxHandshakes slots, the listener waiting for one
-// to free before it accepts more.
+// handshake hold at most maxHandshakes slots: beyond that the oldest is
+// closed to make room for the next, so the listener keeps accepting.
 func TestAcceptRetry(t *testing.T) {
 	checkGoroutines(t)
 	ep, err := ListenAddr("127.0.0.1:0", Config{Credentials: creds(t), HandshakeTimeout: 30 * time.Second})
@@ -446,7 +450,8 @@ func TestAcceptRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &failingListener{Listener: ln, failFor: 3}
-	ep.wg.Go(func() { ep.acceptBulk(f) })
+	a := newAcceptor(f, maxHandshakes)
+	ep.wg.Go(func() { ep.acceptBulk(a) })
 	defer ln.Close()
 	var conns []net.Conn
 	defer func() {
@@ -454,8 +459,9 @@ func TestAcceptRetry(t *testing.T) {
 			c.Close()
 		}
 	}()
-	// Silent connections: each holds a handshake slot.
-	for range maxHandshakes + 20 {
+	// Silent connections: each holds a handshake slot while it can.
+	const extra = 20
+	for range maxHandshakes + extra {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -467,35 +473,27 @@ func TestAcceptRetry(t *testing.T) {
 		f.mu.Lock()
 		calls := f.calls
 		f.mu.Unlock()
-		// The endpoint's own listener holds one slot.
-		if calls >= f.failFor+maxHandshakes-1 || time.Now().After(deadline) {
+		if calls >= f.failFor+maxHandshakes+extra || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond)
 	f.mu.Lock()
 	calls := f.calls
 	f.mu.Unlock()
-	if calls-f.failFor < maxHandshakes-1 {
+	pending, evicted := a.pending()
+	t.Logf("%d accepts after %d failures; %d being set up, %d closed to make room", calls-f.failFor, f.failFor, pending, evicted)
+	if calls-f.failFor < maxHandshakes+extra {
 		t.Fatalf("%d accepts after %d failures: the listener stopped", calls-f.failFor, f.failFor)
 	}
-	if inFlight := len(ep.handshakes); inFlight > maxHandshakes || calls-f.failFor > maxHandshakes {
-		t.Fatalf("%d accepts, %d handshakes in flight, cap %d", calls-f.failFor, inFlight, maxHandshakes)
+	if pending > maxHandshakes || evicted != extra {
+		t.Fatalf("%d handshakes in flight (cap %d), %d closed to make room (want %d)", pending, maxHandshakes, evicted, extra)
 	}
-	// One silent connection leaves: the listener takes the next.
-	conns[0].Close()
-	conns = conns[1:]
-	for range 100 {
-		f.mu.Lock()
-		c := f.calls
-		f.mu.Unlock()
-		if c > calls {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The oldest were closed.
+	conns[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conns[0].Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the oldest silent connection is still open: %v", err)
 	}
-	t.Fatal("a slot freed, but the listener accepted nothing more")
 }
 
 // TestCloseAfterFailedConnect: rank 2 of 3 reaches rank 0 but never rank 1;
@@ -666,5 +664,177 @@ func TestMeshHelloPending(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("a hello claiming rank %d was kept", r)
 		}
+	}
+}
+
+// TestBulkListenerFlood: anyone who reaches the bulk port opens 600 TCP
+// connections and sends nothing. They take no handshake slot a rank of
+// the world needs for long: the oldest handshake is closed to make room
+// for the next, so the mesh forms as fast as without them (and each costs
+// a goroutine only while it holds a slot).
+func TestBulkListenerFlood(t *testing.T) {
+	checkGoroutines(t)
+	const flood = 600
+	cfg := Config{Credentials: creds(t), HandshakeTimeout: 2 * time.Second}
+	eps := make([]*Endpoint, 2)
+	for i := range eps {
+		var err error
+		if eps[i], err = ListenAddr("127.0.0.1:0", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range flood {
+		c, err := net.Dial("tcp", eps[0].BulkAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := eps[0].HostSeed(2, ""); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	links := make([]*Link, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, ep := range eps {
+		wg.Go(func() { links[i], errs[i] = ep.Join(ctx, eps[0].Addr().String(), i, 2) })
+	}
+	wg.Wait()
+	took := time.Since(start)
+	t.Logf("mesh formed in %v beside %d idle connections: %v %v", took.Round(time.Millisecond), flood, errs[0], errs[1])
+	for i, err := range errs {
+		if err != nil {
+			for _, ep := range eps {
+				ep.Close()
+			}
+			t.Fatalf("rank %d: %v", i, err)
+		}
+	}
+	closeWorld(t, links)
+	if took > cfg.HandshakeTimeout {
+		t.Errorf("the mesh took %v to form beside %d idle connections, more than one handshake timeout", took, flood)
+	}
+}
+
+// recordingConn keeps a copy of what is read from it.
+type recordingConn struct {
+	net.Conn
+	read []byte
+}
+
+func (r *recordingConn) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	r.read = append(r.read, p[:n]...)
+	return n, err
+}
+
+// TestTrustedHelloReplay: on a trusted network (plaintext bulk
+// connections) someone who captured a rank's bulk hello sends it again on
+// a connection of its own, while the token it proves is still good. The
+// acceptor refuses it: the proof is bound to a challenge the acceptor
+// sends on each connection.
+func TestTrustedHelloReplay(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	token := [16]byte{4, 5, 6}
+	accept := func() (*recordingConn, bulkHello, error) {
+		c, err := ln.Accept()
+		if err != nil {
+			return nil, bulkHello{}, err
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		rc := &recordingConn{Conn: c}
+		b, h, err := acceptBulkConn(rc, creds(t), true)
+		if err == nil {
+			err = b.answerBulk(h, token)
+		}
+		return rc, h, err
+	}
+	var captured []byte
+	done := make(chan error, 1)
+	go func() {
+		rc, _, err := accept()
+		if rc != nil {
+			captured = rc.read
+			defer rc.Close()
+		}
+		done <- err
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := dialBulkConn(c, creds(t), true, 0, bulkHello{Rank: 1, Session: Session{1}}, token); err != nil {
+		t.Fatalf("the real dialer: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the real acceptor: %v", err)
+	}
+	c.Close()
+
+	// The replay: what the real dialer sent, on a connection of its own.
+	go func() {
+		rc, _, err := accept()
+		if rc != nil {
+			defer rc.Close()
+		}
+		done <- err
+	}()
+	mallory, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mallory.Close()
+	mallory.Write(captured)
+	err = <-done
+	t.Logf("a captured hello of %d bytes sent again: %v", len(captured), err)
+	if err == nil {
+		t.Fatal("the acceptor took a captured hello on another connection")
+	}
+}
+
+// TestEagerCreditOverflow: a receiver grants a sender 2^63 bytes of eager
+// credit, which would overflow the sender's count and leave it no credit
+// at all (its sends waiting for ever). The sender refuses such a grant:
+// the receiver broke the protocol, and the sender's operations fail at
+// once naming it.
+func TestEagerCreditOverflow(t *testing.T) {
+	checkGoroutines(t)
+	links := newWorld(t, 2, Config{EagerThreshold: 1024, TrustedNetwork: true, Timeout: 3 * time.Second})
+	defer closeWorld(t, links)
+	time.Sleep(100 * time.Millisecond) // the real credit has come
+	p := links[0].peers[1]
+	p.eager.wmu.Lock()
+	_, err := p.eager.c.Write(msgHeader{Kind: kindCredit, Len: 1 << 63}.append(nil))
+	p.eager.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = links[1].Wait(ctx, links[1].Isend(0, 3, device.Host{1}))
+	if err == nil {
+		err = links[1].Wait(ctx, links[1].Irecv(0, 3, device.Host{1}))
+	}
+	t.Logf("after a grant of 2^63 bytes, in %v: %v", time.Since(start).Round(time.Millisecond), err)
+	var pe *PeerError
+	if !errors.As(err, &pe) || pe.Rank != 0 {
+		t.Fatalf("the sender's operations: %v, want a *PeerError naming rank 0", err)
 	}
 }

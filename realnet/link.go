@@ -25,7 +25,11 @@ type Link struct {
 	session Session
 	start   time.Time
 	peers   []*peer // nil at this rank's own index, and for ranks a sparse mesh does not join to it
-	relay   *relay  // nil with the full mesh (relay.go)
+	// members maps ranks to the members whose certificates they hold,
+	// in a world rebuilt by the membership coordinator; nil: rank r is
+	// member r.
+	members []int
+	relay   *relay // nil with the full mesh (relay.go)
 
 	// ctx is cancelled when the link shuts down; every goroutine of the
 	// link watches it.
@@ -43,10 +47,18 @@ type Link struct {
 	// eagerReserve is the eager credit granted to peers, which the QUIC
 	// path may not buffer (eager.go).
 	eagerReserve int64
-	live         map[*request]struct{} // requests not yet done
-	wake         chan struct{}         // closed (and replaced) when a request fails or a peer's state changes
-	broken       error                 // the *PeerError of the first peer lost
-	closing      bool
+	// relayHeld is what relayed messages this rank holds are charged
+	// (relay.go): forwards until the next hop has them, and those for
+	// this rank that arrived before their receive. The budget covers it
+	// with buffered and parkHeld.
+	relayHeld int64
+	// freed, when not nil, is closed (and cleared) when a charge against
+	// the budget goes back: relay loops waiting for budget watch it.
+	freed   chan struct{}
+	live    map[*request]struct{} // requests not yet done
+	wake    chan struct{}         // closed (and replaced) when a request fails or a peer's state changes
+	broken  error                 // the *PeerError of the first peer lost
+	closing bool
 }
 
 type matchKey struct {
@@ -76,6 +88,14 @@ func (l *Link) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) err
 // Copy implements algos.Link.
 func (l *Link) Copy(dst, src device.Buffer) error { return device.Copy(dst, src) }
 
+// memberOf is the member whose certificate rank r holds.
+func (l *Link) memberOf(r int) int {
+	if l.members == nil {
+		return r
+	}
+	return l.members[r]
+}
+
 // Session returns the identity of the world this link belongs to.
 func (l *Link) Session() Session { return l.session }
 
@@ -103,15 +123,16 @@ const (
 type reqLoc uint8
 
 const (
-	locNone    reqLoc = iota
-	locPosted         // receive in l.posted
-	locOpenQ          // send waiting for a stream in p.openQ
-	locOpening        // send whose stream the opener is opening
-	locRTS            // bulk send waiting for the receiver's cts
-	locBulkQ          // bulk send granted, waiting for the TCP writer
-	locTemp           // receive matched to a message still being read into link memory
-	locGrant          // bulk receive granted, the TCP reader not there yet
-	locCreditQ        // eager send waiting for credit in p.creditQ
+	locNone       reqLoc = iota
+	locPosted            // receive in l.posted
+	locOpenQ             // send waiting for a stream in p.openQ
+	locOpening           // send whose stream the opener is opening
+	locRTS               // bulk send waiting for the receiver's cts
+	locBulkQ             // bulk send granted, waiting for the TCP writer
+	locTemp              // receive matched to a message still being read into link memory
+	locGrant             // bulk receive granted, the TCP reader not there yet
+	locCreditQ           // eager send waiting for credit in p.creditQ
+	locRelayGrant        // receive of a relayed message cleared to be sent, waiting for its segments (relay.go)
 )
 
 // request is what Isend, Irecv and Spawn return.
@@ -132,6 +153,15 @@ type request struct {
 	msg    *inbound
 	grant  *grant
 	bulkID uint64
+	rgrant *relayGrant // locRelayGrant
+	// got is the length of the message a receive was matched to.
+	got int64
+	// onDone, if set, runs (under l.mu) when the request is done.
+	onDone func()
+	// claim, on a receive a relay loop posts, takes the payload of a
+	// relayed message for this rank and hands it on as a message from
+	// its origin (relay.go).
+	claim *relayClaim
 }
 
 func (l *Link) newRequest(kind reqKind, peer int, tag algos.Tag) *request {
@@ -168,7 +198,20 @@ func (l *Link) finishLocked(r *request, err error) bool {
 		l.wakeLocked()
 	}
 	close(r.done)
+	if f := r.onDone; f != nil {
+		r.onDone = nil
+		f()
+	}
 	return true
+}
+
+// whenDoneLocked runs f (under l.mu) once r is done: now if it is.
+func (l *Link) whenDoneLocked(r *request, f func()) {
+	if r.state == stDone {
+		f()
+		return
+	}
+	r.onDone = f
 }
 
 // finish completes r, which the calling goroutine owns (stIO), with err.
@@ -306,7 +349,7 @@ func (l *Link) sendSelf(r *request) {
 		if len(r.buf) > len(rr.buf) {
 			l.finishLocked(rr, l.tooLong(l.rank, r.tag, int64(len(r.buf)), rr))
 		} else {
-			copy(rr.buf, r.buf)
+			rr.got = int64(copy(rr.buf, r.buf))
 			l.finishLocked(rr, nil)
 		}
 	} else {

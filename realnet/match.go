@@ -46,6 +46,12 @@ type inbound struct {
 	// payload was read with its header, and it is accounted in the
 	// sender's credit, not in the QUIC path's budget.
 	viaEager bool
+	// relayed: a message relayed to this rank (relay.go), charged
+	// relayCharge of relayHeld while this rank holds it; kindRelayRTS
+	// also carries its origin.
+	relayed     bool
+	relayCharge int64
+	origin      int
 
 	// Under l.mu.
 	state inState
@@ -119,33 +125,45 @@ func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
 		after = l.matchLocked(m, r, true)
 	} else {
 		l.pushUnexpectedLocked(p.rank, m)
-		if l.buffered+l.parkHeld+cost(m.n) <= l.quicBudget() {
-			after = l.startTempLocked(m, true)
-		} else {
-			m.state = inParked
-			m.parkCharge = msgOverhead
-			if m.kind == kindData && s != nil {
-				m.parkCharge += min(m.n, streamWindow(l.cfg))
-			}
-			l.parkHeld += m.parkCharge
-			l.parked = append(l.parked, m)
-			after = nop
-		}
+		after = l.unexpectedLocked(m, true)
 	}
 	l.mu.Unlock()
 	after()
+}
+
+// unexpectedLocked accounts for message m, just arrived and queued
+// unexpected: read into link memory if the budget allows, else parked.
+func (l *Link) unexpectedLocked(m *inbound, inline bool) func() {
+	if l.heldLocked()+cost(m.n) <= l.quicBudget() {
+		return l.startTempLocked(m, inline)
+	}
+	m.state = inParked
+	m.parkCharge = msgOverhead
+	if m.kind == kindData && m.stream != nil {
+		m.parkCharge += min(m.n, streamWindow(l.cfg))
+	}
+	l.parkHeld += m.parkCharge
+	l.parked = append(l.parked, m)
+	return nop
 }
 
 // matchLocked hands message m to receive r and returns what to do once
 // l.mu is released. inline lets a small payload be read on the calling
 // goroutine (the accept loop's).
 func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
+	if r.claim != nil {
+		return l.claimLocked(m, r, true) // relay.go
+	}
 	if m.n > int64(len(r.buf)) {
 		l.finishLocked(r, l.tooLong(r.peer, m.tag, m.n, r))
 		return l.discardLocked(m)
 	}
+	r.got = m.n
 	switch m.state {
 	case inParked:
+		if m.kind == kindRelayRTS {
+			return l.relayMatchLocked(m, r) // relay.go
+		}
 		l.unchargeParkedLocked(m)
 		m.state = inMatched
 		dst := r.buf[:m.n]
@@ -280,6 +298,9 @@ func (p *peer) payloadErr(err error, r *request) error {
 
 // startTempLocked starts reading unexpected message m into link memory.
 func (l *Link) startTempLocked(m *inbound, inline bool) func() {
+	if m.kind == kindRelayRTS {
+		return l.relayTempLocked(m) // relay.go
+	}
 	m.state = inTemp
 	m.data = make([]byte, m.n)
 	l.buffered += cost(m.n)
@@ -332,6 +353,9 @@ func (l *Link) tempDone(m *inbound, err error) {
 func (l *Link) discardLocked(m *inbound) func() {
 	switch m.state {
 	case inParked:
+		if m.kind == kindRelayRTS {
+			return l.relayDiscardLocked(m) // relay.go
+		}
 		l.unchargeParkedLocked(m)
 		m.state = inMatched
 		if m.kind == kindRTS {
@@ -361,7 +385,11 @@ func (l *Link) discardLocked(m *inbound) func() {
 // memory: the QUIC path's budget gets them back, or, for an eager message,
 // its sender's credit.
 func (l *Link) releaseLocked(m *inbound) {
+	defer l.freedLocked()
 	switch {
+	case m.relayed:
+		l.relayHeld -= m.relayCharge
+		m.relayCharge = 0
 	case m.self:
 	case m.viaEager && m.kind == kindData:
 		l.releaseEagerLocked(m.p, eagerCost(m.n))
@@ -375,11 +403,48 @@ func (l *Link) releaseLocked(m *inbound) {
 func (l *Link) unchargeParkedLocked(m *inbound) {
 	l.parkHeld -= m.parkCharge
 	m.parkCharge = 0
+	l.freedLocked()
+}
+
+// heldLocked is what the budget covers now: unexpected messages buffered
+// or parked, and relayed ones held.
+func (l *Link) heldLocked() int64 { return l.buffered + l.parkHeld + l.relayHeld }
+
+// freedLocked wakes whoever waits for budget (relay.go's admitRelay).
+func (l *Link) freedLocked() {
+	if l.freed != nil {
+		close(l.freed)
+		l.freed = nil
+	}
 }
 
 // unparkLocked starts reading parked messages, oldest first, as far as the
-// budget allows.
+// budget allows; it returns what to do once l.mu is released.
 func (l *Link) unparkLocked() func() {
+	afters := l.unparkListLocked()
+	return func() {
+		for _, a := range afters {
+			a()
+		}
+	}
+}
+
+// unparkAsyncLocked is unparkLocked for a caller that cannot release
+// l.mu (a request's onDone): what is to be done runs on a goroutine.
+func (l *Link) unparkAsyncLocked() {
+	if l.broken != nil || l.closing {
+		return
+	}
+	if afters := l.unparkListLocked(); len(afters) > 0 {
+		l.ep.wg.Go(func() {
+			for _, a := range afters {
+				a()
+			}
+		})
+	}
+}
+
+func (l *Link) unparkListLocked() []func() {
 	var afters []func()
 	i := 0
 	for ; i < len(l.parked); i++ {
@@ -387,7 +452,7 @@ func (l *Link) unparkLocked() func() {
 		if m.state != inParked {
 			continue
 		}
-		if l.buffered+l.parkHeld-m.parkCharge+cost(m.n) > l.quicBudget() {
+		if l.heldLocked()-m.parkCharge-m.relayCharge+cost(m.n) > l.quicBudget() {
 			break
 		}
 		l.unchargeParkedLocked(m)
@@ -396,11 +461,7 @@ func (l *Link) unparkLocked() func() {
 	n := copy(l.parked, l.parked[i:])
 	clear(l.parked[n:])
 	l.parked = l.parked[:n]
-	return func() {
-		for _, a := range afters {
-			a()
-		}
-	}
+	return afters
 }
 
 // grantLocked clears bulk transfer g to be sent: the TCP reader expects
@@ -411,6 +472,9 @@ func (l *Link) grantLocked(p *peer, g *grant) {
 		g.r.loc, g.r.grant = locGrant, g
 	}
 	p.grants.push(g)
+	if !p.bulkOwed {
+		p.bulkDeadlineLocked()
+	}
 	if p.eager != nil {
 		// On TCP, whichever way the request came: a few microseconds
 		// where QUIC takes tens, and one channel for every grant, whose
@@ -451,9 +515,13 @@ func (l *Link) dequeueLocked(r *request) {
 	case locBulkQ:
 		l.peers[r.peer].bulkQ.remove(r)
 	case locTemp:
-		r.msg.recv = nil
+		// The message was matched: it is dropped once read, and its
+		// charge goes back then (tempDone).
+		r.msg.recv, r.msg.discard = nil, true
 	case locGrant:
 		r.grant.r, r.grant.dst = nil, nil
+	case locRelayGrant:
+		r.rgrant.r, r.rgrant.dst = nil, nil
 	}
 	r.loc = locNone
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -106,16 +107,25 @@ func (m *Member) beat() {
 	}
 }
 
+// read reads the coordinator's lines. The coordinator beats every
+// Interval: after twice DeadAfter without a line it is lost (the bound the
+// coordinator keeps for a member's lines), and so is a member waiting for
+// its rebuild.
 func (m *Member) read() {
-	sc := lineReader(bufio.NewReader(m.conn))
+	sc := lineReader(bufio.NewReader(m.conn), maxMembershipLine)
 	var err error
-	for sc.Scan() {
+	for {
+		m.conn.SetReadDeadline(time.Now().Add(2 * m.hb.DeadAfter))
+		if !sc.Scan() {
+			break
+		}
 		var msg coordMsg
 		if msg, err = decodeCoordMsg(sc.Bytes()); err != nil {
 			break
 		}
 		m.mu.Lock()
 		switch msg.Type {
+		case "beat":
 		case "stop":
 			if msg.Epoch == m.epoch {
 				closeOnce(m.stop)
@@ -143,6 +153,9 @@ func (m *Member) read() {
 	}
 	if err == nil {
 		err = sc.Err()
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("no word from the coordinator for %v", 2*m.hb.DeadAfter)
 	}
 	if err == nil {
 		err = errors.New("the coordinator closed the connection")
@@ -222,6 +235,7 @@ func (m *Member) rebuildOnce(ctx context.Context, kind string, point int, cause 
 	if err != nil {
 		return nil, Rebuild{}, err
 	}
+	ep.awaitMembers() // peers learn its address only once it is reported
 	fail := func(err error) (*Link, Rebuild, error) {
 		ep.Close()
 		return nil, Rebuild{}, err
@@ -239,6 +253,9 @@ func (m *Member) rebuildOnce(ctx context.Context, kind string, point int, cause 
 	why := ""
 	if cause != nil {
 		why = cause.Error()
+		if len(why) > maxCauseLen {
+			why = why[:maxCauseLen-3] + "..."
+		}
 	}
 	if err := m.write(memberMsg{Type: kind, Epoch: epoch, Point: point, Addr: self, Cause: why}); err != nil {
 		return fail(fmt.Errorf("realnet: reporting to the membership coordinator: %w", err))
@@ -275,7 +292,7 @@ func (m *Member) rebuildOnce(ctx context.Context, kind string, point int, cause 
 		case <-cctx.Done():
 		}
 	}()
-	l, err := ep.Connect(cctx, msg.Rank, peers, msg.Session)
+	l, err := ep.connectMembers(cctx, msg.Rank, peers, msg.Session, msg.Members)
 	if err != nil {
 		select {
 		case <-stopped:

@@ -29,7 +29,10 @@ import (
 //     every member that the current epoch is over (each aborts its link,
 //     so that a rank waiting on a rank that waits on the dead one does not
 //     wait for its timeout), then waits until every member is either dead
-//     or has reported its broken link, and announces the survivors;
+//     or has reported its broken link, and announces the survivors; a
+//     member that has not reported CoordinatorConfig.AgreeTimeout after
+//     the stop (its heartbeats may go on while its main loop hangs) is
+//     declared dead, so that no member holds the agreement up for ever;
 //   - a rebuild: each survivor listens on a new endpoint and reports its
 //     address with its broken link, and the coordinator answers each with
 //     its new rank (the survivors keep their order and are renumbered
@@ -40,15 +43,36 @@ import (
 // The coordinator is a single process outside the ranks (nexar-live's
 // launcher hosts it, as it hosts the seed): a rank that hosted it could
 // not coordinate its own death. Its protocol is JSON lines over TLS 1.3
-// with the cluster credentials, each line at most maxMembershipLine
-// bytes.
+// with the cluster credentials, a member's lines at most maxMemberLine
+// bytes, the coordinator's (a rebuild names every survivor's address) at
+// most maxMembershipLine. Each side beats every Interval, and each
+// declares the other lost after twice DeadAfter without a line (the
+// coordinator declares a member dead after DeadAfter without a heartbeat
+// already).
+//
+// Members are named by their certificates: the certificate of rank N of
+// the job (Identity; nexar-live issues one per member) is member N's, its
+// rank in the first world, and it keeps that name when the world is
+// rebuilt: the coordinator maps members to the ranks of each new world
+// (coordMsg.Members), and the ranks check each other's certificates
+// against that map. So no member holds another's key, and none can
+// speak, at the coordinator or in the mesh, for another.
 
 // alpnMembership is the ALPN of a membership connection.
 const alpnMembership = "nexar-membership/1"
 
-// maxMembershipLine bounds one line of the membership protocol: a rebuild
+// maxMembershipLine bounds one line from the coordinator: a rebuild
 // names every survivor's address.
 const maxMembershipLine = 64 + maxWorld*(64+maxAddrLen)
+
+// maxMemberLine bounds one line from a member: its address and the cause
+// of its broken link (at most maxCauseLen bytes, each escaped in at most
+// six), with room to spare.
+const maxMemberLine = 512 + 6*maxAddrLen + 6*maxCauseLen
+
+// maxCauseLen bounds the cause a member reports; Member cuts a longer
+// one.
+const maxCauseLen = 1 << 10
 
 // Heartbeat configures failure detection. nexar's defaults: a heartbeat
 // every second, dead after five seconds without one.
@@ -109,7 +133,8 @@ type coordMsg struct {
 	// Type: "stop" (epoch Epoch is over: abort its link), "rebuild"
 	// (connect world Epoch as Rank of len(Peers)), "abort" (too few
 	// survivors; Reason says why), "grow" (a member waits to join: leave
-	// world Epoch at a point boundary and report, as after a failure).
+	// world Epoch at a point boundary and report, as after a failure),
+	// "beat" (the coordinator is there).
 	Type  string `json:"type"`
 	Epoch int    `json:"epoch"`
 	Rank  int    `json:"rank,omitempty"`
@@ -144,8 +169,8 @@ func decodeMemberMsg(b []byte) (memberMsg, error) {
 		if m.Epoch < 0 || m.Point < 0 {
 			return m, fmt.Errorf("membership: %s for epoch %d, point %d", m.Type, m.Epoch, m.Point)
 		}
-		if len(m.Addr.Host) > maxAddrLen {
-			return m, errors.New("membership: address too long")
+		if len(m.Addr.Host) > maxAddrLen || len(m.Cause) > maxCauseLen {
+			return m, errors.New("membership: address or cause too long")
 		}
 	default:
 		return m, fmt.Errorf("membership: unknown message %q", m.Type)
@@ -159,7 +184,7 @@ func decodeCoordMsg(b []byte) (coordMsg, error) {
 		return m, fmt.Errorf("membership: %w", err)
 	}
 	switch m.Type {
-	case "stop", "abort", "grow":
+	case "stop", "abort", "grow", "beat":
 	case "rebuild":
 		n := len(m.Peers)
 		if n < 1 || n > maxWorld || m.Rank < 0 || m.Rank >= n || len(m.Members) != n || m.Point < 0 || m.Epoch < 1 {
@@ -186,9 +211,11 @@ func strictJSON(b []byte, v any) error {
 	return nil
 }
 
-// lineReader returns a scanner of membership lines from r.
-func lineReader(r *bufio.Reader) *bufio.Scanner {
+// lineReader returns a scanner of membership lines of at most max bytes
+// from r: a longer one ends the scan with bufio.ErrTooLong, having
+// allocated no more than max.
+func lineReader(r *bufio.Reader, max int) *bufio.Scanner {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxMembershipLine)
+	sc.Buffer(make([]byte, 0, min(4096, max)), max)
 	return sc
 }

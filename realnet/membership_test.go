@@ -3,6 +3,7 @@ package realnet
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -296,9 +297,18 @@ func FuzzMembershipMessages(f *testing.F) {
 	f.Add([]byte(`{"type":"failed","epoch":1,"point":4,"addr":{"Host":"","UDPPort":1,"BulkPort":2}}`))
 	f.Add([]byte(`{"type":"rebuild","epoch":1,"rank":0,"members":[0],"peers":[{"Host":"h","UDPPort":1,"BulkPort":0}],"failed":[1],"causes":["x"]}`))
 	f.Add([]byte(`{"type":"stop","epoch":2}`))
+	f.Add([]byte(`{"type":"beat","epoch":2}`))
+	f.Add([]byte(`{"type":"failed","epoch":1,"point":4,"cause":"lost\u0000","addr":{"Host":"h","UDPPort":1,"BulkPort":2}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if m, err := decodeMemberMsg(b); err == nil && m.Type == "hello" && (m.Member < 0 || m.Member >= maxWorld) {
-			t.Fatalf("accepted hello from member %d", m.Member)
+		if m, err := decodeMemberMsg(b); err == nil {
+			if m.Type == "hello" && (m.Member < 0 || m.Member >= maxWorld) {
+				t.Fatalf("accepted hello from member %d", m.Member)
+			}
+			// What a member may say fits the coordinator's line bound
+			// when Member writes it.
+			if line, err := json.Marshal(m); err != nil || len(line) > maxMemberLine {
+				t.Fatalf("accepted %+v, which makes a line of %d bytes (%v), bound %d", m, len(line), err, maxMemberLine)
+			}
 		}
 		if m, err := decodeCoordMsg(b); err == nil && m.Type == "rebuild" {
 			if m.Rank < 0 || m.Rank >= len(m.Peers) || len(m.Members) != len(m.Peers) {

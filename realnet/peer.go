@@ -53,6 +53,9 @@ type peer struct {
 	byeCount uint64
 	gone     error // set when the peer is lost or has closed: operations with it fail with it
 	lost     bool  // the connection is down
+	// bulkOwed: the bulk connection has a read deadline because the peer
+	// owes payloads it was cleared to send (bulkDeadlineLocked).
+	bulkOwed bool
 
 	// The eager connection (eager.go), under l.mu.
 	credit         int64          // eager bytes the peer lets this rank send
@@ -292,9 +295,14 @@ func (p *peer) ctrlWriter() {
 func (p *peer) ctrlReader() {
 	l := p.l
 	for {
-		t, body, err := readFrame(p.ctrR, frameCTS, frameBye)
+		t, body, err := p.readCtrlFrame()
 		if err != nil {
-			if !isConnErr(err) && p.conn.Context().Err() == nil && l.ctx.Err() == nil {
+			var pe *ProtocolError
+			switch {
+			case isConnErr(err) || p.conn.Context().Err() != nil || l.ctx.Err() != nil:
+			case errors.As(err, &pe):
+				p.protocolError(pe.What, pe.Err)
+			default:
 				p.protocolError("control frame", err)
 			}
 			return
@@ -326,6 +334,23 @@ func (p *peer) ctrlReader() {
 		}
 		l.mu.Unlock()
 	}
+}
+
+// readCtrlFrame reads the next control frame. The stream may stay idle
+// for as long as the peer has nothing to say, but once a frame has begun
+// the rest of it must come within the link's Timeout, or the peer breaks
+// the protocol.
+func (p *peer) readCtrlFrame() (byte, []byte, error) {
+	if _, err := p.ctrR.Peek(1); err != nil {
+		return 0, nil, err
+	}
+	const longest = 1 + 1 + 8 // type, length, and a cts or bye's body
+	if p.ctrR.Buffered() < longest {
+		p.ctrl.SetReadDeadline(time.Now().Add(p.l.cfg.Timeout))
+		defer p.ctrl.SetReadDeadline(time.Time{})
+	}
+	t, body, err := readFrame(p.ctrR, frameCTS, frameBye)
+	return t, body, stalled(err, "control frame", p.l.cfg.Timeout)
 }
 
 // checkDrainedLocked marks the peer gone once it has said bye and every

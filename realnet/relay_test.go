@@ -91,8 +91,11 @@ func TestRelayOrder(t *testing.T) {
 }
 
 func FuzzRelayHeader(f *testing.F) {
-	f.Add(relayHdr{origin: 0, dest: 7, tag: 5, n: 10}.encode(), 1)
-	f.Add(relayHdr{origin: 3, dest: 4, marker: true}.encode(), 7)
+	f.Add(relayHdr{kind: relayEager, origin: 0, dest: 7, tag: 5, n: 10}.encode(), 1)
+	f.Add(relayHdr{kind: relayRTS, origin: 0, dest: 7, tag: 5, n: 1 << 20, id: 3}.encode(), 1)
+	f.Add(relayHdr{kind: relayCTS, origin: 7, dest: 0, id: 3}.encode(), 3)
+	f.Add(relayHdr{kind: relayData, origin: 0, dest: 7, n: 1 << 20, id: 3, off: relaySegment}.encode(), 1)
+	f.Add(relayHdr{kind: relayMarker, origin: 3, dest: 4}.encode(), 7)
 	m, err := mesh.New(mesh.Spec{Kind: mesh.Hypercube}, 8)
 	if err != nil {
 		f.Fatal(err)
@@ -101,12 +104,21 @@ func FuzzRelayHeader(f *testing.F) {
 		if from < 0 || from >= 8 {
 			return
 		}
-		h, err := decodeRelayHdr(b, m, 1, from, 1<<20)
+		const maxLen = 1 << 30
+		h, err := decodeRelayHdr(b, m, 1, from, maxLen)
 		if err != nil {
 			return
 		}
-		if m.Joined(h.origin, h.dest) || h.n > 1<<20 || routePrev(m, h.origin, h.dest, 1) != from {
+		if m.Joined(h.origin, h.dest) || h.n > maxLen || routePrev(m, h.origin, h.dest, 1) != from {
 			t.Fatalf("accepted %+v from %d", h, from)
+		}
+		// What a relay allocates for the payload is bounded whatever the
+		// header says.
+		if k := h.payload(); k > relaySegment || (h.kind == relayEager || h.kind == relayData) != (k >= 0) {
+			t.Fatalf("accepted %+v: payload of %d bytes", h, k)
+		}
+		if got := h.encode(); string(got) != string(b) {
+			t.Fatalf("%+v encodes as %x, decoded from %x", h, got, b)
 		}
 	})
 }
