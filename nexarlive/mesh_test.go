@@ -28,6 +28,7 @@ seed = 9
 model = "alpha-beta"
 latency = "100us"
 bandwidth = "500MB/s"
+switch_reduce_bandwidth = "1GB/s"   # the in-network algorithms' switch, for compare.csv
 
 [[sweep]]
 collective = "allreduce"
