@@ -172,6 +172,9 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stdout, "%s (%s):\n", file, log.Format)
 		for _, r := range log.Runs {
 			fmt.Fprintf(stdout, "  line %d: %s, %s on %d ranks (%s), %d samples\n", r.Line, r.Benchmark, r.Collective, r.World, r.WorldFrom, len(r.Samples))
+			if r.NCCL != nil {
+				fmt.Fprintf(stdout, "    its lines say: %s\n", r.NCCL)
+			}
 		}
 		for _, n := range log.Notes {
 			if line, msg, ok := strings.Cut(strings.TrimPrefix(n, file+":"), ": "); ok {
