@@ -48,18 +48,6 @@ func (p Protocol) buffer() int {
 // stepSize is the wire bytes of one FIFO slot: buffer / NCCL_STEPS.
 func (p Protocol) stepSize() int { return p.buffer() / Steps }
 
-// stepData is the data one slot carries: LL carries half its wire bytes,
-// LL128 15 of every 16 words, Simple all of them.
-func (p Protocol) stepData() int {
-	switch p {
-	case LL:
-		return p.stepSize() / 2
-	case LL128:
-		return p.stepSize() / ll128LineBytes * ll128LineData
-	}
-	return p.stepSize()
-}
-
 // grain is ncclProtoGrainSize: the unit chunk sizes are aligned to.
 func (p Protocol) grain() int {
 	switch p {

@@ -2,7 +2,6 @@ package nccl
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
@@ -152,5 +151,3 @@ func multicast(group []int, owner int) switchOp {
 func allreduceOp(group []int) switchOp {
 	return switchOp{group: group, contributors: group, receivers: group}
 }
-
-func contains(s []int, x int) bool { return slices.Contains(s, x) }
