@@ -30,6 +30,11 @@ type Machine struct {
 	// sets them: a string ("350Gbit/s", "2us") or a whole number. nil is
 	// none.
 	Keys map[string]any
+	// Fitted are keys fitted to measurements (FitMachine's): the
+	// simulated network takes them, over Keys, but NCCL's choice is made
+	// without them, as NCCL chooses by what its graph search finds of the
+	// hardware as built, not by what a benchmark measured. nil is none.
+	Fitted map[string]any
 	// Policy is how "auto" chooses: "nccl" (the default) or "table".
 	Policy string
 }
@@ -40,7 +45,25 @@ func (m Machine) String() string {
 	for _, k := range sortedKeys(m.Keys) {
 		s += fmt.Sprintf(", %s = %v", k, m.Keys[k])
 	}
+	for _, k := range sortedKeys(m.Fitted) {
+		s += fmt.Sprintf(", %s = %v (fitted)", k, m.Fitted[k])
+	}
 	return s
+}
+
+// simulated is the machine the network simulates: Keys and Fitted
+// together.
+func (m Machine) simulated() Machine {
+	out := m.with(m.Fitted)
+	out.Fitted = nil
+	return out
+}
+
+// chooser is the machine NCCL chooses on: without the fitted keys.
+func (m Machine) chooser() Machine {
+	out := m
+	out.Fitted = nil
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -52,8 +75,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// key returns the machine's value of key: its own, else the preset's.
+// key returns the machine's value of key: fitted, else its own, else
+// the preset's.
 func (m Machine) key(p scenario.Preset, key string) (any, bool) {
+	if v, ok := m.Fitted[key]; ok {
+		return v, true
+	}
 	if v, ok := m.Keys[key]; ok {
 		return v, true
 	}
@@ -79,7 +106,7 @@ func (m Machine) with(keys map[string]any) Machine {
 func (m Machine) writeNetwork(b *bytes.Buffer, extra map[string]any) {
 	policy := cmp.Or(m.Policy, "nccl")
 	fmt.Fprintf(b, "policy = %s\n\n[network]\npreset = %s\n", strconv.Quote(policy), strconv.Quote(m.Preset))
-	keys := m.with(extra).Keys
+	keys := m.simulated().with(extra).Keys
 	for _, k := range sortedKeys(keys) {
 		switch v := keys[k].(type) {
 		case string:
@@ -184,7 +211,8 @@ func machineNetwork(m Machine, p scenario.Preset, s Sample) (map[string]any, err
 // PredictMachine predicts every collective sample's time on m as nexar-sim
 // runs it (see Machine), in the order of samples. Each sample runs on its
 // own nodes (Sample.Nodes, else as many as its ranks fill) with the
-// channels its log gives.
+// channels its log gives. Where m has fitted keys, "auto" runs what NCCL
+// chooses on the machine without them.
 func PredictMachine(ctx context.Context, m Machine, samples []Sample, opt PredictOptions) ([]Prediction, error) {
 	p, err := scenario.LookupPreset(m.Preset)
 	if err != nil {
@@ -194,7 +222,19 @@ func PredictMachine(ctx context.Context, m Machine, samples []Sample, opt Predic
 	if limit == 0 {
 		limit = DefaultMaxSimulated
 	}
-	groups, of, err := groupForMachine(m, p, samples)
+	variants := make([]string, len(samples))
+	for i, s := range samples {
+		if variants[i], err = sampleVariant(s); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Source, err)
+		}
+	}
+	if len(m.Fitted) > 0 {
+		// NCCL's choice on the machine as built, run on the fitted one.
+		if err := chooseOn(m.chooser(), p, samples, variants); err != nil {
+			return nil, err
+		}
+	}
+	groups, of, err := groupForMachine(m.simulated(), p, samples, variants)
 	if err != nil {
 		return nil, err
 	}
@@ -290,9 +330,39 @@ type extraSweep struct {
 	used    [2]int
 }
 
-// groupForMachine groups samples into sweeps on m, and returns each
-// sample's group.
-func groupForMachine(m Machine, p scenario.Preset, samples []Sample) ([]machineGroup, []int, error) {
+// chooseOn replaces each "auto" of variants by what it picks for its
+// sample on m.
+func chooseOn(m Machine, p scenario.Preset, samples []Sample, variants []string) error {
+	groups, of, err := groupForMachine(m, p, samples, variants)
+	if err != nil {
+		return err
+	}
+	chosen := map[[2]int]string{}
+	for gi, g := range groups {
+		if g.variant != "auto" {
+			continue
+		}
+		points, err := planGroup(g, g.sizes)
+		if err != nil {
+			return err
+		}
+		for _, pt := range points {
+			if chosen[[2]int{gi, pt.Bytes}], err = choiceOf(pt); err != nil {
+				return fmt.Errorf("%v: %w", pt, err)
+			}
+		}
+	}
+	for i, s := range samples {
+		if variants[i] == "auto" {
+			variants[i] = chosen[[2]int{of[i], s.Bytes}]
+		}
+	}
+	return nil
+}
+
+// groupForMachine groups samples, each running its variant, into sweeps
+// on m, and returns each sample's group.
+func groupForMachine(m Machine, p scenario.Preset, samples []Sample, variants []string) ([]machineGroup, []int, error) {
 	var groups []machineGroup
 	idx := map[string]int{}
 	of := make([]int, len(samples))
@@ -304,10 +374,7 @@ func groupForMachine(m Machine, p scenario.Preset, samples []Sample) ([]machineG
 		if err != nil {
 			return nil, nil, err
 		}
-		variant, err := sampleVariant(s)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", s.Source, err)
-		}
+		variant := variants[i]
 		keys, err := machineNetwork(m, p, s)
 		if err != nil {
 			return nil, nil, err

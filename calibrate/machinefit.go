@@ -58,6 +58,7 @@ type MachineFit struct {
 	BeforeFit, AfterFit Agreement
 	Evaluations         int
 	Notes               []string
+	notes               map[string]string // the last note about each figure
 }
 
 // MachineFitOptions tune FitMachine.
@@ -122,7 +123,7 @@ func FitMachine(ctx context.Context, m Machine, samples []Sample, opt MachineFit
 	if len(coll) == 0 {
 		return nil, errNoSamples
 	}
-	f := &MachineFit{Machine: m.with(nil), Samples: coll}
+	f := &MachineFit{Machine: m.with(nil), Samples: coll, notes: map[string]string{}}
 	if len(coll) < len(samples) {
 		f.Notes = append(f.Notes, fmt.Sprintf("%d point-to-point sample(s) left out: a machine is fitted to collectives", len(samples)-len(coll)))
 	}
@@ -269,6 +270,9 @@ func FitMachine(ctx context.Context, m Machine, samples []Sample, opt MachineFit
 	slices.SortStableFunc(order, func(a, b string) int { return strings.Compare(figureOrder(a), figureOrder(b)) })
 	for _, k := range order {
 		f.Params = append(f.Params, *params[k])
+		if n, ok := f.notes[k]; ok {
+			f.Notes = append(f.Notes, n)
+		}
 	}
 	if f.After, err = PredictMachine(ctx, f.Machine, coll, opt.PredictOptions); err != nil {
 		return nil, err
@@ -328,7 +332,14 @@ func (f *MachineFit) set(p *MachineParam, v float64) {
 			}
 		}
 	}
-	f.Machine = f.Machine.with(keys)
+	fitted := make(map[string]any, len(f.Machine.Fitted)+len(keys))
+	for k, x := range f.Machine.Fitted {
+		fitted[k] = x
+	}
+	for k, x := range keys {
+		fitted[k] = x
+	}
+	f.Machine.Fitted = fitted
 	p.Value = v
 }
 
@@ -369,8 +380,8 @@ func (f *MachineFit) fitBandwidth(p *MachineParam, large []int, coll []Sample, p
 			continue
 		}
 		if !moved {
-			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s to %s moves the median predicted time of its samples only from %.3f to %.3f of the measured: the model's time there is not this bandwidth's, kept at %s",
-				p.Key, formatFigure(old, true), formatFigure(v, true), oldR, r, formatFigure(old, true)))
+			f.notes[p.Key] = fmt.Sprintf("%s: %s to %s moves the median predicted time of its samples only from %.3f to %.3f of the measured: the model's time there is not this bandwidth's, kept at %s",
+				p.Key, formatFigure(old, true), formatFigure(v, true), oldR, r, formatFigure(old, true))
 			f.set(p, old)
 			return false, nil
 		}
@@ -382,8 +393,9 @@ func (f *MachineFit) fitBandwidth(p *MachineParam, large []int, coll []Sample, p
 		f.set(p, best)
 		r = bestR
 	}
+	delete(f.notes, p.Key)
 	if math.Abs(r-1) > 0.02 {
-		f.Notes = append(f.Notes, fmt.Sprintf("%s: the median predicted time of its samples stays %.3f of the measured at %s", p.Key, r, p.Text()))
+		f.notes[p.Key] = fmt.Sprintf("%s: the median predicted time of its samples stays %.3f of the measured at %s", p.Key, r, p.Text())
 	}
 	return true, nil
 }
@@ -439,8 +451,9 @@ func (f *MachineFit) fitLatency(p *MachineParam, small []int, coll []Sample, pre
 		}
 		x0, g0, x1, g1 = x1, g1, x2, g2
 	}
+	delete(f.notes, p.Key)
 	if x1 == 0 && g1 > fitTolerance {
-		f.Notes = append(f.Notes, fmt.Sprintf("%s: even with no latency on these links the model is %.0f%% slower than measured at its samples: its time there is NCCL's own per-step figures", p.Key, 100*g1))
+		f.notes[p.Key] = (fmt.Sprintf("%s: even with no latency on these links the model is %.0f%% slower than measured at its samples: its time there is NCCL's own per-step figures", p.Key, 100*g1))
 	}
 	if p.Value != x1 {
 		f.set(p, x1)
@@ -467,6 +480,7 @@ func (f *MachineFit) WriteScenario(w io.Writer, name string) error {
 	for _, n := range f.Notes {
 		fmt.Fprintf(&b, "# Note: %s\n", n)
 	}
+	b.WriteString("# NCCL's choice (auto) in this scenario is made on the fitted figures; the fit and its\n# predictions made it on the machine as built, as NCCL does (calibrate.Machine.Fitted).\n")
 	fmt.Fprintf(&b, "name = %s\nseed = 1\n", strconv.Quote(name))
 	f.Machine.writeNetwork(&b, nil)
 	b.WriteString("\n")
