@@ -25,6 +25,7 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return AllgatherBruck(ctx, l, c.Send, c.Buf, c.DType)
 				}},
+			AutoAlgorithm("allgather", wholeSize),
 		},
 	})
 }

@@ -65,6 +65,20 @@ func allreduceSize(_ int, c Call) (bytes, count int) {
 	return c.Buf.Len(), c.Buf.Len() / c.DType.Size()
 }
 
+// wholeSize is the message of a collective as nccl-tests and NCCL count
+// it: the larger of its buffers, which is the whole buffer of p blocks
+// for allgather (its output) and reduce_scatter (its input), and the
+// buffer of broadcast and reduce.
+func wholeSize(_ int, c Call) (bytes, count int) {
+	n := 0
+	for _, b := range []device.Buffer{c.Buf, c.Send} {
+		if b != nil {
+			n = max(n, b.Len())
+		}
+	}
+	return n, n / max(c.DType.Size(), 1)
+}
+
 // AutoAllreduce runs the allreduce that t selects for this world and
 // buffer (DefaultTuning if t is nil), as the catalogue's "auto" does. With
 // nexar's table: PipelinedRingAllreduce with 2 MiB segments from 8 MiB,

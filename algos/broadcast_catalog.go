@@ -34,6 +34,7 @@ func init() {
 			broadcastAlgorithm("flat", "nexar's: the root sends to every rank in turn; (p-1)(α+nβ)", FlatBroadcast, ""),
 			broadcastAlgorithm("binary_tree", "nexar's: rank v sends to 2v+1 then 2v+2; 2(k-1)(α+nβ) at p = 2^k-1", BinaryTreeBroadcast, ""),
 			broadcastAlgorithm("nexar", "nexar's choice: flat below 4 ranks, binary_tree from 4 on", NexarBroadcast, ""),
+			AutoAlgorithm("broadcast", wholeSize),
 		},
 	})
 }

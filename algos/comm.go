@@ -21,18 +21,16 @@ var _ Selector = (*Tuning)(nil)
 
 // NexarSelector makes nexar's own choices, which is what a Comm does when
 // given no Selector: for the collectives its Tuning table has an entry
-// for (allreduce in DefaultTuning: the pipelined ring from 8 MiB, the ring
-// up to 8 ranks or below one element per rank, halving-doubling
-// otherwise), the table's choice; otherwise nexar's fixed rule:
+// for, the table's choice (DefaultTuning: for allreduce the pipelined
+// ring from 8 MiB, the ring up to 8 ranks or below one element per rank,
+// halving-doubling otherwise; the ring for allgather and reduce_scatter;
+// broadcast flat below 4 ranks, binary_tree from 4; reduce binomial_tree,
+// where nexar folds the excess ranks of a non-power of two in first, a
+// variant the catalogue has not); otherwise nexar's fixed rule:
 //
-//	broadcast       flat below 4 ranks, binary_tree from 4
 //	gather, scatter flat
 //	barrier         two_phase up to 4 ranks, dissemination from 5
-//	allgather, reduce_scatter   ring
 //	alltoall        pairwise
-//	reduce          binomial_tree (nexar folds the excess ranks of a
-//	                non-power of two in first; the catalogue has no such
-//	                variant)
 //	scan            recursive_doubling
 type NexarSelector struct {
 	// Tuning is consulted first; nil is DefaultTuning.
@@ -42,14 +40,10 @@ type NexarSelector struct {
 // nexarFixed is NexarSelector's rule for collectives without a table
 // entry; ranks-dependent entries are handled in Select.
 var nexarFixed = map[string]string{
-	"allreduce":      "ring",
-	"allgather":      "ring",
-	"reduce_scatter": "ring",
-	"alltoall":       "pairwise",
-	"gather":         "flat",
-	"scatter":        "flat",
-	"reduce":         "binomial_tree",
-	"scan":           "recursive_doubling",
+	"alltoall": "pairwise",
+	"gather":   "flat",
+	"scatter":  "flat",
+	"scan":     "recursive_doubling",
 }
 
 // Select implements Selector.
@@ -61,13 +55,7 @@ func (s NexarSelector) Select(collective string, world, bytes, count int) (Choic
 	if t.Collective(collective) != nil {
 		return t.Select(collective, world, bytes, count)
 	}
-	switch collective {
-	case "broadcast":
-		if world < NexarBroadcastThreshold {
-			return Choice{Algorithm: "flat", From: "nexar"}, nil
-		}
-		return Choice{Algorithm: "binary_tree", From: "nexar"}, nil
-	case "barrier":
+	if collective == "barrier" {
 		if world <= 4 {
 			return Choice{Algorithm: "two_phase", From: "nexar"}, nil
 		}

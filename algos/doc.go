@@ -160,6 +160,11 @@
 // table, nexar's rule by default ([DefaultTuning]): pipelined ring from
 // 8 MiB (2 MiB segments), ring on up to 8 ranks or when count < p,
 // halving-doubling otherwise. Its time is the chosen algorithm's.
+// allgather, reduce_scatter, broadcast and reduce have an "auto" too
+// ([AutoAlgorithm]), which measures the message as nccl-tests and NCCL do
+// (the whole buffer of p blocks for allgather and reduce_scatter): the
+// collectives a [Policy] such as NCCL's (package algos/nccl/tuner)
+// chooses for.
 //
 // # Sub-communicators
 //

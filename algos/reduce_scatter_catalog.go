@@ -43,6 +43,7 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return ReduceScatterPairwise(ctx, l, c.Send, c.Buf, c.DType, c.Op)
 				}},
+			AutoAlgorithm("reduce_scatter", wholeSize),
 		},
 	})
 }

@@ -21,6 +21,7 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return BinomialFarthestReduce(ctx, l, c.Buf, c.DType, c.Op, c.Root)
 				}},
+			AutoAlgorithm("reduce", wholeSize),
 		},
 	})
 }

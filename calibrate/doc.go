@@ -51,6 +51,20 @@
 // for logs that do not say which ran, and ranks them. Fit.WriteScenario
 // writes the calibrated model as a scenario nexar-sim runs.
 //
+// # GPU machines
+//
+// A log of nccl-tests on a GPU cluster is better held against the cluster's
+// description than against a network model of two parameters: Machine is a
+// GPU preset of package scenario (dgx-h100, ...) with the keys that
+// override it, PredictMachine predicts samples on it as NCCL runs them
+// there ("auto" under the nccl policy, or what the log's INFO lines, read
+// into NCCLInfo, say NCCL chose), and FitMachine fits its NICs' and
+// NVLink's bandwidth and latency to a log, keeping NCCL's choice on the
+// machine as built (Machine.Fitted). Agree says how predictions follow a
+// log: the median |predicted/measured - 1| of busbw from 1 MiB and of time
+// below 64 KiB. docs/nccl-predictions.md holds them against the public logs
+// of testdata/public.
+//
 // A new model is fitted by adding a ModelSpec to the list Models
 // returns (fitModels, in model.go): its Params, named as the scenario
 // keys, each Required or optional with the Default it is held at; its

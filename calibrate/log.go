@@ -83,7 +83,10 @@ type Run struct {
 	// WorldFrom says where World comes from: "ranks 0-15 listed",
 	// "--world", "line 3: mpirun -np 16 ...".
 	WorldFrom string
-	Samples   []Sample
+	// NCCL is what the run's lines say of NCCL and the machine (its
+	// release, nodes, channels, choices); nil if nothing.
+	NCCL    *NCCLInfo
+	Samples []Sample
 }
 
 // Samples returns the samples of every run, in order.

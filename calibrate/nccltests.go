@@ -80,9 +80,11 @@ type ncclReader struct {
 	log  *Log
 	opt  LogOptions
 	line int
-	// pending are the hints seen since the last run began.
-	pending hints
-	run     *ncclRun
+	// pending are the hints seen since the last run began, pendingInfo
+	// the NCCL lines.
+	pending     hints
+	pendingInfo infoScanner
+	run         *ncclRun
 	// cut, na and wrong count the rows left out, by line.
 	cut, na, wrong []int
 }
@@ -96,6 +98,7 @@ type ncclRun struct {
 	world                int
 	params               map[string]int
 	hints                hints
+	info                 infoScanner
 	nThread, nGpus       int
 	ranks                map[int]bool
 	maxRank              int
@@ -127,8 +130,9 @@ func (p *ncclReader) begin(force bool) (*ncclRun, error) {
 		}
 	}
 	if p.run == nil {
-		p.run = &ncclRun{line: p.line, ranks: map[int]bool{}, maxRank: -1, hints: p.pending}
+		p.run = &ncclRun{line: p.line, ranks: map[int]bool{}, maxRank: -1, hints: p.pending, info: p.pendingInfo}
 		p.pending = p.pending.next()
+		p.pendingInfo = infoScanner{}
 	}
 	return p.run, nil
 }
@@ -188,6 +192,7 @@ func (p *ncclReader) readLine(l string, n int) error {
 		}
 		run.ranks[n] = true
 		run.maxRank = max(run.maxRank, n)
+		run.info.scanRank(l)
 		if strings.HasSuffix(l, "...") {
 			run.elided = true // nccl-tests cut this process's list short
 		}
@@ -236,8 +241,16 @@ func (p *ncclReader) readLine(l string, n int) error {
 }
 
 // hint reads what a line that is not nccl-tests' says about the runs
-// that follow; a command line after a run's rows ends that run.
+// that follow (NCCL's lines about the run under way or the next one); a
+// command line after a run's rows ends that run.
 func (p *ncclReader) hint(l string) error {
+	info := &p.pendingInfo
+	if p.run != nil && !p.run.closed {
+		info = &p.run.info
+	}
+	if info.scan(l, p.line) {
+		return nil
+	}
 	command := isCommandLine(l) || batchDirective.MatchString(l)
 	if command && p.run != nil && len(p.run.rows) > 0 {
 		if err := p.endRun(); err != nil {
@@ -388,10 +401,11 @@ func (p *ncclReader) endRun() error {
 	if err != nil {
 		return err
 	}
-	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from}
+	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from, NCCL: run.info.result()}
+	nodes := out.NCCL.NodesOf(world)
 	for _, row := range run.rows {
 		s := row.s
-		s.Collective, s.World, s.Params = coll, world, run.params
+		s.Collective, s.World, s.Params, s.Nodes, s.NCCL = coll, world, run.params, nodes, out.NCCL
 		s.Source = fmt.Sprintf("%s:%d", p.log.File, row.line)
 		switch {
 		case coll == PointToPoint:

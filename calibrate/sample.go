@@ -24,6 +24,12 @@ type Sample struct {
 	// model simulates, and FitCandidates may try others.
 	Assumed bool
 	World   int
+	// Nodes is the nodes the ranks ran on, where the log says (NCCL's
+	// count, or the hosts of nccl-tests' rank lines); 0 if it does not.
+	Nodes int
+	// NCCL is what the run's lines say of NCCL (channels, NCCL's choice
+	// at each size), shared by the run's samples; nil if nothing.
+	NCCL *NCCLInfo
 	// Bytes is the message size as nccl-tests counts it.
 	Bytes int
 	DType device.DType

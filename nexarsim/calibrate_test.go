@@ -81,3 +81,42 @@ func TestCalibrateRefuses(t *testing.T) {
 		t.Errorf("held: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestCalibratePreset predicts a log on a GPU preset from its description
+// (--no-fit), says what it read of NCCL's lines, and refuses the machine's
+// flags without a preset.
+func TestCalibratePreset(t *testing.T) {
+	dir := t.TempDir()
+	log := writeFile(t, dir, "all_reduce_perf.log", `# nThread 1 nGpus 1 minBytes 1024 maxBytes 65536 step: 8(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid  1 on node01 device  0 [0x18] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid  2 on node01 device  1 [0x2a] NVIDIA H100 80GB HBM3
+#  Rank  2 Group  0 Pid  3 on node02 device  0 [0x18] NVIDIA H100 80GB HBM3
+#  Rank  3 Group  0 Pid  4 on node02 device  1 [0x2a] NVIDIA H100 80GB HBM3
+node01:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+        1024           256     float     sum      -1    22.00    0.05    0.07      0    22.00    0.05    0.07      0
+        8192          2048     float     sum      -1    24.00    0.34    0.51      0    24.00    0.34    0.51      0
+       65536         16384     float     sum      -1    30.00    2.18    3.28      0    30.00    2.18    3.28      0
+`)
+	code, stdout, stderr := nexarSim("calibrate", "--preset", "dgx-h100", "--no-fit", "-v", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"its lines say: NCCL 2.26.2, 2 host(s), NVIDIA H100 80GB HBM3", "predicted on dgx-h100 from its description alone",
+		"time below 64 KiB 12.6% (2 sizes)", "nccl_ring_ll(channels=1)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+	if code, _, stderr := nexarSim("calibrate", "--set", "nics_per_node=8", log); code != exitUsage || !strings.Contains(stderr, "need --preset") {
+		t.Errorf("--set without --preset: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := nexarSim("calibrate", "--preset", "no-such", "--no-fit", log); code != exitUsage || !strings.Contains(stderr, "unknown preset") {
+		t.Errorf("an unknown preset: exit %d, %s", code, stderr)
+	}
+}

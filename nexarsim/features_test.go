@@ -313,7 +313,12 @@ func TestScenariosDir(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
-	for _, f := range files {
+	// The studies of one scenario a preset (NCCL's choice, 1 to 64 nodes).
+	choice, err := filepath.Glob("../scenarios/nccl-choice/*.toml")
+	if err != nil || len(choice) == 0 {
+		t.Fatalf("no scenarios/nccl-choice: %v", err)
+	}
+	for _, f := range append(files, choice...) {
 		s, points, ok := load(f, os.Stderr)
 		if !ok {
 			t.Errorf("%s does not validate", f)

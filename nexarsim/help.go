@@ -211,6 +211,19 @@ all_reduce_perf would run it under mpirun -np N), on an alpha-beta network
                        nccl_*, run where named; see 'nexar-sim list')
   --latency D, --bandwidth B, --reduce-bandwidth B
                        the network (default 5us, 12.5GB/s, 25GB/s)
+  --preset P, --nodes N, --policy nccl
+                       or a GPU machine ('nexar-sim list': dgx-h100, ...)
+                       on N nodes (default 1; --world defaults to all
+                       their GPUs), predicting nccl-tests as NCCL would run
+                       it there: without --algorithms, "auto" chooses as
+                       NCCL 2.30.7 does at each size (its algorithm,
+                       protocol and channels; --policy table for nexar's
+                       own table) for all_reduce, all_gather,
+                       reduce_scatter, broadcast and reduce, and alltoall
+                       runs "linear" (NCCL's sends and receives, all posted
+                       at once); docs/nccl-predictions.md. For example:
+                       nexar-sim run --preset dgx-h100 --nodes 2
+                         --collective all_gather -b 8 -e 8G -f 2 --out out/
 The run writes the scenario the flags describe into DIR/` + flagsScenarioFile + `:
 'nexar-sim run DIR/` + flagsScenarioFile + `' runs it again, and it is where to start
 a richer study (topologies, faults, several sweeps).

@@ -35,6 +35,7 @@ type ncclFlags struct {
 
 func (f *ncclFlags) register(fs *flag.FlagSet) {
 	f.Register(fs, defaultNetwork, true)
+	f.RegisterPreset(fs)
 	fs.Func("world", "", func(v string) error { f.world, f.worldSet = v, true; return nil })
 	for _, n := range []string{"n", "iters"} {
 		fs.Func(n, "", func(v string) error { f.itersSet = true; _, err := fmt.Sscan(v, &f.iters); return err })
@@ -61,12 +62,21 @@ func (f *ncclFlags) given() bool { return len(f.list()) > 0 }
 // scenario builds, parses and plans the scenario of the flags, which
 // names file as its own.
 func (f *ncclFlags) scenario(file string, stderr io.Writer) (*scenario.Scenario, []sweep.Point, []byte, error) {
-	if !f.worldSet {
-		return nil, nil, nil, fmt.Errorf("missing --world N (ranks: 8, 2,4,8 or 2..64 x2), which mpirun -np gives nccl-tests")
-	}
-	worlds, err := nccltests.ParseWorlds(f.world)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--world %s: %v", f.world, err)
+	var worlds []int
+	switch {
+	case f.worldSet:
+		var err error
+		if worlds, err = nccltests.ParseWorlds(f.world); err != nil {
+			return nil, nil, nil, fmt.Errorf("--world %s: %v", f.world, err)
+		}
+	case f.Preset != "":
+		w, err := f.PresetWorld()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		worlds = []int{w}
+	default:
+		return nil, nil, nil, fmt.Errorf("missing --world N (ranks: 8, 2,4,8 or 2..64 x2), which mpirun -np gives nccl-tests; or --preset with --nodes")
 	}
 	data := "phantom"
 	if f.Check != 0 {

@@ -108,3 +108,50 @@ func TestShardFromSlurm(t *testing.T) {
 		t.Errorf("--shard 1/1 in an array: exit %d: %s", code, stderr)
 	}
 }
+
+// TestRunFromPresetFlags predicts nccl-tests on a GPU preset from the
+// flags alone: the world is every GPU of the nodes, "auto" runs NCCL's
+// choice, alltoall NCCL's posted-at-once sends; flags that describe
+// another network are refused.
+func TestRunFromPresetFlags(t *testing.T) {
+	for _, c := range []struct{ coll, alg string }{{"all_gather", "auto"}, {"alltoall", "linear"}} {
+		out := t.TempDir()
+		code, _, stderr := nexarSim("run", "--preset", "dgx-h100", "--nodes", "1", "--collective", c.coll, "-b", "1K", "-e", "64K", "-f", "8", "--out", out, "-q", "--no-plots")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.coll, code, stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "results.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := sweep.ReadCSV(strings.NewReader(string(data)))
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("%s: %d rows, %v", c.coll, len(rows), err)
+		}
+		for _, r := range rows {
+			if r.World != 8 || r.Algorithm != c.alg || !(r.Time > 0) {
+				t.Errorf("%s: row %+v", c.coll, r)
+			}
+		}
+		text, err := os.ReadFile(filepath.Join(out, flagsScenarioFile))
+		if err != nil || !strings.Contains(string(text), `preset = "dgx-h100"`) || !strings.Contains(string(text), `policy = "nccl"`) {
+			t.Errorf("%s: the written scenario:\n%s", c.coll, text)
+		}
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--preset", "dgx-h100", "--latency", "1us", "--out", dir}, "--latency with --preset"},
+		{[]string{"run", "--nodes", "2", "--world", "8", "--out", dir}, "--nodes needs --preset"},
+		{[]string{"run", "--preset", "no-such", "--out", dir}, `unknown preset "no-such"`},
+		{[]string{"run", "--preset", "dgx-h100", "--nodes", "0", "--out", dir}, "want a number of nodes"},
+		{[]string{"run", "--preset", "dgx-h100", "--policy", "other", "--out", dir}, `--policy: unknown policy "other"`},
+	} {
+		code, _, stderr := nexarSim(tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %s; want %d with %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -156,7 +156,8 @@
 // reduce; NVLS tree: NCCL's double binary tree over the shards' owners),
 // an allgather inside each node (NVLS: the owner's store multicast by the
 // NVSwitch, multimem.st; CollNet: direct). Chunks are NVLS's 128 KiB
-// (32 KiB across nodes, smaller for small calls). They need a network
+// (32 KiB across nodes; NVLS tree's 128 KiB, 64 KiB from 4 nodes;
+// smaller for small calls). They need a network
 // whose switches reduce (algos.SwitchReducer): on a model without one
 // they fail; on real links a rank stands in for the switch, so the data
 // flow runs and is checked. On alpha-beta with one ideal switch that

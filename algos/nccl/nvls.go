@@ -27,17 +27,32 @@ import (
 //     to local rank j, which reduces; then sends its shard to every local
 //     rank), SHARP across.
 
-// nvlsChunkBytes is NVLS's chunk (calcCollChunking): NCCL_NVLS_CHUNKSIZE
-// (128 KiB) for one node, 32 KiB across nodes (NCCL's rule for an NVLS
-// bandwidth below 150 GB/s, the common case with SHARP across nodes),
-// then smaller for small calls: 64 KiB below 64 chunks per concurrent
-// operation, 32 KiB below 8, 16 KiB below 2.
-func nvlsChunkBytes(channelBytes, heads, nodes int) int {
+// nvlsChunkBytes is the chunk of NVLS and NVLS tree (calcCollChunking
+// and ncclNvlsTuning): for NVLS NCCL_NVLS_CHUNKSIZE (128 KiB) on one
+// node, 32 KiB across nodes (NCCL's rule for an NVLS bandwidth below 150
+// GB/s, the common case with SHARP across nodes), then smaller for small
+// calls: 64 KiB below 64 chunks per concurrent operation, 32 KiB below 8,
+// 16 KiB below 2. For NVLS tree, 128 KiB capped by the tree's maximum (64
+// KiB from 4 nodes, NCCL_NVLSTREE_MAX_CHUNKSIZE's default), then 64 KiB
+// below 4 chunks per concurrent operation and 32 KiB below 1.
+func nvlsChunkBytes(channelBytes, heads, nodes int, tree bool) int {
 	c := 128 << 10
+	ops := heads
+	if tree {
+		if nodes >= 4 {
+			c = 64 << 10
+		}
+		if channelBytes < 4*ops*c && c > 65536 {
+			c = 65536
+		}
+		if channelBytes < ops*c && c > 32768 {
+			c = 32768
+		}
+		return c
+	}
 	if nodes > 1 {
 		c = 32 << 10
 	}
-	ops := heads
 	if channelBytes < 64*ops*c && c > 65536 {
 		c = 65536
 	}
@@ -173,7 +188,7 @@ func threePhaseAllreduce(ctx context.Context, l algos.Link, c algos.Call, algo i
 	}
 	return k.runChannels(used, func(ctx context.Context, id int) error {
 		pt := parts[id]
-		chunk := nvlsChunkBytes(pt.count*k.dt.Size(), lo.shards, len(lo.nodes)) / k.dt.Size()
+		chunk := nvlsChunkBytes(pt.count*k.dt.Size(), lo.shards, len(lo.nodes), algo == AlgoNVLSTree) / k.dt.Size()
 		chunk = max(chunk/lo.shards*lo.shards, lo.shards)
 		tp := &threePhase{k: k, lo: lo, intra: intra, inter: inter, buf: c.Buf, pt: pt, chunk: chunk, id: id, used: used,
 			nChunks: divUp(pt.count, chunk)}
@@ -606,7 +621,7 @@ func nvlsSingle(ctx context.Context, l algos.Link, c algos.Call, count int, what
 		kc := *k
 		kc.ctx = ctx
 		pt := parts[id]
-		chunk := max(nvlsChunkBytes(pt.count*k.dt.Size()*k.p, k.p, 1)/k.dt.Size(), 1)
+		chunk := max(nvlsChunkBytes(pt.count*k.dt.Size()*k.p, k.p, 1, false)/k.dt.Size(), 1)
 		ch := newChannel(ctx, l, AlgoRing, Simple, id, k.dt, k.op, 0, &k.hw, 1, 1, 0)
 		sn, err := kc.newSwitchNet(ch, [][]int{lo.local}, what)
 		if err != nil {

@@ -4,6 +4,7 @@ package calibratecmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -151,6 +152,13 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 	fs.Var(hold, "hold", "hold a parameter at a value: latency=5us, bandwidth=12.5GB/s (repeatable)")
 	leastSquares := fs.Bool("least-squares", false, "weigh every sample alike (plain least squares)")
 	verbose := fs.Bool("v", false, "print every sample's residual")
+	preset := fs.String("preset", "", "fit this GPU machine's figures (dgx-h100, ...) instead of a network model")
+	sets := keySets{}
+	fs.Var(sets, "set", "with --preset: a [network] key of the machine, KEY=VALUE (repeatable)")
+	noFit := fs.Bool("no-fit", false, "with --preset: predict the samples on the machine as given, fitting nothing")
+	var holdKeys []string
+	fs.Func("hold-key", "with --preset: keep this figure at the machine's value (repeatable)", func(v string) error { holdKeys = append(holdKeys, v); return nil })
+	jobs := fs.Int("jobs", 0, "with --preset: points simulated at once (default: one per CPU)")
 	pos, status, ok := prog.ParseCmd("calibrate", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -172,6 +180,9 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stdout, "%s (%s):\n", file, log.Format)
 		for _, r := range log.Runs {
 			fmt.Fprintf(stdout, "  line %d: %s, %s on %d ranks (%s), %d samples\n", r.Line, r.Benchmark, r.Collective, r.World, r.WorldFrom, len(r.Samples))
+			if r.NCCL != nil {
+				fmt.Fprintf(stdout, "    its lines say: %s\n", r.NCCL)
+			}
 		}
 		for _, n := range log.Notes {
 			if line, msg, ok := strings.Cut(strings.TrimPrefix(n, file+":"), ": "); ok {
@@ -188,6 +199,13 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 	samples, merged := calibrate.MergeRepeats(samples)
 	if merged != "" {
 		fmt.Fprintf(stdout, "note: %s\n", merged)
+	}
+	if *preset != "" {
+		m := calibrate.Machine{Preset: *preset, Keys: map[string]any(sets)}
+		return runMachine(m, samples, pos, *noFit, holdKeys, *jobs, *verbose, *out, *name, writeFailed, prog, stdout, stderr)
+	}
+	if len(sets) > 0 || *noFit || len(holdKeys) > 0 {
+		return prog.UsageError(stderr, "calibrate", "--set, --hold-key and --no-fit need --preset")
 	}
 	models := splitList(*model)
 	if len(models) == 0 {
@@ -376,4 +394,99 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// keySets are --set flags: KEY=VALUE, a whole number or a string.
+type keySets map[string]any
+
+func (k keySets) String() string { return "" }
+
+func (k keySets) Set(v string) error {
+	key, value, ok := strings.Cut(v, "=")
+	if !ok || key == "" || value == "" {
+		return fmt.Errorf("%q: want KEY=VALUE (nics_per_node=8, nic_bandwidth=200Gbit/s)", v)
+	}
+	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+		k[key] = n
+	} else {
+		k[key] = value
+	}
+	return nil
+}
+
+// runMachine predicts the samples on a GPU machine, fits its figures
+// unless noFit, reports, and writes the scenario.
+func runMachine(m calibrate.Machine, samples []calibrate.Sample, files []string, noFit bool, hold []string, jobs int, verbose bool,
+	out, name string, writeFailed int, prog *cli.Program, stdout, stderr io.Writer) int {
+	opt := calibrate.PredictOptions{Jobs: jobs}
+	ctx := context.Background()
+	if noFit {
+		pr, err := calibrate.PredictMachine(ctx, m, samples, opt)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, strings.TrimPrefix(err.Error(), "calibrate: "))
+			return cli.ExitUsage
+		}
+		t := make([]float64, len(pr))
+		for i, p := range pr {
+			t[i] = p.Time
+		}
+		fmt.Fprintf(stdout, "predicted on %s from its description alone: median |predicted/measured - 1|: %s\n", m, calibrate.Agree(samples, t))
+		printPredictions(stdout, samples, pr, verbose)
+		return cli.ExitOK
+	}
+	fit, err := calibrate.FitMachine(ctx, m, samples, calibrate.MachineFitOptions{PredictOptions: opt, Hold: hold})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, strings.TrimPrefix(err.Error(), "calibrate: "))
+		return cli.ExitUsage
+	}
+	fmt.Fprintf(stdout, "%s fitted to %d samples from %s (%d simulations of the samples):\n", m.Preset, len(fit.Samples), strings.Join(files, ", "), fit.Evaluations)
+	for _, p := range fit.Params {
+		if p.Held {
+			fmt.Fprintf(stdout, "  %-17s %-14s held: %s\n", p.Key, p.Text(), p.Why)
+		} else {
+			fmt.Fprintf(stdout, "  %-17s %-14s (the machine's %s) %s\n", p.Key, p.Text(), calibrateFigure(p), p.Why)
+		}
+	}
+	for _, n := range fit.Notes {
+		fmt.Fprintf(stdout, "  note: %s\n", n)
+	}
+	fmt.Fprintf(stdout, "median |predicted/measured - 1|, the machine as given: %s\n", fit.BeforeFit)
+	fmt.Fprintf(stdout, "median |predicted/measured - 1|, as fitted:         %s\n", fit.AfterFit)
+	printPredictions(stdout, fit.Samples, fit.After, verbose)
+	if out == "" {
+		return cli.ExitOK
+	}
+	var b bytes.Buffer
+	if err := fit.WriteScenario(&b, name); err != nil {
+		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
+		return writeFailed
+	}
+	if err := atomicfile.WriteFile(out, b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
+		return writeFailed
+	}
+	fmt.Fprintf(stderr, "%s calibrate: wrote %s (nexar-sim run %s --out DIR; change its world to predict other node counts)\n", prog.Name, out, out)
+	return cli.ExitOK
+}
+
+func calibrateFigure(p calibrate.MachineParam) string {
+	q := p
+	q.Value = p.Preset
+	return q.Text()
+}
+
+// printPredictions prints each sample's measured and predicted time with
+// -v.
+func printPredictions(w io.Writer, samples []calibrate.Sample, pr []calibrate.Prediction, verbose bool) {
+	if !verbose {
+		return
+	}
+	fmt.Fprintf(w, "every point: measured and predicted time (us), what ran:\n")
+	for i, s := range samples {
+		how := ""
+		if pr[i].Extrapolated {
+			how = ", extrapolated"
+		}
+		fmt.Fprintf(w, "  %s: %.2f, %.2f (%+.1f%%) %s%s\n", s, s.Time*1e6, pr[i].Time*1e6, 100*(pr[i].Time/s.Time-1), pr[i].Ran, how)
+	}
 }

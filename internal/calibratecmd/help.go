@@ -8,7 +8,7 @@ func Help(prog string) string { return strings.ReplaceAll(help, "PROG", prog) }
 
 // Usage is its line in the program's usage.
 func Usage(prog string) string {
-	return prog + " calibrate [--model M[,M...]] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS..."
+	return prog + " calibrate [--model M[,M...] | --preset P] [--algorithm A,B] [--out FILE.toml] MEASUREMENTS..."
 }
 
 const help = `Usage: PROG calibrate [flags] MEASUREMENTS...
@@ -90,6 +90,27 @@ and eager_threshold), else at their default, and the report says which.
 Files whose runs recorded thresholds that give a model different values
 are refused for that model: fit them apart, or --hold one value.
 
+A GPU machine (--preset dgx-h100, or another of 'nexar-sim list'; --set
+KEY=VALUE overrides a key of it, such as --set nics_per_node=8): instead of
+a network model, the machine's own figures are fitted, each sample
+simulated as NCCL runs it there ("auto" under the nccl policy: NCCL's
+choice of algorithm, protocol and channels at each size; where the log has
+NCCL's INFO lines, what they say NCCL chose, on the channels and nodes they
+give). The NICs' bandwidth and latency are fitted to samples that span
+nodes, NVLink's to samples inside one node: a bandwidth to the sizes of 1
+MiB and more at the top of the sweep, by scaling it until the median
+predicted time is the measured one (where the NICs do not bound the
+model's time, the bandwidth that does), a latency to the smaller sizes;
+what the samples do not reach is held and the report says why. The
+written scenario is the preset with the fitted keys, policy "nccl" and a
+sweep of "auto": change its world to predict the cluster at other node
+counts, its collective to predict other collectives. --no-fit predicts the
+samples on the machine as given and reports the median |predicted/measured
+- 1| of busbw from 1 MiB and of time below 64 KiB (docs/nccl-predictions.md).
+Sizes above 256 MiB are extrapolated from the times at 128 and 256 MiB of
+the algorithm NCCL runs there (the bandwidth regime, where a pipelined
+collective's time is affine in its size).
+
 Several models (--model alpha-beta,realnet): each is fitted and they are
 ranked by their error on points they did not fit: the points are dealt
 into --folds parts, each part predicted by the model fitted on the
@@ -117,6 +138,12 @@ Flags:
                      reduce_bandwidth=inf, rendezvous_latency_factor=1, or a
                      threshold: bulk_threshold=16KiB, eager_threshold=64KiB,
                      bulk_threshold=never (repeatable)
+  --preset P         fit GPU machine P's figures (see above)
+  --set KEY=VALUE    with --preset: a key of the machine (repeatable)
+  --hold-key KEY     with --preset: keep a figure (nic_bandwidth, nic_latency,
+                     nvlink_bandwidth, nvlink_latency) at the machine's value
+  --no-fit           with --preset: predict the samples, fit nothing
+  --jobs N           with --preset: points simulated at once (default: CPUs)
   --least-squares    weigh every sample alike
   -v                 print every sample's residual and weight
 
@@ -128,4 +155,6 @@ Examples:
   PROG calibrate osu_latency.log osu_bw.log
   PROG calibrate --model alpha-beta,alpha-beta-protocol,realnet results.csv
   PROG calibrate --world 16 osu_allreduce.log --hold latency=2us
+  PROG calibrate --preset dgx-h100 all_reduce_perf-2nodes.log --out cluster.toml
+  PROG calibrate --preset dgx-h100 --no-fit -v all_reduce_perf-4nodes.log
 `

@@ -34,6 +34,13 @@ type Flags struct {
 	Root                          int
 	Check                         int
 	Network                       Network
+	// Preset, Nodes and Policy, where RegisterPreset defines them, run
+	// the sweep on a GPU machine instead (a scenario preset, on Nodes
+	// hosts), with auto choosing by Policy ("nccl" by default): see
+	// RegisterPreset.
+	Preset string
+	Nodes  int
+	Policy string
 
 	set map[string]bool // flags given, by their canonical name
 }
@@ -85,6 +92,57 @@ func (f *Flags) Register(fs *flag.FlagSet, net Network, check bool) {
 	str(&f.Network.Latency, net.Latency, "--latency", "latency")
 	str(&f.Network.Bandwidth, net.Bandwidth, "--bandwidth", "bandwidth")
 	str(&f.Network.ReduceBandwidth, net.ReduceBandwidth, "--reduce-bandwidth", "reduce-bandwidth")
+}
+
+// RegisterPreset defines --preset, --nodes and --policy on fs: the sweep
+// then runs on a GPU machine of package scenario's presets (dgx-h100,
+// ...) on --nodes hosts, and, where --algorithms gives none, runs what
+// NCCL runs there: "auto" under --policy (default "nccl": NCCL's own
+// choice of algorithm, protocol and channels at each size) for the
+// collectives NCCL chooses for, and for alltoall, which NCCL runs as
+// point-to-point sends and receives all posted at once, the catalogue's
+// "linear". Without --world the world is every GPU of the nodes.
+func (f *Flags) RegisterPreset(fs *flag.FlagSet) {
+	fs.Func("preset", "", func(v string) error { f.Preset = v; f.set["--preset"] = true; return nil })
+	fs.Func("nodes", "", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: want a number of nodes, 1 or more", v)
+		}
+		f.Nodes = n
+		f.set["--nodes"] = true
+		return nil
+	})
+	fs.Func("policy", "", func(v string) error { f.Policy = v; f.set["--policy"] = true; return nil })
+}
+
+// PresetWorld is the world of a sweep on a preset without --world: every
+// GPU of --nodes hosts (1 without --nodes).
+func (f *Flags) PresetWorld() (int, error) {
+	p, err := scenario.LookupPreset(f.Preset)
+	if err != nil {
+		return 0, fmt.Errorf("--preset: %v", err)
+	}
+	g, _ := p.Value("gpus_per_node")
+	n, ok := g.(int64)
+	if !ok || n < 1 {
+		return 0, fmt.Errorf("--preset %s gives no GPUs a node", f.Preset)
+	}
+	return int(n) * max(f.Nodes, 1), nil
+}
+
+// NCCLAlgorithms returns the algorithms that run collective c as NCCL
+// would on a GPU machine: its "auto" where it has one (to run under the
+// nccl policy), alltoall's "linear" (NCCL's grouped sends and receives),
+// and nil for the others, which NCCL has no counterpart of here.
+func NCCLAlgorithms(c *algos.Collective) []string {
+	if _, err := c.Algorithm("auto"); err == nil {
+		return []string{"auto"}
+	}
+	if c.Name == "alltoall" {
+		return []string{"linear"}
+	}
+	return nil
 }
 
 // Given lists the flags that were given, by their short names, sorted.
@@ -227,21 +285,24 @@ func (f *Flags) Scenario(worlds []int, data string) ([]byte, string, error) {
 		pow2 = pow2 && bits.OnesCount(uint(w)) == 1
 	}
 	var algs []string
-	if f.Algorithms == "" {
-		// The catalogue's own algorithms: another library's (NCCL's)
-		// run where --algorithms names them.
-		for _, a := range c.Algorithms {
-			if (pow2 || !a.PowerOfTwo) && a.Family == "" {
-				algs = append(algs, a.Name)
-			}
-		}
-	} else {
+	switch {
+	case f.Algorithms != "":
 		for _, n := range strings.Split(f.Algorithms, ",") {
 			a, err := c.Algorithm(strings.TrimSpace(n))
 			if err != nil {
 				return nil, "", fmt.Errorf("--algorithms: %v", err)
 			}
 			algs = append(algs, a.Name)
+		}
+	case f.Preset != "" && NCCLAlgorithms(c) != nil:
+		algs = NCCLAlgorithms(c)
+	default:
+		// The catalogue's own algorithms: another library's (NCCL's)
+		// run where --algorithms names them.
+		for _, a := range c.Algorithms {
+			if (pow2 || !a.PowerOfTwo) && a.Family == "" {
+				algs = append(algs, a.Name)
+			}
 		}
 	}
 	name := fmt.Sprintf("%s -b %s -e %s", CollectiveName(f.Collective), f.MinBytes, f.MaxBytes)
@@ -250,11 +311,38 @@ func (f *Flags) Scenario(worlds []int, data string) ([]byte, string, error) {
 	} else if f.set["-i"] || len(sizes) > 1 {
 		name += " -i " + f.StepBytes
 	}
+	if f.Preset != "" {
+		name += " on " + f.Preset
+		if f.Nodes > 0 {
+			name += fmt.Sprintf(", %d node(s)", f.Nodes)
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# The sweep of nccl-tests' flags: %s\nname = %q\nseed = 1\n\n", name, name)
-	fmt.Fprintf(&b, "[network]\nmodel = \"alpha-beta\"\nlatency = %q\nbandwidth = %q\n", f.Network.Latency, f.Network.Bandwidth)
-	if f.Network.ReduceBandwidth != "" {
-		fmt.Fprintf(&b, "reduce_bandwidth = %q\n", f.Network.ReduceBandwidth)
+	fmt.Fprintf(&b, "# The sweep of nccl-tests' flags: %s\nname = %q\nseed = 1\n", name, name)
+	if f.Preset != "" {
+		for _, n := range []string{"--latency", "--bandwidth", "--reduce-bandwidth"} {
+			if f.set[n] {
+				return nil, "", fmt.Errorf("%s with --preset: the preset describes the network (override its keys in a scenario file)", n)
+			}
+		}
+		policy := f.Policy
+		if policy == "" {
+			policy = "nccl"
+		}
+		fmt.Fprintf(&b, "policy = %q\n\n[network]\npreset = %q\n", policy, f.Preset)
+		if f.Nodes > 0 {
+			fmt.Fprintf(&b, "nodes = %d\n", f.Nodes)
+		}
+	} else {
+		for _, n := range []string{"--nodes", "--policy"} {
+			if f.set[n] {
+				return nil, "", fmt.Errorf("%s needs --preset: the GPU machine it applies to", n)
+			}
+		}
+		fmt.Fprintf(&b, "\n[network]\nmodel = \"alpha-beta\"\nlatency = %q\nbandwidth = %q\n", f.Network.Latency, f.Network.Bandwidth)
+		if f.Network.ReduceBandwidth != "" {
+			fmt.Fprintf(&b, "reduce_bandwidth = %q\n", f.Network.ReduceBandwidth)
+		}
 	}
 	for _, op := range ops {
 		fmt.Fprintf(&b, "\n[[sweep]]\ncollective = %q\nalgorithms = %s\nworld = %s\nbytes = %s\ndtype = %s\n",
@@ -322,8 +410,10 @@ func Parse(file string, data []byte) (*scenario.Scenario, error) {
 func flagOf(key string) string {
 	_, k, _ := strings.Cut(key, ".")
 	switch {
+	case key == "policy" || strings.HasSuffix(key, ".policy"):
+		return "--policy"
 	case strings.HasPrefix(key, "network"):
-		return "--latency/--bandwidth/--reduce-bandwidth"
+		return "--latency/--bandwidth/--reduce-bandwidth (or --preset/--nodes)"
 	case k == "bytes":
 		return "-b/-e/-f/-i"
 	case k == "world":
