@@ -50,6 +50,9 @@ type Workload struct {
 	// flops key, else [network]'s, times mfu; 0 if unknown (then no layer
 	// may give its work in FLOPs).
 	FLOPS float64
+	// Tuning is the table the groups' "auto" algorithms select by: the
+	// file's tuning, with its policy; nil for nexar's default.
+	Tuning *algos.Tuning
 	// Axes name the swept keys, in the order of the file's keys, and
 	// Points are their combinations, the last axis varying fastest.
 	Axes   []string
@@ -114,7 +117,10 @@ type workloadAxis struct {
 
 // workload reads the [workload] table t.
 func (c *checker) workload(t *table, seed uint64) *Workload {
-	w := &Workload{Line: lineOf(c.lines, t.path)}
+	w := &Workload{Line: lineOf(c.lines, t.path), Tuning: c.defaultTuning}
+	if c.defaultPolicy != "" && c.defaultPolicyOK {
+		w.Tuning = w.Tuning.WithPolicy(c.policies[c.defaultPolicy])
+	}
 	key := func(k string) string { return joinPath(t.path, k) }
 	base := workload.Spec{Seed: seed, Overlap: true, Bucket: 25 << 20, FirstBucket: 1 << 20, Prefetch: 1, Schedule: workload.OneFOneB,
 		GradDType: device.BF16, ParamDType: device.BF16, Slowdown: 1.5}
