@@ -9,8 +9,10 @@
 //
 //   - "send": one span per message the rank sent, from when it started to
 //     move until it was delivered, named "send → 5";
+//
 //   - "recv": one span per message it received, over the same interval,
 //     named "recv ← 2";
+//
 //   - "compute": the time it spent blocked in Wait ("wait"), reducing
 //     ("reduce") and in per-message CPU overheads ("overhead").
 //

@@ -20,10 +20,10 @@ type Row struct {
 	Layout  string
 	// DP, TP, PP and EP are the layout's sizes, World their product.
 	DP, TP, PP, EP, World int
-	Schedule          string
-	Chunks, Micro     int
-	ZeRO              int
-	Bucket            int64
+	Schedule              string
+	Chunks, Micro         int
+	ZeRO                  int
+	Bucket                int64
 	// Algorithms are the groups' choices, "dp=ring;tp=auto" (groups in
 	// order, each collective's where they differ: "dp=allreduce=ring,
 	// reduce_scatter=pairwise"); "" for the defaults.
@@ -38,7 +38,7 @@ type Row struct {
 	// Exposed is the mean exposed communication, ExposedBy and BusyBy
 	// each group's exposed and busy time (tp, dp, pp, ep, dp_ep; the
 	// exposed time of pp is the bubble's waits).
-	Exposed  float64
+	Exposed   float64
 	ExposedBy [5]float64
 	BusyBy    [5]float64
 	Messages  int64
