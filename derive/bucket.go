@@ -27,6 +27,8 @@ type BestBucket struct {
 // BestBuckets returns the best bucket of every group of rows that differ
 // in their bucket alone and swept at least two, in the order the groups
 // first appear. A tie within TieTolerance goes to the smaller bucket.
+// Rows without data parallelism (DP 1) or under ZeRO-3 (whose gradients
+// are reduced layer by layer) have no buckets, and are left out.
 func BestBuckets(rows []workload.Row) []BestBucket {
 	type key struct {
 		network, layout, schedule, algorithms string
@@ -35,6 +37,9 @@ func BestBuckets(rows []workload.Row) []BestBucket {
 	var order []key
 	groups := map[key][]workload.Row{}
 	for _, r := range rows {
+		if r.DP <= 1 || r.ZeRO == 3 {
+			continue
+		}
 		k := key{r.Network, r.Layout, r.Schedule, r.Algorithms, r.Chunks, r.Micro, r.ZeRO}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)

@@ -11,13 +11,16 @@ import (
 
 func TestBestBuckets(t *testing.T) {
 	row := func(net, alg string, bucket int64, step float64) workload.Row {
-		return workload.Row{Network: net, Layout: "dp8-tp8-pp1", Algorithms: alg, Bucket: bucket, Step: step, Micro: 4}
+		return workload.Row{Network: net, Layout: "dp8-tp8-pp1", DP: 8, Algorithms: alg, Bucket: bucket, Step: step, Micro: 4}
 	}
 	rows := []workload.Row{
 		row("ib", "dp=ring", 1<<20, 1.30), row("ib", "dp=ring", 16<<20, 1.10), row("ib", "dp=ring", 256<<20, 1.25),
 		row("ib", "dp=tree", 1<<20, 1.20), row("ib", "dp=tree", 16<<20, 1.20), row("ib", "dp=tree", 256<<20, 1.21),
 		row("eth", "dp=ring", 1<<20, 2.0), // one bucket: nothing to choose
 	}
+	noDP := row("ib", "dp=x", 1<<20, 1)
+	noDP.DP = 1
+	rows = append(rows, noDP, noDP) // no data parallelism: no buckets
 	bs := derive.BestBuckets(rows)
 	if len(bs) != 2 {
 		t.Fatalf("%d groups, want 2: %+v", len(bs), bs)
