@@ -78,7 +78,9 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		if w := s.Workload; w != nil {
 			fmt.Fprintf(stdout, "%s:%d: [workload]: %s, %d step point(s)%s (nexar-sim step)\n", f, w.Line, w.Model, len(w.Points), axesText(w))
 		}
-		reportCosts(stdout, stderr, s, f, points)
+		if len(points) > 0 {
+			reportCosts(stdout, stderr, s, f, points)
+		}
 	}
 	return status
 }
