@@ -34,7 +34,11 @@ import (
 //     or real work);
 //   - on links that cannot spawn, every piece of work runs when it is
 //     queued, on the caller's goroutine: the same results, nothing
-//     overlaps.
+//     overlaps. Package staging's Link, which runs the algorithms on GPU
+//     buffers, is one: there the streams are not the CUDA driver's (its
+//     collectives are posted by host code, message by message, which a
+//     driver stream cannot queue), and compute is WithCompute's function
+//     (a kernel the program launches and synchronizes).
 //
 // Ordering follows CUDA: WaitEvent waits for the event's most recent
 // Record at the time WaitEvent is called (a later Record does not change
