@@ -79,7 +79,9 @@ func (p *proc) returned(err error) {
 	p.finished, p.finish = true, r.e.now
 	if p.done != nil {
 		p.done.complete(p.err)
-		if err == nil {
+		if err == nil && !p.aborted {
+			// (A process stopped as the run is torn down returns while
+			// the rank's processes are being walked: it stays.)
 			r.forgetProc(p)
 		}
 	}
