@@ -167,14 +167,16 @@ func (c *sendConn) sendSlice(data device.Buffer, first bool) error {
 			return err
 		}
 	}
-	if lag > 0 || c.leaves > 0 {
-		lag = c.inOrder(ch.l.Now(), lag)
-	}
 	if len(c.pending) == len(c.wire) {
 		if err := ch.l.Wait(ch.ctx, c.pending[0]); err != nil {
 			return err
 		}
 		c.pending = c.pending[1:]
+	}
+	// After the wait for a free slot, which may hold a first slice long
+	// past its hold: its lag counts from when it is sent.
+	if lag > 0 || c.leaves > 0 {
+		lag = c.inOrder(ch.l.Now(), lag)
 	}
 	c.steps++
 	slot := c.next
