@@ -1,6 +1,7 @@
 package nexarsim
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,18 @@ func TestStepCommand(t *testing.T) {
 		"step_buckets_fast.png", "step_buckets_slow.svg", "step_breakdown_slow.png"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// One job or two, the same bytes.
+	out1 := filepath.Join(dir, "out1")
+	if code, _, stderr := nexarSim("step", a, b, "--out", out1, "--jobs", "1", "--no-plots", "-q"); code != exitOK {
+		t.Fatalf("--jobs 1: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"step.csv", "exposed.csv", "best_bucket.csv"} {
+		x, _ := os.ReadFile(filepath.Join(out, name))
+		y, _ := os.ReadFile(filepath.Join(out1, name))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between --jobs 2 and --jobs 1", name)
 		}
 	}
 	best, _ := os.ReadFile(filepath.Join(out, "best_bucket.csv"))

@@ -2,6 +2,7 @@ package workload_test
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -100,6 +101,35 @@ func TestSpecValidate(t *testing.T) {
 		tc.mod(&s)
 		if _, err := workload.NewPlan(s); err == nil {
 			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+// A step is deterministic: the same plan gives the same result, rank by
+// rank, run after run.
+func TestStepDeterministic(t *testing.T) {
+	layers := dense(4, 1<<16, 50*time.Microsecond, 100*time.Microsecond)
+	for i := range layers {
+		layers[i].Activation, layers[i].TPCollectives = 1<<16, 2
+	}
+	spec := workload.Spec{Layers: layers, Layout: workload.Layout{DP: 2, TP: 2, PP: 2}, MicroBatches: 4, Schedule: workload.OneFOneB,
+		Bucket: 1 << 16, FirstBucket: 1 << 15, Overlap: true, ZeRO: 1, Skew: 0.05, Seed: 9}
+	p, err := workload.NewPlan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *workload.Result
+	for range 3 {
+		res, _, err := workload.Simulate(p, workload.SimConfig{Model: abModel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = res
+			continue
+		}
+		if !reflect.DeepEqual(res, first) {
+			t.Fatalf("two runs differ:\n%+v\n%+v", res, first)
 		}
 	}
 }
