@@ -395,4 +395,21 @@
 // is a Spawner (the simulator's and realnet's are); otherwise it is
 // deferred and runs, in the order operations were started, when the rank
 // next waits or blocks.
+//
+// # Streams and events
+//
+// [Streams] give a rank CUDA's streams and events, as numr's
+// Communicator (StreamSyncOps) and PyTorch's DistributedDataParallel use
+// them to overlap communication with computation: a compute stream and
+// communication streams whose work runs in the order it was queued and
+// concurrently with the other streams'; an [Event] recorded on one stream
+// and waited on by another or by the host; collectives of any Comm
+// launched on a stream without blocking the host. Compute is timed work
+// (Stream.Compute, or Stream.ComputeFLOPs at the Machine's FLOPS): on the
+// simulator it holds only the stream's process (a Delayer's Delay), so
+// the rank's other streams, reductions and ports go on meanwhile; on real
+// links it runs the function given WithCompute. The simulator wakes a
+// stream waiting for an event with its [Signaler]; other links, with a
+// message from the rank to itself. Package workload builds training
+// steps on them.
 package algos

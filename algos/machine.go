@@ -36,6 +36,11 @@ type Machine struct {
 	// per second, seconds); package algos/nccl lists the names it reads
 	// (nccl.Figures). nil or a missing name keeps the default.
 	Figures map[string]float64
+	// FLOPS is the rate at which one rank's device computes, in
+	// floating-point operations per second, for work given as FLOPs
+	// (Stream.ComputeFLOPs): the rate a program reaches, not necessarily
+	// the datasheet's peak. 0 is unknown, and work given in FLOPs fails.
+	FLOPS float64
 }
 
 // Nodes returns the number of distinct nodes of m among the first world

@@ -48,6 +48,11 @@
 //     by how much the simulation says it gains. docs/nccl-tuner.md says
 //     how to load the file into NCCL and measure the difference.
 //
+// For training steps (package workload), BestBuckets reads the rows of
+// step.csv: for each network (scenario), layout, schedule, ZeRO stage and
+// choice of algorithms, the gradient bucket size that gave the shortest
+// step, as best_bucket.csv (what to set DDP's bucket_cap_mb to there).
+//
 // Derive is deterministic: the same rows, in the same order, give the same
 // result. Where variants tie (within TieTolerance), the first by name wins,
 // as on the crossover map of package plots.

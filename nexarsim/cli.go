@@ -21,13 +21,14 @@ const (
 )
 
 // cmdline is the command line: its name, help, and usage errors.
-var cmdline = cli.Program{Name: "nexar-sim", Help: mainHelp, CommandHelp: commandHelp, HelpHint: " (want run, validate, list, plot, merge, calibrate or help)"}
+var cmdline = cli.Program{Name: "nexar-sim", Help: mainHelp, CommandHelp: commandHelp, HelpHint: " (want run, step, validate, list, plot, merge, calibrate or help)"}
 
 // run is the whole command: it parses args (without the program name),
 // writes to stdout and stderr, and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	return cmdline.Run(args, stdout, stderr, map[string]cli.Command{
 		"run":      runCmd,
+		"step":     stepCmd,
 		"validate": validateCmd,
 		"list":     listCmd,
 		"plot":     plotCmd,
@@ -74,7 +75,12 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: ok: %q, %d sweep(s), %d point(s)\n", f, s.Name, len(s.Sweeps), len(points))
-		reportCosts(stdout, stderr, s, f, points)
+		if w := s.Workload; w != nil {
+			fmt.Fprintf(stdout, "%s:%d: [workload]: %s, %d step point(s)%s (nexar-sim step)\n", f, w.Line, w.Model, len(w.Points), axesText(w))
+		}
+		if len(points) > 0 {
+			reportCosts(stdout, stderr, s, f, points)
+		}
 	}
 	return status
 }

@@ -60,6 +60,7 @@ Usage:
                                         [--trace-ranks R] [--trace-window T:T]
                                         [--links POINT] [--resume] [--no-plots] [--quiet]
   nexar-sim run -b 8 -e 128M -f 2 --world 8 --out DIR   (nccl-tests' flags, no file)
+  nexar-sim step SCENARIO.toml... --out DIR [--jobs N] [--trace POINT] [--no-plots]
   nexar-sim validate SCENARIO.toml...
   nexar-sim list
   nexar-sim plot RESULTS.csv --out DIR [--ceiling BANDWIDTH] [--budget PCT]
@@ -70,6 +71,8 @@ Usage:
 
 Commands:
   run       simulate every point of a scenario; write results, figures, tuning table
+  step      simulate the training step of a scenario's [workload]: step time,
+            exposed communication, pipeline bubble; figures, best bucket
   validate  check scenario files and list every problem in them
   list      show the collectives, algorithms, network models, topologies and faults
   plot      draw the figures of a results.csv again
@@ -92,6 +95,7 @@ Example:
 `
 
 var commandHelp = map[string]string{
+	"step":      stepHelp,
 	"calibrate": calibratecmd.Help("nexar-sim"),
 	"run": `Usage: nexar-sim run SCENARIO.toml --out DIR [flags]
        nexar-sim run -b MIN -e MAX [-f FACTOR | -i STEP] --world N --out DIR [flags]
@@ -368,7 +372,7 @@ Example:
 `,
 	"help": `Usage: nexar-sim help [COMMAND]
 
-Shows help for COMMAND (run, validate, list, plot, merge), or an overview
+Shows help for COMMAND (run, step, validate, list, plot, merge), or an overview
 with an example scenario file.
 
 Example:

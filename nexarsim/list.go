@@ -97,6 +97,9 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "\nNCCL's figures ([network.nccl], any model): override the defaults for the GPU and CPU;")
 	fmt.Fprintln(stdout, "  bandwidths as \"20GB/s\" (\"inf\": no cap), durations as \"2us\"")
 	keys(scenario.NCCLKeys())
+	fmt.Fprintln(stdout, "\nTraining step ([workload], run by nexar-sim step): a model, its layouts and how it trains;")
+	fmt.Fprintln(stdout, "  layout, schedule, bucket, zero and each group's algorithms may be lists, which the step sweeps")
+	keys(scenario.WorkloadKeys())
 	fmt.Fprintln(stdout, "\nSelection policies (policy = NAME, at the top level or in a [[sweep]]): how \"auto\" selects")
 	for _, p := range scenario.Policies() {
 		fmt.Fprintf(stdout, "  %s: %s\n", p.Name, p.Summary)

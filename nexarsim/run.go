@@ -217,6 +217,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		if s, points, ok = load(file, stderr); !ok {
 			return exitUsage
 		}
+		if len(s.Sweeps) == 0 && s.Workload != nil {
+			return cmdline.UsageError(stderr, "run", "%s has a [workload] and no [[sweep]]: run its training step with nexar-sim step", file)
+		}
 	} else {
 		file = filepath.Join(*out, flagsScenarioFile)
 		if s, points, fromFlags, err = nf.scenario(file, stderr); err != nil {

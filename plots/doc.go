@@ -15,6 +15,13 @@
 //   - [AutoSlowdown]: how much slower the dispatcher's "auto" policy is than
 //     the best algorithm at each point.
 //
+// For training steps (package workload, nexar-sim step), [StepBucketPanels]
+// draws a network's step time and exposed communication against the
+// gradient bucket size, a panel per layout and a line per choice of
+// algorithms, and [StepBreakdown] each layout's step at its best bucket as
+// stacked compute, exposed communication by group, bubble and idle time;
+// their input is [StepPoint]s.
+//
 // [WriteAll] writes all of those that apply, as PNG and SVG, for every
 // collective in a sweep; it is what `nexar-sim run` and `nexar-sim plot`
 // call. [Winners] is the table the crossover map is drawn from, exported so

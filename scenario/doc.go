@@ -80,6 +80,15 @@
 // rebuild, and that point and the later ones run on the larger world
 // (see sweep.Plan, sim.RunGrow).
 //
+// A [workload] table describes a training step instead of, or beside,
+// the sweeps of collectives: a model (a transformer from its paper's
+// sizes, [[workload.layer]] tables, or an AICB workload file of SimAI),
+// its parallel layouts, buckets, ZeRO stage, pipeline schedule and each
+// process group's algorithms, any of them a list that the step's runs
+// sweep (Workload, WorkloadKeys; package workload runs it, nexar-sim
+// step is its command). The [network] key flops, which the GPU presets
+// set, is one GPU's compute rate for work given in FLOPs.
+//
 // A file may hold several [[sweep]] tables. Parse and Load validate
 // everything that can be checked without running anything: units, names
 // against the algos catalogue and the network models, world sizes, sizes

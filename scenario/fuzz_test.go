@@ -81,6 +81,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("a = 1\n[[sweep]]\n[[sweep]]\nworld = \"1..8\"\n"))
 	f.Add([]byte(policyFile(`policy = "nccl"`, `policy = "table"`)))
 	f.Add([]byte(""))
+	f.Add([]byte(workloadFile))
 	f.Add([]byte(withNetwork(`model = "flow"
 latency = "5us"
 bandwidth = "12.5GB/s"
@@ -130,8 +131,15 @@ ll_bandwith = "1GB/s"`, "")))
 			return
 		}
 		// A scenario that parses is complete and within limits.
-		if s.Network.Sim == nil || len(s.Sweeps) == 0 {
-			t.Fatalf("parsed scenario lacks a network or sweeps: %+v", s)
+		if s.Network.Sim == nil || len(s.Sweeps) == 0 && (s.Workload == nil || len(s.Workload.Points) == 0) {
+			t.Fatalf("parsed scenario lacks a network, or sweeps and a workload: %+v", s)
+		}
+		if w := s.Workload; w != nil {
+			for _, p := range w.Points {
+				if len(p.Values) != len(w.Axes) || p.Spec.Validate() != nil {
+					t.Fatalf("workload point %+v of axes %v", p, w.Axes)
+				}
+			}
 		}
 		if m := s.Network.MachineFor(5); m != nil && (len(m.Node) != 0 && len(m.Node) != 5 || s.Network.Model == "flow" && m.Node != nil) {
 			t.Fatalf("machine %+v for 5 ranks", m)

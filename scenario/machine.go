@@ -21,6 +21,7 @@ import (
 //	gpu = "hopper"          # volta, ampere, hopper, blackwell
 //	cpu = "intel"           # intel, amd, arm
 //	channels = 32           # NCCL's channels on this machine
+//	flops = "989TFLOP/s"    # one GPU's compute rate, for [workload]
 //	ranks_per_node = 8      # rank r on node r / 8
 //
 //	[network.nccl]          # nccl.Figures() by name
@@ -30,6 +31,7 @@ var machineKeys = []KeyInfo{
 	{"gpu", false, `the GPUs' generation, for algorithms that model a GPU's costs (NCCL's): "volta", "ampere", "hopper" or "blackwell" (default: none, no such cost)`},
 	{"cpu", false, `the hosts' CPU vendor, which some of NCCL's figures depend on across nodes: "intel", "amd" or "arm" (default: unknown, read as intel)`},
 	{"channels", false, `the channel count NCCL builds on this machine (what its graph search finds: nccl-tests' INFO line "N coll channels"), which NCCL's algorithms use where a sweep sets no "channels" parameter (default: 1)`},
+	{"flops", false, `the rate of one GPU's compute for training steps ([workload]) given in FLOPs, such as "989TFLOP/s" (H100 SXM's dense BF16 peak; [workload] mfu takes a share of it); the presets give their GPU's peak`},
 	{"ranks_per_node", false, `for models without a topology (alpha-beta, loggp, realnet): rank r is on node r / ranks_per_node, for algorithms that build their rings and trees over nodes (default: one node); on the flow model a rank's node is its device's NVLink domain`},
 }
 
@@ -84,6 +86,16 @@ func (c *checker) machine(t *table, topology bool) (*algos.Machine, int, bool) {
 		good = false
 	} else if _, set := t.m["channels"]; set {
 		m.Channels, described = int(ch), true
+	}
+	if fs, ok := t.str("flops", false, "", `a FLOP rate such as "989TFLOP/s"`); !ok {
+		good = false
+	} else if fs != "" {
+		f, err := ParseFLOPS(fs)
+		if err != nil {
+			t.errorf(joinPath(t.path, "flops"), "%v", err)
+			good = false
+		}
+		m.FLOPS, described = f, true
 	}
 	rpn, ok := t.integer("ranks_per_node", 0, 1, MaxWorld)
 	good = good && ok

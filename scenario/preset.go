@@ -101,6 +101,11 @@ const (
 	srcChannelsAmpere    = "NCCL's channels on 8 A100 with NVSwitch: an INFO line '24 coll channels' (NVIDIA/nccl#1781); not published by NVIDIA, a typical figure"
 	srcChannelsVolta     = "assumed: 6 NVLinks a V100, 6 graph channels doubled; NCCL publishes no figure"
 	srcChannelsBlackwell = "assumed as for Hopper (32 of NCCL's 64 MAXCHANNELS); NCCL publishes no figure"
+	srcFLOPSH100         = "NVIDIA H100 datasheet (nvidia.com/en-us/data-center/h100): H100 SXM, BF16 Tensor Core 1,979 teraFLOPS with sparsity: 989 TFLOP/s dense, the peak a training step's GEMMs aim at"
+	srcFLOPSA100         = "NVIDIA A100 datasheet (nvidia.com/en-us/data-center/a100): BF16 Tensor Core 312 teraFLOPS dense (624 with sparsity)"
+	srcFLOPSV100         = "NVIDIA Tesla V100 datasheet (nvidia.com/en-us/data-center/v100): V100 SXM2/3, 125 teraFLOPS of Tensor Core (FP16) performance"
+	srcFLOPSB200         = "NVIDIA HGX B200 (nvidia.com/en-us/data-center/hgx): FP16/BF16 Tensor Core 36 petaFLOPS with sparsity for 8 GPUs: 2.25 PFLOP/s dense a GPU"
+	srcFLOPSGB200        = "NVIDIA GB200 NVL72 (nvidia.com/en-us/data-center/gb200-nvl72): FP16/BF16 Tensor Core 360 petaFLOPS with sparsity for 72 GPUs: 2.5 PFLOP/s dense a GPU"
 	srcBasePOD           = "NVIDIA DGX BasePOD reference architecture, Core Components (docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/latest/core-components.html)"
 )
 
@@ -144,6 +149,7 @@ var presets = []Preset{
 		PresetKey{"sharp_bandwidth", "400Gbit/s", srcSHARP},
 		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
+		PresetKey{"flops", "989TFLOP/s", srcFLOPSH100},
 		PresetKey{"cpu", "intel", srcBasePOD + ": dual Intel Xeon Platinum 8480C"},
 	),
 	preset("dgx-a100", "NVIDIA DGX A100: 8 A100 SXM4 on six second-generation NVSwitches, 8 ConnectX-6 200 Gb/s HDR InfiniBand, two AMD EPYC 7742",
@@ -156,6 +162,7 @@ var presets = []Preset{
 		PresetKey{"sharp_bandwidth", "200Gbit/s", srcSHARP},
 		PresetKey{"channels", int64(24), srcChannelsAmpere},
 		PresetKey{"gpu", "ampere", "A100: compute capability 8.0"},
+		PresetKey{"flops", "312TFLOP/s", srcFLOPSA100},
 		PresetKey{"cpu", "amd", "NVIDIA DGX A100 datasheet: dual AMD EPYC 7742"},
 	),
 	preset("dgx-2", "NVIDIA DGX-2: 16 Tesla V100 SXM3 on twelve first-generation NVSwitches, 8 100 Gb/s EDR InfiniBand NICs (one per two GPUs), two Intel Xeon Platinum 8168",
@@ -167,6 +174,7 @@ var presets = []Preset{
 		PresetKey{"inter_radix", int64(36), srcSB7800},
 		PresetKey{"channels", int64(12), srcChannelsVolta},
 		PresetKey{"gpu", "volta", "V100: compute capability 7.0"},
+		PresetKey{"flops", "125TFLOP/s", srcFLOPSV100},
 		PresetKey{"cpu", "intel", "NVIDIA DGX-2 datasheet: dual Intel Xeon Platinum 8168"},
 	),
 	preset("hgx-b200", "NVIDIA HGX B200 8-GPU, as in DGX B200: 8 B200 on two NVLink 5 switch chips (NVLink SHARP), 8 ConnectX-7 400 Gb/s, two Intel Xeon Platinum 8570",
@@ -180,6 +188,7 @@ var presets = []Preset{
 		PresetKey{"sharp_bandwidth", "400Gbit/s", srcSHARP},
 		PresetKey{"channels", int64(32), srcChannelsBlackwell},
 		PresetKey{"gpu", "blackwell", "B200: compute capability 10.0"},
+		PresetKey{"flops", "2.25PFLOP/s", srcFLOPSB200},
 		PresetKey{"cpu", "intel", srcBasePOD + ": DGX B200, dual 5th generation Intel Xeon Scalable (Platinum 8570 in the DGX B200 datasheet)"},
 	),
 	preset("gb200-nvl72", "NVIDIA GB200 NVL72: 18 compute trays of 2 GB200 superchips (4 B200, 2 Grace) in one NVLink domain of 72 GPUs (NVLink switch trays with NVLink SHARP), a ConnectX-7 400 Gb/s per GPU",
@@ -194,6 +203,7 @@ var presets = []Preset{
 		PresetKey{"sharp_bandwidth", "400Gbit/s", srcSHARP},
 		PresetKey{"channels", int64(32), srcChannelsBlackwell},
 		PresetKey{"gpu", "blackwell", "B200: compute capability 10.0"},
+		PresetKey{"flops", "2.5PFLOP/s", srcFLOPSGB200},
 		PresetKey{"cpu", "arm", "NVIDIA Grace, Arm Neoverse V2 cores (nvidia.com/en-us/data-center/grace-cpu)"},
 	),
 	preset("aws-p5.48xlarge", "AWS EC2 p5.48xlarge: 8 H100 SXM on NVSwitch (NVLink SHARP), 3200 Gbps of EFA as 32 x 100 Gbps, modelled as 8 NICs of 400 Gbit/s, 3rd generation AMD EPYC",
@@ -205,6 +215,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "400Gbit/s", "Amazon EC2 P5 instances: 3200 Gbps over 8 GPUs, 400 Gbit/s a GPU"},
 		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
+		PresetKey{"flops", "989TFLOP/s", srcFLOPSH100},
 		PresetKey{"cpu", "amd", "Amazon EC2 P5 instances: 3rd Gen AMD EPYC processors (AMD EPYC 7R13)"},
 		PresetKey{"inter_link_bandwidth", "400Gbit/s", srcCloudNet},
 	),
@@ -216,6 +227,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "200Gbit/s", "ND A100 v4 series: 200 Gb/s HDR InfiniBand per GPU, 1.6 Tb/s per VM"},
 		PresetKey{"channels", int64(24), srcChannelsAmpere},
 		PresetKey{"gpu", "ampere", "A100: compute capability 8.0"},
+		PresetKey{"flops", "312TFLOP/s", srcFLOPSA100},
 		PresetKey{"cpu", "amd", "ND A100 v4 series: 96 second-generation AMD EPYC 7V12 (Rome) cores"},
 		PresetKey{"inter_link_bandwidth", "200Gbit/s", srcCloudNet},
 	),
@@ -228,6 +240,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "400Gbit/s", "ND H100 v5 series: 400 Gb/s NDR InfiniBand per GPU, 3.2 Tb/s per VM"},
 		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
+		PresetKey{"flops", "989TFLOP/s", srcFLOPSH100},
 		PresetKey{"cpu", "intel", "ND H100 v5 series: 4th generation Intel Xeon Scalable (Sapphire Rapids)"},
 		PresetKey{"inter_link_bandwidth", "400Gbit/s", srcCloudNet},
 	),
@@ -240,6 +253,7 @@ var presets = []Preset{
 		PresetKey{"nic_bandwidth", "200Gbit/s", "Networking and GPU machines: each A3 High NIC 200 Gbps"},
 		PresetKey{"channels", int64(16), srcChannelsHopper},
 		PresetKey{"gpu", "hopper", "H100: compute capability 9.0"},
+		PresetKey{"flops", "989TFLOP/s", srcFLOPSH100},
 		PresetKey{"cpu", "intel", "Google Cloud, accelerator-optimized machine family (cloud.google.com/compute/docs/accelerator-optimized-machines): A3, 4th generation Intel Xeon Scalable (Sapphire Rapids)"},
 		PresetKey{"inter_link_bandwidth", "200Gbit/s", srcCloudNet},
 	),

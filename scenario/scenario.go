@@ -45,6 +45,10 @@ type Scenario struct {
 	// table (see Policies); "" for none.
 	Policy string
 	Sweeps []*Sweep
+	// Workload is the [workload] table, nil if none: a training step
+	// that nexar-sim step runs (package workload). A file with one needs
+	// no [[sweep]].
+	Workload *Workload
 	// Shrink is the [[fault]] of kind "rank_failure" with recovery =
 	// "shrink", nil if none: a rank that fails during one point of the
 	// sweeps, after which the survivors go on (see sweep.Plan).
@@ -343,10 +347,14 @@ func (c *checker) scenario(raw map[string]any) *Scenario {
 	if s.Policy != "" {
 		c.defaultPolicyOK = c.buildPolicy(s.Policy, "policy")
 	}
+	if wt := top.subtable("workload", false, "[workload]", "a [workload] table"); wt != nil {
+		s.Workload = c.workload(wt, s.Seed)
+	}
 	v, path, ok := top.get("sweep")
 	switch tables, isTables := v.([]map[string]any); {
+	case !ok && s.Workload != nil:
 	case !ok:
-		top.missing("sweep", "at least one [[sweep]] table")
+		top.missing("sweep", "at least one [[sweep]] table, or a [workload]")
 	case !isTables:
 		c.errorf(path, "want an array of tables, each headed [[sweep]] (two brackets), got %s", typeName(v))
 	default:

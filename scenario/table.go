@@ -50,6 +50,8 @@ type checker struct {
 	policies        map[string]algos.Policy
 	defaultPolicy   string
 	defaultPolicyOK bool
+	// worldsOK are the world sizes the network was checked for.
+	worldsOK map[int]bool
 }
 
 // errorf records a problem with the key at path, on its line.

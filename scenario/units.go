@@ -41,6 +41,15 @@ var bandwidthUnits = []unit{
 	{"Mbps", 1e6, 8}, {"Gbps", 1e9, 8}, {"Tbps", 1e12, 8},
 }
 
+// flopUnits are the units of an amount of compute ParseFLOPs accepts,
+// and flopsUnits those of a rate ParseFLOPS accepts (powers of 10).
+var flopUnits = []unit{
+	{"FLOP", 1, 1}, {"kFLOP", 1e3, 1}, {"MFLOP", 1e6, 1}, {"GFLOP", 1e9, 1}, {"TFLOP", 1e12, 1}, {"PFLOP", 1e15, 1}, {"EFLOP", 1e18, 1},
+}
+var flopsUnits = []unit{
+	{"FLOP/s", 1, 1}, {"kFLOP/s", 1e3, 1}, {"MFLOP/s", 1e6, 1}, {"GFLOP/s", 1e9, 1}, {"TFLOP/s", 1e12, 1}, {"PFLOP/s", 1e15, 1}, {"EFLOP/s", 1e18, 1},
+}
+
 // durationUnits are the time units ParseDuration accepts, in picoseconds.
 var durationUnits = []unit{
 	{"ps", 1, 1}, {"ns", 1e3, 1}, {"us", 1e6, 1}, {"µs", 1e6, 1}, {"μs", 1e6, 1}, {"ms", 1e9, 1}, {"s", 1e12, 1},
@@ -315,4 +324,34 @@ func parseRange(s string, parse func(string) (int64, error)) ([]int64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// ParseFLOPs parses an amount of compute in floating-point operations,
+// such as "1.2TFLOP", "350 GFLOP" or a bare number (FLOPs); prefixes are
+// powers of 10. It must not be negative, nor above 1e30.
+func ParseFLOPs(s string) (float64, error) {
+	r, err := parseQuantity(s, "number of FLOPs", flopUnits, true)
+	if err != nil {
+		return 0, err
+	}
+	f, _ := r.Float64()
+	if f > 1e30 {
+		return 0, fmt.Errorf("%q is too many FLOPs", s)
+	}
+	return f, nil
+}
+
+// ParseFLOPS parses a rate of compute in floating-point operations per
+// second, such as "989TFLOP/s", "2.5 PFLOP/s" or a bare number (FLOP/s);
+// prefixes are powers of 10. It must be positive, and at most 1e30.
+func ParseFLOPS(s string) (float64, error) {
+	r, err := parseQuantity(s, "FLOP rate", flopsUnits, true)
+	if err != nil {
+		return 0, err
+	}
+	f, _ := r.Float64()
+	if !(f > 0) || f > 1e30 {
+		return 0, fmt.Errorf("%q is not a FLOP rate: want a positive rate such as \"989TFLOP/s\"", s)
+	}
+	return f, nil
 }

@@ -70,3 +70,38 @@ func TestProgressReportsTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// A run stopped part way, whose processes were spawned one per operation
+// (as algos' streams spawn them) and return nil when stopped, tears down
+// cleanly: the processes that returned and were forgotten, and those
+// stopped, do not upset the walk over the rank's processes.
+func TestContextStopsSpawningRun(t *testing.T) {
+	cause := errors.New("enough")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	body := func(ctx context.Context, l algos.Link) error {
+		sp := l.(algos.Spawner)
+		var reqs []algos.Request
+		for range 200 {
+			reqs = append(reqs, sp.Spawn(func(ctx context.Context) error {
+				_ = algos.RingAllreduce(ctx, l, l.Alloc(1<<16), device.F32, device.Sum)
+				return nil // whatever happened
+			}))
+			if len(reqs) > 3 {
+				if err := l.Wait(ctx, reqs[0]); err != nil {
+					return err
+				}
+				reqs = reqs[1:]
+			}
+		}
+		return l.Wait(ctx, reqs...)
+	}
+	res, err := sim.Run(sim.Config{World: 64, Model: worked, Context: ctx, Progress: func(p sim.Progress) {
+		if p.Messages > 30000 {
+			cancel(cause)
+		}
+	}}, body)
+	if res != nil || !errors.Is(err, cause) {
+		t.Fatalf("result %v, error %v; want none and the cause", res, err)
+	}
+}

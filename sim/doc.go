@@ -95,6 +95,10 @@
 //     compute, which runs one thing at a time, nor its ports: its other
 //     processes, reductions and messages go on. The observer sees a span
 //     of [SpanDelay].
+//   - [algos.Signaler]: Signal returns a request that another process of
+//     the rank completes, at no cost in time and with no message: how a
+//     stream of algos.Streams waits for an event of another stream. A
+//     deadlock report names such a wait (Wait.Signal).
 //   - [algos.SwitchReducer]: in-network reduction and multicast (NVLink
 //     SHARP, InfiniBand SHARP), on networks with switches that reduce
 //     ([SwitchNetwork]): [AlphaBeta] with a SwitchBandwidth (one ideal

@@ -12,10 +12,13 @@ import (
 type Wait struct {
 	// Spawned is set when the rank waits for a process it spawned.
 	Spawned bool
-	Send    bool
-	Peer    int
-	Tag     algos.Tag
-	Bytes   int
+	// Signal is set when a process of the rank waits for another to
+	// signal it (algos.Signaler: a stream waiting for an event).
+	Signal bool
+	Send   bool
+	Peer   int
+	Tag    algos.Tag
+	Bytes  int
 	// Switch is set when the rank waits for a switch reduction
 	// (algos.SwitchReducer) among Group (Peer is then -1); Missing are
 	// the ranks of Group that have not posted it.
@@ -26,6 +29,9 @@ type Wait struct {
 func (w Wait) String() string {
 	if w.Spawned {
 		return "a spawned operation to return"
+	}
+	if w.Signal {
+		return "a signal from another of its processes (an event of a stream)"
 	}
 	if w.Switch {
 		return switchWait(w)

@@ -21,6 +21,7 @@ var (
 	_ algos.MachineLink = (*simLink)(nil)
 	_ algos.Delayer     = (*simLink)(nil)
 	_ algos.LateSender  = (*simLink)(nil)
+	_ algos.Signaler    = (*simLink)(nil)
 )
 
 func (l *simLink) Rank() int { return l.r.id }
@@ -206,6 +207,15 @@ func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
 	done := &request{owner: l.r, spawn: true}
 	l.r.spawn(fn, done)
 	return done
+}
+
+// Signal implements algos.Signaler: a request of this rank that completes
+// when fire is called, by any of the rank's processes, with no message and
+// no time spent. A deadlock report names it as a signal.
+func (l *simLink) Signal() (algos.Request, func()) {
+	req := l.r.e.newRequest()
+	*req = request{owner: l.r, signal: true, peer: -1}
+	return req, func() { req.complete(nil) }
 }
 
 // firstError reports whether any of reqs has already failed.

@@ -23,6 +23,9 @@ type rank struct {
 	procBuf [1]*proc
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
+	// doneFinish is the latest finish of the spawned processes that
+	// returned without error and were forgotten (see forgetProc).
+	doneFinish Time
 
 	// inflight counts the messages the rank posted that were neither
 	// delivered nor dropped yet.
@@ -76,8 +79,30 @@ func (p *proc) returned(err error) {
 	p.finished, p.finish = true, r.e.now
 	if p.done != nil {
 		p.done.complete(p.err)
+		if err == nil && !p.aborted {
+			// (A process stopped as the run is torn down returns while
+			// the rank's processes are being walked: it stays.)
+			r.forgetProc(p)
+		}
 	}
 	r.procReturned()
+}
+
+// forgetProc drops spawned process p, which returned without error, from the
+// rank's processes: the rank's outcome needs only its finish time, and a
+// program that spawns a process per operation (streams, NCCL's channels)
+// would otherwise keep every process it ever ran and look at each of them
+// whenever one returns.
+func (r *rank) forgetProc(p *proc) {
+	r.doneFinish = max(r.doneFinish, p.finish)
+	for i := len(r.procs) - 1; i >= 1; i-- {
+		if r.procs[i] == p {
+			copy(r.procs[i:], r.procs[i+1:])
+			r.procs[len(r.procs)-1] = nil
+			r.procs = r.procs[:len(r.procs)-1]
+			return
+		}
+	}
 }
 
 // procReturned notes that one of the rank's processes returned; once all
@@ -113,7 +138,7 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 	if r.crashed {
 		return r.crashAt, true, r.crashErr
 	}
-	finished = true
+	finished, finish = true, r.doneFinish
 	for i, p := range r.procs {
 		finish = max(finish, p.finish)
 		finished = finished && p.finished

@@ -9,10 +9,12 @@ import (
 type request struct {
 	owner *rank
 	spawn bool // completes when a spawned process returns
-	send  bool
-	peer  int
-	tag   algos.Tag
-	bytes int
+	// signal marks a request of Signal, completed by another process.
+	signal bool
+	send   bool
+	peer   int
+	tag    algos.Tag
+	bytes  int
 	// sw is the switch operation of a switch request (peer is then -1).
 	sw *SwitchOp
 	// buf is the buffer of a coroutine's request (nil in a replay, whose
@@ -32,6 +34,9 @@ type request struct {
 func (r *request) wait() Wait {
 	if r.spawn {
 		return Wait{Spawned: true}
+	}
+	if r.signal {
+		return Wait{Signal: true, Peer: -1}
 	}
 	if r.sw != nil {
 		return r.sw.wait(r.bytes)

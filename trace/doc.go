@@ -9,10 +9,17 @@
 //
 //   - "send": one span per message the rank sent, from when it started to
 //     move until it was delivered, named "send → 5";
+//
 //   - "recv": one span per message it received, over the same interval,
 //     named "recv ← 2";
+//
 //   - "compute": the time it spent blocked in Wait ("wait"), reducing
 //     ("reduce") and in per-message CPU overheads ("overhead").
+//
+//   - "stream NAME": with StreamSpan, the work of the rank's streams
+//     (algos.Streams, as package workload records a training step): its
+//     compute, collectives, messages and waits for other streams' events,
+//     one track per stream.
 //
 // Spans on one track never overlap (the formats nest spans of one track):
 // where a rank has several messages in flight at once, as on networks with

@@ -169,6 +169,12 @@ func laneTrack(rank int, k trackKind, lane int) uint64 {
 	return processTrack(rank) | uint64(k+1)<<20 | uint64(lane+1)
 }
 
+// streamTrack is the track of stream k of rank (StreamSpan): kinds 4 to
+// 15 of the lanes' field.
+func streamTrack(rank, k int) uint64 {
+	return processTrack(rank) | uint64(4+k)<<20 | 1
+}
+
 // sliceEvent is the beginning or the end of a slice on a track.
 type sliceEvent struct {
 	ts    int64 // ns
@@ -204,6 +210,7 @@ func ns(t sim.Time) int64 { return int64(t / sim.Nanosecond) }
 func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 	world := r.world(meta)
 	lay := r.layout(world)
+	streamsOf := r.streamTracks(world)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var pkt, ev, sub pb
 	first := true
@@ -257,11 +264,15 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 				emit(pb(pkt[:0]).bytes(fPacketTrackDesc, sub))
 			}
 		}
+		for _, k := range streamsOf[rank] {
+			sub = pb(sub[:0]).uint(fTrackUUID, streamTrack(rank, k)).uint(fTrackParent, processTrack(rank)).str(fTrackName, "stream "+r.streamNames[k])
+			emit(pb(pkt[:0]).bytes(fPacketTrackDesc, sub))
+		}
 	}
 
 	// The slices, in time order; on one track they come begin, end,
 	// begin, end..., since a lane's slices do not overlap.
-	events := make([]sliceEvent, 0, 2*(int(r.sends+r.recvs)+len(r.spans)))
+	events := make([]sliceEvent, 0, 2*(int(r.sends+r.recvs)+len(r.spans)+len(r.streams)))
 	add := func(b, e sliceEvent) { events = append(events, b, e) }
 	for i, m := range r.msgs {
 		if m.showSend {
@@ -273,6 +284,9 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 	}
 	for i, s := range r.spans {
 		add(slice(s.start, s.end, i, computeTrack))
+	}
+	for i, s := range r.streams {
+		add(slice(s.start, s.end, i, streamKind))
 	}
 	// By time; at one time, ends before beginnings (a lane's next slice
 	// may begin where its last ends), except for slices of no duration,
@@ -286,10 +300,15 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 		var track uint64
 		var m *message
 		var s *span
-		if e.kind == computeTrack {
+		var ss *streamSpan
+		switch {
+		case e.kind == streamKind:
+			ss = &r.streams[e.item]
+			track = streamTrack(ss.rank, ss.stream)
+		case e.kind == computeTrack:
 			s = &r.spans[e.item]
 			track = laneTrack(s.rank, e.kind, lay.lane[e.kind][e.item])
-		} else {
+		default:
 			m = &r.msgs[e.item]
 			rank := m.src
 			if e.kind == recvTrack {
@@ -309,6 +328,8 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 			name = "send → " + strconv.Itoa(m.dst)
 		case recvTrack:
 			name = "recv ← " + strconv.Itoa(m.src)
+		case streamKind:
+			name = ss.name
 		default:
 			name = s.kind.String()
 		}
@@ -333,6 +354,10 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 			ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(m.bytes)))
 			if m.showSend {
 				ev = ev.fixed64(fEventEndFlowIDs, uint64(m.id)+1)
+			}
+		case streamKind:
+			if ss.bytes > 0 {
+				ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(ss.bytes)))
 			}
 		default:
 			if s.kind != sim.SpanWait && s.kind != sim.SpanDelay {

@@ -345,3 +345,39 @@ func TestFilter(t *testing.T) {
 		t.Errorf("over %v, size %d", small.Over(), small.Size(trace.Perfetto))
 	}
 }
+
+// Stream spans (algos' streams, as package workload records them) go on a
+// track per stream under their rank, in both formats.
+func TestStreamSpans(t *testing.T) {
+	r := trace.NewRecorder()
+	r.StreamSpan(0, "compute", "fwd block 0", 0, 0, 10*sim.Microsecond)
+	r.StreamSpan(0, "compute", "wait tp", 0, 10*sim.Microsecond, 12*sim.Microsecond)
+	r.StreamSpan(0, "tp", "tp allreduce", 4096, 10*sim.Microsecond, 12*sim.Microsecond)
+	r.StreamSpan(1, "dp", "dp allreduce bucket 0", 1<<20, 5*sim.Microsecond, 30*sim.Microsecond)
+	var buf bytes.Buffer
+	if err := r.WritePerfetto(&buf, trace.Meta{Title: "step", World: 2}); err != nil {
+		t.Fatal(err)
+	}
+	d := decode(t, buf.Bytes())
+	if n := d.count(0, "stream compute", "fwd"); n != 1 {
+		t.Errorf("rank 0's compute stream has %d forward slices, want 1", n)
+	}
+	if n := d.count(0, "stream tp", "tp allreduce"); n != 1 {
+		t.Errorf("rank 0's tp stream has %d allreduces, want 1", n)
+	}
+	if n := d.count(1, "stream dp", "dp allreduce"); n != 1 {
+		t.Errorf("rank 1's dp stream has %d allreduces, want 1", n)
+	}
+	f := r.Build(trace.Meta{World: 2})
+	names := map[string]bool{}
+	for _, e := range f.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			names[fmt.Sprint(e.Pid, " ", e.Args["name"])] = true
+		}
+	}
+	for _, want := range []string{"0 stream compute", "0 stream tp", "1 stream dp"} {
+		if !names[want] {
+			t.Errorf("JSON trace lacks track %q (has %v)", want, names)
+		}
+	}
+}

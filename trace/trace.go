@@ -20,6 +20,10 @@ type Recorder struct {
 	msgs    []message
 	spans   []span
 	end     sim.Time
+	// streams are the spans of named streams (StreamSpan), streamNames
+	// the names in the order they came.
+	streams     []streamSpan
+	streamNames []string
 
 	filter Filter
 	// counts of what was kept, for the size of the file
@@ -56,6 +60,18 @@ type message struct {
 	start, deliver     sim.Time
 	showSend, showRecv bool
 }
+
+// streamSpan is a piece of work on a rank's named stream.
+type streamSpan struct {
+	rank, stream int
+	name         string
+	bytes        int
+	start, end   sim.Time
+}
+
+// maxStreams is how many stream names a trace has tracks for; the
+// further ones share the last's.
+const maxStreams = 12
 
 type span struct {
 	rank       int
@@ -129,6 +145,42 @@ func (r *Recorder) Span(rank int, kind sim.SpanKind, bytes int, start, end sim.T
 	r.end = max(r.end, end)
 }
 
+// StreamSpan records a piece of work of rank's stream named stream
+// (algos' streams: "compute", "dp", ...) from start to end, named name,
+// with the bytes it moved (0 for none). Each stream is a track of its own
+// under the rank's ("stream compute"); a stream's work never overlaps.
+func (r *Recorder) StreamSpan(rank int, stream, name string, bytes int, start, end sim.Time) {
+	if !r.keeps(rank) || !r.inWindow(start, end) || r.full() {
+		return
+	}
+	k := slices.Index(r.streamNames, stream)
+	if k < 0 {
+		k = len(r.streamNames)
+		if k >= maxStreams {
+			k = maxStreams - 1
+		} else {
+			r.streamNames = append(r.streamNames, stream)
+		}
+	}
+	r.streams = append(r.streams, streamSpan{rank: rank, stream: k, name: name, bytes: bytes, start: start, end: end})
+	r.end = max(r.end, end)
+}
+
+// streamTracks returns, per rank, the streams it has spans on, in the
+// order of their names' arrival.
+func (r *Recorder) streamTracks(world int) [][]int {
+	out := make([][]int, world)
+	for _, s := range r.streams {
+		if !slices.Contains(out[s.rank], s.stream) {
+			out[s.rank] = append(out[s.rank], s.stream)
+		}
+	}
+	for _, ks := range out {
+		slices.Sort(ks)
+	}
+	return out
+}
+
 // Over reports whether the recorder stopped keeping what it was told of
 // because the file would have passed Filter.MaxBytes.
 func (r *Recorder) Over() bool { return r.over }
@@ -136,7 +188,7 @@ func (r *Recorder) Over() bool { return r.over }
 // Size is about how many bytes the file of what r kept takes in format
 // f (see EstimateSize).
 func (r *Recorder) Size(f Format) int64 {
-	return EstimateSize(f, r.sends, r.recvs, int64(len(r.spans)))
+	return EstimateSize(f, r.sends, r.recvs, int64(len(r.spans)+len(r.streams)))
 }
 
 // Messages is the number of messages recorded (delivered, between
@@ -183,6 +235,7 @@ const (
 	computeTid = 1
 	sendTid    = 1001
 	recvTid    = 2001
+	streamTid  = 3001
 )
 
 // us converts simulated time to the format's microseconds.
@@ -226,6 +279,9 @@ const (
 	computeTrack trackKind = iota
 	sendTrack
 	recvTrack
+	// streamKind marks a stream's span among the Perfetto writer's
+	// slices; streams have tracks of their own, not lanes.
+	streamKind
 )
 
 var trackKinds = []trackKind{sendTrack, recvTrack, computeTrack}
@@ -304,6 +360,9 @@ func (r *Recorder) world(meta Meta) int {
 	for _, s := range r.spans {
 		world = max(world, s.rank+1)
 	}
+	for _, s := range r.streams {
+		world = max(world, s.rank+1)
+	}
 	return world
 }
 
@@ -320,6 +379,7 @@ func (r *Recorder) Build(meta Meta) *File {
 	f.OtherData["end"] = r.end.String()
 
 	lay := r.layout(world)
+	streamsOf := r.streamTracks(world)
 	meta2 := func(name string, pid, tid int, args map[string]any) {
 		f.TraceEvents = append(f.TraceEvents, Event{Name: name, Ph: "M", Pid: pid, Tid: tid, Args: args})
 	}
@@ -336,6 +396,11 @@ func (r *Recorder) Build(meta Meta) *File {
 				meta2("thread_name", rank, tid, map[string]any{"name": k.laneName(l)})
 				meta2("thread_sort_index", rank, tid, map[string]any{"sort_index": tid})
 			}
+		}
+		for _, k := range streamsOf[rank] {
+			tid := streamTid + k
+			meta2("thread_name", rank, tid, map[string]any{"name": "stream " + r.streamNames[k]})
+			meta2("thread_sort_index", rank, tid, map[string]any{"sort_index": tid})
 		}
 	}
 	sendLane, recvLane, compLane := lay.lane[sendTrack], lay.lane[recvTrack], lay.lane[computeTrack]
@@ -364,6 +429,14 @@ func (r *Recorder) Build(meta Meta) *File {
 			args = map[string]any{"bytes": s.bytes}
 		}
 		body = append(body, Event{Name: s.kind.String(), Cat: s.kind.String(), Ph: "X", Pid: s.rank, Tid: computeTid + compLane[i],
+			Ts: us(s.start), Dur: us(s.end - s.start), Args: args})
+	}
+	for _, s := range r.streams {
+		var args map[string]any
+		if s.bytes > 0 {
+			args = map[string]any{"bytes": s.bytes}
+		}
+		body = append(body, Event{Name: s.name, Cat: r.streamNames[s.stream], Ph: "X", Pid: s.rank, Tid: streamTid + s.stream,
 			Ts: us(s.start), Dur: us(s.end - s.start), Args: args})
 	}
 	// In time order (stable: ties keep the order above), which viewers

@@ -93,6 +93,10 @@ type sendConn struct {
 	wire    []device.Buffer
 	flags   []device.Buffer
 	next    int
+	// sentAt and leaves are when, on the link's clock, the last message
+	// of the connection was sent and when it leaves (a late send leaves
+	// its lag after it is sent); see inOrder.
+	sentAt, leaves time.Duration
 }
 
 // recvConn is the receiving end of a connection.
@@ -169,6 +173,11 @@ func (c *sendConn) sendSlice(data device.Buffer, first bool) error {
 		}
 		c.pending = c.pending[1:]
 	}
+	// After the wait for a free slot, which may hold a first slice long
+	// past its hold: its lag counts from when it is sent.
+	if lag > 0 || c.leaves > 0 {
+		lag = c.inOrder(ch.l.Now(), lag)
+	}
 	c.steps++
 	slot := c.next
 	c.next = (c.next + 1) % len(c.wire)
@@ -198,6 +207,27 @@ func (c *sendConn) sendSlice(data device.Buffer, first bool) error {
 		return algos.Delay(ch.ctx, ch.l, time.Duration(float64(data.Len())/ch.rate*1e9))
 	}
 	return nil
+}
+
+// inOrder returns the lag of a message sent now (on the link's clock,
+// in whole nanoseconds) that should leave lag later, made long enough
+// that it leaves after the connection's message before it: messages of
+// one tag match their receives in the order they leave, and a second
+// slice of a step that overtook the first, late, one would land in the
+// first's receive. A message sent at the same instant as the one before
+// leaves with it, behind it; one sent later, whose clock reading may lag
+// the true time by up to a nanosecond, leaves a nanosecond after it.
+func (c *sendConn) inOrder(now, lag time.Duration) time.Duration {
+	if c.leaves > 0 && now+lag <= c.leaves {
+		switch {
+		case now == c.sentAt:
+			lag = c.leaves - now
+		default:
+			lag = c.leaves - now + time.Nanosecond
+		}
+	}
+	c.sentAt, c.leaves = now, now+lag
+	return lag
 }
 
 // flush waits for every slice in flight.

@@ -6,6 +6,8 @@
 // Usage:
 //
 //	nexar-sim run SCENARIO.toml --out DIR   simulate, write results, figures, tuning.toml
+//	nexar-sim step SCENARIO.toml... --out DIR  simulate the training step of a [workload]:
+//	                                        step time, exposed communication, bubble, best bucket
 //	nexar-sim validate SCENARIO.toml...     check files, list every problem
 //	nexar-sim list                          collectives, algorithms, models, topologies, faults
 //	nexar-sim plot RESULTS.csv --out DIR    draw the figures again
