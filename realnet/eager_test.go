@@ -25,12 +25,16 @@ func TestEagerCatalogue(t *testing.T) {
 				defer closeWorld(t, links)
 				runCatalogue(t, links, counts, unchecked)
 				for _, l := range links {
+					// Under l.mu: the eager reader may still be
+					// handling a late frame (credit coming back).
+					l.mu.Lock()
 					for _, q := range l.peers {
 						if q != nil && (q.accepted == 0 || q.granted == 0) {
 							t.Errorf("rank %d: %d messages from rank %d, %d bytes of credit granted: the eager path was not used",
 								l.rank, q.accepted, q.rank, q.granted)
 						}
 					}
+					l.mu.Unlock()
 				}
 			})
 		}

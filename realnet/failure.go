@@ -75,8 +75,14 @@ func (p *peer) watch() {
 }
 
 // watchDone reports why the connection, which has ended, ended.
-func (p *peer) watchDone() {
-	cause := context.Cause(p.conn.Context())
+func (p *peer) watchDone() { p.ended(context.Cause(p.conn.Context())) }
+
+// ended reports the end of the connection for cause: a peer that said bye
+// closed gracefully, one that closed because it lost a rank names that
+// rank, anything else is the peer's own loss. The watcher calls it, and so
+// does an I/O that meets the connection's end before the watcher has run,
+// so that the first to see the end blames the same rank.
+func (p *peer) ended(cause error) {
 	var ae *quic.ApplicationError
 	if errors.As(cause, &ae) && ae.Remote {
 		if ae.ErrorCode == codeBye {
@@ -222,6 +228,18 @@ func (p *peer) ioErr(err error, r *request) error {
 			return l.broken
 		}
 		return &PeerError{Rank: p.rank, Local: l.rank, Err: errAbandoned}
+	}
+	var ae *quic.ApplicationError
+	if errors.As(err, &ae) && ae.Remote {
+		// The peer closed the connection; the watcher may not have seen
+		// it yet, and its code may name another rank.
+		p.ended(err)
+		l.mu.Lock()
+		f := l.failureLocked(p.rank)
+		l.mu.Unlock()
+		if f != nil {
+			return f
+		}
 	}
 	return &PeerError{Rank: p.rank, Local: l.rank, Err: err}
 }
