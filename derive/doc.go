@@ -42,8 +42,8 @@
 //     example tuner plugin reads (tuner.Config): per swept world a rule a
 //     step, for the world's ranks and nodes (Options.Nodes), with the
 //     channels the variant ran on (its channels parameter, else the
-//     machine's, Options.Channels), then one rule for the other worlds,
-//     the variant that won most. Given NCCL's own choice
+//     machine's, Options.Channels), then for the other worlds the rules
+//     of the largest world swept, on any ranks and nodes. Given NCCL's own choice
 //     (Options.Policy), the notes say where the file departs from it and
 //     by how much the simulation says it gains. docs/nccl-tuner.md says
 //     how to load the file into NCCL and measure the difference.

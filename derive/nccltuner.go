@@ -15,9 +15,12 @@ const NCCLTunerFile = "nccl_tuner.conf"
 // ncclRules returns the collective's rules of nccl_tuner.conf: for each
 // swept world, the fastest of NCCL's algorithms (the catalogue's nccl_*
 // variants) at each swept size, switching at their crossovers as the
-// steps of tuning.toml do, on the world's nodes and ranks; then one rule
-// for any other world, the variant that won most. It returns no rules,
-// and a note, where fewer than two of NCCL's variants ran.
+// steps of tuning.toml do, on the world's nodes and ranks; then, for any
+// other world, the size rules of the largest world swept. (One algorithm
+// at every size for the worlds left, as tuning.toml's fallback, would
+// force a tree over LL on a gigabyte; the largest world's crossovers are
+// the nearest a sweep says of a cluster larger than it ran.) It returns no
+// rules, and a note, where fewer than two of NCCL's variants ran.
 func (d *collectiveData) ncclRules(opt Options) ([]tuner.Rule, []string) {
 	coll, ok := tuner.CollOf(d.name)
 	if !ok {
@@ -56,9 +59,9 @@ func (d *collectiveData) ncclRules(opt Options) ([]tuner.Rule, []string) {
 		}
 		return r
 	}
-	wins := map[string]int{}
 	var rules []tuner.Rule
-	var ruleVars []*variant // the variant of each rule
+	var ruleVars []*variant  // the variant of each rule
+	var largest []tuner.Rule // the rules of the largest world with any
 	for _, w := range d.worlds {
 		sizes := d.sizes(w)
 		var prev *variant
@@ -73,7 +76,6 @@ func (d *collectiveData) ncclRules(opt Options) ([]tuner.Rule, []string) {
 			if win == nil {
 				continue
 			}
-			wins[win.name]++
 			if prev == win {
 				continue
 			}
@@ -89,15 +91,13 @@ func (d *collectiveData) ncclRules(opt Options) ([]tuner.Rule, []string) {
 		if opt.Policy != nil {
 			notes = append(notes, d.ncclDefaultNotes(opt.Policy, coll, w, rules[first:], ruleVars[first:], vars)...)
 		}
-	}
-	var most *variant
-	for _, v := range vars {
-		if most == nil || wins[v.name] > wins[most.name] {
-			most = v
+		if len(rules) > first && (largest == nil || w > largest[0].Ranks) {
+			largest = rules[first:]
 		}
 	}
-	if most != nil && wins[most.name] > 0 {
-		rules = append(rules, rule(most, 0, 0))
+	for _, r := range largest {
+		r.Nodes, r.Ranks = -1, -1
+		rules = append(rules, r)
 	}
 	if opt.Channels <= 0 {
 		for _, v := range vars {

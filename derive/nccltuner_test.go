@@ -53,12 +53,13 @@ func TestNCCLTunerConf(t *testing.T) {
 	// (the log-scale crossover of 40/160 us at 64 KiB and 400/100 at 1
 	// MiB is at 256 KiB), the 8-channel ring above; the machine's 24
 	// channels where a variant sets none; then any other world: the
-	// variant that won most.
+	// rules of the largest world swept (16), on any nodes and ranks.
 	want := []string{
 		"allreduce,0,18446744073709551615,ring,ll,24,1,8",
 		"allreduce,0,262143,tree,ll,24,2,16",
 		"allreduce,262144,18446744073709551615,ring,simple,8,2,16",
-		"allreduce,0,18446744073709551615,tree,ll,24,-1,-1",
+		"allreduce,0,262143,tree,ll,24,-1,-1",
+		"allreduce,262144,18446744073709551615,ring,simple,8,-1,-1",
 	}
 	if strings.Join(rules, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rules\n%s\nwant\n%s", strings.Join(rules, "\n"), strings.Join(want, "\n"))
