@@ -95,8 +95,11 @@ func TestStep(t *testing.T) {
 		t.Fatalf("%d rows in step.csv, want 4", len(rows))
 	}
 	// Each rank's stated compute: dp3 runs every layer of both
-	// micro-batches (3 layers x 2 x 3 ms), a stage of pp3 one layer.
-	stated := map[string]float64{"dp3-tp1-pp1": 0.018, "dp1-tp1-pp3": 0.006}
+	// micro-batches (3 layers x 2 x 3 ms), a stage of pp3 one layer. The
+	// emulated compute makes up for late wakes (computeEmulator), so its
+	// measured total may fall short of the stated one by the waits it
+	// takes for non-blocking (under 20 us each): 1% is room enough.
+	stated := map[string]float64{"dp3-tp1-pp1": 0.018 * 0.99, "dp1-tp1-pp3": 0.006 * 0.99}
 	for i, r := range rows {
 		if r.Point != i || r.World != 3 || r.Network != "tiny-step" {
 			t.Errorf("row %d: point %d, world %d, network %q", i, r.Point, r.World, r.Network)
