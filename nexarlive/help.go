@@ -446,6 +446,8 @@ Flags:
   --warmup W      untimed steps before them (default 2)
   --model FILE    predict on this scenario's [network]: a model calibrated
                   on this machine, as 'nexar-live calibrate --out' writes
+  --reuse         measure nothing: predict DIR/step.csv of an earlier run
+                  again (with another --model)
   --timeout D, --bulk-threshold S, --eager-threshold S, --tuning FILE,
   --trusted-network   as for run
 

@@ -36,6 +36,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	np := fs.Int("np", 0, "number of ranks (the layouts of this world size are measured)")
 	out := fs.String("out", "", "output directory")
 	model := fs.String("model", "", "predict with this scenario's [network] (a calibrated one, as nexar-live calibrate --out writes) instead of SCENARIO's")
+	reuse := fs.Bool("reuse", false, "measure nothing: predict the rows of DIR/"+live.StepFile+" of an earlier run again (with another --model)")
 	pos, status, ok := cmdline.ParseCmd("step", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -85,30 +86,10 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*out, 0o777); err != nil {
 		return cmdline.UsageError(stderr, "step", "--out: %v", err)
 	}
-	fmt.Fprintf(stderr, "nexar-live step: %s (%s): %d point(s) on %d ranks, %d warm-up and %d timed steps each\n",
-		pos[0], s.Workload.Model, len(job.Points), *np, m.warmup, m.iters)
-	wargs := append([]string{"step-worker", abs(pos[0]), "--out", abs(*out),
-		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters)}, m.netArgs()...)
-	l, err := launcher(*np, wargs, m, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
-		return exitRanks
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	start := time.Now()
-	err = l.Run(ctx)
-	partial := filepath.Join(*out, live.StepPartialFile)
-	if err != nil {
-		status := exitRanks
-		if ctx.Err() != nil {
-			err, status = fmt.Errorf("interrupted"), exitInterrupted
+	if !*reuse {
+		if status, ok := measureSteps(job, pos[0], *np, *out, m, stdout, stderr); !ok {
+			return status
 		}
-		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
-		if info, serr := os.Stat(partial); serr == nil && !info.ModTime().Before(start) {
-			fmt.Fprintf(stderr, "nexar-live step: the points measured before are in %s\n", partial)
-		}
-		return status
 	}
 	path := filepath.Join(*out, live.StepFile)
 	f, err := os.Open(path)
@@ -122,7 +103,13 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live step: %s: %v\n", path, err)
 		return exitRanks
 	}
-	fmt.Fprintf(stderr, "nexar-live step: measured in %.1fs; wrote %s and %s\n", time.Since(start).Seconds(), path, filepath.Join(*out, live.StepTimesFile))
+	if *reuse {
+		for _, r := range rows {
+			if r.World != *np || r.Network != s.Name {
+				return cmdline.UsageError(stderr, "step", "--reuse: %s holds a row of %q on %d ranks, not of %s on %d", path, r.Network, r.World, pos[0], *np)
+			}
+		}
+	}
 	cs, err := live.PredictSteps(s, network, rows)
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: no prediction: %v\n", err)
@@ -139,6 +126,38 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	printStepTable(stdout, s, modelName, cs)
 	fmt.Fprintf(stderr, "nexar-live step: wrote %s\n", filepath.Join(*out, live.CompareFile))
 	return exitOK
+}
+
+// measureSteps runs job's points on np rank processes; rank 0 writes
+// the rows into out. It returns false, and the exit status, on failure.
+func measureSteps(job *live.StepJob, file string, np int, out string, m measureFlags, stdout, stderr io.Writer) (int, bool) {
+	fmt.Fprintf(stderr, "nexar-live step: %s (%s): %d point(s) on %d ranks, %d warm-up and %d timed steps each\n",
+		file, job.Scenario.Workload.Model, len(job.Points), np, m.warmup, m.iters)
+	wargs := append([]string{"step-worker", abs(file), "--out", abs(out),
+		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters)}, m.netArgs()...)
+	l, err := launcher(np, wargs, m, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
+		return exitRanks, false
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	start := time.Now()
+	if err := l.Run(ctx); err != nil {
+		status := exitRanks
+		if ctx.Err() != nil {
+			err, status = fmt.Errorf("interrupted"), exitInterrupted
+		}
+		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
+		partial := filepath.Join(out, live.StepPartialFile)
+		if info, serr := os.Stat(partial); serr == nil && !info.ModTime().Before(start) {
+			fmt.Fprintf(stderr, "nexar-live step: the points measured before are in %s\n", partial)
+		}
+		return status, false
+	}
+	fmt.Fprintf(stderr, "nexar-live step: measured in %.1fs; wrote %s and %s\n", time.Since(start).Seconds(),
+		filepath.Join(out, live.StepFile), filepath.Join(out, live.StepTimesFile))
+	return exitOK, true
 }
 
 // printStepTable prints every point's predicted and measured step, and

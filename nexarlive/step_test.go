@@ -131,6 +131,11 @@ func TestStep(t *testing.T) {
 			t.Errorf("compare.csv row %q", rec)
 		}
 	}
+	// --reuse predicts the same rows again, on the scenario's network.
+	code, stdout2, stderr := runCLI("step", "--np", "3", file, "--out", out, "--reuse")
+	if code != exitOK || !strings.Contains(stdout2, "predicted by the simulator on "+file+"'s [network]") || !strings.Contains(stdout2, "4 points: median") {
+		t.Errorf("--reuse: exit %d\n%s\n%s", code, stdout2, stderr)
+	}
 	times, err := os.ReadFile(filepath.Join(out, live.StepTimesFile))
 	if err != nil {
 		t.Fatal(err)
