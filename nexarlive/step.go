@@ -116,7 +116,8 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 		return exitRanks
 	}
 	var b bytes.Buffer
-	if err := live.WriteStepCompareCSV(&b, cs); err == nil {
+	err = live.WriteStepCompareCSV(&b, cs)
+	if err == nil {
 		err = atomicfile.WriteFile(filepath.Join(*out, live.CompareFile), b.Bytes())
 	}
 	if err != nil {
