@@ -511,7 +511,10 @@ type StepWorkerConfig struct {
 	// Getenv reads the launcher's environment (os.Getenv if nil).
 	Getenv func(string) string
 	// Status, if not nil, receives the status lines of a Launcher.
-	Status      io.Writer
+	Status io.Writer
+	// Progress, if not nil, receives a line from rank 0 as each point is
+	// measured.
+	Progress    io.Writer
 	JoinTimeout time.Duration
 }
 
@@ -555,6 +558,12 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 	hooks := StepHooks{
 		Point: func(idx int, desc string) { st.printf("point %d %s", idx, desc) },
 		Iter:  st.beat,
+	}
+	if cfg.Progress != nil && link.Rank() == 0 {
+		hooks.Row = func(r workload.Row) {
+			fmt.Fprintf(cfg.Progress, "# measured point %d (%s): step %.3f ms, compute %.3f ms, exposed %.3f ms (medians of %d steps)\n",
+				r.Point, pointDesc(s.Workload, s.Workload.Points[r.Point]), 1e3*r.Step, 1e3*r.Compute, 1e3*r.Exposed, job.Iters)
+		}
 	}
 	m, err := RunStepRank(ctx, link, job, hooks)
 	if link.Rank() == 0 && cfg.Dir != "" {

@@ -436,8 +436,9 @@ Output in DIR:
                   the simulator's step on the scenario's [network], or
                   MODEL's with --model
   step.partial.csv  the points measured, when the run did not finish
-and on stdout a table of the points, predicted against measured, with the
-median |predicted/measured - 1| over them.
+and on stdout a line as each point is measured ("# measured point ..."),
+then a table of the points, predicted against measured, with the median
+|predicted/measured - 1| over them.
 
 Flags:
   --np N          ranks (required)

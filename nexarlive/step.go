@@ -213,7 +213,7 @@ func stepWorkerCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	_, err = live.StepWorker(ctx, live.StepWorkerConfig{Scenario: pos[0], Warmup: m.warmup, Iters: m.iters, Net: cfg,
-		Dir: *out, Status: statusW, JoinTimeout: m.timeout})
+		Dir: *out, Status: statusW, Progress: stdout, JoinTimeout: m.timeout})
 	if err == nil {
 		return exitOK
 	}
