@@ -30,9 +30,9 @@ import (
 // Every rank runs workload.Run, the program the simulator runs, on its
 // realnet link: a compute stream and a stream per kind of communication,
 // each a goroutine, the collectives on realnet. Compute is emulated: the
-// compute stream sleeps for the stated time (EmulateCompute), as a GPU's
-// kernels leave the host's cores to the communication (NCCL's proxy
-// thread) while they run. Spinning would hold one of the cores the
+// compute stream sleeps for the stated time (computeEmulator, on the
+// device's timeline), as a GPU's kernels leave the host's cores to the
+// communication (NCCL's proxy thread) while they run. Spinning would hold one of the cores the
 // ranks' communication needs (on a machine with fewer cores than ranks,
 // every spinning rank takes a core from the others' transfers) and
 // charge compute's CPU to the communication it is meant to hide.
@@ -97,11 +97,6 @@ func NewStepJob(s *scenario.Scenario, world, warmup, iters int) (*StepJob, error
 		plan, err := workload.NewPlan(p.Spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s: point %d: %v", s.File, p.Index, err)
-		}
-		for _, l := range p.Spec.Layers {
-			if l.Forward.FLOPs > 0 && l.Forward.Time == 0 && s.Workload.FLOPS == 0 {
-				return nil, fmt.Errorf("%s: layer %q gives its compute in FLOPs and no rate is known", s.File, l.Name)
-			}
 		}
 		j.Points = append(j.Points, p)
 		j.Plans = append(j.Plans, plan)
