@@ -230,7 +230,7 @@ func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHook
 			hooks.Point(p.Index, pointDesc(job.Scenario.Workload, p))
 		}
 		if err := start.sync(ctx); err != nil {
-			return nil, fmt.Errorf("point %d: synchronising clocks: %w", p.Index, err)
+			return m, fmt.Errorf("point %d: synchronising clocks: %w", p.Index, err)
 		}
 		var rows []workload.Row
 		for it := 0; ; it++ {
@@ -562,8 +562,11 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 	}
 	m, err := RunStepRank(ctx, link, job, hooks)
 	if link.Rank() == 0 && cfg.Dir != "" {
-		if werr := writeStepFiles(cfg.Dir, m, err); werr != nil && err == nil {
+		switch werr := writeStepFiles(cfg.Dir, m, err); {
+		case werr != nil && err == nil:
 			err = werr
+		case werr != nil:
+			fmt.Fprintf(os.Stderr, "nexar-live step-worker: saving the points measured to %s: %v\n", StepPartialFile, werr)
 		}
 	}
 	if err != nil {
