@@ -49,6 +49,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"peer":      peerCmd,
 		"ca":        caCmd,
 		"ladder":    ladderCmd,
+		"step":      stepCmd,
+		// The rank processes of a step; not for users.
+		"step-worker": stepWorkerCmd,
 		// The other process of a ladder; not for users.
 		"ladder-peer": ladderPeerCmd,
 	})
@@ -78,6 +81,11 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&m.minTime, "min-time", 0, "add timed iterations while a point's have taken less than this")
 	fs.IntVar(&m.maxIters, "max-iters", 1000, "at most this many timed iterations with --min-time")
 	fs.StringVar(&m.timing, "timing", string(live.TimingStart), `"start" (an agreed start per iteration, median) or "loop" (back to back after a barrier, mean, as nccl-tests)`)
+	m.registerNet(fs)
+}
+
+// registerNet registers the flags of the transport and the timeout.
+func (m *measureFlags) registerNet(fs *flag.FlagSet) {
 	fs.DurationVar(&m.timeout, "timeout", 2*time.Minute, "how long one collective may wait for its peers")
 	m.bulk = "64KiB"
 	fs.Func("bulk-threshold", `size from which messages take the TCP bulk path; "off" never (default 64KiB)`, func(v string) error {
@@ -167,8 +175,14 @@ func (m *measureFlags) workerArgs() []string {
 	args := []string{
 		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters),
 		"--min-time", m.minTime.String(), "--max-iters", strconv.Itoa(m.maxIters),
-		"--timing", m.timing, "--timeout", m.timeout.String(),
+		"--timing", m.timing,
 	}
+	return append(args, m.netArgs()...)
+}
+
+// netArgs are the transport's flags a launcher passes on to its workers.
+func (m *measureFlags) netArgs() []string {
+	args := []string{"--timeout", m.timeout.String()}
 	if m.bulkSet {
 		args = append(args, "--bulk-threshold", m.bulk)
 	}

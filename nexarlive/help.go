@@ -15,6 +15,7 @@ Usage:
   nexar-live peer RESULTS.csv PEER.log
   nexar-live ca DIR
   nexar-live ladder [--only RUNGS] [--csv FILE]
+  nexar-live step --np N SCENARIO.toml --out DIR [--iters K --warmup W] [--model MODEL.toml]
   nexar-live help [COMMAND]
   nexar-live --version
 
@@ -32,6 +33,9 @@ Commands:
   ca         make a cluster CA and a certificate for the ranks of cluster runs
   ladder     what a message costs at each layer (raw TCP, raw quic-go, realnet's
              paths, nexar-live's timing, Open MPI) between two processes
+  step       run the training steps of a scenario's [workload] on N ranks
+             (compute emulated), write DIR/step.csv as nexar-sim step does,
+             and DIR/compare.csv: the simulator's prediction against them
   help       show help for a command
 
 Exit status: 0 on success; 1 when the run finished but some results were
@@ -388,6 +392,71 @@ Flags:
 Example:
   go run ./cmd/nexar-live ladder
   go run ./cmd/nexar-live ladder --only quic-msg,realnet-quic --rounds 5000
+`,
+	"step": `Usage: nexar-live step --np N SCENARIO.toml --out DIR [--iters K] [--warmup W]
+                       [--model MODEL.toml] [--timeout D] [transport flags]
+
+Measures the training steps of the scenario's [workload] on N rank
+processes of this machine, started, joined and watched as 'run' starts its
+own (this executable, as 'nexar-live step-worker'; certificates from an
+ephemeral CA; a crashed or hung rank is named and the others stopped;
+Ctrl-C stops them all, exit status 130). Every point of the [workload]
+whose layout has N ranks is measured (nexar-sim step's points: each
+combination of the layouts, buckets, schedules, ZeRO stages and
+algorithms it lists; the layouts of other sizes are left out).
+
+Each rank runs package workload's program, the one nexar-sim step
+simulates: a compute stream and a stream per kind of communication (each a
+goroutine), the collectives on realnet. Compute is emulated at the stated
+times by sleeping (a timerfd, precise to the kernel's wake-up), not by
+spinning: a GPU's kernels leave the host's cores to the communication, and
+a spinning rank would take the cores the ranks' transfers need (4 ranks on
+2 cores). A piece of compute ends its stated time after the device would
+have started it (when the compute before it was due to end, or when a wait
+that held the stream up ended), so that late wakes do not add up.
+
+Each point runs W untimed steps, then K timed ones, each started at an
+instant all ranks agreed on (rank 0 hears every rank is ready, then sends
+each the instant: the barrier between steps, without its skew). A step's
+time is the slowest rank's, from that instant to the end of its streams.
+The accounts of each step come from the ranks' stream records, timed from
+the instant and sent to rank 0 after the step, through workload.Stats, as
+nexar-sim's do: compute, exposed communication (the compute stream's waits
+for each group's streams), bubble, idle, busy. A point's row is the median
+over its K steps of each column.
+
+Output in DIR:
+  step.csv        nexar-sim step's columns (see 'nexar-sim help step'),
+                  network = the scenario's name; messages = those all ranks
+                  sent to each other in one step
+  step_times.csv  every timed step: point,iteration,step_s,compute_s,exposed_s
+  compare.csv     network,point,layout,bucket_bytes,algorithms,predicted_s,
+                  measured_s,ratio (predicted/measured),predicted_compute_s,
+                  measured_compute_s,predicted_exposed_s,measured_exposed_s:
+                  the simulator's step on the scenario's [network], or
+                  MODEL's with --model
+  step.partial.csv  the points measured, when the run did not finish
+and on stdout a line as each point is measured ("# measured point ..."),
+then a table of the points, predicted against measured, with the median
+|predicted/measured - 1| over them.
+
+Flags:
+  --np N          ranks (required)
+  --out DIR       output directory (required)
+  --iters K       timed steps per point (default 5)
+  --warmup W      untimed steps before them (default 2)
+  --model FILE    predict on this scenario's [network]: a model calibrated
+                  on this machine, as 'nexar-live calibrate --out' writes
+  --reuse         measure nothing: predict DIR/step.csv of an earlier run
+                  again (with another --model)
+  --timeout D, --bulk-threshold S, --eager-threshold S, --tuning FILE,
+  --trusted-network   as for run
+
+Example: calibrate loopback on the allreduce the buckets run, then predict
+the step with it (live/examples/loopback-step.toml has both):
+  nexar-live run --np 4 live/examples/loopback-step.toml --out cal/
+  nexar-live calibrate --model shared-host,realnet cal/results.csv --out cal/model.toml
+  nexar-live step --np 4 live/examples/loopback-step.toml --out step/ --model cal/model.toml
 `,
 	"help": `Usage: nexar-live help [COMMAND]
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/workload"
 )
 
 // TestRunInterrupted presses Ctrl-C on 'nexar-live run' once its first
@@ -111,4 +112,75 @@ func processesNaming(s string) []string {
 		}
 	}
 	return pids
+}
+
+// TestStepInterrupted presses Ctrl-C on 'nexar-live step' once its first
+// point is measured: status 130, the point in step.partial.csv, no
+// step.csv, no rank process left.
+func TestStepInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tiny.toml")
+	if err := os.WriteFile(file, []byte(stepTestScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	// Steps of tens of ms: the run is still going when interrupted.
+	cmd := exec.Command(exe, "step", "--np", "3", file, "--out", out, "--warmup", "0", "--iters", "20", "--timeout", "30s")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	measured := false
+	for !measured && sc.Scan() {
+		measured = strings.HasPrefix(sc.Text(), "# measured point 0 ")
+	}
+	if !measured {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the run measured no point before it ended\n%s", stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the run did not end within 30 s of SIGINT\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("exit status %d (%v), want %d, saying it was interrupted\n%s", code, err, exitInterrupted, stderr.String())
+	}
+	f, err := os.Open(filepath.Join(out, live.StepPartialFile))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	rows, err := workload.ReadCSV(f)
+	f.Close()
+	if err != nil || len(rows) < 1 || len(rows) >= 4 {
+		t.Errorf("step.partial.csv: %d rows (%v), want from 1 to 3", len(rows), err)
+	}
+	if _, err := os.Stat(filepath.Join(out, live.StepFile)); err == nil {
+		t.Errorf("an interrupted run wrote %s", live.StepFile)
+	}
+	if !strings.Contains(stderr.String(), "the points measured before are in") {
+		t.Errorf("stderr does not name the partial file:\n%s", stderr.String())
+	}
 }

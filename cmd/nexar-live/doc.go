@@ -3,7 +3,9 @@
 // measures a scenario's sweeps (nccl-tests-style output, results.csv with
 // a wrong column), compares them with the simulator's predictions,
 // calibrates the simulator's network models, verifies the crossovers of
-// a tuning table nexar-sim derived, and runs on an emulated network.
+// a tuning table nexar-sim derived, runs on an emulated network, and
+// measures the training steps of a scenario's [workload] (nexar-live step)
+// against the simulator's prediction of them.
 //
 // Run 'nexar-live help' for the commands; package live has the library
 // and the documentation of cluster runs (Slurm, torchrun, mpirun).
