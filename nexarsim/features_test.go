@@ -328,13 +328,20 @@ func TestScenariosDir(t *testing.T) {
 			t.Errorf("%s: no header comment saying what it studies and what its figures show", f)
 		}
 		// Run the small ones: the default scenario runs in the tests above,
-		// the large studies take seconds each.
-		runs := 0
+		// the large studies take seconds each, and worlds of hundreds of
+		// GPUs minutes. A training step (a [workload] without sweeps) is
+		// minutes too: its closed forms are package workload's tests.
+		runs, world := 0, 0
 		for _, p := range points {
 			runs += max(p.Repeat, 1)
+			world = max(world, p.World)
 		}
-		if runs > 300 || testing.Short() {
-			t.Logf("%s: %q, %d points, %d runs (not run here)", f, s.Name, len(points), runs)
+		if len(points) == 0 && s.Workload != nil {
+			t.Logf("%s: %q, a training step (not run here)", f, s.Name)
+			continue
+		}
+		if runs > 300 || world > 128 || testing.Short() {
+			t.Logf("%s: %q, %d points, %d runs, worlds up to %d (not run here)", f, s.Name, len(points), runs, world)
 			continue
 		}
 		out := t.TempDir()
