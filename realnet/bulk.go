@@ -90,11 +90,15 @@ func (p *peer) bulkReader() {
 
 		if err := p.bulk.readPayload(dst, g.n, timeout); err != nil {
 			err = stalled(err, "bulk payload", timeout)
+			if r == nil && g.m != nil {
+				// An unexpected message's charge goes back before the
+				// link breaks, so that nobody who sees the failure
+				// still finds it charged.
+				l.tempDone(g.m, p.ioErr(err, nil))
+			}
 			p.bulkReadErr(err)
 			if r != nil {
 				l.finish(r, p.ioErr(err, r))
-			} else if g.m != nil {
-				l.tempDone(g.m, p.ioErr(err, nil))
 			}
 			return
 		}
