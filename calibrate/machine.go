@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -42,10 +43,10 @@ type Machine struct {
 // String names the machine and its overrides in a line.
 func (m Machine) String() string {
 	s := m.Preset
-	for _, k := range sortedKeys(m.Keys) {
+	for _, k := range slices.Sorted(maps.Keys(m.Keys)) {
 		s += fmt.Sprintf(", %s = %v", k, m.Keys[k])
 	}
-	for _, k := range sortedKeys(m.Fitted) {
+	for _, k := range slices.Sorted(maps.Keys(m.Fitted)) {
 		s += fmt.Sprintf(", %s = %v (fitted)", k, m.Fitted[k])
 	}
 	return s
@@ -64,15 +65,6 @@ func (m Machine) chooser() Machine {
 	out := m
 	out.Fitted = nil
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // key returns the machine's value of key: fitted, else its own, else
@@ -107,7 +99,7 @@ func (m Machine) writeNetwork(b *bytes.Buffer, extra map[string]any) {
 	policy := cmp.Or(m.Policy, "nccl")
 	fmt.Fprintf(b, "policy = %s\n\n[network]\npreset = %s\n", strconv.Quote(policy), strconv.Quote(m.Preset))
 	keys := m.simulated().with(extra).Keys
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		switch v := keys[k].(type) {
 		case string:
 			fmt.Fprintf(b, "%s = %s\n", k, strconv.Quote(v))
@@ -271,7 +263,7 @@ func PredictMachine(ctx context.Context, m Machine, samples []Sample, opt Predic
 	}
 	// Then each algorithm that runs a larger size, at the limit and half
 	// of it.
-	extraIDs := sortedKeys(farVariants)
+	extraIDs := slices.Sorted(maps.Keys(farVariants))
 	for _, id := range extraIDs {
 		x := farVariants[id]
 		spec := x.group.spec
@@ -450,12 +442,7 @@ func choiceOf(p sweep.Point) (string, error) {
 	if p.Algorithm.Name != "auto" {
 		return p.VariantName(), nil
 	}
-	t := p.Tuning
-	if t == nil {
-		t = algos.DefaultTuning()
-	}
-	_, _, used := p.Layout()
-	ch, err := t.SelectFor(p.Machine(), p.Collective.Name, p.World, used*p.DType.Size(), used)
+	ch, err := p.AutoChoice()
 	if err != nil {
 		return "", err
 	}

@@ -307,17 +307,24 @@ func planJoin(s *scenario.Scenario, points []Point) scenario.Errors {
 	return nil
 }
 
-// checkAuto checks that the point's tuning table selects, for its world
-// and message, an algorithm that can run there. It measures the message
-// as the allreduce dispatcher does (the buffer's bytes and elements),
-// which is what every collective's auto measures today.
-func (p Point) checkAuto() error {
+// AutoChoice is what "auto" selects at the point: its tuning table's
+// choice (nexar's default table where it has none), under its policy,
+// on its machine, for its world and message. It measures the message as
+// the allreduce dispatcher does (the buffer's bytes and elements), which
+// is what every collective's auto measures today.
+func (p Point) AutoChoice() (algos.Choice, error) {
 	t := p.Tuning
 	if t == nil {
 		t = algos.DefaultTuning()
 	}
 	_, _, used := p.Layout()
-	ch, err := t.SelectFor(p.Machine(), p.Collective.Name, p.World, used*p.DType.Size(), used)
+	return t.SelectFor(p.Machine(), p.Collective.Name, p.World, used*p.DType.Size(), used)
+}
+
+// checkAuto checks that the point's tuning table selects, for its world
+// and message, an algorithm that can run there.
+func (p Point) checkAuto() error {
+	ch, err := p.AutoChoice()
 	if err != nil {
 		return err
 	}
