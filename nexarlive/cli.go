@@ -547,12 +547,9 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "worker", "%v", err)
 	}
 	var statusW io.Writer
-	if fd := os.Getenv(live.StatusFDEnv); fd != "" {
-		n, err := strconv.Atoi(fd)
-		if err != nil || n < 3 {
-			return cmdline.UsageError(stderr, "worker", "%s=%q: want a file descriptor", live.StatusFDEnv, fd)
-		}
-		f := os.NewFile(uintptr(n), "status")
+	if f, err := statusPipe(); err != nil {
+		return cmdline.UsageError(stderr, "worker", "%v", err)
+	} else if f != nil {
 		defer f.Close()
 		statusW = f
 	}
@@ -644,4 +641,18 @@ func abs(p string) string {
 		return a
 	}
 	return p
+}
+
+// statusPipe is the status pipe a rank's launcher passed it in
+// live.StatusFDEnv, nil where it passed none.
+func statusPipe() (*os.File, error) {
+	fd := os.Getenv(live.StatusFDEnv)
+	if fd == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(fd)
+	if err != nil || n < 3 {
+		return nil, fmt.Errorf("%s=%q: want a file descriptor", live.StatusFDEnv, fd)
+	}
+	return os.NewFile(uintptr(n), "status"), nil
 }

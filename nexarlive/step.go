@@ -201,12 +201,9 @@ func stepWorkerCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "step-worker", "%v", err)
 	}
 	var statusW io.Writer
-	if fd := os.Getenv(live.StatusFDEnv); fd != "" {
-		n, err := strconv.Atoi(fd)
-		if err != nil || n < 3 {
-			return cmdline.UsageError(stderr, "step-worker", "%s=%q: want a file descriptor", live.StatusFDEnv, fd)
-		}
-		f := os.NewFile(uintptr(n), "status")
+	if f, err := statusPipe(); err != nil {
+		return cmdline.UsageError(stderr, "step-worker", "%v", err)
+	} else if f != nil {
 		defer f.Close()
 		statusW = f
 	}
