@@ -297,13 +297,9 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	m := &inbound{p: p, tag: h.Tag, n: n, kind: kindData, viaEager: true, state: inTemp, data: make([]byte, n)}
 	after := nop
 	if !l.closing && l.broken == nil {
-		if q := l.posted[key]; q != nil && q.len() > 0 {
+		if r := l.popPostedLocked(key); r != nil {
 			// A relayed message's payload, which its relay loop
 			// claimed: it goes on as one from its origin.
-			r := q.pop()
-			if q.len() == 0 {
-				delete(l.posted, key)
-			}
 			after = l.claimLocked(m, r, false)
 		} else {
 			l.pushUnexpectedLocked(p.rank, m)

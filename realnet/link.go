@@ -319,6 +319,27 @@ func (l *Link) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 		l.mu.Unlock()
 		return r
 	}
+	l.postLocked(key, r)
+	l.mu.Unlock()
+	return r
+}
+
+// popPostedLocked takes the first receive posted for key, nil if none.
+func (l *Link) popPostedLocked(key matchKey) *request {
+	q := l.posted[key]
+	if q == nil || q.len() == 0 {
+		return nil
+	}
+	r := q.pop()
+	if q.len() == 0 {
+		delete(l.posted, key)
+	}
+	return r
+}
+
+// postLocked queues receive r, which nothing here matched yet, behind the
+// receives posted for key before it.
+func (l *Link) postLocked(key matchKey, r *request) {
 	q := l.posted[key]
 	if q == nil {
 		q = &fifo[*request]{}
@@ -326,8 +347,6 @@ func (l *Link) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	}
 	q.push(r)
 	r.loc = locPosted
-	l.mu.Unlock()
-	return r
 }
 
 // sendSelf delivers a message to this rank at once: into a posted
@@ -341,11 +360,7 @@ func (l *Link) sendSelf(r *request) {
 		close(r.done)
 		return
 	}
-	if q := l.posted[key]; q != nil && q.len() > 0 {
-		rr := q.pop()
-		if q.len() == 0 {
-			delete(l.posted, key)
-		}
+	if rr := l.popPostedLocked(key); rr != nil {
 		if len(r.buf) > len(rr.buf) {
 			l.finishLocked(rr, l.tooLong(l.rank, r.tag, int64(len(r.buf)), rr))
 		} else {

@@ -116,11 +116,7 @@ func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
 		return
 	}
 	var after func()
-	if q := l.posted[key]; q != nil && q.len() > 0 {
-		r := q.pop()
-		if q.len() == 0 {
-			delete(l.posted, key)
-		}
+	if r := l.popPostedLocked(key); r != nil {
 		r.loc = locNone
 		after = l.matchLocked(m, r, true)
 	} else {

@@ -385,16 +385,26 @@ func (l *Link) admitRelay(c int64) bool {
 			l.mu.Unlock()
 			return true
 		}
-		if l.freed == nil {
-			l.freed = make(chan struct{})
-		}
-		freed := l.freed
-		l.mu.Unlock()
-		select {
-		case <-freed:
-		case <-l.ctx.Done():
+		if !l.waitFreedLocked() {
 			return false
 		}
+	}
+}
+
+// waitFreedLocked releases l.mu and waits until a charge against the
+// budget or a relay claim is given back (freedLocked); false if the link
+// ends first. l.mu is not held on return.
+func (l *Link) waitFreedLocked() bool {
+	if l.freed == nil {
+		l.freed = make(chan struct{})
+	}
+	freed := l.freed
+	l.mu.Unlock()
+	select {
+	case <-freed:
+		return true
+	case <-l.ctx.Done():
+		return false
 	}
 }
 
@@ -440,14 +450,7 @@ func (l *Link) relayedEager(n int, h relayHdr) bool {
 		if l.relay.claims[n] < maxClaims {
 			break
 		}
-		if l.freed == nil {
-			l.freed = make(chan struct{})
-		}
-		freed := l.freed
-		l.mu.Unlock()
-		select {
-		case <-freed:
-		case <-l.ctx.Done():
+		if !l.waitFreedLocked() {
 			return false
 		}
 	}
@@ -463,13 +466,7 @@ func (l *Link) relayedEager(n int, h relayHdr) bool {
 		after()
 		return true
 	}
-	q := l.posted[key]
-	if q == nil {
-		q = &fifo[*request]{}
-		l.posted[key] = q
-	}
-	q.push(r)
-	r.loc = locPosted
+	l.postLocked(key, r)
 	l.mu.Unlock()
 	return true
 }
@@ -492,11 +489,7 @@ func (l *Link) claimLocked(m *inbound, r *request, fresh bool) func() {
 	}
 	m.tag = c.tag
 	key := matchKey{c.origin, c.tag}
-	if q := l.posted[key]; q != nil && q.len() > 0 {
-		rr := q.pop()
-		if q.len() == 0 {
-			delete(l.posted, key)
-		}
+	if rr := l.popPostedLocked(key); rr != nil {
 		rr.loc = locNone
 		return l.matchLocked(m, rr, false)
 	}
@@ -532,11 +525,7 @@ func (l *Link) relayedRTS(h relayHdr) bool {
 		return true
 	}
 	var after func()
-	if q := l.posted[key]; q != nil && q.len() > 0 {
-		r := q.pop()
-		if q.len() == 0 {
-			delete(l.posted, key)
-		}
+	if r := l.popPostedLocked(key); r != nil {
 		r.loc = locNone
 		after = l.matchLocked(m, r, false)
 	} else {
