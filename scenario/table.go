@@ -196,6 +196,20 @@ func (t *table) str(key string, required bool, def, want string) (string, bool) 
 	return s, true
 }
 
+// boolean reads a boolean, def if absent.
+func (t *table) boolean(key string, def bool) (bool, bool) {
+	v, path, ok := t.get(key)
+	if !ok {
+		return def, true
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		t.errorf(path, "want true or false, got %s", typeName(v))
+		return false, false
+	}
+	return b, true
+}
+
 // integer reads a whole number in [lo, hi], def if absent.
 func (t *table) integer(key string, def, lo, hi int64) (int64, bool) {
 	v, path, ok := t.get(key)

@@ -457,20 +457,6 @@ func groupSize(s workload.Spec, g workload.Group) int {
 	return s.PP
 }
 
-// boolean reads a boolean, def if absent.
-func (t *table) boolean(key string, def bool) (bool, bool) {
-	v, path, ok := t.get(key)
-	if !ok {
-		return def, true
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		t.errorf(path, "want true or false, got %s", typeName(v))
-		return false, false
-	}
-	return b, true
-}
-
 // optSize reads an optional size (a whole number of bytes or a size
 // string); -1 if absent.
 func (c *checker) optSize(t *table, key string) (int64, bool) {
