@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/algos/algotest"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/sim"
 )
@@ -25,38 +26,9 @@ func ringTime(p, n int) time.Duration {
 	return time.Duration(2*(p-1))*time.Microsecond + time.Duration(2*(p-1)*n/p)*time.Nanosecond
 }
 
-// recorder keeps the records of every rank's streams; the simulator calls
-// it from one thread, the goroutine links' tests from several.
-type recorder struct {
-	mu   sync.Mutex
-	recs []algos.StreamRecord
-}
-
-func (r *recorder) StreamItem(rec algos.StreamRecord) {
-	r.mu.Lock()
-	r.recs = append(r.recs, rec)
-	r.mu.Unlock()
-}
-
-// find returns the record of rank with label, failing the test if there
-// is not exactly one.
-func (r *recorder) find(t *testing.T, rank int, label string) algos.StreamRecord {
+func runStreams(t *testing.T, world int, body func(ctx context.Context, l algos.Link, ss *algos.Streams) error) (*sim.Result, *algotest.StreamLog) {
 	t.Helper()
-	var out []algos.StreamRecord
-	for _, x := range r.recs {
-		if x.Rank == rank && x.Label == label {
-			out = append(out, x)
-		}
-	}
-	if len(out) != 1 {
-		t.Fatalf("rank %d: %d records labelled %q, want 1 (%v)", rank, len(out), label, r.recs)
-	}
-	return out[0]
-}
-
-func runStreams(t *testing.T, world int, body func(ctx context.Context, l algos.Link, ss *algos.Streams) error) (*sim.Result, *recorder) {
-	t.Helper()
-	rec := &recorder{}
+	rec := &algotest.StreamLog{}
 	res, err := sim.Run(sim.Config{World: world, Model: streamModel}, func(ctx context.Context, l algos.Link) error {
 		return body(ctx, l, algos.NewStreams(l, algos.WithStreamObserver(rec)))
 	})
@@ -95,11 +67,11 @@ func TestStreamCollectiveWaitsForCompute(t *testing.T) {
 		if hostAfterQueue[r] != 0 {
 			t.Errorf("rank %d: the host was held %v by queueing", r, hostAfterQueue[r])
 		}
-		ar := rec.find(t, r, "grads")
+		ar := rec.Find(t, r, "grads")
 		if ar.Start != compute || ar.End != want || ar.Collective != "allreduce" || ar.Bytes != n {
 			t.Errorf("rank %d: allreduce %+v, want it from %v to %v", r, ar, compute, want)
 		}
-		w := rec.find(t, r, "wait compute")
+		w := rec.Find(t, r, "wait compute")
 		if w.Waited.Label != "backward" || w.Waited.Stream != "compute" || w.End != compute {
 			t.Errorf("rank %d: wait %+v, want it to end at %v, after \"backward\"", r, w, compute)
 		}
@@ -126,16 +98,16 @@ func TestStreamWaitBeforeRecord(t *testing.T) {
 		}
 		return ss.Synchronize(ctx)
 	})
-	if b1 := rec.find(t, 0, "b1"); b1.Start != 0 || b1.End != 10*time.Microsecond {
+	if b1 := rec.Find(t, 0, "b1"); b1.Start != 0 || b1.End != 10*time.Microsecond {
 		t.Errorf("b1 ran %v..%v, want 0..10µs: a wait before the record waits for nothing", b1.Start, b1.End)
 	}
-	if b2 := rec.find(t, 0, "b2"); b2.Start != 50*time.Microsecond {
+	if b2 := rec.Find(t, 0, "b2"); b2.Start != 50*time.Microsecond {
 		t.Errorf("b2 started at %v, want 50µs (after a1, not a2)", b2.Start)
 	}
 	if res.End.Duration() != 150*time.Microsecond {
 		t.Errorf("end %v, want 150µs", res.End)
 	}
-	if n := len(rec.recs); n != 5 {
+	if n := len(rec.Records()); n != 5 {
 		t.Errorf("%d records, want 5 (4 computes, one wait)", n)
 	}
 }
@@ -170,14 +142,14 @@ func TestStreamTwoCommStreams(t *testing.T) {
 		return ss.Synchronize(ctx)
 	})
 	for r := range p {
-		ar1, ar2, ag1 := rec.find(t, r, "ar1"), rec.find(t, r, "ar2"), rec.find(t, r, "ag1")
+		ar1, ar2, ag1 := rec.Find(t, r, "ar1"), rec.Find(t, r, "ar2"), rec.Find(t, r, "ag1")
 		if ar2.Start < ar1.End {
 			t.Errorf("rank %d: ar2 started at %v, before ar1 ended at %v", r, ar2.Start, ar1.End)
 		}
 		if ag1.Start != 0 || ag1.Start >= ar1.End {
 			t.Errorf("rank %d: ag1 ran %v..%v, want it from 0, beside ar1 (%v..%v)", r, ag1.Start, ag1.End, ar1.Start, ar1.End)
 		}
-		if after := rec.find(t, r, "after"); after.Start != max(ar2.End, ag1.End) {
+		if after := rec.Find(t, r, "after"); after.Start != max(ar2.End, ag1.End) {
 			t.Errorf("rank %d: compute started at %v, want the later of %v and %v", r, after.Start, ar2.End, ag1.End)
 		}
 	}
@@ -246,7 +218,7 @@ func TestStreamErrorsAreSticky(t *testing.T) {
 		}
 		return nil
 	})
-	for _, x := range rec.recs {
+	for _, x := range rec.Records() {
 		if x.Label == "skipped" || x.Label == "b skipped" {
 			t.Errorf("%q ran after its stream failed", x.Label)
 		}
@@ -523,7 +495,7 @@ func runGo(p int, body func(ctx context.Context, l algos.Link) error) error {
 // WithCompute's function.
 func TestStreamGoroutines(t *testing.T) {
 	const p, layers, count = 4, 6, 64
-	rec := &recorder{}
+	rec := &algotest.StreamLog{}
 	var computed sync.Map
 	err := runGo(p, func(ctx context.Context, l algos.Link) error {
 		ss := algos.NewStreams(l, algos.WithStreamObserver(rec), algos.WithCompute(func(_ context.Context, d time.Duration) error {
@@ -575,17 +547,17 @@ func TestStreamGoroutines(t *testing.T) {
 			if _, ok := computed.Load(fmt.Sprint(r, time.Duration(i+1))); !ok {
 				t.Errorf("rank %d: layer %d's compute never ran", r, i)
 			}
-			grad, bucket := rec.find(t, r, fmt.Sprint("grad ", i)), rec.find(t, r, fmt.Sprint("bucket ", i))
+			grad, bucket := rec.Find(t, r, fmt.Sprint("grad ", i)), rec.Find(t, r, fmt.Sprint("bucket ", i))
 			if bucket.Start < grad.End {
 				t.Errorf("rank %d: bucket %d started (%d) before its gradients were ready (%d)", r, i, bucket.Start, grad.End)
 			}
 			if i > 0 {
-				if prev := rec.find(t, r, fmt.Sprint("bucket ", i-1)); bucket.Start < prev.End {
+				if prev := rec.Find(t, r, fmt.Sprint("bucket ", i-1)); bucket.Start < prev.End {
 					t.Errorf("rank %d: bucket %d started before bucket %d ended", r, i, i-1)
 				}
 			}
 		}
-		if opt := rec.find(t, r, "optimizer"); opt.Start < rec.find(t, r, fmt.Sprint("bucket ", layers-1)).End {
+		if opt := rec.Find(t, r, "optimizer"); opt.Start < rec.Find(t, r, fmt.Sprint("bucket ", layers-1)).End {
 			t.Errorf("rank %d: the optimizer ran before the last bucket ended", r)
 		}
 	}

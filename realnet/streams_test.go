@@ -3,39 +3,13 @@ package realnet
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/algos/algotest"
 	"github.com/nexar-go/nexar-go/device"
 )
-
-// streamLog keeps the stream records of every rank; the streams'
-// goroutines report concurrently.
-type streamLog struct {
-	mu   sync.Mutex
-	recs []algos.StreamRecord
-}
-
-func (s *streamLog) StreamItem(r algos.StreamRecord) {
-	s.mu.Lock()
-	s.recs = append(s.recs, r)
-	s.mu.Unlock()
-}
-
-func (s *streamLog) find(t *testing.T, rank int, label string) algos.StreamRecord {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range s.recs {
-		if r.Rank == rank && r.Label == label {
-			return r
-		}
-	}
-	t.Fatalf("rank %d: no record %q", rank, label)
-	return algos.StreamRecord{}
-}
 
 // TestStreams: algos' streams on real QUIC ranks, as a training step uses
 // them (run with -race): a wait on an event not yet recorded waits for
@@ -48,7 +22,7 @@ func TestStreams(t *testing.T) {
 	const p, buckets, count = 3, 4, 1000
 	links := newWorld(t, p, Config{})
 	defer closeWorld(t, links)
-	log := &streamLog{}
+	log := &algotest.StreamLog{}
 	errs := run(links, func(ctx context.Context, l *Link) error {
 		ss := algos.NewStreams(l, algos.WithStreamObserver(log), algos.WithCompute(func(ctx context.Context, d time.Duration) error {
 			select {
@@ -117,24 +91,24 @@ func TestStreams(t *testing.T) {
 	}
 	for r := range p {
 		for i := range buckets {
-			grad, bucket := log.find(t, r, fmt.Sprint("grad ", i)), log.find(t, r, fmt.Sprint("bucket ", i))
+			grad, bucket := log.Find(t, r, fmt.Sprint("grad ", i)), log.Find(t, r, fmt.Sprint("bucket ", i))
 			if bucket.Start < grad.End {
 				t.Errorf("rank %d: bucket %d started at %v, before its gradients were written (%v)", r, i, bucket.Start, grad.End)
 			}
 			if i > 0 {
-				if prev := log.find(t, r, fmt.Sprint("bucket ", i-1)); bucket.Start < prev.End {
+				if prev := log.Find(t, r, fmt.Sprint("bucket ", i-1)); bucket.Start < prev.End {
 					t.Errorf("rank %d: bucket %d started at %v, before bucket %d ended (%v)", r, i, bucket.Start, i-1, prev.End)
 				}
 			}
 		}
-		opt := log.find(t, r, "optimizer")
-		if last := log.find(t, r, fmt.Sprint("bucket ", buckets-1)); opt.Start < last.End {
+		opt := log.Find(t, r, "optimizer")
+		if last := log.Find(t, r, fmt.Sprint("bucket ", buckets-1)); opt.Start < last.End {
 			t.Errorf("rank %d: the optimizer started at %v, before the last bucket ended (%v)", r, opt.Start, last.End)
 		}
-		if tpr := log.find(t, r, "tp allreduce"); opt.Start < tpr.End {
+		if tpr := log.Find(t, r, "tp allreduce"); opt.Start < tpr.End {
 			t.Errorf("rank %d: the optimizer started at %v, before tp's allreduce ended (%v)", r, opt.Start, tpr.End)
 		}
-		if b0 := log.find(t, r, "bucket 0"); b0.Start < log.find(t, r, "backward 0").End {
+		if b0 := log.Find(t, r, "bucket 0"); b0.Start < log.Find(t, r, "backward 0").End {
 			t.Errorf("rank %d: bucket 0 started before the compute it waits for", r)
 		}
 	}
