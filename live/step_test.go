@@ -83,3 +83,26 @@ func TestComputeEmulator(t *testing.T) {
 		t.Errorf("compute after a wait due %d ns after it ended", e.due-ready)
 	}
 }
+
+// FuzzDecodeRecords: what a rank sends rank 0 of its step either fails
+// to decode or decodes to records that encode and decode to themselves;
+// no input panics or allocates beyond its length.
+func FuzzDecodeRecords(f *testing.F) {
+	f.Add(encodeRecords([]algos.StreamRecord{
+		{ItemInfo: algos.ItemInfo{Stream: "compute", Kind: algos.KindCompute}, End: 2 * time.Millisecond},
+		{ItemInfo: algos.ItemInfo{Stream: "compute", Kind: algos.KindWait}, Start: -5, End: 9,
+			Waited: algos.ItemInfo{Stream: "dp", Collective: "allreduce"}},
+	}, 12345, 67))
+	f.Add([]byte{})
+	f.Add([]byte{0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		recs, elapsed, sent, err := decodeRecords(b, 1)
+		if err != nil {
+			return
+		}
+		again, elapsed2, sent2, err := decodeRecords(encodeRecords(recs, elapsed, sent), 1)
+		if err != nil || elapsed2 != elapsed || sent2 != sent || !reflect.DeepEqual(again, recs) {
+			t.Fatalf("re-encoded: %v, %d/%d ns, %d/%d messages\n%+v\n%+v", err, elapsed2, elapsed, sent2, sent, again, recs)
+		}
+	})
+}
