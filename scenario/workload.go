@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/units"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -706,7 +707,7 @@ func (c *checker) bucketList(t *table) (*workloadAxis, bool) {
 	}
 	a := &workloadAxis{}
 	for _, b := range sizes {
-		text := formatSize(b)
+		text := units.FormatBytesCompact(b)
 		if slices.Contains(a.texts, text) {
 			c.errorf(joinPath(t.path, "bucket"), "bucket %s is listed twice", text)
 			return nil, false
@@ -715,19 +716,6 @@ func (c *checker) bucketList(t *table) (*workloadAxis, bool) {
 		a.values = append(a.values, func(s *workload.Spec) { s.Bucket = b })
 	}
 	return a, true
-}
-
-// formatSize writes a size in the largest binary unit that divides it.
-func formatSize(b int64) string {
-	for _, u := range []struct {
-		name string
-		n    int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if b >= u.n && b%u.n == 0 {
-			return fmt.Sprintf("%d%s", b/u.n, u.name)
-		}
-	}
-	return fmt.Sprintf("%dB", b)
 }
 
 // zeroList reads zero: a stage or a list.
