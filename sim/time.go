@@ -1,9 +1,10 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 	"time"
+
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // Time is a point on, or a span of, the simulator's virtual clock, in
@@ -28,21 +29,9 @@ func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
 // Duration converts t to a time.Duration, truncating below a nanosecond.
 func (t Time) Duration() time.Duration { return time.Duration(t / Nanosecond) }
 
-func (t Time) String() string {
-	switch a := max(t, -t); {
-	case a == 0:
-		return "0s"
-	case a < Nanosecond:
-		return fmt.Sprintf("%dps", int64(t))
-	case a < Microsecond:
-		return fmt.Sprintf("%gns", float64(t)/float64(Nanosecond))
-	case a < Millisecond:
-		return fmt.Sprintf("%gus", float64(t)/float64(Microsecond))
-	case a < Second:
-		return fmt.Sprintf("%gms", float64(t)/float64(Millisecond))
-	}
-	return fmt.Sprintf("%gs", t.Seconds())
-}
+// String writes t as a scenario writes a duration: "0s", "500ps", "5us",
+// "1.5ms" (units.Picoseconds.String).
+func (t Time) String() string { return units.Picoseconds(t).String() }
 
 // FromSeconds converts seconds to Time, rounding to the nearest picosecond.
 func FromSeconds(s float64) Time { return Time(math.Round(s * float64(Second))) }
