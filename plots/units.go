@@ -4,86 +4,25 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
+
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // FormatBytes writes a size with binary units: "512 B", "1 KiB", "64 MiB",
-// "1.5 GiB". Up to three significant digits; exact powers of two print as
-// integers. The unit steps up at 1000 rather than 1024, so that a label
-// never needs four digits ("0.98 MiB", not "1005 KiB").
-func FormatBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	neg := b < 0
-	v := math.Abs(b)
-	i := 0
-	for sig3Rounds(v) >= 1000 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	s := sig3(v) + " " + units[i]
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+// "1.5 GiB" (units.FormatBytes: up to three significant digits, the unit
+// stepping up at 1000).
+func FormatBytes(b float64) string { return units.FormatBytes(b) }
 
 // FormatSeconds writes a duration with the unit that keeps the number
-// between 1 and 1000: "250 ns", "10 µs", "1.5 ms", "2 s". Up to three
-// significant digits.
-func FormatSeconds(s float64) string {
-	if s == 0 {
-		return "0 s"
-	}
-	neg := s < 0
-	v := math.Abs(s)
-	units := []struct {
-		name  string
-		scale float64
-	}{{"s", 1}, {"ms", 1e-3}, {"µs", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}}
-	u := units[len(units)-1]
-	for _, c := range units {
-		// The small tolerance keeps 999.9999 µs (a rounding artefact of
-		// 1e-3) printing as "1 ms" rather than "1000 µs".
-		if v >= c.scale*(1-1e-9) {
-			u = c
-			break
-		}
-	}
-	out := sig3(v/u.scale) + " " + u.name
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
-
-// sig3Rounds is v as sig3 prints it, so that 999.7 (printed "1000") steps
-// up a unit too.
-func sig3Rounds(v float64) float64 {
-	x, _ := strconv.ParseFloat(sig3(v), 64)
-	return x
-}
+// between 1 and 1000: "250 ns", "10 µs", "1.5 ms", "2 s"
+// (units.FormatSeconds).
+func FormatSeconds(s float64) string { return units.FormatSeconds(s) }
 
 // sig3 formats v >= 0 with at most three significant digits and no
-// exponent or trailing zeros: 1, 1.5, 12.3, 256, 1020.
-func sig3(v float64) string {
-	if v == 0 {
-		return "0"
-	}
-	if r := math.Round(v); math.Abs(v-r) <= 1e-9*v {
-		return strconv.FormatFloat(r, 'f', -1, 64)
-	}
-	digits := 2 - int(math.Floor(math.Log10(v)))
-	if digits < 0 {
-		digits = 0
-	}
-	s := strconv.FormatFloat(v, 'f', digits, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+// exponent or trailing zeros: 1, 1.5, 12.3, 256, 1020 (units.Sig3).
+func sig3(v float64) string { return units.Sig3(v) }
 
 // SizeTicks returns the ticker of a log-scale axis of message sizes that
 // the figures of this package use, with about maxLabels labels, the first
