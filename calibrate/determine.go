@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/plots"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // finding is a parameter the samples do not determine, to be held.
@@ -222,7 +222,7 @@ func (pr *problem) regime(p Param, share float64) string {
 }
 
 // formatSize writes a size in binary units.
-func formatSize(n int) string { return plots.FormatBytes(float64(n)) }
+func formatSize(n int) string { return units.FormatBytes(float64(n)) }
 
 // formatValue writes a parameter's value for people: a duration, or a
 // bandwidth for PerByte ones.
@@ -233,5 +233,5 @@ func formatValue(p Param, v float64) string {
 	case p.PerByte:
 		return formatRateHuman(v)
 	}
-	return plots.FormatSeconds(v)
+	return units.FormatSeconds(v)
 }

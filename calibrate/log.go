@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // The formats of measurement files Read reads.
@@ -289,7 +289,7 @@ func variantParams(name string) (map[string]int, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("algorithm %q: %q is not name=value", name, part)
 		}
-		n, err := scenario.ParseBytes(v)
+		n, err := units.ParseBytes(v)
 		if err != nil {
 			return nil, fmt.Errorf("algorithm %q: %v", name, err)
 		}

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // MachineParam is one figure of a GPU machine that FitMachine fits: a
@@ -41,9 +41,9 @@ func (p MachineParam) Text() string { return formatFigure(p.Value, p.Bandwidth) 
 
 func formatFigure(v float64, bandwidth bool) string {
 	if bandwidth {
-		return strconv.FormatFloat(v/1e9, 'g', 5, 64) + "GB/s"
+		return units.FormatBandwidthGB(v, 5)
 	}
-	return strconv.FormatFloat(v*1e9, 'f', 1, 64) + "ns"
+	return units.FormatNanoseconds(v, 1)
 }
 
 // MachineFit is a machine fitted to samples.
@@ -91,9 +91,9 @@ func figureOf(m Machine, p scenario.Preset, key string, bandwidth bool) (float64
 		return 0, fmt.Errorf("calibrate: %s = %v: want a string", key, v)
 	}
 	if bandwidth {
-		return scenario.ParseBandwidth(s)
+		return units.ParseBandwidth(s)
 	}
-	d, err := scenario.ParseDuration(s)
+	d, err := units.ParseDuration(s)
 	return d.Seconds(), err
 }
 
@@ -193,7 +193,7 @@ func FitMachine(ctx context.Context, m Machine, samples []Sample, opt MachineFit
 		large, small := classSamples(coll, c.idx)
 		below := ""
 		if len(large) > 0 {
-			below = " below " + plots.FormatBytes(float64(coll[large[0]].Bytes))
+			below = " below " + units.FormatBytes(float64(coll[large[0]].Bytes))
 		}
 		if len(c.idx) == 0 {
 			continue // its figures are held below, unless another class fits them
@@ -219,7 +219,7 @@ func FitMachine(ctx context.Context, m Machine, samples []Sample, opt MachineFit
 				}
 				if bound {
 					bw = p
-					p.Why = fmt.Sprintf("fitted to %d sample(s) %s from %s", len(large), c.name, plots.FormatBytes(float64(coll[large[0]].Bytes)))
+					p.Why = fmt.Sprintf("fitted to %d sample(s) %s from %s", len(large), c.name, units.FormatBytes(float64(coll[large[0]].Bytes)))
 				} else {
 					p.Held, p.Why = true, fmt.Sprintf("does not bound the model's time %s", c.name)
 				}

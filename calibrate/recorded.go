@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // recordedSetting is the value of the model setting called name that a
@@ -34,7 +34,7 @@ func recordedSetting(name string, t Thresholds) (int, bool) {
 // neverLimit is the eager limit of a run that never took the bulk path:
 // the largest message a scenario may name (1 PiB), which no smaller
 // message reaches, and which a calibrated scenario can write.
-const neverLimit = scenario.MaxBytes
+const neverLimit = units.MaxBytes
 
 // recorded is what the samples' runs recorded of one setting.
 type recorded struct {

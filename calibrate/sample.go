@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nexar-go/nexar-go/device"
-	"github.com/nexar-go/nexar-go/plots"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // Sample is one measured time of one collective call, or of one
@@ -68,7 +68,7 @@ func (t Thresholds) String() string {
 }
 
 func (s Sample) String() string {
-	return fmt.Sprintf("%s/%s p=%d %s", s.Collective, s.Algorithm, s.World, plots.FormatBytes(float64(s.Bytes)))
+	return fmt.Sprintf("%s/%s p=%d %s", s.Collective, s.Algorithm, s.World, units.FormatBytes(float64(s.Bytes)))
 }
 
 // PointToPoint is the Collective of samples of point-to-point

@@ -14,6 +14,7 @@ import (
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // WriteScenario writes a scenario file that nexar-sim reads: the
@@ -176,35 +177,28 @@ func formatSetting(n int) string {
 	return formatSize(n)
 }
 
-// formatDuration writes seconds as scenario.ParseDuration reads them.
+// formatDuration writes seconds as units.ParseDuration reads them.
 func formatDuration(s float64) string {
 	if s == 0 {
 		return "0"
 	}
-	return strconv.FormatFloat(s*1e9, 'f', 3, 64) + "ns"
+	return units.FormatNanoseconds(s, 3)
 }
 
 // formatRate writes seconds per byte as a bandwidth that
-// scenario.ParseBandwidth reads: "inf" for 0.
+// units.ParseBandwidth reads: "inf" for 0.
 func formatRate(perByte float64) string {
 	if perByte <= 0 {
 		return "inf"
 	}
-	return strconv.FormatFloat(1/perByte, 'f', 0, 64) + "B/s"
+	return units.FormatBandwidthWhole(1 / perByte)
 }
 
 func formatRateHuman(perByte float64) string {
 	if perByte <= 0 {
 		return "inf"
 	}
-	r := 1 / perByte
-	switch {
-	case r >= 1e9:
-		return fmt.Sprintf("%.3g GB/s", r/1e9)
-	case r >= 1e6:
-		return fmt.Sprintf("%.3g MB/s", r/1e6)
-	}
-	return fmt.Sprintf("%.3g KB/s", r/1e3)
+	return units.FormatBandwidthG(1 / perByte)
 }
 
 // sweepSpec is one [[sweep]] table of the calibrated scenario, as
