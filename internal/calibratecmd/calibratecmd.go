@@ -16,8 +16,7 @@ import (
 	"github.com/nexar-go/nexar-go/calibrate"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/internal/cli"
-	"github.com/nexar-go/nexar-go/plots"
-	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // Command returns the calibrate command of prog; writeFailed is the exit
@@ -104,7 +103,7 @@ func paramValue(p calibrate.Param, value string) (float64, error) {
 		}
 		return f, nil
 	case !p.PerByte:
-		d, err := scenario.ParseDuration(value)
+		d, err := units.ParseDuration(value)
 		if err != nil {
 			return 0, err
 		}
@@ -112,7 +111,7 @@ func paramValue(p calibrate.Param, value string) (float64, error) {
 	case value == "inf":
 		return 0, nil
 	}
-	bw, err := scenario.ParseBandwidth(value)
+	bw, err := units.ParseBandwidth(value)
 	if err != nil {
 		return 0, err
 	}
@@ -126,7 +125,7 @@ func settingValue(value string) float64 {
 	case "never", "off":
 		return -1
 	}
-	n, err := scenario.ParseBytes(value)
+	n, err := units.ParseBytes(value)
 	if err != nil {
 		return -2
 	}
@@ -294,7 +293,7 @@ func report(w io.Writer, fit *calibrate.Fit, files []string, verbose bool) {
 		nameW = max(nameW, len(st.Name))
 	}
 	for _, e := range fit.Estimates {
-		value := plots.FormatSeconds(e.Value)
+		value := units.FormatSeconds(e.Value)
 		switch {
 		case e.PerByte:
 			value = fmt.Sprintf("%.4g ns/B", e.Value*1e9)
@@ -359,7 +358,7 @@ func isSettingNote(fit *calibrate.Fit, n string) bool {
 
 func printResidual(w io.Writer, r calibrate.Residual) {
 	fmt.Fprintf(w, "  %-40s %-28s predicted %9s  measured %9s  (%+.0f%%)\n", r.Sample.String(), r.Source,
-		plots.FormatSeconds(r.Predicted), plots.FormatSeconds(r.Time), 100*(r.Ratio()-1))
+		units.FormatSeconds(r.Predicted), units.FormatSeconds(r.Time), 100*(r.Ratio()-1))
 }
 
 // rateText is a PerByte estimate as a bandwidth.
