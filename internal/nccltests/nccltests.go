@@ -16,6 +16,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // Network is the alpha-beta network a sweep from flags runs on (and
@@ -156,17 +157,9 @@ func (f *Flags) Given() []string {
 }
 
 // ParseSize reads a size as nccl-tests does, a number with an optional K,
-// M or G (powers of 1024: "128M"), or as a scenario does ("8MiB", "1KB").
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	if n := len(t); n > 1 {
-		shift := map[byte]uint{'K': 10, 'k': 10, 'M': 20, 'm': 20, 'G': 30, 'g': 30, 'T': 40, 't': 40}[t[n-1]]
-		if v, err := strconv.ParseInt(t[:n-1], 10, 64); shift > 0 && err == nil && v >= 0 && v <= scenario.MaxBytes>>shift {
-			return v << shift, nil
-		}
-	}
-	return scenario.ParseBytes(t)
-}
+// M or G (powers of 1024: "128M"), or as a scenario does ("8MiB", "1KB"):
+// units.ParseNCCLBytes.
+func ParseSize(s string) (int64, error) { return units.ParseNCCLBytes(s) }
 
 // nccl-tests' names of collectives (all_reduce_perf's all_reduce), of
 // types (-d float) and the ops nexar has (-o).
@@ -223,17 +216,13 @@ func (f *Flags) Sizes() ([]int64, error) {
 			return nil, fmt.Errorf("-i %s: want an increment above 0", f.StepBytes)
 		}
 	}
-	var out []int64
-	for s := lo; s <= hi; {
-		out = append(out, s)
-		if len(out) > scenario.MaxRangeValues {
-			return nil, fmt.Errorf("-b %s -e %s: more than %d sizes; step by more", f.MinBytes, f.MaxBytes, scenario.MaxRangeValues)
-		}
-		if step > 0 {
-			s += step
-		} else {
-			s *= int64(f.StepFactor)
-		}
+	r := units.Range{Start: lo, End: hi, Step: step}
+	if step == 0 {
+		r.Factor = int64(f.StepFactor)
+	}
+	out, ok := r.Values()
+	if !ok {
+		return nil, fmt.Errorf("-b %s -e %s: more than %d sizes; step by more", f.MinBytes, f.MaxBytes, units.MaxRangeValues)
 	}
 	return out, nil
 }
@@ -365,7 +354,7 @@ func (f *Flags) Scenario(worlds []int, data string) ([]byte, string, error) {
 func ParseWorlds(s string) ([]int, error) {
 	var out []int
 	for _, part := range strings.Split(s, ",") {
-		vals, err := scenario.ParseIntRange(part)
+		vals, err := units.ParseIntRange(part)
 		if err != nil {
 			return nil, err
 		}
