@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/realnet/simnetbw"
-	"github.com/nexar-go/nexar-go/scenario"
-	"github.com/nexar-go/nexar-go/sim"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // Emulation describes an emulated network for runs on one machine: a
@@ -57,8 +55,8 @@ func ParseEmulation(s string) (Emulation, error) {
 		var err error
 		switch k {
 		case "latency", "queue":
-			var t sim.Time
-			if t, err = scenario.ParseDuration(v); err == nil {
+			var t units.Picoseconds
+			if t, err = units.ParseDuration(v); err == nil {
 				d := time.Duration(t.Seconds() * 1e9)
 				if k == "latency" {
 					e.Latency = d
@@ -67,10 +65,10 @@ func ParseEmulation(s string) (Emulation, error) {
 				}
 			}
 		case "bandwidth":
-			e.Bandwidth, err = scenario.ParseBandwidth(v)
+			e.Bandwidth, err = units.ParseBandwidth(v)
 		case "mtu":
 			var n int64
-			if n, err = scenario.ParseBytes(v); err == nil && (n < 1280 || n > 65535) {
+			if n, err = units.ParseBytes(v); err == nil && (n < 1280 || n > 65535) {
 				err = fmt.Errorf("%d bytes: QUIC needs 1280 to 65535", n)
 			}
 			e.MTU = int(n)
@@ -88,7 +86,7 @@ func ParseEmulation(s string) (Emulation, error) {
 }
 
 func (e Emulation) String() string {
-	s := fmt.Sprintf("latency=%v,bandwidth=%sB/s", e.Latency, strconv.FormatFloat(e.Bandwidth, 'g', -1, 64))
+	s := fmt.Sprintf("latency=%v,bandwidth=%s", e.Latency, units.FormatBandwidth(e.Bandwidth))
 	if e.MTU != 0 {
 		s += fmt.Sprintf(",mtu=%d", e.MTU)
 	}

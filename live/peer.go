@@ -6,6 +6,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/calibrate"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // PeerRow sets nexar-live beside another library (Open MPI, NCCL) at one
@@ -84,8 +85,8 @@ func WritePeerTable(w io.Writer, rows []PeerRow, peerName string) {
 		if r.Auto != nil {
 			auto = fmt.Sprintf("%.3f", r.Auto.BusBW)
 		}
-		fmt.Fprintf(w, "%-10s %5d %10s  %11s %9.3f  %-22s %11s %9.3f  %11s  %8.2f\n", r.Collective, r.World, formatBytes(r.Bytes),
-			formatDurationHuman(r.Peer), r.PeerBusBW(), r.Best.Algorithm, formatDurationHuman(r.Best.Time), r.Best.BusBW, auto, r.Ratio())
+		fmt.Fprintf(w, "%-10s %5d %10s  %11s %9.3f  %-22s %11s %9.3f  %11s  %8.2f\n", r.Collective, r.World, units.FormatBytesExact(int64(r.Bytes)),
+			units.FormatSecondsG(r.Peer), r.PeerBusBW(), r.Best.Algorithm, units.FormatSecondsG(r.Best.Time), r.Best.BusBW, auto, r.Ratio())
 	}
 	fmt.Fprintf(w, "busbw in GB/s (nccl-tests' bus bandwidth); ratio = nexar-live's fastest / %s\n", peerName)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // The figures of this package: predicted against measured times
@@ -40,7 +41,7 @@ func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v < lo*0.999 || v > hi*1.001 {
 				continue
 			}
-			ts = append(ts, plot.Tick{Value: v, Label: plots.FormatSeconds(v)})
+			ts = append(ts, plot.Tick{Value: v, Label: units.FormatSeconds(v)})
 		}
 	}
 	if len(ts) < 2 {
@@ -280,7 +281,7 @@ func VerifyPlot(path string, checks []CrossoverCheck) error {
 		}
 		one.Color, one.Width = color.Black, vg.Points(0.8)
 		p.Add(one)
-		if err := vline(p, "table: "+formatBytesF(float64(t.Predicted)), float64(t.Predicted), lo, hi, colGrey, []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
+		if err := vline(p, "table: "+units.FormatBytesG(float64(t.Predicted)), float64(t.Predicted), lo, hi, colGrey, []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
 			return err
 		}
 		if c.Simulated != nil && !math.IsNaN(c.Simulated.Bytes) {

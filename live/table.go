@@ -6,6 +6,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // ncclTypeNames are the names nccl-tests prints for element types; the
@@ -82,24 +83,10 @@ func (t *Table) Add(p sweep.Point, r Result) {
 	// nccl-tests' widths and precisions: "%12li  %12li  %8s  %6s  %6i",
 	// then "  %7s  %6.2f  %6.2f  %5g" for the time, bandwidths and errors.
 	fmt.Fprintf(t.w, "%12d  %12d  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5g\n",
-		r.Bytes, used(p), NCCLTypeName(p.DType), redop, root, formatMicros(r.Time), r.AlgBW, r.BusBW, float64(r.Wrong))
+		r.Bytes, used(p), NCCLTypeName(p.DType), redop, root, units.FormatNCCLMicros(r.Time), r.AlgBW, r.BusBW, float64(r.Wrong))
 	t.wrong += max(r.Wrong, 0)
 	t.busbw += r.BusBW
 	t.lines++
-}
-
-// formatMicros writes a time in µs as nccl-tests does, in seven
-// characters up to 10 s: two decimals below 100 µs, one below 10 ms, none
-// from there.
-func formatMicros(s float64) string {
-	us := s * 1e6
-	switch {
-	case us < 100:
-		return fmt.Sprintf("%7.2f", us)
-	case us < 1e4:
-		return fmt.Sprintf("%7.1f", us)
-	}
-	return fmt.Sprintf("%7.0f", us)
 }
 
 // Close prints the summary: the wrong elements in total and the average

@@ -14,6 +14,7 @@ import (
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // Variant is an algorithm with the parameters a tuning table sets.
@@ -163,7 +164,7 @@ func VerifyScenario(w io.Writer, name string, network string, targets []Crossove
 			for i, v := range g {
 				names[i] = v.Algorithm
 			}
-			fmt.Fprintf(&b, "\n# %s on %d ranks: %s below %s, %s from there (%s)\n", t.Collective, t.World, t.Below, formatBytes(t.Predicted), t.Above, t.From)
+			fmt.Fprintf(&b, "\n# %s on %d ranks: %s below %s, %s from there (%s)\n", t.Collective, t.World, t.Below, units.FormatBytesExact(int64(t.Predicted)), t.Above, t.From)
 			fmt.Fprintf(&b, "[[sweep]]\ncollective = %s\nalgorithms = [%s]\nworld = [%d]\nbytes = [%s]\ndtype = %s\ndata = \"host\"\n",
 				strconv.Quote(t.Collective), quoteAll(names), t.World, joinInts(t.Sizes), strconv.Quote(dt.String()))
 			writeParams(&b, g[0].Params)
@@ -197,11 +198,11 @@ type Crossover struct {
 func (c Crossover) String() string {
 	switch c.Side {
 	case "below":
-		return fmt.Sprintf("> %s", formatBytes(c.Lo))
+		return fmt.Sprintf("> %s", units.FormatBytesExact(int64(c.Lo)))
 	case "above":
-		return fmt.Sprintf("< %s", formatBytes(c.Hi))
+		return fmt.Sprintf("< %s", units.FormatBytesExact(int64(c.Hi)))
 	}
-	return formatBytesF(c.Bytes)
+	return units.FormatBytesG(c.Bytes)
 }
 
 // MeasuredCrossover finds the crossover of two variants from their times
@@ -365,22 +366,7 @@ func WriteVerifyTable(w io.Writer, checks []CrossoverCheck) {
 			ratio = fmt.Sprintf("%.2f", r)
 		}
 		fmt.Fprintf(w, "%-12s %5d  %-40s %10s %10s %10s %7s  %d of %d\n", c.Target.Collective, c.Target.World,
-			c.Target.Below.String()+" -> "+c.Target.Above.String(), formatBytesF(float64(c.Target.Predicted)), sim, c.Measured.String(), ratio,
+			c.Target.Below.String()+" -> "+c.Target.Above.String(), units.FormatBytesG(float64(c.Target.Predicted)), sim, c.Measured.String(), ratio,
 			c.Measured.Disagree, len(c.Sizes))
 	}
-}
-
-// formatBytesF writes a fractional size in binary units.
-func formatBytesF(b float64) string {
-	switch {
-	case math.IsNaN(b):
-		return "-"
-	case b >= 1<<30:
-		return fmt.Sprintf("%.3g GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.3g MiB", b/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.3g KiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B", b)
 }
