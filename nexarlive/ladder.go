@@ -11,7 +11,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/live/ladder"
-	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // defaultOMPIScript is where the Open MPI rung's script lies in a
@@ -38,7 +38,7 @@ func ladderCmd(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 0 {
 		return cmdline.UsageError(stderr, "ladder", "no arguments expected, got %q", pos)
 	}
-	n, err := scenario.ParseBytes(*bwBytes)
+	n, err := units.ParseBytes(*bwBytes)
 	if err != nil || n < 1 {
 		return cmdline.UsageError(stderr, "ladder", "--bw-bytes %q: want a size of at least 1 byte", *bwBytes)
 	}

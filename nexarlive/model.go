@@ -10,8 +10,8 @@ import (
 
 	"github.com/nexar-go/nexar-go/internal/calibratecmd"
 	"github.com/nexar-go/nexar-go/live"
-	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 func compareCmd(args []string, stdout, stderr io.Writer) int {
@@ -76,7 +76,7 @@ func printSummary(w io.Writer, cs []live.Comparison) {
 	fmt.Fprintf(w, "worst points:\n")
 	for _, c := range s.Worst {
 		fmt.Fprintf(w, "  %-16s %-30s p=%-3d %10s  predicted %9s  measured %9s  (%+.0f%%)\n", c.Collective, c.Algorithm, c.World,
-			plots.FormatBytes(float64(c.Bytes)), plots.FormatSeconds(c.Predicted), plots.FormatSeconds(c.Time), 100*(c.Ratio()-1))
+			units.FormatBytes(float64(c.Bytes)), units.FormatSeconds(c.Predicted), units.FormatSeconds(c.Time), 100*(c.Ratio()-1))
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/live"
-	"github.com/nexar-go/nexar-go/plots"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -174,8 +174,8 @@ func printStepTable(w io.Writer, s *scenario.Scenario, modelName string, cs []li
 		if algs == "" {
 			algs = "-"
 		}
-		fmt.Fprintf(w, "%5d  %-14s %10s  %-22s %11s %11s %7.3f  %11s %11s\n", m.Point, m.Layout, plots.FormatBytes(float64(m.Bucket)), algs,
-			plots.FormatSeconds(p.Step), plots.FormatSeconds(m.Step), c.Ratio(), plots.FormatSeconds(p.Exposed), plots.FormatSeconds(m.Exposed))
+		fmt.Fprintf(w, "%5d  %-14s %10s  %-22s %11s %11s %7.3f  %11s %11s\n", m.Point, m.Layout, units.FormatBytes(float64(m.Bucket)), algs,
+			units.FormatSeconds(p.Step), units.FormatSeconds(m.Step), c.Ratio(), units.FormatSeconds(p.Exposed), units.FormatSeconds(m.Exposed))
 	}
 	n, med, mean := live.SummarizeSteps(cs)
 	fmt.Fprintf(w, "%d points: median |predicted/measured - 1| = %.1f%%, mean %.1f%%\n", n, 100*med, 100*mean)

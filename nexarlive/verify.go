@@ -15,6 +15,7 @@ import (
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // Files verify writes.
@@ -92,7 +93,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		em = &e
 		network = fmt.Sprintf("model = \"alpha-beta\" # the emulated network (%v)\nlatency = %q\nbandwidth = %q",
-			e, fmt.Sprintf("%dns", e.Latency.Nanoseconds()), fmt.Sprintf("%gB/s", e.Bandwidth))
+			e, fmt.Sprintf("%dns", e.Latency.Nanoseconds()), units.FormatBandwidth(e.Bandwidth))
 	}
 	var predictor *scenario.Scenario
 	if *model != "" {
