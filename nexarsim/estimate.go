@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // costs are the estimates of a plan's points (see sweep.EstimatePoint).
@@ -183,54 +183,17 @@ func parseMeminfo(r io.Reader) (total, avail int64) {
 	return total, avail
 }
 
-// count writes n with three significant digits: "950", "12.3k", "8.59G".
-func count(n int64) string {
-	x := float64(n)
-	for _, u := range []struct {
-		f float64
-		s string
-	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-		if x >= u.f {
-			return sig(x/u.f, 3) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+// count writes n with three significant digits: "950", "12.3k", "8.59G"
+// (units.FormatCount).
+func count(n int64) string { return units.FormatCount(n) }
 
-// sig writes x (at least 1) with about digits significant digits and no
-// exponent: sig(8.5899, 3) is "8.59", sig(123.4, 2) is "123".
-func sig(x float64, digits int) string {
-	return strconv.FormatFloat(x, 'f', max(0, digits-1-int(math.Floor(math.Log10(max(x, 1))))), 64)
-}
+// bytesOf writes n bytes in binary units: "512 B", "14.7 GiB"
+// (units.FormatBytesFixed).
+func bytesOf(n int64) string { return units.FormatBytesFixed(n) }
 
-// bytesOf writes n bytes in binary units: "512 B", "14.7 GiB".
-func bytesOf(n int64) string {
-	x := float64(n)
-	for _, u := range []struct {
-		f float64
-		s string
-	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if x >= u.f {
-			return sig(x/u.f, 3) + " " + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10) + " B"
-}
-
-// seconds writes a rough duration: "0.2s", "40s", "12 min", "3.1 h".
-func seconds(s float64) string {
-	switch {
-	case s < 1:
-		return strconv.FormatFloat(s, 'f', 2, 64) + "s"
-	case s < 60:
-		return sig(s, 2) + "s"
-	case s < 3600:
-		return sig(s/60, 2) + " min"
-	case s < 48*3600:
-		return sig(s/3600, 2) + " h"
-	}
-	return sig(s/86400, 2) + " days"
-}
+// seconds writes a rough duration: "0.2s", "40s", "12 min", "3.1 h"
+// (units.FormatSecondsRough).
+func seconds(s float64) string { return units.FormatSecondsRough(s) }
 
 // reportCosts estimates points (of scenario s, from file) and writes to
 // stdout what each sweep will cost, then warns on stderr of the points

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/nexar-go/nexar-go/plots"
-	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 func plotCmd(args []string, stdout, stderr io.Writer) int {
@@ -41,7 +41,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		m = nil
 	}
 	if *ceiling != "" {
-		bw, err := scenario.ParseBandwidth(*ceiling)
+		bw, err := units.ParseBandwidth(*ceiling)
 		if err != nil {
 			return cmdline.UsageError(stderr, "plot", "--ceiling: %v", err)
 		}

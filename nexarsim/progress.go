@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/units"
 	"golang.org/x/term"
 )
 
@@ -250,11 +251,11 @@ func (p *progress) status() string {
 			s += fmt.Sprintf(", run %d of %d", pr.Run+1, pr.Runs)
 		}
 	}
-	s += ", elapsed " + formatDuration(elapsed)
+	s += ", elapsed " + units.FormatElapsed(elapsed)
 	// The rate since this run started, over the work it did.
 	if doneNow := f - p.startW/p.sum; doneNow > 0 && f < 1 && elapsed > time.Second {
 		eta := time.Duration(float64(elapsed) * (1 - f) / doneNow)
-		s += ", ETA " + formatDuration(eta)
+		s += ", ETA " + units.FormatElapsed(eta)
 	}
 	return s
 }
@@ -273,16 +274,4 @@ func (p *progress) biggest() (int, sweep.PointProgress, bool) {
 		}
 	}
 	return best, bestPr, found
-}
-
-// formatDuration writes d to the second: "7s", "2m05s", "1h02m".
-func formatDuration(d time.Duration) string {
-	s := int(d.Round(time.Second) / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	}
-	return fmt.Sprintf("%dh%02dm", s/3600, s/60%60)
 }

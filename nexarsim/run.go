@@ -21,6 +21,7 @@ import (
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 	"github.com/nexar-go/nexar-go/trace"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // checkpointFile holds the rows of a run so far, for --resume. It is
@@ -123,7 +124,7 @@ func selectPoint(flagName, spec string, points []sweep.Point) (sweep.Point, erro
 	if err != nil {
 		return sweep.Point{}, fmt.Errorf("%s %q: world %q is not a whole number", flagName, spec, parts[2])
 	}
-	size, err := scenario.ParseBytes(parts[3])
+	size, err := units.ParseBytes(parts[3])
 	if err != nil {
 		return sweep.Point{}, fmt.Errorf("%s %q: %v", flagName, spec, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/trace"
+	"github.com/nexar-go/nexar-go/units"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -237,7 +238,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 				done++
 				if err == nil {
 					logf("nexar-sim: [%d/%d] %s point %d %s: step %s, exposed %s, bubble %s (%.1fs)", done, len(jobsList), j.s.Name, j.p.Index,
-						pointText(j.s.Workload, j.p), plots.FormatSeconds(res.Step), plots.FormatSeconds(res.ExposedTotal), plots.FormatSeconds(res.Bubble),
+						pointText(j.s.Workload, j.p), units.FormatSeconds(res.Step), units.FormatSeconds(res.ExposedTotal), units.FormatSeconds(res.Bubble),
 						time.Since(start).Seconds())
 				}
 				mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
 	"github.com/nexar-go/nexar-go/trace"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // traceOptions are the --trace-* flags: which ranks and what window of
@@ -37,7 +38,7 @@ func parseTraceOptions(ranks, window, format, limit string) (traceOptions, error
 	if limit != "" {
 		if limit == "0" || limit == "none" {
 			o.limit = 0
-		} else if o.limit, err = scenario.ParseBytes(limit); err != nil || o.limit <= 0 {
+		} else if o.limit, err = units.ParseBytes(limit); err != nil || o.limit <= 0 {
 			return o, fmt.Errorf("--trace-limit %q: want a size such as 512MiB, or none", limit)
 		}
 	}
