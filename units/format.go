@@ -37,7 +37,8 @@ func FormatBytes(b float64) string {
 func FormatBytesCompact(n int64) string { return bytesExact(n, "") }
 
 // FormatBytesExact is FormatBytesCompact with a space before the unit, for
-// people: "64 KiB", "1000 B".
+// people: "64 KiB", "1000 B". nexar-live's verify and peer tables write
+// sizes so.
 func FormatBytesExact(n int64) string { return bytesExact(n, " ") }
 
 func bytesExact(n int64, sep string) string {
@@ -168,13 +169,15 @@ func FormatSecondsG(s float64) string {
 
 // FormatNanoseconds writes s seconds in nanoseconds with decimals digits
 // after the point, as ParseDuration reads it: "5000.000ns" (s = 5e-6,
-// decimals 3). The calibrated scenarios write their fitted times so.
+// decimals 3). Calibrated scenarios write their fitted times so (3
+// decimals), and a calibrated machine its latencies (1).
 func FormatNanoseconds(s float64, decimals int) string {
 	return strconv.FormatFloat(s*1e9, 'f', decimals, 64) + "ns"
 }
 
 // FormatSecondsRough writes a duration of s seconds roughly, as an
-// estimate: "0.25s", "42s", "12 min", "1.4 h", "3.0 days".
+// estimate: "0.25s", "42s", "12 min", "1.4 h", "3.0 days". nexar-sim's
+// estimates of a run's cost write times so.
 func FormatSecondsRough(s float64) string {
 	switch {
 	case s < 1:
@@ -190,7 +193,7 @@ func FormatSecondsRough(s float64) string {
 }
 
 // FormatElapsed writes d to the second, as a clock: "7s", "2m05s",
-// "1h02m".
+// "1h02m". nexar-sim's progress line writes times so.
 func FormatElapsed(d time.Duration) string {
 	s := int(d.Round(time.Second) / time.Second)
 	switch {
@@ -220,25 +223,29 @@ func FormatNCCLMicros(s float64) string {
 
 // FormatBandwidth writes a bandwidth with as many digits as it takes, in
 // B/s: "1.25e+10B/s". ParseBandwidth reads back every bandwidth from 1e-30
-// to 1e30 B/s exactly.
+// to 1e30 B/s exactly. nexar-live writes an emulated network's bandwidth
+// so.
 func FormatBandwidth(bps float64) string {
 	return strconv.FormatFloat(bps, 'g', -1, 64) + "B/s"
 }
 
 // FormatBandwidthWhole writes a bandwidth rounded to whole bytes per
-// second: "12500000000B/s". ParseBandwidth reads it back.
+// second: "12500000000B/s". ParseBandwidth reads it back. Calibrated
+// scenarios write their fitted bandwidths so.
 func FormatBandwidthWhole(bps float64) string {
 	return strconv.FormatFloat(bps, 'f', 0, 64) + "B/s"
 }
 
 // FormatBandwidthGB writes a bandwidth in GB/s (1e9 B/s) with up to digits
-// significant digits, as ParseBandwidth reads it: "12.5GB/s".
+// significant digits, as ParseBandwidth reads it: "12.5GB/s". A calibrated
+// machine's figures are written so, with 5 digits.
 func FormatBandwidthGB(bps float64, digits int) string {
 	return strconv.FormatFloat(bps/1e9, 'g', digits, 64) + "GB/s"
 }
 
 // FormatBandwidthG writes a bandwidth in GB/s from 1e9 B/s, MB/s from 1e6
-// and KB/s below, with printf's %.3g: "12.5 GB/s", "800 MB/s".
+// and KB/s below, with printf's %.3g: "12.5 GB/s", "800 MB/s". The
+// calibration's messages write bandwidths so.
 func FormatBandwidthG(bps float64) string {
 	switch {
 	case bps >= 1e9:
@@ -253,6 +260,7 @@ func FormatBandwidthG(bps float64) string {
 
 // FormatCount writes n with three significant digits and a decimal prefix
 // from 1000 on (k, M, G, T), trailing zeros kept: "950", "12.3k", "8.59G".
+// nexar-sim's estimates count messages and events so.
 func FormatCount(n int64) string {
 	x := float64(n)
 	for _, u := range []struct {
