@@ -90,8 +90,9 @@ func MachineOf(l Link) *Machine {
 // rewrite tags or ranks but keep the inner link's clock, processes and
 // requests: a request of the inner link may be waited on through the
 // decorator. Optional interfaces that do not involve tags or ranks
-// (Delayer, Spawner) are found through it; the decorators implement those
-// that do (MachineLink, SwitchReducer) themselves.
+// (Delayer, Spawner, Signaler) are found through it (SpawnerOf, Delay,
+// IsModel, NewStreams), and Scoped also keeps them itself; the decorators
+// implement those that do (MachineLink, SwitchReducer) themselves.
 type Unwrapper interface {
 	Unwrap() Link
 }
@@ -120,6 +121,17 @@ func delayerOf(l Link) (Delayer, bool) {
 	for l != nil {
 		if d, ok := l.(Delayer); ok {
 			return d, true
+		}
+		l = unwrap(l)
+	}
+	return nil, false
+}
+
+// signalerOf returns the Signaler of l or of the link it decorates.
+func signalerOf(l Link) (Signaler, bool) {
+	for l != nil {
+		if s, ok := l.(Signaler); ok {
+			return s, true
 		}
 		l = unwrap(l)
 	}

@@ -155,14 +155,14 @@ func Sub(l Link, members []int, id uint64) (Link, error) {
 	if id == 0 || id > MaxCommID {
 		return nil, fmt.Errorf("algos: communicator id %d outside [1, %d]", id, uint64(MaxCommID))
 	}
-	switch pl := l.(type) {
-	case *scopedLink:
+	if pl, ok := asScoped(l); ok {
 		s, err := Sub(pl.Link, members, id)
 		if err != nil {
 			return nil, err
 		}
-		return &scopedLink{Link: s, base: withComm(pl.base, id)}, nil
-	case spawnSubLink:
+		return scope(s, withComm(pl.base, id)), nil
+	}
+	if pl, ok := l.(spawnSubLink); ok {
 		return Sub(pl.subLink, members, id)
 	}
 	me, size := l.Rank(), l.Size()
@@ -202,9 +202,10 @@ func Sub(l Link, members []int, id uint64) (Link, error) {
 // CommID returns the communicator id l writes into its tags: 0 for the
 // world, a sub-communicator's own id, or the id a Scoped link was given.
 func CommID(l Link) uint64 {
-	switch pl := l.(type) {
-	case *scopedLink:
+	if pl, ok := asScoped(l); ok {
 		return uint64(pl.base >> commShift)
+	}
+	switch pl := l.(type) {
 	case *subLink:
 		return pl.id
 	case spawnSubLink:
@@ -215,7 +216,7 @@ func CommID(l Link) uint64 {
 
 // opSeq returns the operation sequence number of a Scoped link, else 0.
 func opSeq(l Link) uint64 {
-	if pl, ok := l.(*scopedLink); ok {
+	if pl, ok := asScoped(l); ok {
 		return uint64(pl.base>>AlgoTagBits) & uint64(opSeqMask)
 	}
 	return 0
@@ -223,7 +224,7 @@ func opSeq(l Link) uint64 {
 
 // unscoped strips the operation scope off l.
 func unscoped(l Link) Link {
-	if pl, ok := l.(*scopedLink); ok {
+	if pl, ok := asScoped(l); ok {
 		return pl.Link
 	}
 	return l

@@ -131,12 +131,7 @@ type Signaler interface {
 func NewStreams(l Link, opts ...StreamsOption) *Streams {
 	ss := &Streams{link: l, rank: l.Rank()}
 	ss.spawner, _ = SpawnerOf(l)
-	for x := l; x != nil; x = unwrap(x) {
-		if s, ok := x.(Signaler); ok {
-			ss.signal = s
-			break
-		}
-	}
+	ss.signal, _ = signalerOf(l)
 	for _, o := range opts {
 		o(ss)
 	}

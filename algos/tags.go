@@ -32,14 +32,86 @@ func ScopeTag(comm, seq uint64, t Tag) Tag {
 
 // Scoped returns a Link whose tags are rewritten with ScopeTag(comm, seq,
 // tag), so that an algorithm run through it cannot match messages of any
-// other operation or communicator.
+// other operation or communicator. It keeps what l can do besides: it is
+// a Spawner, a Delayer or a Signaler where l (or a link l decorates, see
+// Unwrapper) is one, and a MachineLink with l's machine, so an algorithm
+// that asks its link for one of them directly gets the same answer
+// through the scope as SpawnerOf, Delay, NewStreams and MachineOf give.
 func Scoped(l Link, comm, seq uint64) Link {
-	return &scopedLink{Link: l, base: ScopeTag(comm, seq, 0)}
+	return scope(l, ScopeTag(comm, seq, 0))
 }
 
 type scopedLink struct {
 	Link
 	base Tag
+}
+
+// scoper is implemented by every link scope returns: the *scopedLink
+// under the optional interfaces it keeps.
+type scoper interface{ scoped() *scopedLink }
+
+func (s *scopedLink) scoped() *scopedLink { return s }
+
+// asScoped returns the scopedLink of a link Scoped returned.
+func asScoped(l Link) (*scopedLink, bool) {
+	if x, ok := l.(scoper); ok {
+		return x.scoped(), true
+	}
+	return nil, false
+}
+
+// scope returns l with its tags scoped by base, keeping the optional
+// interfaces whose presence changes what callers do (Spawner, Delayer,
+// Signaler) exactly where l has them, itself or through a decorator: the
+// link returned embeds the inner link's, in one of the eight combinations.
+func scope(l Link, base Tag) Link {
+	s := &scopedLink{Link: l, base: base}
+	sp, spawns := SpawnerOf(l)
+	d, delays := delayerOf(l)
+	sg, signals := signalerOf(l)
+	switch {
+	case spawns && delays && signals:
+		return struct {
+			*scopedLink
+			Spawner
+			Delayer
+			Signaler
+		}{s, sp, d, sg}
+	case spawns && delays:
+		return struct {
+			*scopedLink
+			Spawner
+			Delayer
+		}{s, sp, d}
+	case spawns && signals:
+		return struct {
+			*scopedLink
+			Spawner
+			Signaler
+		}{s, sp, sg}
+	case delays && signals:
+		return struct {
+			*scopedLink
+			Delayer
+			Signaler
+		}{s, d, sg}
+	case spawns:
+		return struct {
+			*scopedLink
+			Spawner
+		}{s, sp}
+	case delays:
+		return struct {
+			*scopedLink
+			Delayer
+		}{s, d}
+	case signals:
+		return struct {
+			*scopedLink
+			Signaler
+		}{s, sg}
+	}
+	return s
 }
 
 func (s *scopedLink) Isend(dst int, tag Tag, buf device.Buffer) Request {
@@ -58,6 +130,10 @@ func (s *scopedLink) Unwrap() Link { return s.Link }
 func (s *scopedLink) IsendAfter(d time.Duration, dst int, tag Tag, buf device.Buffer) Request {
 	return IsendAfter(s.Link, d, dst, s.base|tag&algoTagMask, buf)
 }
+
+// Machine implements MachineLink: the inner link's machine (MachineOf),
+// nil if it knows none. A scope changes no rank.
+func (s *scopedLink) Machine() *Machine { return MachineOf(s.Link) }
 
 // CanSwitchReduce implements SwitchReducer: the inner link's answer, false
 // if it has no switch.
@@ -85,4 +161,5 @@ func noSwitch(l Link) Request {
 var (
 	_ Link          = (*scopedLink)(nil)
 	_ SwitchReducer = (*scopedLink)(nil)
+	_ MachineLink   = (*scopedLink)(nil)
 )

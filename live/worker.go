@@ -235,13 +235,14 @@ func Preamble(job *Job, where string) []string {
 	return lines
 }
 
-// Blamed returns the rank an error of a run blames: the lost peer of a
-// *realnet.PeerError, or the first peer a *realnet.TimeoutError waited
-// for; -1 when it names none.
+// Blamed returns the rank an error of a run blames: the lost peer of an
+// *algos.PeerLostError (which realnet's *PeerError and the simulator's
+// errors for a failed or returned rank are found as), or the first peer
+// a *realnet.TimeoutError waited for; -1 when it names none.
 func Blamed(err error) int {
-	var pe *realnet.PeerError
-	if errors.As(err, &pe) {
-		return pe.Rank
+	var pl *algos.PeerLostError
+	if errors.As(err, &pl) {
+		return pl.Rank
 	}
 	var te *realnet.TimeoutError
 	if errors.As(err, &te) {

@@ -256,7 +256,9 @@
 // closes without a bye, or that breaks the protocol (its connection is
 // closed with a ProtocolError). A lost peer breaks the link: every pending
 // and later operation fails with a *PeerError naming it, so all surviving
-// ranks learn which rank died, not only its neighbours. Close is a
+// ranks learn which rank died, not only its neighbours (errors.As finds
+// it as an *algos.PeerLostError too, as it finds the simulator's errors
+// for a lost rank). Close is a
 // farewell: each rank tells each peer how many messages it sent, and the
 // connections stay up until every peer has said bye, since a send
 // completes when the transport has its bytes, not the peer. Abort leaves

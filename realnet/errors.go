@@ -30,6 +30,10 @@ func (e *PeerError) Error() string {
 
 func (e *PeerError) Unwrap() error { return e.Err }
 
+// As lets errors.As find e as an *algos.PeerLostError naming Rank, the
+// error for a lost peer that the simulator reports too.
+func (e *PeerError) As(target any) bool { return algos.AsPeerLost(target, e.Rank, e) }
+
 // ErrPeerClosed is the cause of a PeerError for a peer that closed its
 // link while an operation still needed it.
 var ErrPeerClosed = errors.New("peer closed its link")

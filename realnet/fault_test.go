@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -33,7 +34,9 @@ func (a *abortingLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Re
 
 // TestPeerLostMidAllreduce: rank 3 dies during a ring allreduce; every
 // other rank, its ring neighbours and the rank two steps away alike, fails
-// with a *PeerError naming rank 3, well within the timeout.
+// with a *PeerError naming rank 3 (found as an *algos.PeerLostError too,
+// as the simulator's errors for a failed rank are), well within the
+// timeout.
 func TestPeerLostMidAllreduce(t *testing.T) {
 	checkGoroutines(t)
 	const p, dead = 4, 3
@@ -71,6 +74,10 @@ func TestPeerLostMidAllreduce(t *testing.T) {
 				var pe *PeerError
 				if !errors.As(err, &pe) || pe.Rank != dead {
 					t.Errorf("rank %d: %v, want a *PeerError naming rank %d", r, err, dead)
+				}
+				var pl *algos.PeerLostError
+				if !errors.As(err, &pl) || pl.Rank != dead || pl.Err != error(pe) {
+					t.Errorf("rank %d: %v, want an *algos.PeerLostError naming rank %d, of the *PeerError", r, err, dead)
 				}
 			}
 			if el := time.Since(start) - time.Duration(abortedAt.Load()); el > cfg.Timeout {
@@ -427,4 +434,25 @@ func TestServeSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeWorld(t, byRank)
+}
+
+// TestPeerErrorIsPeerLost: errors.As finds a *PeerError, wrapped or not,
+// as the *algos.PeerLostError that the simulator reports too, naming the
+// lost rank, with the PeerError's message, and its cause still reached
+// through it.
+func TestPeerErrorIsPeerLost(t *testing.T) {
+	pe := &PeerError{Rank: 2, Local: 0, Err: ErrPeerClosed}
+	for _, err := range []error{pe, fmt.Errorf("allreduce: %w", pe)} {
+		var pl *algos.PeerLostError
+		if !errors.As(err, &pl) || pl.Rank != 2 || pl.Err != error(pe) {
+			t.Fatalf("%v: found %+v, want an *algos.PeerLostError naming rank 2 of the *PeerError", err, pl)
+		}
+		if pl.Error() != pe.Error() || !errors.Is(pl, ErrPeerClosed) {
+			t.Errorf("PeerLostError %q, cause ErrPeerClosed %t: want %q and true", pl.Error(), errors.Is(pl, ErrPeerClosed), pe.Error())
+		}
+	}
+	var pl *algos.PeerLostError
+	if errors.As(&TimeoutError{Local: 0, Pending: []Pending{{Peer: 1}}}, &pl) {
+		t.Errorf("a timeout is found as a lost peer: %v", pl)
+	}
 }

@@ -279,6 +279,11 @@ func (p placed) String() string {
 	return fmt.Sprintf("flow model with a round-robin placement over groups of %d", p.group)
 }
 
+// Unwrap implements sim.Unwrapper: the flow model p places its ranks on,
+// without a placement (what the simulator's estimates count: its
+// topology and its per-rank state, which a placement does not change).
+func (p placed) Unwrap() sim.Model { return p.flow }
+
 // NewNetwork implements sim.Model; it panics where NewNetworkChecked fails.
 func (p placed) NewNetwork(e *sim.Engine) sim.Network {
 	n, err := p.NewNetworkChecked(e)

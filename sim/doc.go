@@ -64,12 +64,13 @@
 // A rank that fails makes every operation that needs it return an error
 // naming it ([RankFailedError]; a cut path gives a [PathCutError]), and
 // ranks that return such errors pass them on ([PeerExitedError]), so a
-// failure ends the run with a [RankErrors] rather than a hang. [RunShrink]
-// recovers instead, as nexar's survivors do: heartbeat detection
-// ([Recovery]), agreement and rebuild on the survivors, and the work run
-// again on one rank fewer ([Shrunk] reports the times). Networks
-// built on a topology account for their links in Result.Links, which
-// [WriteLinksCSV] writes as links.csv.
+// failure ends the run with a [RankErrors] rather than a hang. errors.As
+// finds each error for a lost rank as an [algos.PeerLostError] naming it,
+// as it finds realnet's. [RunShrink] recovers instead, as nexar's
+// survivors do: heartbeat detection ([Recovery]), agreement and rebuild on
+// the survivors, and the work run again on one rank fewer ([Shrunk]
+// reports the times). Networks built on a topology account for their links
+// in Result.Links, which [WriteLinksCSV] writes as links.csv.
 //
 // Buffers may be phantom ([device.Phantom]): then only time is simulated
 // and a run of thousands of ranks allocates no payload. With host buffers

@@ -133,6 +133,10 @@ func (e *RankFailedError) Error() string {
 	return fmt.Sprintf("sim: rank %d failed at %v (%s)", e.Rank, e.At, e.Cause)
 }
 
+// As lets errors.As find e as an *algos.PeerLostError naming Rank (on the
+// failed rank itself, the rank names itself).
+func (e *RankFailedError) As(target any) bool { return algos.AsPeerLost(target, e.Rank, e) }
+
 // PathCutError reports that the network had no path left from rank Src to
 // rank Dst for a message: its send fails with it, and so does the receive
 // that would have matched it.
@@ -168,6 +172,10 @@ func (e *PeerExitedError) Error() string {
 // Unwrap returns the root cause.
 func (e *PeerExitedError) Unwrap() error { return e.Err }
 
+// As lets errors.As find e as an *algos.PeerLostError naming Peer, the
+// rank that returned (the rank whose failure started it is in Err).
+func (e *PeerExitedError) As(target any) bool { return algos.AsPeerLost(target, e.Peer, e) }
+
 // NoReceiveError reports that a message to rank Dst that waits for its
 // receive (a rendezvous) can never start: Dst returned without posting
 // that receive. Err is the root cause if Dst returned with an error (as
@@ -185,3 +193,8 @@ func (e *NoReceiveError) Error() string {
 }
 
 func (e *NoReceiveError) Unwrap() error { return e.Err }
+
+// As lets errors.As find e as an *algos.PeerLostError naming Dst, the
+// rank that returned, with or without an error, as realnet reports a peer
+// that closed its link while a message still waited for it.
+func (e *NoReceiveError) As(target any) bool { return algos.AsPeerLost(target, e.Dst, e) }

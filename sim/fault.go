@@ -272,6 +272,9 @@ func (f Faulty) String() string {
 	return fmt.Sprintf("%s with seed %d: %s", modelName(f.Model), f.Seed, strings.Join(s, "; "))
 }
 
+// Unwrap implements Unwrapper: it returns the model it decorates.
+func (f Faulty) Unwrap() Model { return f.Model }
+
 // NewNetwork implements Model; it panics where NewNetworkChecked fails.
 func (f Faulty) NewNetwork(e *Engine) Network {
 	n, err := f.NewNetworkChecked(e)

@@ -138,6 +138,9 @@ type Overhead struct {
 	Send, Recv Time
 }
 
+// Unwrap implements Unwrapper: it returns the model it decorates.
+func (o Overhead) Unwrap() Model { return o.Model }
+
 // NewNetwork implements Model.
 func (o Overhead) NewNetwork(e *Engine) Network {
 	n, err := o.NewNetworkChecked(e)

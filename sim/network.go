@@ -113,6 +113,17 @@ type CheckedModel interface {
 	NewNetworkChecked(e *Engine) (Network, error)
 }
 
+// Unwrapper is implemented by models that decorate another (Faulty,
+// Overhead, Staged, Protocol, Relayed, and those of other packages, such
+// as a scenario's flow model placed for each world): Unwrap returns the
+// model it decorates. What looks through decorators for the network
+// underneath (Estimate's figures, HostBandwidthOf, whether a run may
+// fail ranks or links) asks it, so a decorator is seen through wherever
+// it is defined; one that does not implement it hides what it wraps.
+type Unwrapper interface {
+	Unwrap() Model
+}
+
 // Overheads is implemented by networks that charge CPU time per message
 // (LogGP's o). SendOverhead is spent by the sending process inside Isend,
 // on its rank's compute, before the message reaches the network;

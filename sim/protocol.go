@@ -189,6 +189,9 @@ type ControlTimer interface {
 	ControlTime(m *Message) Time
 }
 
+// Unwrap implements Unwrapper: it returns the model it decorates.
+func (p Protocol) Unwrap() Model { return p.Model }
+
 // NewNetwork implements Model; it panics where NewNetworkChecked fails.
 func (p Protocol) NewNetwork(e *Engine) Network {
 	n, err := p.NewNetworkChecked(e)

@@ -40,6 +40,9 @@ type Relayed struct {
 // String describes the network for reports.
 func (r Relayed) String() string { return fmt.Sprintf("%s over a %s mesh", modelName(r.Model), r.Mesh) }
 
+// Unwrap implements Unwrapper: it returns the model it decorates.
+func (r Relayed) Unwrap() Model { return r.Model }
+
 // NewNetwork implements Model; it panics where NewNetworkChecked fails.
 func (r Relayed) NewNetwork(e *Engine) Network {
 	n, err := r.NewNetworkChecked(e)

@@ -53,6 +53,9 @@ func (s Staged) Validate() error {
 	return nil
 }
 
+// Unwrap implements Unwrapper: it returns the model it decorates.
+func (s Staged) Unwrap() Model { return s.Model }
+
 // NewNetwork implements Model; it panics if the parameters are invalid.
 func (s Staged) NewNetwork(e *Engine) Network {
 	n, err := s.NewNetworkChecked(e)

@@ -133,8 +133,8 @@ func replayable(n Network) bool {
 
 // modelMayFail reports whether a model is known, before its network is
 // built, to fail ranks or links: faults of those kinds, under any of the
-// package's wrappers. (Other models are asked once their network is
-// built; see failer.)
+// decorators (see beneath). (Other models are asked once their network
+// is built; see failer.)
 func modelMayFail(m Model) bool {
 	if x, ok := m.(Faulty); ok {
 		for _, f := range x.Faults {
@@ -150,22 +150,24 @@ func modelMayFail(m Model) bool {
 	return false
 }
 
-// beneath returns the model that one of the package's decorators wraps
-// (Faulty, Overhead, Staged, Protocol, Relayed), and false for a model
-// that wraps none: what looks through them for the network underneath
-// asks here, so a new decorator is added once.
+// beneath returns the model that m decorates, and false for a model
+// that decorates none: what looks through decorators for the network
+// underneath asks here. It asks Unwrapper, so a decorator defined outside
+// this package (a scenario's placed flow model) is seen through as the
+// package's own are.
 func beneath(m Model) (Model, bool) {
-	switch x := m.(type) {
-	case Faulty:
-		return x.Model, true
-	case Overhead:
-		return x.Model, true
-	case Staged:
-		return x.Model, true
-	case Protocol:
-		return x.Model, true
-	case Relayed:
-		return x.Model, true
+	if u, ok := m.(Unwrapper); ok {
+		if inner := u.Unwrap(); inner != nil {
+			return inner, true
+		}
 	}
 	return nil, false
 }
+
+var (
+	_ Unwrapper = Faulty{}
+	_ Unwrapper = Overhead{}
+	_ Unwrapper = Staged{}
+	_ Unwrapper = Protocol{}
+	_ Unwrapper = Relayed{}
+)
