@@ -41,6 +41,7 @@ func reference(p sweep.Point) (algotest.Data, error) {
 	return ref(p.Case()), nil
 }
 
+// used is the count p runs on, the table's count column.
 func used(p sweep.Point) int {
 	_, _, u := p.Layout()
 	return u
