@@ -128,7 +128,9 @@ func (c *Collective) Algorithm(name string) (*Algorithm, error) {
 var catalogue = map[string]*Collective{}
 
 // Register adds a collective to the catalogue. It panics if the name is
-// taken; it is called from init functions.
+// taken; it is called from init functions. What the collective's results
+// must be is registered apart, in package algotest (RegisterReference),
+// which the checks of every backend read.
 func Register(c *Collective) {
 	if _, dup := catalogue[c.Name]; dup {
 		panic("algos: collective " + c.Name + " registered twice")

@@ -177,7 +177,7 @@ func NewJob(s *scenario.Scenario, world int, opt Options) (*Job, error) {
 
 // checkPoint refuses points a real run cannot measure.
 func checkPoint(p sweep.Point) error {
-	if _, err := referenceMaker(p.Collective.Name); err != nil {
+	if _, err := reference(p); err != nil {
 		return fmt.Errorf("%v: %v", p, err)
 	}
 	send, recv, used := p.Layout()

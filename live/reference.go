@@ -27,116 +27,24 @@ type rankData struct {
 	got  []byte
 }
 
-// refMaker fills one rank's buffers for a point and says what they must
-// hold afterwards, from the references of algotest: inputs chosen so that
-// every order of reduction gives the same bits, outputs pre-filled with
-// garbage so that an element never written is caught.
-type refMaker func(p sweep.Point, rank int, send, buf []byte) (want []byte)
-
-var references = map[string]refMaker{
-	"allreduce": func(p sweep.Point, rank int, _, buf []byte) []byte {
-		n := used(p)
-		algotest.Fill(buf[:n*p.DType.Size()], p.DType, p.Op, rank, p.World, p.Seed)
-		// A lossy (compressed) allreduce must leave the same compression
-		// of the same inputs, exactly; so wrong counts its errors too.
-		return algotest.AllreduceExpected(p.Algorithm, p.Params, n, p.DType, p.Op, p.World, p.Seed)
-	},
-	"reduce_scatter": func(p sweep.Point, rank int, send, buf []byte) []byte {
-		b := block(p)
-		copy(send, algotest.ReduceScatterInput(b, p.DType, p.Op, rank, p.World, p.Seed))
-		want := algotest.ReduceScattered(b, p.DType, p.Op, p.World, p.Seed)[rank]
-		copy(buf, algotest.Garbage(want))
-		return want
-	},
-	"allgather": func(p sweep.Point, rank int, send, buf []byte) []byte {
-		b := block(p)
-		copy(send, algotest.AllgatherInput(b, p.DType, rank, p.Seed))
-		want := algotest.Allgathered(b, p.DType, p.World, p.Seed)
-		copy(buf, algotest.Garbage(want))
-		return want
-	},
-	"alltoall": func(p sweep.Point, rank int, send, buf []byte) []byte {
-		b := block(p)
-		copy(send, algotest.AlltoallInput(b, p.DType, rank, p.World, p.Seed))
-		want := algotest.AlltoallOutput(b, p.DType, rank, p.World, p.Seed)
-		copy(buf, algotest.Garbage(want))
-		return want
-	},
-	"broadcast": func(p sweep.Point, rank int, _, buf []byte) []byte {
-		want := algotest.Broadcasted(used(p), p.DType, p.Root, p.Seed)
-		if rank == p.Root {
-			copy(buf, want)
-		} else {
-			copy(buf, algotest.Garbage(want))
-		}
-		return want
-	},
-	"reduce": func(p sweep.Point, rank int, _, buf []byte) []byte {
-		n := used(p)
-		algotest.Fill(buf[:n*p.DType.Size()], p.DType, p.Op, rank, p.World, p.Seed)
-		if rank != p.Root {
-			return nil // other ranks' buffers are unspecified
-		}
-		return algotest.Reduced(n, p.DType, p.Op, p.World, p.Seed)
-	},
-	"gather": func(p sweep.Point, rank int, send, buf []byte) []byte {
-		b := block(p)
-		copy(send, algotest.Distinct(b, p.DType, rank, p.Seed))
-		if rank != p.Root {
-			return nil
-		}
-		want := algotest.Gathered(b, p.DType, p.World, p.Seed)
-		copy(buf, algotest.Garbage(want))
-		return want
-	},
-	"scatter": func(p sweep.Point, rank int, send, buf []byte) []byte {
-		b := block(p)
-		if rank == p.Root {
-			copy(send, algotest.ScatterInput(b, p.DType, rank, p.Root, p.World, p.Seed))
-		}
-		want := algotest.Scattered(b, p.DType, rank, p.Seed)
-		copy(buf, algotest.Garbage(want))
-		return want
-	},
-	"scan": func(p sweep.Point, rank int, _, buf []byte) []byte {
-		n := used(p)
-		algotest.Fill(buf[:n*p.DType.Size()], p.DType, p.Op, rank, p.World, p.Seed)
-		return algotest.Scanned(n, p.DType, p.Op, p.World, p.Seed, p.Params["exclusive"] != 0)[rank]
-	},
-	"barrier": func(sweep.Point, int, []byte, []byte) []byte { return nil },
-	// Rank 0's message must reach rank 1, and come back to rank 0 in the
-	// ping-pong; the other ranks' buffers are not the benchmark's.
-	"sendrecv": func(p sweep.Point, rank int, send, buf []byte) []byte {
-		msg := algotest.Distinct(used(p), p.DType, 0, p.Seed)
-		copy(send, msg)
-		copy(buf, algotest.Garbage(msg))
-		if rank == 1 || p.World == 1 || rank == 0 && p.Algorithm.Name == "latency" {
-			return msg
-		}
-		return nil
-	},
-}
-
-func referenceMaker(collective string) (refMaker, error) {
-	m, ok := references[collective]
+// reference returns the Data of p's collective from algotest's registry:
+// the references of every collective the catalogue has, and of those
+// registered elsewhere with algotest.RegisterReference, which nexar-sim
+// checks too. Their inputs are chosen so that every order of reduction
+// gives the same bits, and outputs are pre-filled with garbage so that an
+// element never written is caught.
+func reference(p sweep.Point) (algotest.Data, error) {
+	ref, ok := algotest.LookupReference(p.Collective.Name)
 	if !ok {
-		return nil, fmt.Errorf("no reference results for collective %q, so a real run could not check it", collective)
+		return nil, fmt.Errorf("no reference results for collective %q, so a real run could not check it (algotest.RegisterReference gives one)", p.Collective.Name)
 	}
-	return m, nil
+	return ref(p.Case()), nil
 }
 
+// used is the count p runs on, the table's count column.
 func used(p sweep.Point) int {
 	_, _, u := p.Layout()
 	return u
-}
-
-// block is the per-rank block of collectives whose buffer is world equal
-// blocks.
-func block(p sweep.Point) int {
-	if p.World == 0 {
-		return 0
-	}
-	return used(p) / p.World
 }
 
 // newRankData allocates and fills the buffers of l's rank for p: in host
@@ -145,7 +53,7 @@ func block(p sweep.Point) int {
 // host memory.
 func newRankData(p sweep.Point, l algos.Link) (*rankData, error) {
 	rank := l.Rank()
-	fill, err := referenceMaker(p.Collective.Name)
+	data, err := reference(p)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +67,7 @@ func newRankData(p sweep.Point, l algos.Link) (*rankData, error) {
 	if !p.InPlace() {
 		sendBuf = make(device.Host, send*sz)
 	}
-	d.want = fill(p, rank, sendBuf, buf)
+	d.want = data(rank, sendBuf, buf)
 	if d.want != nil && len(d.want) > len(buf) {
 		return nil, fmt.Errorf("%v: reference of %d bytes for a buffer of %d", p, len(d.want), len(buf))
 	}

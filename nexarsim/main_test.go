@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/algos/algotest"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -28,7 +29,8 @@ func init() {
 				Run: func(context.Context, algos.Link, algos.Call) error { return nil }},
 		},
 	})
-	sweep.RegisterCheck("clitest-allreduce", sweep.AllreduceCheck)
+	allreduce, _ := algotest.LookupReference("allreduce")
+	algotest.RegisterReference("clitest-allreduce", allreduce)
 }
 
 // nexarSim runs the command and returns its exit status and output.

@@ -2,78 +2,79 @@ package sweep
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/algos/algotest"
 	"github.com/nexar-go/nexar-go/device"
 )
 
-// Check fills the buffers of one host-data point with each rank's input
-// and verifies them after the collective. The simulator runs one rank at a
-// time, but a Check should not assume it.
-type Check struct {
-	// Fill writes rank's input into the call's buffers (Send, or Buf for
-	// in-place collectives), which hold real bytes.
-	Fill func(rank int, c *algos.Call)
-	// Verify returns an error if rank's buffers do not hold what the
-	// collective must leave there.
-	Verify func(rank int, c algos.Call) error
-}
+// HasCheck reports whether points of c can run with host data: whether
+// its results can be checked, which algotest's reference registry says
+// (algotest.RegisterReference adds the reference of a collective
+// registered elsewhere).
+func HasCheck(c *algos.Collective) bool { return algotest.HasReference(c.Name) }
 
-// CheckMaker makes the Check of one point, where it can compute the
-// expected result once for every rank.
-type CheckMaker func(p Point) *Check
-
-var (
-	checksMu sync.Mutex
-	// checks are keyed by collective name: a collective's layout does not
-	// say what it computes (scan and allreduce look alike).
-	checks = map[string]CheckMaker{"allreduce": AllreduceCheck}
-)
-
-// RegisterCheck makes m the host-data check of the collective called name,
-// replacing any earlier one. Only allreduce has one built in (reference
-// results for the other collectives will come with the catalogue).
-func RegisterCheck(name string, m CheckMaker) {
-	checksMu.Lock()
-	defer checksMu.Unlock()
-	checks[name] = m
-}
-
-// checkFor returns the check maker for c, or nil if it has none.
-func checkFor(c *algos.Collective) CheckMaker {
-	checksMu.Lock()
-	defer checksMu.Unlock()
-	return checks[c.Name]
-}
-
-// HasCheck reports whether points of c can run with host data.
-func HasCheck(c *algos.Collective) bool { return checkFor(c) != nil }
-
-// AllreduceCheck fills every rank's buffer with algotest.Input and checks
-// that every rank ends with algotest.Reduced: the check of collectives that
-// leave the reduction of every rank's whole buffer on every rank, in place.
-// A lossy algorithm (a compressed allreduce) is held to what it must
-// compute instead, algotest.CompressedReduced: the same compression
-// applied to the same inputs, bit for bit.
-func AllreduceCheck(p Point) *Check {
+// Case is the call of p as algotest's references see it: what every
+// rank's input and expected output are built from, with p's seed.
+func (p Point) Case() algotest.Case {
 	_, _, used := p.Layout()
-	want := algotest.AllreduceExpected(p.Algorithm, p.Params, used, p.DType, p.Op, p.World, p.Seed)
-	return &Check{
-		Fill: func(rank int, c *algos.Call) {
-			b, _ := device.HostBytes(c.Buf)
-			algotest.Fill(b, p.DType, p.Op, rank, p.World, p.Seed)
-		},
-		Verify: func(rank int, c algos.Call) error {
-			b, ok := device.HostBytes(c.Buf)
-			if !ok {
-				return fmt.Errorf("buffer is %T, not host memory", c.Buf)
-			}
-			if len(b) < len(want) {
-				return fmt.Errorf("buffer of %d bytes, want %d", len(b), len(want))
-			}
-			return algotest.Compare(b[:len(want)], want, p.DType)
-		},
+	return algotest.Case{
+		Algorithm: p.Algorithm, Params: p.Params,
+		DType: p.DType, Op: p.Op, Root: p.Root, World: p.World,
+		Count: used, Seed: p.Seed,
 	}
+}
+
+// check fills the buffers of one host-data point with each rank's input
+// and verifies them after the collective, against the collective's
+// reference. The simulator runs one rank at a time, but a check does not
+// assume it.
+type check struct {
+	data  algotest.Data
+	dt    device.DType
+	wants [][]byte // by rank, set by fill
+}
+
+// newCheck returns the check of p, with the inputs of seed.
+func newCheck(p Point, seed uint64) (*check, error) {
+	ref, ok := algotest.LookupReference(p.Collective.Name)
+	if !ok {
+		return nil, fmt.Errorf("collective %s has no host-data check", p.Collective.Name)
+	}
+	q := p
+	q.Seed = seed
+	return &check{data: ref(q.Case()), dt: p.DType, wants: make([][]byte, p.World)}, nil
+}
+
+// fill writes rank's input into the call's buffers (Send, or Buf for
+// in-place collectives) where they are host memory; verify reports the
+// rest.
+func (k *check) fill(rank int, c *algos.Call) {
+	k.wants[rank] = k.data(rank, hostOrNil(c.Send), hostOrNil(c.Buf))
+}
+
+// verify returns an error if rank's buffers do not hold what the
+// collective must leave there.
+func (k *check) verify(rank int, c algos.Call) error {
+	want := k.wants[rank]
+	if want == nil {
+		return nil
+	}
+	if c.Buf == nil {
+		return fmt.Errorf("no buffer")
+	}
+	h, ok := device.HostBytes(c.Buf)
+	if !ok {
+		return fmt.Errorf("buffer is %T, not host memory", c.Buf)
+	}
+	return algotest.Check(h, want, k.dt)
+}
+
+// hostOrNil returns the bytes of b, or nil if b is nil or not host memory.
+func hostOrNil(b device.Buffer) []byte {
+	if b == nil {
+		return nil
+	}
+	h, _ := device.HostBytes(b)
+	return h
 }

@@ -16,13 +16,14 @@
 // results re-derived; it also reads the files of earlier versions, which
 // named the bandwidths algbw_gbps and busbw_gbps (CurrentColumns).
 //
-// Points with data = "host" move real bytes: a Check per collective fills
-// each rank's input and verifies its output against algotest's
-// references, and a mismatch fails the point with an error naming the
-// point and the rank. Every collective with a reference has its check
-// registered (allreduce, allgather, alltoall, broadcast, gather, reduce,
-// reduce_scatter, scan, scatter); RegisterCheck adds others. Plan rejects
-// host data for collectives without a check.
+// Points with data = "host" move real bytes: each rank's input comes from
+// the collective's reference in algotest's registry (Point.Case is the
+// call it is built for), its output is verified against it, and a
+// mismatch fails the point with an error naming the point and the rank.
+// Every collective of the catalogue has a reference there, and
+// algotest.RegisterReference adds that of a collective registered
+// elsewhere, which nexar-live then checks too. Plan rejects host data for
+// a collective without one (HasCheck).
 //
 // RunPoint depends only on its point, so parallel runs, shards and other
 // outputs are built on top of it. Phantom points are replayed by the

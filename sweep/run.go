@@ -229,15 +229,12 @@ func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progre
 func (p Point) body(seed uint64) (sim.Body, error) {
 	send, recv, _ := p.Layout()
 	sz := p.DType.Size()
-	var chk *Check
+	var chk *check
 	if p.Data == scenario.Host {
-		m := checkFor(p.Collective)
-		if m == nil {
-			return nil, fmt.Errorf("collective %s has no host-data check", p.Collective.Name)
+		var err error
+		if chk, err = newCheck(p, seed); err != nil {
+			return nil, err
 		}
-		q := p
-		q.Seed = seed
-		chk = m(q)
 	}
 	inPlace := p.InPlace()
 	return func(ctx context.Context, l algos.Link) error {
@@ -246,13 +243,13 @@ func (p Point) body(seed uint64) (sim.Body, error) {
 			c.Send = l.Alloc(send * sz)
 		}
 		if chk != nil {
-			chk.Fill(l.Rank(), &c)
+			chk.fill(l.Rank(), &c)
 		}
 		if err := p.Algorithm.Run(ctx, l, c); err != nil {
 			return err
 		}
 		if chk != nil {
-			if err := chk.Verify(l.Rank(), c); err != nil {
+			if err := chk.verify(l.Rank(), c); err != nil {
 				return &DataError{Rank: l.Rank(), Err: err}
 			}
 		}

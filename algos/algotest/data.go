@@ -1,6 +1,10 @@
-// Package algotest holds what tests of collective algorithms share, whatever
-// runs them (the simulator, QUIC, a GPU): inputs that make every reduction
-// order give the same bits, and the references results are checked against.
+// Package algotest holds what checks of collective algorithms share,
+// whatever runs them (the simulator, QUIC, a GPU): inputs that make every
+// reduction order give the same bits, the references results are checked
+// against, and the registry of those references by collective
+// (RegisterReference, LookupReference), from which nexar-sim's host-data
+// points, nexar-live's measurements and the transports' tests all take
+// each rank's input and expected output.
 package algotest
 
 import (

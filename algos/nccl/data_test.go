@@ -41,69 +41,20 @@ func (r realLike) Spawn(fn func(ctx context.Context) error) algos.Request {
 
 const seed = 3
 
-// dataCase makes one rank's buffers for a collective over count elements
-// (one rank's block for allgather and reduce_scatter) and what every rank
-// must hold afterwards (nil: not checked), computed once per run.
-type dataCase struct {
-	want   func(p, count, root int, dt device.DType, op device.Op) [][]byte
-	inputs func(rank, p, count, root int, dt device.DType, op device.Op, want []byte) (send, buf []byte)
-}
-
-func same(p int, b []byte) [][]byte {
-	out := make([][]byte, p)
-	for i := range out {
-		out[i] = b
+// dataCount is the count of a data run's Case: count elements, or, for
+// a collective whose buffers are world blocks of which a rank sends or
+// receives one (allgather, reduce_scatter), count elements per block.
+func dataCount(c *algos.Collective, p, count int) int {
+	send, recv, used := c.Layout(1024*p, p)
+	if min(send, recv) > 0 && min(send, recv) < used {
+		return count * p
 	}
-	return out
-}
-
-var dataCases = map[string]dataCase{
-	"allreduce": {
-		want: func(p, n, _ int, dt device.DType, op device.Op) [][]byte {
-			return same(p, algotest.Reduced(n, dt, op, p, seed))
-		},
-		inputs: func(rank, p, n, _ int, dt device.DType, op device.Op, _ []byte) ([]byte, []byte) {
-			return nil, algotest.Input(n, dt, op, rank, p, seed)
-		},
-	},
-	"allgather": {
-		want: func(p, n, _ int, dt device.DType, _ device.Op) [][]byte {
-			return same(p, algotest.Allgathered(n, dt, p, seed))
-		},
-		inputs: func(rank, _, n, _ int, dt device.DType, _ device.Op, want []byte) ([]byte, []byte) {
-			return algotest.AllgatherInput(n, dt, rank, seed), algotest.Garbage(want)
-		},
-	},
-	"reduce_scatter": {
-		want: func(p, n, _ int, dt device.DType, op device.Op) [][]byte {
-			return algotest.ReduceScattered(n, dt, op, p, seed)
-		},
-		inputs: func(rank, p, n, _ int, dt device.DType, op device.Op, want []byte) ([]byte, []byte) {
-			return algotest.ReduceScatterInput(n, dt, op, rank, p, seed), algotest.Garbage(want)
-		},
-	},
-	"broadcast": {
-		want: func(p, n, root int, dt device.DType, _ device.Op) [][]byte {
-			return same(p, algotest.Broadcasted(n, dt, root, seed))
-		},
-		inputs: func(rank, _, n, root int, dt device.DType, _ device.Op, _ []byte) ([]byte, []byte) {
-			return nil, algotest.BroadcastInput(n, dt, rank, root, seed)
-		},
-	},
-	"reduce": {
-		want: func(p, n, root int, dt device.DType, op device.Op) [][]byte {
-			out := make([][]byte, p)
-			out[root] = algotest.Reduced(n, dt, op, p, seed)
-			return out
-		},
-		inputs: func(rank, p, n, _ int, dt device.DType, op device.Op, _ []byte) ([]byte, []byte) {
-			return nil, algotest.Input(n, dt, op, rank, p, seed)
-		},
-	},
+	return count
 }
 
 // dataRun runs algorithm algo of coll on p ranks of cfg with real data,
-// count elements, and checks every rank's result. With emulate the
+// count elements (per block: see dataCount), and checks every rank's
+// result against the collective's reference in algotest. With emulate the
 // algorithm sees a realLike link.
 func dataRun(cfg sim.Config, coll, algo string, p, count int, params map[string]int, dt device.DType, op device.Op) error {
 	return dataRunOn(cfg, coll, algo, p, count, params, dt, op, false)
@@ -118,9 +69,14 @@ func dataRunOn(cfg sim.Config, coll, algo string, p, count int, params map[strin
 	if err != nil {
 		return err
 	}
-	dc := dataCases[coll]
+	ref, ok := algotest.LookupReference(coll)
+	if !ok {
+		return fmt.Errorf("collective %s has no reference", coll)
+	}
 	root := min(1, p-1)
-	want := dc.want(p, count, root, dt, op)
+	hasSend, _, _ := c.Layout(1024*p, p) // 0 for an in-place collective
+	send, recv, used := c.Layout(dataCount(c, p, count), p)
+	data := ref(algotest.Case{Algorithm: a, Params: params, DType: dt, Op: op, Root: root, World: p, Count: used, Seed: seed})
 	cfg.World, cfg.HostData = p, true
 	if cfg.Model == nil {
 		cfg.Model = ab
@@ -133,18 +89,19 @@ func dataRunOn(cfg sim.Config, coll, algo string, p, count int, params map[strin
 		if emulate {
 			l = realLike{l, cfg.Machine}
 		}
-		send, buf := dc.inputs(r, p, count, root, dt, op, want[r])
+		buf := make([]byte, recv*dt.Size())
 		call := algos.Call{Buf: device.Host(buf), DType: dt, Op: op, Root: root, Params: params}
-		if send != nil {
-			call.Send = device.Host(send)
+		var sendBuf []byte
+		if hasSend > 0 {
+			sendBuf = make([]byte, send*dt.Size())
+			call.Send = device.Host(sendBuf)
 		}
+		want := data(r, sendBuf, buf)
 		if err := a.Run(ctx, l, call); err != nil {
 			return err
 		}
-		if want[r] != nil {
-			if err := algotest.Compare(buf, want[r], dt); err != nil {
-				return fmt.Errorf("rank %d: %w", r, err)
-			}
+		if err := algotest.Check(buf, want, dt); err != nil {
+			return fmt.Errorf("rank %d: %w", r, err)
 		}
 		return nil
 	})
@@ -183,7 +140,7 @@ func TestData(t *testing.T) {
 	if testing.Short() {
 		worlds = []int{1, 2, 3, 5, 8}
 	}
-	for coll := range dataCases {
+	for _, coll := range algos.CollectiveNames() {
 		for _, a := range ncclAlgorithms(t, coll) {
 			t.Run(coll+"/"+a.Name, func(t *testing.T) {
 				for _, p := range worlds {
@@ -228,7 +185,7 @@ func singleDomain(coll, algo string) bool {
 
 // TestDataTypes runs each algorithm once on every dtype and op.
 func TestDataTypes(t *testing.T) {
-	for coll := range dataCases {
+	for _, coll := range algos.CollectiveNames() {
 		for _, a := range ncclAlgorithms(t, coll) {
 			for _, dt := range device.DTypes() {
 				for _, op := range device.Ops() {
