@@ -1,7 +1,6 @@
-package live
+package launch
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -62,18 +61,19 @@ type Launcher struct {
 	// TrustedNetwork lets the ranks send bulk payloads over plaintext TCP
 	// (NEXAR_TRUSTED_NETWORK=1).
 	TrustedNetwork bool
-	// Recovery is what the run does when it loses a rank: with
-	// RecoveryShrink the launcher hosts the membership coordinator the
-	// workers report to (their heartbeats as Heartbeat says), a rank that
-	// dies is lost rather than fatal while at least MinNP ranks survive,
-	// and Run returns nil when the survivors finish (recovery.go).
-	Recovery  Recovery
+	// Shrink is what the run does when it loses a rank, as the workers'
+	// --recovery shrink: the launcher hosts the membership coordinator
+	// the workers report to (their heartbeats as Heartbeat says), a rank
+	// that dies is lost rather than fatal while at least MinNP ranks
+	// survive, and Run returns nil when the survivors finish. Without it
+	// a lost rank ends the run.
+	Shrink    bool
 	Heartbeat realnet.Heartbeat
 	MinNP     int
 	// Kill injects failures: rank r's process is killed (SIGKILL to its
 	// process group) when it starts the point whose index is Kill[r].
 	Kill map[int]int
-	// MaxNP, with RecoveryShrink, makes the world elastic: members may
+	// MaxNP, with Shrink, makes the world elastic: members may
 	// join late while it has fewer than MaxNP ranks, at a point boundary.
 	// JoinLate lists points, in increasing order: as rank 0 starts each,
 	// one more worker starts and joins.
@@ -284,7 +284,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 	}()
 
 	var coord *coordinator
-	if l.Recovery == RecoveryShrink {
+	if l.Shrink {
 		if coord, err = l.startCoordinator(ctx, seedCreds, stderr); err != nil {
 			return err
 		}
@@ -294,7 +294,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 	vars := map[string]string{
 		"NEXAR_WORLD": strconv.Itoa(l.NP), "NEXAR_SEED": pc.LocalAddr().String(), "NEXAR_HOST_SEED": "0",
 		"NEXAR_CA":  caFile,
-		StatusFDEnv: "3",
+		StatusFDEnv: strconv.Itoa(statusFD),
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		vars["GOMAXPROCS"] = strconv.Itoa(RankProcs(l.NP))
@@ -353,12 +353,11 @@ func (l *Launcher) Run(ctx context.Context) error {
 		}
 		cmd.Env = workerEnv(base, vars)
 		delete(vars, LateEnv)
-		sr, sw, err := os.Pipe()
+		sr, sw, err := statusPipe(cmd)
 		if err != nil {
 			killAll("killed by nexar-live: a rank could not start")
 			return err
 		}
-		cmd.ExtraFiles = []*os.File{sw}
 		prefix := fmt.Sprintf("rank %d: ", r)
 		if r == 0 {
 			cmd.Stdout = stdout
@@ -383,11 +382,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 		go func() {
 			defer readers.Done()
 			defer sr.Close()
-			sc := bufio.NewScanner(sr)
-			sc.Buffer(make([]byte, 0, 4096), 1<<20)
-			for sc.Scan() {
-				events <- launchEvent{rank: r, line: sc.Text()}
-			}
+			readStatus(sr, func(line string) { events <- launchEvent{rank: r, line: line} })
 		}()
 		go func() {
 			defer readers.Done()

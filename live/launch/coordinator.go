@@ -1,10 +1,12 @@
-package live
+package launch
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,6 +126,14 @@ func (c *coordinator) recovered(ranks []*rankState, hung bool) bool {
 		}
 	}
 	return true
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
