@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -95,82 +96,6 @@ type Launcher struct {
 // nexar-live ladder).
 func RankProcs(np int) int { return max(1, runtime.NumCPU()/max(np, 1)) }
 
-// RankFailure is one rank of a failed run.
-type RankFailure struct {
-	Rank int
-	// End says how the process ended: "killed by signal: killed",
-	// "exit status 3", "killed by nexar-live after rank 3 failed", ...
-	End string
-	// Point is the point it was measuring ("" before the first).
-	Point string
-	// Err is the error it reported, if any, and Blamed the peer that error
-	// names (-1 if none).
-	Err    string
-	Blamed int
-	// Hung is set for a rank killed because the run made no progress.
-	Hung bool
-}
-
-func (f RankFailure) String() string {
-	s := fmt.Sprintf("rank %d: %s", f.Rank, f.End)
-	if f.Point != "" && !strings.HasPrefix(f.Err, f.Point) {
-		s += ", during " + f.Point
-	}
-	if f.Err != "" {
-		s += ": " + f.Err
-	}
-	return s
-}
-
-// RunError reports a run that did not finish: the ranks to blame and
-// what became of every rank that did not end cleanly.
-type RunError struct {
-	// Culprits are the ranks the failure is attributed to: a rank that
-	// died or failed on its own, else the ranks the others' errors name,
-	// else the ranks that hung.
-	Culprits []int
-	// Ranks are every rank that did not finish cleanly, by rank.
-	Ranks []RankFailure
-	// Hung is set when the run was stopped for making no progress.
-	Hung bool
-}
-
-func (e *RunError) Error() string {
-	var b strings.Builder
-	names := make([]string, len(e.Culprits))
-	for i, r := range e.Culprits {
-		names[i] = strconv.Itoa(r)
-	}
-	who := "rank " + strings.Join(names, "")
-	if len(names) != 1 {
-		who = "ranks " + strings.Join(names, ", ")
-	}
-	switch {
-	case e.Hung:
-		fmt.Fprintf(&b, "live: %s hung: no rank made progress", who)
-	case len(names) == 1:
-		for _, f := range e.Ranks {
-			if f.Rank != e.Culprits[0] {
-				continue
-			}
-			if f.Err == "" && strings.HasPrefix(f.End, "killed by nexar-live") && !strings.Contains(f.End, "--kill") {
-				fmt.Fprintf(&b, "live: %s stopped responding: the other ranks lost it, and nexar-live killed it", who)
-			} else {
-				fmt.Fprintf(&b, "live: %s failed (%s)", who, f.End)
-			}
-		}
-		if b.Len() == 0 {
-			fmt.Fprintf(&b, "live: %s failed (the other ranks lost it)", who)
-		}
-	default:
-		fmt.Fprintf(&b, "live: %s failed", who)
-	}
-	for _, f := range e.Ranks {
-		b.WriteString("\n  " + f.String())
-	}
-	return b.String()
-}
-
 // launchVars are the variables of launchers a worker must not inherit
 // from the launcher's own environment: LaunchFromEnv would take them over
 // the ones the launcher sets.
@@ -200,350 +125,283 @@ func workerEnv(base []string, vars map[string]string) []string {
 	return out
 }
 
-// rankState is what the launcher knows of one rank.
-type rankState struct {
-	cmd     *exec.Cmd
-	exited  bool
-	waitErr error
-	killed  string // why the launcher killed it, if it did
-	hung    bool
-	point   string
-	errLine string
-	blamed  int
-	done    bool // said "done"
-}
-
-type launchEvent struct {
-	rank int
-	line string
-	exit bool
-	err  error
-}
-
 // Run starts the ranks and waits for them. It returns nil when every rank
 // ended cleanly, a *RunError when some did not, or ctx's cause when ctx
 // ended first: then every rank is interrupted (SIGINT), given StopGrace to
 // leave the world and write what it measured, and killed if it has not.
+//
+// Run carries out the supervision policy (supervise.go): it turns what
+// the workers write and do, the clock, the membership coordinator and
+// ctx into events, and does what the policy answers.
 func (l *Launcher) Run(ctx context.Context) error {
 	if l.NP < 1 {
 		return fmt.Errorf("live: %d ranks: want at least 1", l.NP)
 	}
-	timeout, grace, stopGrace := l.Timeout, l.Grace, l.StopGrace
-	if timeout <= 0 {
-		timeout = 3 * time.Minute
+	s := &session{l: l, ctx: ctx, stdout: orDiscard(l.Stdout), stderr: orDiscard(l.Stderr),
+		sup: newSupervisor(l.policy()), events: make(chan event, 16*(l.NP+len(l.JoinLate)))}
+	defer s.close()
+	if err := s.prepare(); err != nil {
+		return err
 	}
-	if grace <= 0 {
-		grace = 20 * time.Second
+	for r := range l.NP {
+		if s.carryOut(s.startRank(r)); s.done {
+			return s.err
+		}
 	}
-	if stopGrace <= 0 {
-		stopGrace = 5 * time.Second
+	ticker := time.NewTicker(250 * time.Millisecond)
+	defer ticker.Stop()
+	stop := ctx.Done()
+	for !s.done {
+		var ev event
+		select {
+		case ev = <-s.events:
+		case <-ticker.C:
+			ev = tick{}
+		case <-stop:
+			stop, ev = nil, interrupted{}
+		}
+		s.carryOut(s.sup.step(time.Now(), ev))
 	}
-	stdout, stderr := l.Stdout, l.Stderr
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
+	return s.err
+}
 
+// policy is the supervision policy l's fields ask for.
+func (l *Launcher) policy() policy {
+	p := policy{np: l.NP, timeout: l.Timeout, grace: l.Grace, stopGrace: l.StopGrace,
+		kill: l.Kill, joinLate: l.JoinLate, shrink: l.Shrink, minNP: max(l.MinNP, 1)}
+	if p.timeout <= 0 {
+		p.timeout = 3 * time.Minute
+	}
+	if p.grace <= 0 {
+		p.grace = 20 * time.Second
+	}
+	if p.stopGrace <= 0 {
+		p.stopGrace = 5 * time.Second
+	}
+	return p
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// session is one Run: its credentials, rendezvous and coordinator, the
+// workers' processes, and the events their goroutines send.
+type session struct {
+	l              *Launcher
+	ctx            context.Context
+	stdout, stderr io.Writer
+	sup            *supervisor
+
+	dir, job  string
+	ca        *realnet.CA
+	vars      map[string]string // every worker's environment, but its rank's
+	cmds      []*exec.Cmd       // by rank
+	events    chan event
+	readers   sync.WaitGroup // the goroutines that send events of the workers
+	stopCoord func()         // stops the membership coordinator, if any
+	cleanup   []func()       // run last to first when Run returns
+
+	done bool  // the supervisor finished, or a rank could not start
+	err  error // what Run returns then
+}
+
+// prepare makes the run's cluster CA and credentials, and serves its
+// rendezvous and (with Shrink) its membership coordinator.
+func (s *session) prepare() error {
 	dir, err := os.MkdirTemp("", "nexar-live-*")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	ca, err := realnet.NewCA()
-	if err != nil {
+	s.cleanup = append(s.cleanup, func() { os.RemoveAll(dir) })
+	if s.ca, err = realnet.NewCA(); err != nil {
 		return err
 	}
 	// One certificate per rank, each naming its rank, and one good for
 	// any rank of the job for the seed: a process of another job, or a
 	// rank's certificate used for another rank, is refused.
-	job := filepath.Base(dir)
-	caFile, err := ca.WriteCA(dir, false)
+	s.dir, s.job = dir, filepath.Base(dir)
+	caFile, err := s.ca.WriteCA(dir, false)
 	if err != nil {
 		return err
 	}
-	seedCreds, err := ca.Credentials(job)
+	seedCreds, err := s.ca.Credentials(s.job)
 	if err != nil {
 		return err
 	}
+	seed, err := s.serveSeed(seedCreds)
+	if err != nil {
+		return err
+	}
+	s.vars = map[string]string{
+		"NEXAR_WORLD": strconv.Itoa(s.l.NP), "NEXAR_SEED": seed, "NEXAR_HOST_SEED": "0",
+		"NEXAR_CA": caFile,
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		s.vars["GOMAXPROCS"] = strconv.Itoa(RankProcs(s.l.NP))
+	}
+	if s.l.TrustedNetwork {
+		s.vars["NEXAR_TRUSTED_NETWORK"] = "1"
+	}
+	if s.l.Shrink {
+		var addr string
+		if addr, s.stopCoord, err = s.l.serveMembership(s.ctx, seedCreds, s.events); err != nil {
+			return err
+		}
+		s.vars[MembershipEnv] = addr
+	}
+	return nil
+}
+
+// serveSeed serves the rendezvous on a free UDP port of 127.0.0.1 until
+// Run returns, and returns its address.
+func (s *session) serveSeed(creds *realnet.Credentials) (string, error) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
-		return fmt.Errorf("live: rendezvous socket: %w", err)
+		return "", fmt.Errorf("live: rendezvous socket: %w", err)
 	}
-	seedCtx, stopSeed := context.WithCancel(ctx)
+	seedCtx, stopSeed := context.WithCancel(s.ctx)
 	seedDone := make(chan struct{})
 	go func() {
 		defer close(seedDone)
-		realnet.ServeSeed(seedCtx, pc, seedCreds, l.NP) // its failures show as the ranks' join errors
+		realnet.ServeSeed(seedCtx, pc, creds, s.l.NP) // its failures show as the ranks' join errors
 	}()
-	defer func() {
+	s.cleanup = append(s.cleanup, func() {
 		stopSeed()
 		<-seedDone
 		pc.Close()
-	}()
-
-	var coord *coordinator
-	if l.Shrink {
-		if coord, err = l.startCoordinator(ctx, seedCreds, stderr); err != nil {
-			return err
-		}
-		defer coord.stop()
-	}
-
-	vars := map[string]string{
-		"NEXAR_WORLD": strconv.Itoa(l.NP), "NEXAR_SEED": pc.LocalAddr().String(), "NEXAR_HOST_SEED": "0",
-		"NEXAR_CA":  caFile,
-		StatusFDEnv: strconv.Itoa(statusFD),
-	}
-	if os.Getenv("GOMAXPROCS") == "" {
-		vars["GOMAXPROCS"] = strconv.Itoa(RankProcs(l.NP))
-	}
-	if l.TrustedNetwork {
-		vars["NEXAR_TRUSTED_NETWORK"] = "1"
-	}
-	if coord != nil {
-		vars[MembershipEnv] = coord.addr
-	}
-	ranks := make([]*rankState, l.NP)
-	events := make(chan launchEvent, 16*(l.NP+len(l.JoinLate)))
-	var readers sync.WaitGroup
-	killAll := func(why string) {
-		for _, s := range ranks {
-			if s != nil && !s.exited && s.killed == "" {
-				s.killed = why
-				killGroup(s.cmd)
-			}
-		}
-	}
-	defer func() {
-		// Whatever happened, no worker outlives Run: kill what is left
-		// and drain the events until every reader has seen its
-		// process end.
-		killAll("killed by nexar-live on exit")
-		go func() {
-			readers.Wait()
-			close(events)
-		}()
-		for range events {
-		}
-	}()
-	// startRank starts rank r's worker; r from NP on is a member that
-	// joins an elastic world late.
-	startRank := func(r int) error {
-		cmd := l.Command(r)
-		base := cmd.Env
-		if base == nil {
-			base = os.Environ()
-		}
-		vars["NEXAR_RANK"] = strconv.Itoa(r)
-		// Rank r's certificate is member r's: with --recovery shrink it
-		// stays good when the world is rebuilt and renumbered (the
-		// coordinator maps members to ranks, and the ranks check each
-		// other's certificates against that map), and a member that
-		// joins late gets one for its own id.
-		if vars["NEXAR_CERT"], vars["NEXAR_KEY"], err = ca.WriteCredentials(dir, realnet.RankIdentity(job, r), false); err != nil {
-			killAll("killed by nexar-live: a rank could not start")
-			return err
-		}
-		vars["LOCAL_RANK"] = strconv.Itoa(r) // every rank is on this host: --device cuda spreads them over its GPUs
-		if r >= l.NP {
-			delete(vars, "NEXAR_RANK")
-			vars[LateEnv] = strconv.Itoa(r)
-		}
-		cmd.Env = workerEnv(base, vars)
-		delete(vars, LateEnv)
-		sr, sw, err := statusPipe(cmd)
-		if err != nil {
-			killAll("killed by nexar-live: a rank could not start")
-			return err
-		}
-		prefix := fmt.Sprintf("rank %d: ", r)
-		if r == 0 {
-			cmd.Stdout = stdout
-		} else {
-			cmd.Stdout = &prefixWriter{w: stderr, prefix: prefix}
-		}
-		cmd.Stderr = &prefixWriter{w: stderr, prefix: prefix}
-		cmd.WaitDelay = 2 * time.Second
-		setProcAttr(cmd)
-		if err := cmd.Start(); err != nil {
-			sr.Close()
-			sw.Close()
-			killAll("killed by nexar-live: a rank could not start")
-			return fmt.Errorf("live: starting rank %d: %w", r, err)
-		}
-		sw.Close()
-		if r == len(ranks) {
-			ranks = append(ranks, nil)
-		}
-		ranks[r] = &rankState{cmd: cmd, blamed: -1}
-		readers.Add(2)
-		go func() {
-			defer readers.Done()
-			defer sr.Close()
-			readStatus(sr, func(line string) { events <- launchEvent{rank: r, line: line} })
-		}()
-		go func() {
-			defer readers.Done()
-			err := cmd.Wait()
-			events <- launchEvent{rank: r, exit: true, err: err}
-		}()
-		return nil
-	}
-	for r := range l.NP {
-		if err := startRank(r); err != nil {
-			return err
-		}
-	}
-
-	alive := l.NP
-	lateStarted := 0
-	stop := ctx.Done()
-	var stopUntil time.Time // set once ctx has ended
-	lastProgress := time.Now()
-	var graceUntil time.Time
-	var firstFailed = -1
-	hung := false
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for alive > 0 {
-		select {
-		case ev := <-events:
-			s := ranks[ev.rank]
-			if ev.exit {
-				s.exited, s.waitErr = true, ev.err
-				alive--
-				if coord != nil && !s.done && coord.lose(ev.rank) {
-					continue // the survivors rebuild without it
-				}
-				if (ev.err != nil || !s.done) && s.killed == "" && firstFailed < 0 {
-					firstFailed = ev.rank
-					graceUntil = time.Now().Add(grace)
-				}
-				continue
-			}
-			lastProgress = time.Now()
-			word, rest, _ := strings.Cut(ev.line, " ")
-			switch word {
-			case "point":
-				idx, desc, ok := strings.Cut(rest, " ")
-				if ok {
-					s.point = desc
-				}
-				if ev.rank == 0 && lateStarted < len(l.JoinLate) && idx == strconv.Itoa(l.JoinLate[lateStarted]) && stopUntil.IsZero() {
-					lateStarted++
-					fmt.Fprintf(stderr, "nexar-live: starting a late member (id %d) as rank 0 starts point %s, as --join-late asks\n", len(ranks), idx)
-					if err := startRank(len(ranks)); err != nil {
-						return err
-					}
-					alive++
-				}
-				if at, kill := l.Kill[ev.rank]; kill && idx == strconv.Itoa(at) && s.killed == "" {
-					s.killed = fmt.Sprintf("killed by nexar-live --kill %d@%d", ev.rank, at)
-					if coord != nil {
-						coord.killed(ev.rank)
-					}
-					fmt.Fprintf(stderr, "nexar-live: killing rank %d (pid %d) at point %d, as --kill asks\n", ev.rank, s.cmd.Process.Pid, at)
-					killGroup(s.cmd)
-				}
-			case "error":
-				b, msg, _ := strings.Cut(rest, " ")
-				s.blamed, _ = strconv.Atoi(b)
-				s.errLine = msg
-				if firstFailed < 0 {
-					firstFailed = ev.rank
-					graceUntil = time.Now().Add(grace)
-				}
-			case "done":
-				s.done = true
-			}
-		case <-tick.C:
-			now := time.Now()
-			if !stopUntil.IsZero() && now.After(stopUntil) {
-				killAll(fmt.Sprintf("killed by nexar-live: interrupted, still running %v later", stopGrace))
-			}
-			if !graceUntil.IsZero() && now.After(graceUntil) {
-				killAll(fmt.Sprintf("killed by nexar-live, still running %v after rank %d failed", grace, firstFailed))
-			}
-			if now.Sub(lastProgress) > timeout && !hung {
-				hung = true
-				for _, s := range ranks {
-					if !s.exited {
-						s.hung = true
-					}
-				}
-				killAll(fmt.Sprintf("killed by nexar-live: no rank made progress for %v", timeout))
-			}
-		case <-stop:
-			stop = nil
-			stopUntil = time.Now().Add(stopGrace)
-			for _, s := range ranks {
-				if !s.exited && s.killed == "" {
-					interruptGroup(s.cmd)
-				}
-			}
-		}
-	}
-	if stopUntil.IsZero() {
-		if coord != nil && coord.recovered(ranks, hung) {
-			return nil
-		}
-		return l.verdict(ranks, hung)
-	}
-	return context.Cause(ctx)
+	})
+	return pc.LocalAddr().String(), nil
 }
 
-// verdict turns the ranks' ends into nil or a *RunError.
-func (l *Launcher) verdict(ranks []*rankState, hung bool) error {
-	e := &RunError{Hung: hung}
-	blamedBy := map[int]bool{}
-	var own []int
-	for r, s := range ranks {
-		// A rank that said done finished its part, whatever its exit
-		// status (wrong data exits 1 after a complete run).
-		clean := s.done && s.killed == ""
-		if clean {
-			continue
+// close leaves no worker behind: it kills what is left and drains the
+// events until every goroutine that sends them has ended.
+func (s *session) close() {
+	s.carryOut(s.sup.step(time.Now(), closing{}))
+	go func() {
+		if s.stopCoord != nil {
+			s.stopCoord()
 		}
-		f := RankFailure{Rank: r, Point: s.point, Err: s.errLine, Blamed: s.blamed, Hung: s.hung}
-		switch {
-		case s.killed != "":
-			f.End = s.killed
-		case s.waitErr != nil:
-			f.End = describeExit(s.waitErr)
-		default:
-			f.End = "exited without finishing"
+		s.readers.Wait()
+		close(s.events)
+	}()
+	for ev := range s.events {
+		if m, ok := ev.(membership); ok {
+			s.carryOut(s.sup.step(time.Now(), m)) // the coordinator's last words
 		}
-		e.Ranks = append(e.Ranks, f)
-		if s.killed != "" && s.errLine == "" {
-			continue // a victim of the launcher, not a cause
-		}
-		if s.errLine != "" && s.blamed >= 0 {
-			blamedBy[s.blamed] = true
-			continue
-		}
-		own = append(own, r) // died, or failed for a reason of its own
 	}
-	if len(e.Ranks) == 0 {
-		return nil
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
 	}
-	switch {
-	case len(own) > 0:
-		e.Culprits = own
-	case len(blamedBy) > 0:
-		for r := range blamedBy {
-			e.Culprits = append(e.Culprits, r)
-		}
-		slices.Sort(e.Culprits)
-	default:
-		for _, f := range e.Ranks {
-			if f.Hung || !hung {
-				e.Culprits = append(e.Culprits, f.Rank)
+}
+
+// carryOut does what the supervisor asks, and what that leads to.
+func (s *session) carryOut(acts []action) {
+	for len(acts) > 0 {
+		a := acts[0]
+		acts = acts[1:]
+		switch a := a.(type) {
+		case killRank:
+			killGroup(s.cmds[a.rank])
+		case interruptRank:
+			interruptGroup(s.cmds[a.rank])
+		case say:
+			fmt.Fprintln(s.stderr, a.line)
+		case startRank:
+			acts = append(acts, s.startRank(a.rank)...)
+		case finish:
+			s.done, s.err = true, a.err
+			if a.interrupted {
+				s.err = context.Cause(s.ctx)
 			}
 		}
 	}
-	return e
+}
+
+// startRank starts rank r's worker and tells the supervisor; a worker
+// that cannot start ends the run with its error.
+func (s *session) startRank(r int) []action {
+	pid, err := s.spawn(r)
+	if err != nil {
+		s.done, s.err = true, err
+		return s.sup.step(time.Now(), startFailed{})
+	}
+	return s.sup.step(time.Now(), started{r, pid})
+}
+
+// spawn starts rank r's worker, r from NP on being a member that joins
+// an elastic world late, and the goroutines that send its events.
+func (s *session) spawn(r int) (pid int, err error) {
+	vars, err := s.rankVars(r)
+	if err != nil {
+		return 0, err
+	}
+	cmd := s.l.Command(r)
+	base := cmd.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	sr, sw, err := statusPipe(cmd, vars)
+	if err != nil {
+		return 0, err
+	}
+	cmd.Env = workerEnv(base, vars)
+	prefix := fmt.Sprintf("rank %d: ", r)
+	if r == 0 {
+		cmd.Stdout = s.stdout
+	} else {
+		cmd.Stdout = &prefixWriter{w: s.stderr, prefix: prefix}
+	}
+	cmd.Stderr = &prefixWriter{w: s.stderr, prefix: prefix}
+	cmd.WaitDelay = 2 * time.Second
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		sr.Close()
+		sw.Close()
+		return 0, fmt.Errorf("live: starting rank %d: %w", r, err)
+	}
+	sw.Close()
+	s.cmds = append(s.cmds, cmd)
+	s.readers.Add(2)
+	go func() {
+		defer s.readers.Done()
+		defer sr.Close()
+		readStatus(sr, func(line string) { s.events <- wrote{r, line} })
+	}()
+	go func() {
+		defer s.readers.Done()
+		end := ""
+		if err := cmd.Wait(); err != nil {
+			end = describeExit(err)
+		}
+		s.events <- exited{r, end}
+	}()
+	return cmd.Process.Pid, nil
+}
+
+// rankVars are the variables of rank r's environment, writing its
+// certificate.
+func (s *session) rankVars(r int) (map[string]string, error) {
+	vars := maps.Clone(s.vars)
+	vars["NEXAR_RANK"] = strconv.Itoa(r)
+	// Rank r's certificate is member r's: with --recovery shrink it
+	// stays good when the world is rebuilt and renumbered (the
+	// coordinator maps members to ranks, and the ranks check each
+	// other's certificates against that map), and a member that
+	// joins late gets one for its own id.
+	var err error
+	if vars["NEXAR_CERT"], vars["NEXAR_KEY"], err = s.ca.WriteCredentials(s.dir, realnet.RankIdentity(s.job, r), false); err != nil {
+		return nil, err
+	}
+	vars["LOCAL_RANK"] = strconv.Itoa(r) // every rank is on this host: --device cuda spreads them over its GPUs
+	if r >= s.l.NP {
+		delete(vars, "NEXAR_RANK")
+		vars[LateEnv] = strconv.Itoa(r)
+	}
+	return vars, nil
 }
 
 // describeExit says how a process ended.

@@ -165,15 +165,16 @@ func parseStatus(line string) statusLine {
 	return l
 }
 
-// statusPipe gives cmd, not yet started, its status pipe as descriptor
-// statusFD, its only extra file (the launcher names it in StatusFDEnv):
-// it returns the read end, and the write end, which the launcher closes
-// once cmd started.
-func statusPipe(cmd *exec.Cmd) (r, w *os.File, err error) {
+// statusPipe gives cmd, not yet started, its status pipe: its only extra
+// file, descriptor statusFD, which vars (the variables of its
+// environment) name in StatusFDEnv. It returns the read end, and the
+// write end, which the launcher closes once cmd started.
+func statusPipe(cmd *exec.Cmd, vars map[string]string) (r, w *os.File, err error) {
 	if r, w, err = os.Pipe(); err != nil {
 		return nil, nil, err
 	}
 	cmd.ExtraFiles = []*os.File{w}
+	vars[StatusFDEnv] = strconv.Itoa(statusFD)
 	return r, w, nil
 }
 
