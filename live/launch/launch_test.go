@@ -72,9 +72,31 @@ func testWorker() int {
 	return 0
 }
 
+// commands are the commands a launcher started, for the tests to
+// inspect while it runs.
+type commands struct {
+	mu   sync.Mutex
+	cmds []*exec.Cmd
+}
+
+// rank returns rank r's command: rank r started and its launcher went on
+// to start the next rank.
+func (c *commands) rank(r int) *exec.Cmd {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmds[r]
+}
+
+// all returns every command, once the launcher returned.
+func (c *commands) all() []*exec.Cmd {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmds
+}
+
 // testLauncher returns a launcher of np test workers running scenario
-// into out, and the commands it starts, for the tests to inspect.
-func testLauncher(t *testing.T, np int, scenario, out string, iters int) (*launch.Launcher, *[]*exec.Cmd, *bytes.Buffer) {
+// into out, and the commands it starts.
+func testLauncher(t *testing.T, np int, scenario, out string, iters int) (*launch.Launcher, *commands, *bytes.Buffer) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -83,8 +105,7 @@ func testLauncher(t *testing.T, np int, scenario, out string, iters int) (*launc
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	cmds := &[]*exec.Cmd{}
+	cmds := &commands{}
 	var stderr bytes.Buffer
 	l := &launch.Launcher{
 		NP: np,
@@ -92,9 +113,9 @@ func testLauncher(t *testing.T, np int, scenario, out string, iters int) (*launc
 			cmd := exec.Command(exe, "-test.run=^$")
 			cmd.Env = append(os.Environ(), "LIVE_TEST_WORKER=1", "LIVE_TEST_SCENARIO="+scenario,
 				"LIVE_TEST_OUT="+out, "LIVE_TEST_ITERS="+strconv.Itoa(iters))
-			mu.Lock()
-			*cmds = append(*cmds, cmd)
-			mu.Unlock()
+			cmds.mu.Lock()
+			cmds.cmds = append(cmds.cmds, cmd)
+			cmds.mu.Unlock()
 			return cmd
 		},
 		Timeout: 40 * time.Second,
@@ -138,7 +159,7 @@ func TestLauncher(t *testing.T) {
 	if err := l.Run(context.Background()); err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, stderr)
 	}
-	gone(t, *cmds)
+	gone(t, cmds.all())
 	rs, err := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +196,7 @@ func TestLauncherMemberCertificates(t *testing.T) {
 	if err := l.Run(context.Background()); err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, stderr)
 	}
-	gone(t, *cmds)
+	gone(t, cmds.all())
 }
 
 // TestLauncherRankKilled kills rank 2 from outside in the middle of a run:
@@ -200,7 +221,7 @@ func TestLauncherRankKilled(t *testing.T) {
 		t.Fatal("no result printed")
 	}
 	killed := time.Now()
-	if err := (*cmds)[victim].Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmds.rank(victim).Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	err := <-done
@@ -220,7 +241,7 @@ func TestLauncherRankKilled(t *testing.T) {
 	if took > 15*time.Second {
 		t.Errorf("the run took %v to end after the kill", took)
 	}
-	gone(t, *cmds)
+	gone(t, cmds.all())
 	if _, err := os.Stat(filepath.Join(out, live.PartialResultsFile)); err != nil {
 		t.Errorf("no partial results: %v", err)
 	}
@@ -290,7 +311,7 @@ func TestLauncherRankHung(t *testing.T) {
 		t.Fatalf("run ended before the stop: %v\n%s", err, stderr)
 	}
 	stopped := time.Now()
-	if err := (*cmds)[victim].Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := cmds.rank(victim).Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	err := <-done
@@ -306,5 +327,5 @@ func TestLauncherRankHung(t *testing.T) {
 	if took > 20*time.Second {
 		t.Errorf("the run took %v to end after the stop", took)
 	}
-	gone(t, *cmds)
+	gone(t, cmds.all())
 }
