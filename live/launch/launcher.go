@@ -137,10 +137,10 @@ func (l *Launcher) Run(ctx context.Context) error {
 	if l.NP < 1 {
 		return fmt.Errorf("live: %d ranks: want at least 1", l.NP)
 	}
-	s := &session{l: l, ctx: ctx, stdout: orDiscard(l.Stdout), stderr: orDiscard(l.Stderr),
+	s := &session{l: l, stdout: orDiscard(l.Stdout), stderr: orDiscard(l.Stderr),
 		sup: newSupervisor(l.policy()), events: make(chan event, 16*(l.NP+len(l.JoinLate)))}
 	defer s.close()
-	if err := s.prepare(); err != nil {
+	if err := s.prepare(ctx); err != nil {
 		return err
 	}
 	for r := range l.NP {
@@ -161,6 +161,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 			stop, ev = nil, interrupted{}
 		}
 		s.carryOut(s.sup.step(time.Now(), ev))
+	}
+	if s.interrupted {
+		return context.Cause(ctx)
 	}
 	return s.err
 }
@@ -192,26 +195,26 @@ func orDiscard(w io.Writer) io.Writer {
 // workers' processes, and the events their goroutines send.
 type session struct {
 	l              *Launcher
-	ctx            context.Context
 	stdout, stderr io.Writer
 	sup            *supervisor
 
 	dir, job  string
 	ca        *realnet.CA
-	vars      map[string]string // every worker's environment, but its rank's
+	vars      map[string]string // the variables every worker gets (rankVars adds its own)
 	cmds      []*exec.Cmd       // by rank
 	events    chan event
 	readers   sync.WaitGroup // the goroutines that send events of the workers
 	stopCoord func()         // stops the membership coordinator, if any
 	cleanup   []func()       // run last to first when Run returns
 
-	done bool  // the supervisor finished, or a rank could not start
-	err  error // what Run returns then
+	done        bool  // the supervisor finished, or a rank could not start
+	err         error // what Run returns then
+	interrupted bool  // or, when set, ctx's cause
 }
 
 // prepare makes the run's cluster CA and credentials, and serves its
 // rendezvous and (with Shrink) its membership coordinator.
-func (s *session) prepare() error {
+func (s *session) prepare(ctx context.Context) error {
 	dir, err := os.MkdirTemp("", "nexar-live-*")
 	if err != nil {
 		return err
@@ -232,7 +235,7 @@ func (s *session) prepare() error {
 	if err != nil {
 		return err
 	}
-	seed, err := s.serveSeed(seedCreds)
+	seed, err := s.serveSeed(ctx, seedCreds)
 	if err != nil {
 		return err
 	}
@@ -248,7 +251,7 @@ func (s *session) prepare() error {
 	}
 	if s.l.Shrink {
 		var addr string
-		if addr, s.stopCoord, err = s.l.serveMembership(s.ctx, seedCreds, s.events); err != nil {
+		if addr, s.stopCoord, err = s.l.serveMembership(ctx, seedCreds, s.events); err != nil {
 			return err
 		}
 		s.vars[MembershipEnv] = addr
@@ -258,12 +261,12 @@ func (s *session) prepare() error {
 
 // serveSeed serves the rendezvous on a free UDP port of 127.0.0.1 until
 // Run returns, and returns its address.
-func (s *session) serveSeed(creds *realnet.Credentials) (string, error) {
+func (s *session) serveSeed(ctx context.Context, creds *realnet.Credentials) (string, error) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("live: rendezvous socket: %w", err)
 	}
-	seedCtx, stopSeed := context.WithCancel(s.ctx)
+	seedCtx, stopSeed := context.WithCancel(ctx)
 	seedDone := make(chan struct{})
 	go func() {
 		defer close(seedDone)
@@ -313,10 +316,7 @@ func (s *session) carryOut(acts []action) {
 		case startRank:
 			acts = append(acts, s.startRank(a.rank)...)
 		case finish:
-			s.done, s.err = true, a.err
-			if a.interrupted {
-				s.err = context.Cause(s.ctx)
-			}
+			s.done, s.err, s.interrupted = true, a.err, a.interrupted
 		}
 	}
 }
