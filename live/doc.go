@@ -24,15 +24,17 @@
 //
 // Ranks come to be in three ways:
 //
-//   - Launcher starts N worker processes on this machine, joined over
-//     127.0.0.1 with an ephemeral cluster CA and a rendezvous on a free
-//     port, and watches them: a rank that dies or hangs is reported by
-//     rank, the others are stopped, and no process outlives the run
-//     (each worker has a process group of its own and the kernel's
-//     parent-death signal).
 //   - Worker is one rank under any launcher: it reads rank, world size and
 //     rendezvous from the environment as realnet.LaunchFromEnv defines it
 //     (torchrun, Slurm, MPI launchers or nexar's own variables).
+//   - Package launch (live/launch) is nexar-live run's own launcher: it
+//     starts N workers as processes on this machine, joined over
+//     127.0.0.1 with an ephemeral cluster CA and a rendezvous on a free
+//     port, and supervises them: a rank that dies or hangs is reported
+//     by rank, the others are stopped, and no process outlives the run.
+//     A worker tells it its progress through launch's status protocol
+//     (launch.StatusWriter), which is why this package imports launch
+//     and not the other way round.
 //   - RunEmulated runs the ranks as goroutines of one process over an
 //     emulated network (realnet/simnetbw) in real time, to check on one
 //     machine what the simulator predicts for a slower network.

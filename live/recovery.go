@@ -16,6 +16,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -40,15 +41,6 @@ func ParseRecovery(s string) (Recovery, error) {
 	}
 	return "", fmt.Errorf("recovery %q: want %q (a lost rank ends the run) or %q (the survivors rebuild a smaller world and go on)", s, RecoveryAbort, RecoveryShrink)
 }
-
-// MembershipEnv names the variable that gives a worker the address of
-// the membership coordinator its launcher hosts for --recovery shrink.
-const MembershipEnv = "NEXAR_MEMBERSHIP"
-
-// LateEnv, set by a launcher to a member id (from the first world's size
-// on), makes a worker join a running elastic world instead of starting
-// one.
-const LateEnv = "NEXAR_LATE"
 
 // RecoveryFile is where rank 0 writes what recovery did, when it did
 // anything.
@@ -197,7 +189,7 @@ func recoverable(err error) bool {
 // boundary whether to leave the world for members waiting to join
 // (boundaryVote); a member that joined late starts with joined, its
 // place in the world it joined.
-func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, job *Job, out Output, net realnet.Config, st *status,
+func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, job *Job, out Output, net realnet.Config, st *launch.StatusWriter,
 	elastic bool, joined *realnet.Rebuild) (*Report, *realnet.Link, error) {
 	var rec *recorder
 	first := 0
@@ -207,7 +199,7 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		first = joined.Point
 		if err := hello(ctx, link, cur.ID); err != nil {
 			err = fmt.Errorf("live: the world joined: %w", err)
-			st.errorf(err)
+			st.Error(err)
 			return nil, link, err
 		}
 	}
@@ -216,7 +208,7 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		if link.Rank() == 0 && rec == nil {
 			var err error
 			if rec, err = newRecorder(out); err != nil {
-				st.errorf(err)
+				st.Error(err)
 				return nil, link, err
 			}
 		}
@@ -224,9 +216,9 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		hooks := RankHooks{
 			Point: func(p sweep.Point) {
 				started = p.Index
-				st.printf("point %d %s", p.Index, p)
+				st.Point(p.Index, p.String())
 			},
-			Iter: st.beat,
+			Iter: st.Beat,
 		}
 		if rec != nil {
 			hooks.Result = rec.add
@@ -257,7 +249,7 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		regroup := errors.Is(err, errRegroup)
 		if !regroup && (!recoverable(err) || ctx.Err() != nil) {
 			if err != nil {
-				st.errorf(err)
+				st.Error(err)
 			}
 			if rec == nil {
 				return nil, link, err
@@ -273,15 +265,15 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 			started = next
 			err = nil
 			link.Close()
-			st.printf("regrouping at point %d", next)
+			st.Regrouping(next)
 		} else {
 			link.Abort()
-			st.printf("recovering %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
+			st.Recovering(err)
 		}
 		nl, rb, rerr := member.Rebuild(ctx, started, err, net)
 		if rerr != nil {
 			rerr = fmt.Errorf("live: rebuilding the world after %v: %w", err, rerr)
-			st.errorf(rerr)
+			st.Error(rerr)
 			if rec != nil {
 				rec.finish(rerr)
 			}
@@ -295,7 +287,7 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		// point: time the rebuild up to there.
 		if err := hello(ctx, link, cur.ID); err != nil {
 			err = fmt.Errorf("live: the rebuilt world: %w", err)
-			st.errorf(err)
+			st.Error(err)
 			if rec != nil {
 				rec.finish(err)
 			}
@@ -307,13 +299,13 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		if err != nil {
 			ev.Error = err.Error()
 		}
-		st.printf("rebuilt %d %d", link.Rank(), link.Size())
+		st.Rebuilt(link.Rank(), link.Size())
 		if link.Rank() == 0 {
 			if rec == nil {
 				// This rank was not rank 0 before: the rows of the old
 				// rank 0 died with it.
 				if rec, err = newRecorder(out); err != nil {
-					st.errorf(err)
+					st.Error(err)
 					return nil, link, err
 				}
 			}
@@ -366,11 +358,11 @@ func ReadRecoveryFile(path string) ([]RecoveryEvent, error) {
 // worker will join.
 func joinMembership(ctx context.Context, cfg WorkerConfig, la realnet.Launch, getenv func(string) string) (*realnet.Member, realnet.Config, error) {
 	net := cfg.Net
-	addr := getenv(MembershipEnv)
+	addr := getenv(launch.MembershipEnv)
 	switch {
 	case addr == "":
-		return nil, net, fmt.Errorf("live: --recovery shrink needs a membership coordinator: %s is not set (nexar-live run hosts one; other launchers do not)", MembershipEnv)
-	case la.Rank < 0 && getenv(LateEnv) == "":
+		return nil, net, fmt.Errorf("live: --recovery shrink needs a membership coordinator: %s is not set (nexar-live run hosts one; other launchers do not)", launch.MembershipEnv)
+	case la.Rank < 0 && getenv(launch.LateEnv) == "":
 		return nil, net, errors.New("live: --recovery shrink needs ranks known at launch")
 	case cfg.Device != "" && cfg.Device != DeviceHost:
 		return nil, net, fmt.Errorf("live: --recovery shrink runs on host memory only, not --device %s", cfg.Device)
@@ -384,10 +376,10 @@ func joinMembership(ctx context.Context, cfg WorkerConfig, la realnet.Launch, ge
 	}
 	net.TrustedNetwork = net.TrustedNetwork || la.TrustedNetwork
 	id := la.Rank
-	if late := getenv(LateEnv); late != "" {
+	if late := getenv(launch.LateEnv); late != "" {
 		n, err := strconv.Atoi(late)
 		if err != nil || n < la.World {
-			return nil, net, fmt.Errorf("live: %s=%q: want a member id of at least the world size %d", LateEnv, late, la.World)
+			return nil, net, fmt.Errorf("live: %s=%q: want a member id of at least the world size %d", launch.LateEnv, late, la.World)
 		}
 		id = n
 	}

@@ -161,15 +161,6 @@ func TestReadResultsErrors(t *testing.T) {
 	}
 }
 
-func TestWorkerEnv(t *testing.T) {
-	base := []string{"PATH=/bin", "RANK=3", "WORLD_SIZE=8", "NEXAR_SEED=elsewhere:1", "NEXAR_LIVE_TEST=kept", "SLURM_PROCID=2", "HOME=/root"}
-	got := workerEnv(base, map[string]string{"NEXAR_WORLD": "2", "NEXAR_RANK": "1"})
-	want := []string{"PATH=/bin", "NEXAR_LIVE_TEST=kept", "HOME=/root", "NEXAR_RANK=1", "NEXAR_WORLD=2"}
-	if !slices.Equal(got, want) {
-		t.Errorf("workerEnv = %q, want %q", got, want)
-	}
-}
-
 // FuzzReadResults: any input reads or fails with an error, never a
 // panic, and what reads is a measurement whose thresholds are sizes.
 func FuzzReadResults(f *testing.F) {

@@ -20,6 +20,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/workload"
@@ -505,7 +506,8 @@ type StepWorkerConfig struct {
 	Dir string
 	// Getenv reads the launcher's environment (os.Getenv if nil).
 	Getenv func(string) string
-	// Status, if not nil, receives the status lines of a Launcher.
+	// Status, if not nil, receives status lines for a launcher (see
+	// launch.StatusWriter).
 	Status io.Writer
 	// Progress, if not nil, receives a line from rank 0 as each point is
 	// measured.
@@ -522,9 +524,9 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	st := newStatus(cfg.Status)
+	st := launch.NewStatusWriter(cfg.Status, Blamed)
 	fail := func(err error) (*StepMeasurement, error) {
-		st.errorf(err)
+		st.Error(err)
 		return nil, err
 	}
 	la, err := realnet.LaunchFromEnv(getenv)
@@ -549,10 +551,10 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 	if err != nil {
 		return fail(fmt.Errorf("live: joining a world of %d through %s: %w", la.World, la.Seed, err))
 	}
-	st.printf("ready %d", link.Rank())
+	st.Ready(link.Rank())
 	hooks := StepHooks{
-		Point: func(idx int, desc string) { st.printf("point %d %s", idx, desc) },
-		Iter:  st.beat,
+		Point: st.Point,
+		Iter:  st.Beat,
 	}
 	if cfg.Progress != nil && link.Rank() == 0 {
 		hooks.Row = func(r workload.Row) {
@@ -570,15 +572,15 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 		}
 	}
 	if err != nil {
-		st.errorf(err)
+		st.Error(err)
 		link.Abort()
 		return m, err
 	}
 	if cerr := link.Close(); cerr != nil {
-		st.errorf(cerr)
+		st.Error(cerr)
 		return m, fmt.Errorf("live: leaving the world: %w", cerr)
 	}
-	st.printf("done")
+	st.Done()
 	return m, nil
 }
 

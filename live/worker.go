@@ -7,20 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
-
-// StatusFDEnv names the environment variable through which a launcher
-// tells a worker the file descriptor of its status pipe (Launcher sets it;
-// other launchers do not, and the worker then reports nothing there).
-const StatusFDEnv = "NEXAR_LIVE_STATUS_FD"
 
 // DefaultJoinTimeout bounds how long a worker waits for the world to
 // assemble.
@@ -40,7 +34,7 @@ type WorkerConfig struct {
 	// Getenv reads the launcher's environment (os.Getenv if nil).
 	Getenv func(string) string
 	// Status, if not nil, receives status lines for a launcher (see
-	// Launcher).
+	// launch.StatusWriter).
 	Status io.Writer
 	// JoinTimeout bounds assembling the world (DefaultJoinTimeout if 0).
 	JoinTimeout time.Duration
@@ -49,12 +43,12 @@ type WorkerConfig struct {
 	Device string
 	// Recovery is what the run does when it loses a rank (recovery.go);
 	// RecoveryShrink needs the membership coordinator the environment's
-	// MembershipEnv names, whose heartbeats Heartbeat configures.
+	// launch.MembershipEnv names, whose heartbeats Heartbeat configures.
 	Recovery  Recovery
 	Heartbeat realnet.Heartbeat
 	// Elastic, with RecoveryShrink, lets members join late: the ranks
 	// decide at every point boundary whether to make room for them. A
-	// worker whose environment sets LateEnv is such a member.
+	// worker whose environment sets launch.LateEnv is such a member.
 	Elastic bool
 	// ResumeFrom, when positive, continues a run that measured the
 	// first ResumeFrom points already: every rank skips them, and rank 0
@@ -77,9 +71,9 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	st := newStatus(cfg.Status)
+	st := launch.NewStatusWriter(cfg.Status, Blamed)
 	fail := func(err error) (*Report, error) {
-		st.errorf(err)
+		st.Error(err)
 		return nil, err
 	}
 	la, err := realnet.LaunchFromEnv(getenv)
@@ -124,7 +118,7 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	}
 	var link *realnet.Link
 	var joined *realnet.Rebuild
-	if member != nil && getenv(LateEnv) != "" {
+	if member != nil && getenv(launch.LateEnv) != "" {
 		cancel()
 		var rb realnet.Rebuild
 		if link, rb, err = member.JoinLate(ctx, cfg.Net); err != nil {
@@ -134,7 +128,7 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 				// for this member to do.
 				fmt.Fprintf(os.Stderr, "nexar-live worker: not taken in: %s\n", rej.Reason)
 				member.Done()
-				st.printf("done")
+				st.Done()
 				return nil, nil
 			}
 			return fail(fmt.Errorf("live: joining late: %w", err))
@@ -147,7 +141,7 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	if err != nil {
 		return fail(fmt.Errorf("live: joining a world of %d through %s: %w", la.World, la.Seed, err))
 	}
-	st.printf("ready %d", link.Rank())
+	st.Ready(link.Rank())
 	out := cfg.Output
 	if cfg.ResumeFrom > 0 && link.Rank() == 0 {
 		if out, err = resumeOutput(out, full, cfg.ResumeFrom); err != nil {
@@ -184,37 +178,37 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 		return rep, err
 	}
 	if cerr := link.Close(); cerr != nil {
-		st.errorf(cerr)
+		st.Error(cerr)
 		return rep, fmt.Errorf("live: leaving the world: %w", cerr)
 	}
 	if member != nil {
 		member.Done()
 	}
-	st.printf("done")
+	st.Done()
 	return rep, err // nil, or wrong data (which every rank finished)
 }
 
 // runLinked runs job on one connected rank; rank 0 records the results
 // in out. A failure is reported on the status pipe.
-func runLinked(ctx context.Context, link algos.Link, job *Job, out Output, st *status) (*Report, error) {
+func runLinked(ctx context.Context, link algos.Link, job *Job, out Output, st *launch.StatusWriter) (*Report, error) {
 	var rec *recorder
 	if link.Rank() == 0 {
 		var err error
 		if rec, err = newRecorder(out); err != nil {
-			st.errorf(err)
+			st.Error(err)
 			return nil, err
 		}
 	}
 	hooks := RankHooks{
-		Point: func(p sweep.Point) { st.printf("point %d %s", p.Index, p) },
-		Iter:  st.beat,
+		Point: func(p sweep.Point) { st.Point(p.Index, p.String()) },
+		Iter:  st.Beat,
 	}
 	if rec != nil {
 		hooks.Result = rec.add
 	}
 	_, err := RunRank(ctx, link, job, hooks)
 	if err != nil {
-		st.errorf(err)
+		st.Error(err)
 	}
 	if rec == nil {
 		return nil, err
@@ -251,47 +245,6 @@ func Blamed(err error) int {
 		}
 	}
 	return -1
-}
-
-// status writes the status protocol a Launcher reads, one line per event:
-//
-//	ready RANK          connected
-//	point INDEX DESC    starting a point
-//	alive               an iteration finished (at most every 200 ms)
-//	error BLAMED MSG    failed; BLAMED is the peer the error names, or -1
-//	done                finished
-type status struct {
-	mu   sync.Mutex
-	w    io.Writer
-	last time.Time
-}
-
-func newStatus(w io.Writer) *status { return &status{w: w} }
-
-func (s *status) printf(format string, args ...any) {
-	if s == nil || s.w == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(s.w, format+"\n", args...)
-	s.last = time.Now()
-}
-
-func (s *status) beat() {
-	if s == nil || s.w == nil {
-		return
-	}
-	s.mu.Lock()
-	due := time.Since(s.last) >= 200*time.Millisecond
-	s.mu.Unlock()
-	if due {
-		s.printf("alive")
-	}
-}
-
-func (s *status) errorf(err error) {
-	s.printf("error %d %s", Blamed(err), strings.ReplaceAll(err.Error(), "\n", " "))
 }
 
 // resumeOutput returns out with the rows of the first k points of job,

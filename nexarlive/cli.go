@@ -19,6 +19,7 @@ import (
 	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/internal/nccltests"
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
 )
@@ -433,12 +434,12 @@ func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error
 
 // launcher returns a launcher of np workers running this executable with
 // wargs.
-func launcher(np int, wargs []string, m measureFlags, stdout, stderr io.Writer) (*live.Launcher, error) {
+func launcher(np int, wargs []string, m measureFlags, stdout, stderr io.Writer) (*launch.Launcher, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return &live.Launcher{
+	return &launch.Launcher{
 		NP:      np,
 		Command: func(int) *exec.Cmd { return exec.Command(exe, wargs...) },
 		// The workers report a lost or stuck peer after --timeout; the
@@ -547,7 +548,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "worker", "%v", err)
 	}
 	var statusW io.Writer
-	if f, err := statusPipe(); err != nil {
+	if f, err := launch.OpenStatusPipe(); err != nil {
 		return cmdline.UsageError(stderr, "worker", "%v", err)
 	} else if f != nil {
 		defer f.Close()
@@ -641,18 +642,4 @@ func abs(p string) string {
 		return a
 	}
 	return p
-}
-
-// statusPipe is the status pipe a rank's launcher passed it in
-// live.StatusFDEnv, nil where it passed none.
-func statusPipe() (*os.File, error) {
-	fd := os.Getenv(live.StatusFDEnv)
-	if fd == "" {
-		return nil, nil
-	}
-	n, err := strconv.Atoi(fd)
-	if err != nil || n < 3 {
-		return nil, fmt.Errorf("%s=%q: want a file descriptor", live.StatusFDEnv, fd)
-	}
-	return os.NewFile(uintptr(n), "status"), nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 )
 
@@ -121,7 +122,7 @@ func (f *recoveryFlags) workerArgs() []string {
 }
 
 // apply sets the launcher's recovery.
-func (f *recoveryFlags) apply(l *live.Launcher, rec live.Recovery, hb realnet.Heartbeat) {
-	l.Recovery, l.Heartbeat, l.MinNP, l.Kill = rec, hb, f.minNP, f.kill
+func (f *recoveryFlags) apply(l *launch.Launcher, rec live.Recovery, hb realnet.Heartbeat) {
+	l.Shrink, l.Heartbeat, l.MinNP, l.Kill = rec == live.RecoveryShrink, hb, f.minNP, f.kill
 	l.MaxNP, l.JoinLate = f.maxNP, f.late
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/units"
 	"github.com/nexar-go/nexar-go/workload"
@@ -201,7 +202,7 @@ func stepWorkerCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "step-worker", "%v", err)
 	}
 	var statusW io.Writer
-	if f, err := statusPipe(); err != nil {
+	if f, err := launch.OpenStatusPipe(); err != nil {
 		return cmdline.UsageError(stderr, "step-worker", "%v", err)
 	} else if f != nil {
 		defer f.Close()

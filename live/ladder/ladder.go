@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 )
 
@@ -224,7 +225,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	// The processes get what nexar-live run gives two ranks on this
 	// machine, unless GOMAXPROCS says otherwise.
 	if os.Getenv("GOMAXPROCS") == "" {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(live.RankProcs(2)))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(launch.RankProcs(2)))
 	}
 	pctx, kill := context.WithCancel(ctx)
 	defer kill()

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package live
+package launch
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package live
+package launch_test
 
 import (
 	"bytes"
@@ -15,11 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 )
 
 // The launcher tests start the test binary itself as the ranks: with
 // LIVE_TEST_WORKER set, TestMain runs testWorker instead of the tests.
+// The workers are live's (this package's importer), so these tests are
+// in a package of their own.
 
 func TestMain(m *testing.M) {
 	if os.Getenv("LIVE_TEST_WORKER") != "" {
@@ -46,21 +50,21 @@ func testWorker() int {
 		}
 	}
 	iters, _ := strconv.Atoi(os.Getenv("LIVE_TEST_ITERS"))
-	var st *os.File
-	if fd := os.Getenv(StatusFDEnv); fd != "" {
-		n, _ := strconv.Atoi(fd)
-		st = os.NewFile(uintptr(n), "status")
+	st, err := launch.OpenStatusPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
 	}
-	_, err := Worker(context.Background(), WorkerConfig{
+	_, err = live.Worker(context.Background(), live.WorkerConfig{
 		Scenario: os.Getenv("LIVE_TEST_SCENARIO"),
-		Options:  Options{Warmup: 1, Iters: iters},
+		Options:  live.Options{Warmup: 1, Iters: iters},
 		Net:      realnet.Config{Timeout: 20 * time.Second, PeerTimeout: 2 * time.Second},
-		Output:   Output{Dir: os.Getenv("LIVE_TEST_OUT"), Table: os.Stdout, NoCompare: true},
+		Output:   live.Output{Dir: os.Getenv("LIVE_TEST_OUT"), Table: os.Stdout, NoCompare: true},
 		Status:   st,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		if IsWrongData(err) {
+		if live.IsWrongData(err) {
 			return 1
 		}
 		return 3
@@ -68,9 +72,31 @@ func testWorker() int {
 	return 0
 }
 
+// commands are the commands a launcher started, for the tests to
+// inspect while it runs.
+type commands struct {
+	mu   sync.Mutex
+	cmds []*exec.Cmd
+}
+
+// rank returns rank r's command: rank r started and its launcher went on
+// to start the next rank.
+func (c *commands) rank(r int) *exec.Cmd {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmds[r]
+}
+
+// all returns every command, once the launcher returned.
+func (c *commands) all() []*exec.Cmd {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmds
+}
+
 // testLauncher returns a launcher of np test workers running scenario
-// into out, and the commands it starts, for the tests to inspect.
-func testLauncher(t *testing.T, np int, scenario, out string, iters int) (*Launcher, *[]*exec.Cmd, *bytes.Buffer) {
+// into out, and the commands it starts.
+func testLauncher(t *testing.T, np int, scenario, out string, iters int) (*launch.Launcher, *commands, *bytes.Buffer) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -79,18 +105,17 @@ func testLauncher(t *testing.T, np int, scenario, out string, iters int) (*Launc
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	cmds := &[]*exec.Cmd{}
+	cmds := &commands{}
 	var stderr bytes.Buffer
-	l := &Launcher{
+	l := &launch.Launcher{
 		NP: np,
 		Command: func(int) *exec.Cmd {
 			cmd := exec.Command(exe, "-test.run=^$")
 			cmd.Env = append(os.Environ(), "LIVE_TEST_WORKER=1", "LIVE_TEST_SCENARIO="+scenario,
 				"LIVE_TEST_OUT="+out, "LIVE_TEST_ITERS="+strconv.Itoa(iters))
-			mu.Lock()
-			*cmds = append(*cmds, cmd)
-			mu.Unlock()
+			cmds.mu.Lock()
+			cmds.cmds = append(cmds.cmds, cmd)
+			cmds.mu.Unlock()
 			return cmd
 		},
 		Timeout: 40 * time.Second,
@@ -128,14 +153,14 @@ func gone(t *testing.T, cmds []*exec.Cmd) {
 // the data: p = 3 is not a power of two, so the folding paths run too.
 func TestLauncher(t *testing.T) {
 	out := t.TempDir()
-	l, cmds, stderr := testLauncher(t, 3, "testdata/allreduce.toml", out, 2)
+	l, cmds, stderr := testLauncher(t, 3, "../testdata/allreduce.toml", out, 2)
 	var stdout bytes.Buffer
 	l.Stdout = &stdout
 	if err := l.Run(context.Background()); err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, stderr)
 	}
-	gone(t, *cmds)
-	rs, err := ReadResultsFile(filepath.Join(out, ResultsFile))
+	gone(t, cmds.all())
+	rs, err := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +185,8 @@ func TestLauncher(t *testing.T) {
 // a key that passes for another.
 func TestLauncherMemberCertificates(t *testing.T) {
 	out := t.TempDir()
-	l, cmds, stderr := testLauncher(t, 2, "testdata/allreduce.toml", out, 1)
-	l.Recovery = RecoveryShrink
+	l, cmds, stderr := testLauncher(t, 2, "../testdata/allreduce.toml", out, 1)
+	l.Shrink = true
 	base := l.Command
 	l.Command = func(r int) *exec.Cmd {
 		c := base(r)
@@ -171,7 +196,7 @@ func TestLauncherMemberCertificates(t *testing.T) {
 	if err := l.Run(context.Background()); err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, stderr)
 	}
-	gone(t, *cmds)
+	gone(t, cmds.all())
 }
 
 // TestLauncherRankKilled kills rank 2 from outside in the middle of a run:
@@ -181,7 +206,7 @@ func TestLauncherRankKilled(t *testing.T) {
 	const victim = 2
 	out := t.TempDir()
 	// Many iterations, so the run is still going when the kill comes.
-	l, cmds, stderr := testLauncher(t, 4, "testdata/allreduce.toml", out, 200)
+	l, cmds, stderr := testLauncher(t, 4, "../testdata/allreduce.toml", out, 200)
 	first := make(chan struct{})
 	l.Stdout = &notifyWriter{after: "float", ch: first}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -196,14 +221,14 @@ func TestLauncherRankKilled(t *testing.T) {
 		t.Fatal("no result printed")
 	}
 	killed := time.Now()
-	if err := (*cmds)[victim].Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmds.rank(victim).Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	err := <-done
 	took := time.Since(killed)
-	var re *RunError
+	var re *launch.RunError
 	if !errors.As(err, &re) {
-		t.Fatalf("Run = %v, want a *RunError", err)
+		t.Fatalf("Run = %v, want a *launch.RunError", err)
 	}
 	t.Logf("after %v:\n%v", took, err)
 	if len(re.Culprits) != 1 || re.Culprits[0] != victim {
@@ -216,12 +241,12 @@ func TestLauncherRankKilled(t *testing.T) {
 	if took > 15*time.Second {
 		t.Errorf("the run took %v to end after the kill", took)
 	}
-	gone(t, *cmds)
-	if _, err := os.Stat(filepath.Join(out, PartialResultsFile)); err != nil {
+	gone(t, cmds.all())
+	if _, err := os.Stat(filepath.Join(out, live.PartialResultsFile)); err != nil {
 		t.Errorf("no partial results: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, ResultsFile)); err == nil {
-		t.Errorf("a failed run wrote %s", ResultsFile)
+	if _, err := os.Stat(filepath.Join(out, live.ResultsFile)); err == nil {
+		t.Errorf("a failed run wrote %s", live.ResultsFile)
 	}
 }
 
@@ -229,7 +254,7 @@ func TestLauncherRankKilled(t *testing.T) {
 // iterations on one rank): rank 0 must refuse them, naming the rank.
 func TestLauncherMismatch(t *testing.T) {
 	out := t.TempDir()
-	l, _, _ := testLauncher(t, 2, "testdata/allreduce.toml", out, 2)
+	l, _, _ := testLauncher(t, 2, "../testdata/allreduce.toml", out, 2)
 	inner := l.Command
 	l.Command = func(rank int) *exec.Cmd {
 		cmd := inner(rank)
@@ -239,9 +264,9 @@ func TestLauncherMismatch(t *testing.T) {
 		return cmd
 	}
 	err := l.Run(context.Background())
-	var re *RunError
+	var re *launch.RunError
 	if !errors.As(err, &re) {
-		t.Fatalf("Run = %v, want a *RunError", err)
+		t.Fatalf("Run = %v, want a *launch.RunError", err)
 	}
 	if !strings.Contains(err.Error(), "ranks [1] run another job") {
 		t.Errorf("error does not name rank 1:\n%v", err)
@@ -272,7 +297,7 @@ func (n *notifyWriter) Write(p []byte) (int, error) {
 func TestLauncherRankHung(t *testing.T) {
 	const victim = 1
 	out := t.TempDir()
-	l, cmds, stderr := testLauncher(t, 3, "testdata/allreduce.toml", out, 200)
+	l, cmds, stderr := testLauncher(t, 3, "../testdata/allreduce.toml", out, 200)
 	first := make(chan struct{})
 	l.Stdout = &notifyWriter{after: "float", ch: first}
 	l.Grace = 2 * time.Second
@@ -286,14 +311,14 @@ func TestLauncherRankHung(t *testing.T) {
 		t.Fatalf("run ended before the stop: %v\n%s", err, stderr)
 	}
 	stopped := time.Now()
-	if err := (*cmds)[victim].Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := cmds.rank(victim).Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	err := <-done
 	took := time.Since(stopped)
-	var re *RunError
+	var re *launch.RunError
 	if !errors.As(err, &re) {
-		t.Fatalf("Run = %v, want a *RunError", err)
+		t.Fatalf("Run = %v, want a *launch.RunError", err)
 	}
 	t.Logf("after %v:\n%v", took, err)
 	if len(re.Culprits) != 1 || re.Culprits[0] != victim {
@@ -302,5 +327,5 @@ func TestLauncherRankHung(t *testing.T) {
 	if took > 20*time.Second {
 		t.Errorf("the run took %v to end after the stop", took)
 	}
-	gone(t, *cmds)
+	gone(t, cmds.all())
 }
