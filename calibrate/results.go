@@ -89,18 +89,3 @@ func resultSample(row results.Row) (Sample, error) {
 	}
 	return s, nil
 }
-
-// ParseThresholds reads the bulk_threshold and eager_threshold columns of
-// a results.csv: whole bytes, the bulk one -1 for never, the eager one 0
-// for off.
-func ParseThresholds(bulk, eager string) (*Thresholds, error) {
-	b, err := strconv.Atoi(bulk)
-	if err != nil || b < -1 {
-		return nil, fmt.Errorf("bulk_threshold %q: want a number of bytes, or -1 (never)", bulk)
-	}
-	e, err := strconv.Atoi(eager)
-	if err != nil || e < 0 {
-		return nil, fmt.Errorf("eager_threshold %q: want a number of bytes (0: off)", eager)
-	}
-	return &Thresholds{Bulk: b, Eager: e}, nil
-}
