@@ -278,6 +278,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	prog := newProgress(stderr, *quiet, 0, len(mine))
 	var rows []sweep.Row
 	if *resume {
+		if _, err := os.Stat(ckPath); errors.Is(err, os.ErrNotExist) {
+			if err := notResumed(*out); err != nil {
+				o.abort()
+				return cmdline.UsageError(stderr, "run", "--resume: %v", err)
+			}
+		}
 		rows, err = readCheckpoint(ckPath, header, mine)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
