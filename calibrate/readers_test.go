@@ -204,6 +204,7 @@ func TestReadErrors(t *testing.T) {
 		{FormatResults, "", LogOptions{}, "log:1: empty file"},
 		{FormatResults, "collective,world\n", LogOptions{}, `log:1: the header has no "algorithm" column`},
 		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,x,8,f32,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "world": "x" is not a whole number; want a number of ranks`},
+		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,2,8,f99,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "dtype": `},
 		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log nor an OSU log"},
 	} {
 		_, err := Read("log", []byte(c.in), c.format, c.opt)

@@ -20,8 +20,10 @@ import (
 // copies. The thresholds a run recorded (bytes; bulk -1: never, eager 0:
 // off) go on every sample as Sample.Transport. Each collective and world
 // size is a run. opt is not used: a results file says everything. A
-// problem with the file is a *results.Error, one with a row's values a
-// *LogError.
+// problem with the file or a field is a *results.Error; a sample that is
+// none calibrate can fit (an algorithm not in the catalogue, a size that
+// is no whole number of elements), or a file of no rows, a *LogError, as
+// in the other formats.
 func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 	t, err := results.Read(r, results.ColDType)
 	if err != nil {
@@ -39,9 +41,9 @@ func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 		if row.Device != "" && row.Device != "host" {
 			device = append(device, line)
 		}
-		s, err := resultSample(row)
+		s, err := resultSample(t, i)
 		if err != nil {
-			return nil, &LogError{file, line, err.Error()}
+			return nil, results.WithFile(err, file)
 		}
 		s.Source = fmt.Sprintf("%s:%d", file, line)
 		if err := checkSample(&s); err != nil {
@@ -69,19 +71,21 @@ func ReadResults(file string, r io.Reader, _ LogOptions) (*Log, error) {
 	return log, nil
 }
 
-// resultSample reads a row's sample.
-func resultSample(row results.Row) (Sample, error) {
+// resultSample reads the sample of t's row i; a dtype, params or op it
+// does not know is a *results.Error in that column.
+func resultSample(t *results.Table, i int) (Sample, error) {
+	row := t.Rows[i]
 	s := Sample{Collective: row.Collective, Algorithm: row.Algorithm, World: row.World, Bytes: row.Bytes, Time: row.Time, Op: device.Sum}
 	var err error
 	if s.DType, err = device.ParseDType(row.DType); err != nil {
-		return s, err
+		return s, t.Errorf(i, results.ColDType, "%v", err)
 	}
 	if s.Params, err = sweep.ParseParams(row.Params); err != nil {
-		return s, err
+		return s, t.Errorf(i, results.ColParams, "%v", err)
 	}
 	if row.Op != "" {
 		if s.Op, err = device.ParseOp(row.Op); err != nil {
-			return s, err
+			return s, t.Errorf(i, results.ColOp, "%v", err)
 		}
 	}
 	if row.HasThresholds() {
