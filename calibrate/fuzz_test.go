@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/results"
 )
 
 // validSamples checks what any successful read must give.
@@ -100,7 +100,7 @@ func FuzzReadOSU(f *testing.F) {
 }
 
 func FuzzReadResults(f *testing.F) {
-	head := strings.Join(append(sweep.Header, "wrong"), ",") + "\n"
+	head := strings.Join(append(results.SimColumns, "wrong"), ",") + "\n"
 	f.Add([]byte(head + "allreduce,ring,4,1048576,f32,0.002,0,0,,sum,10,0,0,0,24,0\n"))
 	f.Add([]byte("collective,algorithm,world,bytes,dtype,time_s,params\nalltoall,bruck,3,9,u8,1e-5,\"a=1,b=2\"\n"))
 	f.Add([]byte(strings.TrimSuffix(head, "\n") + ",device,bulk_threshold,eager_threshold\nallreduce,ring,4,8,f32,1e-5,0,0,,sum,10,0,0,0,24,0,cuda,-1,4096\n"))

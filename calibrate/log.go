@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/units"
+	"github.com/nexar-go/nexar-go/results"
 )
 
 // The formats of measurement files Read reads.
@@ -151,12 +152,16 @@ func scanLines(file string, r io.Reader, read func(line string, n int) error) er
 
 // LogFormat guesses the format of a measurement file from its lines:
 // FormatResults, FormatNCCLTests, FormatOSU, or "" when it is none of
-// them. Launchers' prefixes, indentation and quote markers are looked
-// through; a file of bare rows of numbers (an OSU log whose "#" lines
-// were lost) is taken for OSU's.
+// them. A results.csv is known by its header, which names the columns
+// results.Read needs, in any order; in a log, launchers' prefixes,
+// indentation and quote markers are looked through, and a file of bare
+// rows of numbers (an OSU log whose "#" lines were lost) is taken for
+// OSU's.
 func LogFormat(data []byte) string {
-	if bytes.HasPrefix(data, []byte("collective,algorithm,world,bytes")) {
-		return FormatResults
+	if head, _, _ := bytes.Cut(data, []byte("\n")); bytes.Contains(head, []byte(",")) {
+		if _, err := results.Read(bytes.NewReader(head), results.ColDType); err == nil {
+			return FormatResults
+		}
 	}
 	numeric := 0
 	for i, line := range strings.Split(string(data), "\n") {

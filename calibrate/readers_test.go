@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/device"
-	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/results"
 )
 
 // wantRun is what a run of a log must read as.
@@ -202,8 +202,9 @@ func TestReadErrors(t *testing.T) {
 		{FormatOSU, "4   1.5\n8   1.6\n", LogOptions{}, "log:1: rows of numbers with no OSU title before them"},
 		{FormatOSU, "\n", LogOptions{}, "log:1: no OSU results"},
 		{FormatResults, "", LogOptions{}, "log:1: empty file"},
-		{FormatResults, "collective,world\n", LogOptions{}, "log:1: the header has no algorithm column"},
-		{FormatResults, strings.Join(sweep.Header, ",") + "\nallreduce,ring,x,8,f32,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: world "x": want a number of ranks`},
+		{FormatResults, "collective,world\n", LogOptions{}, `log:1: the header has no "algorithm" column`},
+		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,x,8,f32,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "world": "x" is not a whole number; want a number of ranks`},
+		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,2,8,f99,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "dtype": `},
 		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log nor an OSU log"},
 	} {
 		_, err := Read("log", []byte(c.in), c.format, c.opt)
@@ -252,7 +253,7 @@ func TestReadSendRecv(t *testing.T) {
 // TestReadResults reads a results.csv of nexar-live by its columns, one
 // run per collective and world size, and leaves wrong rows out.
 func TestReadResults(t *testing.T) {
-	in := strings.Join(append(sweep.Header, "wrong"), ",") + "\n" +
+	in := strings.Join(append(results.SimColumns, "wrong"), ",") + "\n" +
 		"allreduce,pipelined_ring(segment=64KiB),4,1048576,f32,0.002,0,0,segment=65536,sum,10,0,0,0,24,0\n" +
 		"allreduce,ring,4,8,f32,0.0001,0,0,,sum,10,0,0,0,24,3\n" +
 		"broadcast,binomial_tree,2,1024,u8,0.00005,0,0,,,10,0,0,0,1,0\n"
@@ -271,7 +272,7 @@ func TestReadResults(t *testing.T) {
 		t.Errorf("notes %q", log.Notes)
 	}
 	// A run on GPUs (nexar-live --device cuda): a device column.
-	gpu := strings.Join(append(sweep.Header, "wrong", "device"), ",") + "\n" +
+	gpu := strings.Join(append(results.SimColumns, "wrong", "device"), ",") + "\n" +
 		"allreduce,ring,4,1048576,f32,0.002,0,0,,sum,10,0,0,0,24,0,cuda\n"
 	if log, err = Read("results.csv", []byte(gpu), "", LogOptions{}); err != nil {
 		t.Fatal(err)
@@ -286,7 +287,7 @@ func TestReadResults(t *testing.T) {
 // files without them (older nexar-live, nexar-sim) give none; bad values
 // are errors naming the line.
 func TestReadResultsThresholds(t *testing.T) {
-	head := strings.Join(append(sweep.Header, "wrong"), ",")
+	head := strings.Join(append(results.SimColumns, "wrong"), ",")
 	row := "allreduce,ring,4,8,f32,0.0001,0,0,,sum,10,0,0,0,24,0"
 	for _, c := range []struct {
 		name, in string
@@ -294,15 +295,15 @@ func TestReadResultsThresholds(t *testing.T) {
 		err      string
 	}{
 		{"old file", head + "\n" + row + "\n", nil, ""},
-		{"nexar-sim's", strings.Join(sweep.Header, ",") + "\n" + strings.TrimSuffix(row, ",0") + "\n", nil, ""},
+		{"nexar-sim's", strings.Join(results.SimColumns, ",") + "\n" + strings.TrimSuffix(row, ",0") + "\n", nil, ""},
 		{"default", head + ",bulk_threshold,eager_threshold\n" + row + ",65536,0\n", &Thresholds{Bulk: 64 << 10}, ""},
 		{"never", head + ",bulk_threshold,eager_threshold\n" + row + ",-1,0\n", &Thresholds{Bulk: -1}, ""},
 		{"eager on", head + ",bulk_threshold,eager_threshold\n" + row + ",16384,4096\n", &Thresholds{Bulk: 16 << 10, Eager: 4096}, ""},
 		{"on a device", head + ",device,bulk_threshold,eager_threshold\n" + row + ",cuda,16384,0\n", &Thresholds{Bulk: 16 << 10}, ""},
 		{"another order", "eager_threshold,bulk_threshold," + head + "\n0,1024," + row + "\n", &Thresholds{Bulk: 1024}, ""},
 		{"one column", head + ",bulk_threshold\n" + row + ",16384\n", nil, "results.csv:1: the header has one of the bulk_threshold and eager_threshold columns"},
-		{"never spelt out", head + ",bulk_threshold,eager_threshold\n" + row + ",never,0\n", nil, `results.csv:2: bulk_threshold "never": want a number of bytes, or -1 (never)`},
-		{"negative eager", head + ",bulk_threshold,eager_threshold\n" + row + ",1,-1\n", nil, `results.csv:2: eager_threshold "-1"`},
+		{"never spelt out", head + ",bulk_threshold,eager_threshold\n" + row + ",never,0\n", nil, `results.csv:2: column "bulk_threshold": "never" is not a whole number; want a number of bytes from 1, or -1 (never)`},
+		{"negative eager", head + ",bulk_threshold,eager_threshold\n" + row + ",1,-1\n", nil, `results.csv:2: column "eager_threshold": -1 is out of range`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			log, err := Read("results.csv", []byte(c.in), FormatResults, LogOptions{})
@@ -344,10 +345,11 @@ func TestLogFormat(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		strings.Join(sweep.Header, ",") + "\n": FormatResults,
-		"name = \"x\"\n[network]\n":            "",
-		"$ mpirun -np 2 osu_bw\n":              FormatOSU,
-		"[1,0]<stdout>:# nThread 1 nGpus 1\n":  FormatNCCLTests,
+		strings.Join(results.SimColumns, ",") + "\n":                                          FormatResults,
+		"\ufeffTime_s,dtype,bytes,world,algorithm,collective\r\n1,f32,8,2,ring,allreduce\r\n": FormatResults,
+		"name = \"x\"\n[network]\n":                                                           "",
+		"$ mpirun -np 2 osu_bw\n":                                                             FormatOSU,
+		"[1,0]<stdout>:# nThread 1 nGpus 1\n":                                                 FormatNCCLTests,
 	} {
 		if got := LogFormat([]byte(in)); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)

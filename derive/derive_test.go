@@ -14,6 +14,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/derive"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -223,7 +224,7 @@ params = { segment = ["256KiB", "2MiB"] }
 }
 
 func row(coll, alg string, world, bytes int, time float64) sweep.Row {
-	return sweep.Row{Collective: coll, Algorithm: alg, World: world, Bytes: bytes, DType: "f32", Time: time}
+	return sweep.Row{Row: results.Row{Collective: coll, Algorithm: alg, World: world, Bytes: bytes, DType: "f32", Time: time}}
 }
 
 // TestInterpolation checks the log-scale interpolation on curves that are

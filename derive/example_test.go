@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/nexar-go/nexar-go/derive"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -16,10 +17,10 @@ import (
 // them on the log scale crosses zero at e^12.045 = 170199 bytes.
 func ExampleDerive() {
 	rows := []sweep.Row{
-		{Collective: "allreduce", Algorithm: "recursive_doubling", World: 8, Bytes: 1 << 10, DType: "f32", Time: 20e-6},
-		{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 1 << 10, DType: "f32", Time: 75e-6},
-		{Collective: "allreduce", Algorithm: "recursive_doubling", World: 8, Bytes: 1 << 20, DType: "f32", Time: 400e-6},
-		{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 1 << 20, DType: "f32", Time: 250e-6},
+		{Row: results.Row{Collective: "allreduce", Algorithm: "recursive_doubling", World: 8, Bytes: 1 << 10, DType: "f32", Time: 20e-6}},
+		{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 1 << 10, DType: "f32", Time: 75e-6}},
+		{Row: results.Row{Collective: "allreduce", Algorithm: "recursive_doubling", World: 8, Bytes: 1 << 20, DType: "f32", Time: 400e-6}},
+		{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 1 << 20, DType: "f32", Time: 250e-6}},
 	}
 	res, err := derive.Derive(rows, derive.Options{Description: "example"})
 	if err != nil {

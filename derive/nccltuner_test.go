@@ -7,6 +7,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
 	"github.com/nexar-go/nexar-go/derive"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -18,7 +19,7 @@ import (
 // choose for.
 func ncclRows() []sweep.Row {
 	row := func(coll, algo, params string, world, bytes int, us float64) sweep.Row {
-		return sweep.Row{Collective: coll, Algorithm: algo, Params: params, World: world, Bytes: bytes, DType: "f32", Time: us * 1e-6}
+		return sweep.Row{Row: results.Row{Collective: coll, Algorithm: algo, Params: params, World: world, Bytes: bytes, DType: "f32", Time: us * 1e-6}}
 	}
 	return []sweep.Row{
 		row("allreduce", "nccl_tree_ll", "", 16, 1024, 20), row("allreduce", "nccl_tree_ll", "", 16, 65536, 40), row("allreduce", "nccl_tree_ll", "", 16, 1<<20, 400),
@@ -97,8 +98,8 @@ func TestNCCLTunerNotes(t *testing.T) {
 		t.Errorf("without the machine's channels or nodes:\n%s", b0.String())
 	}
 	// One NCCL algorithm: nothing to choose.
-	one := []sweep.Row{{Collective: "allreduce", Algorithm: "nccl_ring_ll", World: 8, Bytes: 1024, DType: "f32", Time: 1e-6},
-		{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 1024, DType: "f32", Time: 2e-6}}
+	one := []sweep.Row{{Row: results.Row{Collective: "allreduce", Algorithm: "nccl_ring_ll", World: 8, Bytes: 1024, DType: "f32", Time: 1e-6}},
+		{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 1024, DType: "f32", Time: 2e-6}}}
 	res, err = derive.Derive(one, derive.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +145,8 @@ func TestNCCLTunerNotes(t *testing.T) {
 	// NCCL runs no NVLS tree on one node: on 8 ranks the fastest variant
 	// it allows gets the rule, and a note says why.
 	rows = append(ncclRows(),
-		sweep.Row{Collective: "allreduce", Algorithm: "nccl_nvls_tree", World: 8, Bytes: 1024, DType: "f32", Time: 1e-6},
-		sweep.Row{Collective: "allreduce", Algorithm: "nccl_nvls_tree", World: 8, Bytes: 1 << 20, DType: "f32", Time: 1e-6})
+		sweep.Row{Row: results.Row{Collective: "allreduce", Algorithm: "nccl_nvls_tree", World: 8, Bytes: 1024, DType: "f32", Time: 1e-6}},
+		sweep.Row{Row: results.Row{Collective: "allreduce", Algorithm: "nccl_nvls_tree", World: 8, Bytes: 1 << 20, DType: "f32", Time: 1e-6}})
 	res, err = derive.Derive(rows, derive.Options{Channels: 24, Policy: p, Nodes: func(w int) int { return (w + 7) / 8 }})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -117,7 +118,7 @@ func WriteCompareCSV(w io.Writer, cs []Comparison) error {
 	for _, c := range cs {
 		cw.Write([]string{
 			c.Collective, c.Algorithm, strconv.Itoa(c.World), strconv.Itoa(c.Bytes), c.DType, c.Params, c.Op,
-			strconv.FormatFloat(c.Predicted, 'f', sweep.TimeDecimals, 64), strconv.FormatFloat(c.Time, 'f', TimeDecimals, 64), formatFloat(c.Ratio()),
+			strconv.FormatFloat(c.Predicted, 'f', results.SimDecimals, 64), strconv.FormatFloat(c.Time, 'f', results.LiveDecimals, 64), formatFloat(c.Ratio()),
 		})
 	}
 	cw.Flush()

@@ -17,10 +17,10 @@
 // then the median over the timed iterations (the spread is min to max).
 // TimingLoop times nccl-tests' way instead: a barrier, the iterations back
 // to back, the slowest rank's mean. The table says which timing was used.
-// Results are results.csv rows as nexar-sim writes them, with a wrong
-// column (elements that differed from the reference) and the transport
-// thresholds the ranks used (Thresholds), and a table on standard output
-// laid out as nccl-tests prints its own.
+// Results are results.csv rows (package results: nexar-sim's columns,
+// then nexar-live's wrong column, elements that differed from the
+// reference, and the transport thresholds the ranks used), and a table on
+// standard output laid out as nccl-tests prints its own.
 //
 // Ranks come to be in three ways:
 //

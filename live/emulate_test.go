@@ -83,8 +83,8 @@ bytes = [8, "16KiB"]
 	}
 	// No bulk path: every message on QUIC, as results.csv would record.
 	for _, r := range rep.Results {
-		if r.Transport == nil || *r.Transport != (Thresholds{Bulk: -1}) {
-			t.Errorf("%s %d B: thresholds %+v, want the bulk path never (-1) and eager mode off", r.Algorithm, r.Bytes, r.Transport)
+		if tr := r.Transport(); tr == nil || *tr != (Thresholds{Bulk: -1}) {
+			t.Errorf("%s %d B: thresholds %+v, want the bulk path never (-1) and eager mode off", r.Algorithm, r.Bytes, r.Transport())
 		}
 	}
 	for _, c := range rep.Comparisons {

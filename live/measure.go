@@ -377,7 +377,9 @@ func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, st rankStats)
 // makeResult summarises a point's per-iteration times as a row (sweep.NewRow,
 // on a copy: Times keeps the iterations in order).
 func makeResult(p sweep.Point, times []float64, wrong, messages int64) Result {
-	return Result{Row: sweep.NewRow(p, slices.Clone(times), messages), Wrong: wrong, Times: times}
+	row := sweep.NewRow(p, slices.Clone(times), messages).Row
+	row.Wrong = wrong
+	return Result{Row: row, Times: times}
 }
 
 // countingLink counts the messages its rank sends to other ranks.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -44,7 +45,7 @@ type Output struct {
 	// its points with the staging copies (see networkFor).
 	Device string
 	// Transport, if set, is the thresholds the ranks' transport uses:
-	// results.csv records them in its ThresholdColumns.
+	// results.csv records them in its results.ThresholdColumns.
 	Transport *Thresholds
 
 	// Resume are the rows of the run this one resumes (the job's first
@@ -88,7 +89,7 @@ type Report struct {
 type recorder struct {
 	out   Output
 	tmp   *os.File
-	csv   *ResultsWriter
+	csv   *results.Writer
 	table *Table
 	rep   Report
 	err   error
@@ -112,9 +113,7 @@ func newRecorder(out Output) (*recorder, error) {
 	}
 	f.Chmod(0o644) // CreateTemp makes it private; results are not
 	r.tmp = f
-	r.csv = NewResultsWriter(f)
-	r.csv.Device = out.Device
-	r.csv.Transport = out.Transport
+	r.csv = newResultsWriter(f, out.Device, out.Transport)
 	if err := r.csv.WriteHeader(); err != nil {
 		f.Close()
 		os.Remove(f.Name()) // nothing measured yet
@@ -122,22 +121,32 @@ func newRecorder(out Output) (*recorder, error) {
 	}
 	for _, res := range out.Resume {
 		r.rep.Results = append(r.rep.Results, res)
-		if r.err == nil {
-			r.err = r.csv.Write(res)
-		}
+		r.write(res)
 	}
 	return r, nil
 }
 
 func (r *recorder) add(p sweep.Point, res Result) {
 	res.Device = r.out.Device
-	res.Transport = r.out.Transport
+	res.setTransport(r.out.Transport)
 	r.rep.Results = append(r.rep.Results, res)
 	if r.table != nil {
 		r.table.Add(p, res)
 	}
-	if r.csv != nil && r.err == nil {
-		r.err = r.csv.Write(res)
+	r.write(res)
+}
+
+// write writes res to the results file, on this run's device and with its
+// thresholds (a resumed row was measured with them too), and flushes it:
+// a run that dies later keeps the rows already measured.
+func (r *recorder) write(res Result) {
+	if r.csv == nil || r.err != nil {
+		return
+	}
+	res.Device = r.out.Device
+	res.setTransport(r.out.Transport)
+	if r.err = r.csv.Write(res.Row); r.err == nil {
+		r.err = r.csv.Flush()
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/calibrate"
-	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/results"
 )
 
 // TestComparePeer sets results beside the log scripts/ompi-allreduce's
@@ -24,7 +24,7 @@ func TestComparePeer(t *testing.T) {
 	}
 	peer := log.Samples()
 	res := func(alg string, bytes int, time float64) Result {
-		return Result{Row: sweep.Row{Collective: "allreduce", Algorithm: alg, World: 4, Bytes: bytes, DType: "f32", Time: time,
+		return Result{Row: results.Row{Collective: "allreduce", Algorithm: alg, World: 4, Bytes: bytes, DType: "f32", Time: time,
 			BusBW: float64(bytes) / time / 1e9 * 1.5}}
 	}
 	rs := []Result{

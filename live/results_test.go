@@ -4,37 +4,49 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nexar-go/nexar-go/realnet"
-	"github.com/nexar-go/nexar-go/sweep"
+	"github.com/nexar-go/nexar-go/results"
 )
 
-func TestResultsRoundTrip(t *testing.T) {
-	in := []Result{
-		{Row: sweep.Row{Collective: "allreduce", Algorithm: "pipelined_ring(segment=2MiB)", World: 4, Bytes: 1 << 20, DType: "f32",
-			Time: 1.5e-3, AlgBW: 0.699, BusBW: 1.048, Params: "segment=2097152", Op: "sum", Repeats: 20,
-			TimeMin: 1.4e-3, TimeMax: 1.9e-3, Spread: 2.5e-4, Messages: 48}, Wrong: 0},
-		{Row: sweep.Row{Collective: "broadcast", Algorithm: "binomial_tree", World: 3, Bytes: 8, DType: "u8",
-			Time: 2e-5, Repeats: 1, TimeMin: 2e-5, TimeMax: 2e-5, Messages: 2}, Wrong: 3},
-	}
+// writeResults writes rs as a run on device whose ranks used the
+// thresholds t writes its results.csv.
+func writeResults(t *testing.T, device string, tr *Thresholds, rs ...Result) *bytes.Buffer {
+	t.Helper()
 	var b bytes.Buffer
-	w := NewResultsWriter(&b)
-	for _, r := range in {
-		if err := w.Write(r); err != nil {
+	w := newResultsWriter(&b, device, tr)
+	for _, r := range rs {
+		r.Device = device
+		r.setTransport(tr)
+		if err := w.Write(r.Row); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if !strings.HasPrefix(b.String(), strings.Join(sweep.Header, ",")+",wrong\n") {
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
+
+func TestResultsRoundTrip(t *testing.T) {
+	in := []Result{
+		{Row: results.Row{Collective: "allreduce", Algorithm: "pipelined_ring(segment=2MiB)", World: 4, Bytes: 1 << 20, DType: "f32",
+			Time: 1.5e-3, AlgBW: 0.699, BusBW: 1.048, Params: "segment=2097152", Op: "sum", Repeats: 20,
+			TimeMin: 1.4e-3, TimeMax: 1.9e-3, Spread: 2.5e-4, Messages: 48, Wrong: 0}},
+		{Row: results.Row{Collective: "broadcast", Algorithm: "binomial_tree", World: 3, Bytes: 8, DType: "u8",
+			Time: 2e-5, Repeats: 1, TimeMin: 2e-5, TimeMax: 2e-5, Messages: 2, Wrong: 3}},
+	}
+	b := writeResults(t, "", nil, in...)
+	if !strings.HasPrefix(b.String(), strings.Join(results.SimColumns, ",")+",wrong\n") {
 		t.Errorf("header: %q", strings.SplitN(b.String(), "\n", 2)[0])
 	}
 	// Times to the nanosecond of the clock that measured them.
 	if row := strings.Split(b.String(), "\n")[1]; !strings.Contains(row, ",f32,0.001500000,") || !strings.Contains(row, ",0.001400000,0.001900000,0.000250000,") {
 		t.Errorf("row %q: want times with 9 decimals", row)
 	}
-	out, err := ReadResults(&b)
+	out, err := ReadResults(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,31 +55,22 @@ func TestResultsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestReadSimResults: a nexar-sim results.csv reads too, with Wrong -1.
+// TestReadSimResults: a nexar-sim results.csv reads too, with Wrong 0
+// and no thresholds, under today's names and an earlier version's.
 func TestReadSimResults(t *testing.T) {
 	var b bytes.Buffer
-	w := sweep.NewCSVWriter(&b)
-	row := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: 0.0015380064, Repeats: 1, Messages: 112}
+	w := results.NewWriter(&b, results.SimColumns, results.SimDecimals)
+	row := results.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: 0.0015380064, Repeats: 1, Messages: 112}
 	if err := w.Write(row); err != nil {
 		t.Fatal(err)
 	}
 	w.Flush()
-	rs, err := ReadResults(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rs) != 1 || rs[0].Row != row || rs[0].Wrong != -1 {
-		t.Errorf("got %+v", rs)
-	}
-	// And one of an earlier nexar-sim, whose bandwidths were named
-	// algbw_gbps and busbw_gbps.
-	b.Reset()
-	w = sweep.NewCSVWriter(&b)
-	w.Write(row)
-	w.Flush()
 	old := strings.Replace(b.String(), "algbw_GB_per_s,busbw_GB_per_s", "algbw_gbps,busbw_gbps", 1)
-	if rs, err := ReadResults(strings.NewReader(old)); err != nil || len(rs) != 1 || rs[0].Row != row {
-		t.Errorf("old header: %+v, %v", rs, err)
+	for _, in := range []string{b.String(), old} {
+		rs, err := ReadResults(strings.NewReader(in))
+		if err != nil || len(rs) != 1 || rs[0].Row != row || rs[0].Transport() != nil {
+			t.Errorf("got %+v, %v", rs, err)
+		}
 	}
 }
 
@@ -76,7 +79,7 @@ func TestReadSimResults(t *testing.T) {
 // bulk path's "never" as -1 and eager mode off as 0; files without the
 // columns read with a nil Transport.
 func TestResultsThresholds(t *testing.T) {
-	row := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32",
+	row := results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32",
 		Time: 1e-4, Op: "sum", Repeats: 1, TimeMin: 1e-4, TimeMax: 1e-4, Messages: 4}
 	for _, c := range []struct {
 		name      string
@@ -93,25 +96,22 @@ func TestResultsThresholds(t *testing.T) {
 		{"not recorded, on a device", DeviceCUDA, nil, "wrong,device", ",0,cuda"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var b bytes.Buffer
-			w := NewResultsWriter(&b)
-			w.Device, w.Transport = c.device, c.transport
-			in := Result{Row: row, Device: c.device, Transport: c.transport}
-			if err := w.Write(in); err != nil {
-				t.Fatal(err)
-			}
+			in := Result{Row: row}
+			in.Device = c.device
+			in.setTransport(c.transport)
+			b := writeResults(t, c.device, c.transport, in)
 			lines := strings.Split(b.String(), "\n")
-			if want := strings.Join(sweep.Header, ",") + "," + c.head; lines[0] != want {
+			if want := strings.Join(results.SimColumns, ",") + "," + c.head; lines[0] != want {
 				t.Errorf("header %q, want %q", lines[0], want)
 			}
 			if !strings.HasSuffix(lines[1], c.tail) {
 				t.Errorf("row %q, want it to end in %q", lines[1], c.tail)
 			}
-			out, err := ReadResults(&b)
+			out, err := ReadResults(b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(out) != 1 || !reflect.DeepEqual(out[0], in) {
+			if len(out) != 1 || !reflect.DeepEqual(out[0], in) || !reflect.DeepEqual(out[0].Transport(), c.transport) {
 				t.Errorf("read back %+v, want %+v", out, in)
 			}
 		})
@@ -137,26 +137,22 @@ func TestThresholdsOf(t *testing.T) {
 	}
 }
 
+// TestReadResultsErrors: ReadResults needs nexar-sim's columns and a
+// device it knows; the rest is results.Read's (see its tests).
 func TestReadResultsErrors(t *testing.T) {
-	head := strings.Join(Header, ",") + "\n"
-	withThresholds := strings.Join(append(slices.Clone(Header), ThresholdColumns...), ",") + "\n"
+	head := strings.Join(results.LiveColumns(true, false), ",") + "\n"
 	for _, c := range []struct{ in, want string }{
-		{"", "empty file"},
-		{"a,b\n", "neither nexar-live's"},
-		{head + "allreduce,ring,4\n", "line 2: 3 fields"},
-		{head + "allreduce,ring,four,8,f32,1,1,1,,sum,1,1,1,0,2,0\n", `world: "four"`},
-		{head + "allreduce,ring,0,8,f32,1,1,1,,sum,1,1,1,0,2,0\n", "not a measurement"},
-		{strings.TrimSuffix(head, "\n") + ",colour\n", `column "colour": want only wrong, device, bulk_threshold, eager_threshold`},
-		{strings.TrimSuffix(head, "\n") + ",wrong\n", `column "wrong" appears twice`},
-		{strings.TrimSuffix(head, "\n") + ",bulk_threshold\n", "want both bulk_threshold and eager_threshold columns or neither"},
-		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,never,0\n", `line 2: bulk_threshold "never": want a number of bytes, or -1 (never)`},
-		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,-2,0\n", `line 2: bulk_threshold "-2": want a number of bytes, or -1 (never)`},
-		{withThresholds + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,1,-1\n", `line 2: eager_threshold "-1": want a number of bytes (0: off)`},
+		{"", "1: empty file"},
+		{"collective,algorithm,world,bytes,time_s\n", `1: the header has no "dtype" column`},
+		{head + "allreduce,ring,4\n", "2: 3 fields, the header has 17"},
+		{head + "allreduce,ring,four,8,f32,1,1,1,,sum,1,1,1,0,2,0,cuda\n", `2: column "world": "four" is not a whole number`},
+		{head + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,tpu\n", `2: column "device": "tpu" is not a device (want host or cuda)`},
+		{head + "allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,\n", `2: column "device": "" is not a device`},
 	} {
 		_, err := ReadResults(strings.NewReader(c.in))
-		var ce *sweep.CSVError
-		if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: %v, want a CSVError with %q", c.in, err, c.want)
+		var e *results.Error
+		if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want a *results.Error %q...", c.in, err, c.want)
 		}
 	}
 }
@@ -164,18 +160,19 @@ func TestReadResultsErrors(t *testing.T) {
 // FuzzReadResults: any input reads or fails with an error, never a
 // panic, and what reads is a measurement whose thresholds are sizes.
 func FuzzReadResults(f *testing.F) {
-	head := strings.Join(Header, ",")
+	head := strings.Join(results.LiveColumns(false, false), ",")
 	f.Add([]byte(head + "\nallreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0\n"))
 	f.Add([]byte(head + ",device,bulk_threshold,eager_threshold\nallreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,cuda,-1,4096\n"))
-	f.Add([]byte(strings.Join(sweep.Header, ",") + ",eager_threshold,bulk_threshold\nallreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,65536\n"))
+	f.Add([]byte(strings.Join(results.SimColumns, ",") + ",eager_threshold,bulk_threshold\nallreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,65536\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rs, err := ReadResults(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		for _, r := range rs {
-			if r.World < 1 || r.Bytes < 0 || r.Time < 0 || (r.Transport != nil && (r.Transport.Bulk < -1 || r.Transport.Eager < 0)) {
-				t.Fatalf("read %+v (thresholds %+v)", r, r.Transport)
+			tr := r.Transport()
+			if r.World < 1 || r.Bytes < 0 || r.Time < 0 || (tr != nil && (tr.Bulk < -1 || tr.Bulk == 0 || tr.Eager < 0)) {
+				t.Fatalf("read %+v (thresholds %+v)", r, tr)
 			}
 		}
 	})
@@ -186,20 +183,23 @@ func FuzzReadResults(f *testing.F) {
 // before the cut, never more, never a row changed; and any input reads as
 // the rows of its complete lines, or an error.
 func FuzzReadPartialResults(f *testing.F) {
-	var b bytes.Buffer
-	w := NewResultsWriter(&b)
-	w.Transport = &Thresholds{Bulk: 65536}
+	tr := &Thresholds{Bulk: 65536}
 	written := []Result{
-		{Row: sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 1020, DType: "f32", Time: 1e-4, Op: "sum", Repeats: 2, TimeMin: 1e-4, TimeMax: 2e-4, Spread: 5e-5, Messages: 4}},
-		{Row: sweep.Row{Collective: "allreduce", Algorithm: "rs_ag", World: 2, Bytes: 4096, DType: "f32", Time: 2e-4, Op: "sum", Repeats: 2, TimeMin: 2e-4, TimeMax: 3e-4, Spread: 5e-5, Messages: 4}, Wrong: 1},
+		{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 1020, DType: "f32", Time: 1e-4, Op: "sum", Repeats: 2, TimeMin: 1e-4, TimeMax: 2e-4, Spread: 5e-5, Messages: 4}},
+		{Row: results.Row{Collective: "allreduce", Algorithm: "rs_ag", World: 2, Bytes: 4096, DType: "f32", Time: 2e-4, Op: "sum", Repeats: 2, TimeMin: 2e-4, TimeMax: 3e-4, Spread: 5e-5, Messages: 4, Wrong: 1}},
 	}
+	for i := range written {
+		written[i].setTransport(tr)
+	}
+	var b bytes.Buffer
+	w := newResultsWriter(&b, "", tr)
 	for _, r := range written {
-		if err := w.Write(r); err != nil {
+		if err := w.Write(r.Row); err != nil {
 			f.Fatal(err)
 		}
 	}
-	for i := range written {
-		written[i].Transport = w.Transport
+	if err := w.Flush(); err != nil {
+		f.Fatal(err)
 	}
 	file := b.Bytes()
 	f.Add(file, len(file))

@@ -1,37 +1,31 @@
 package live
 
 import (
-	"bytes"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/staging"
-	"github.com/nexar-go/nexar-go/sweep"
 )
 
 // TestResultsDeviceColumn: a run on GPUs writes a device column, which
 // reads back; a bad device is an error naming the line.
 func TestResultsDeviceColumn(t *testing.T) {
-	in := Result{Row: sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32",
-		Time: 1e-4, Op: "sum", Repeats: 1, TimeMin: 1e-4, TimeMax: 1e-4, Messages: 4}, Device: DeviceCUDA}
-	var b bytes.Buffer
-	w := NewResultsWriter(&b)
-	w.Device = DeviceCUDA
-	if err := w.Write(in); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(b.String(), strings.Join(DeviceHeader, ",")+"\n") || !strings.HasSuffix(b.String(), ",cuda\n") {
+	in := Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32",
+		Time: 1e-4, Op: "sum", Repeats: 1, TimeMin: 1e-4, TimeMax: 1e-4, Messages: 4, Device: DeviceCUDA}}
+	b := writeResults(t, DeviceCUDA, nil, in)
+	if !strings.HasPrefix(b.String(), strings.Join(results.LiveColumns(true, false), ",")+"\n") || !strings.HasSuffix(b.String(), ",cuda\n") {
 		t.Fatalf("file:\n%s", b.String())
 	}
 	bad := strings.Replace(b.String(), ",cuda\n", ",tpu\n", 1)
-	out, err := ReadResults(&b)
+	out, err := ReadResults(b)
 	if err != nil || len(out) != 1 || out[0].Device != DeviceCUDA {
 		t.Fatalf("read back %+v, %v", out, err)
 	}
-	if _, err := ReadResults(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `2: device: "tpu" is not a device`) {
+	if _, err := ReadResults(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `2: column "device": "tpu" is not a device`) {
 		t.Errorf("bad device: %v", err)
 	}
 }
@@ -87,7 +81,7 @@ bytes = [8]
 				t.Fatal(err)
 			}
 			for _, n := range []int{4 << 10, 8 << 20} {
-				host := Result{Row: sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum", Time: 1}}
+				host := Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum", Time: 1}}
 				gpu := host
 				gpu.Device = DeviceCUDA
 				cs, err := Predict(s, []Result{host, gpu})
@@ -102,11 +96,11 @@ bytes = [8]
 					t.Errorf("bytes %d: staged - unstaged = %g s, want %g s", n, got, want)
 				}
 			}
-			gpu := Result{Row: sweep.Row{World: 2}, Device: DeviceCUDA}
+			gpu := Result{Row: results.Row{World: 2, Device: DeviceCUDA}}
 			if note := StagingNote(s, []Result{gpu}); !strings.Contains(note, c.note) {
 				t.Errorf("note %q, want it to say %q", note, c.note)
 			}
-			if note := StagingNote(s, []Result{{Row: sweep.Row{World: 2}}}); note != "" {
+			if note := StagingNote(s, []Result{{Row: results.Row{World: 2}}}); note != "" {
 				t.Errorf("note %q for a run on host memory", note)
 			}
 		})

@@ -108,7 +108,7 @@ func TestCheckCrossovers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs = append(rs, Result{Row: row})
+		rs = append(rs, Result{Row: row.Row})
 	}
 	cs, err := Predict(s, rs)
 	if err != nil {

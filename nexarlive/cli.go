@@ -315,7 +315,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "nexar-live run: no %s in %s; starting from the first point\n", live.PartialResultsFile, *out)
 		case len(res.rows) == len(job.Points):
 			fmt.Fprintf(stderr, "nexar-live run: %s holds all %d points already\n", res.file, len(job.Points))
-			o := live.Output{Dir: *out, Table: stdout, Scenario: s, NoCompare: *noCompare, Device: *device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport}
+			o := live.Output{Dir: *out, Table: stdout, Scenario: s, NoCompare: *noCompare, Device: *device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
 			_, err := live.FinishResumed(o)
 			return finish(context.Background(), stderr, "run", *out, start, err)
 		default:
@@ -370,7 +370,7 @@ func resumeRun(job *live.Job, out string, cfg realnet.Config, device string) (re
 	used := live.ThresholdsOf(cfg)
 	host := func(d string) bool { return d == "" || d == live.DeviceHost }
 	for i, r := range rows {
-		if r.Transport == nil || *r.Transport != used || r.Device != device && !(host(r.Device) && host(device)) {
+		if t := r.Transport(); t == nil || *t != used || r.Device != device && !(host(r.Device) && host(device)) {
 			return resumed{}, fmt.Errorf("%s: row %d was measured with other transport thresholds or on another device than this run's", path, i+1)
 		}
 	}

@@ -82,8 +82,8 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	// The thresholds the ranks used: nexar-live's defaults.
 	for _, r := range rs {
-		if r.Transport == nil || *r.Transport != (live.Thresholds{Bulk: 64 << 10}) {
-			t.Errorf("results.partial.csv: thresholds %+v, want nexar-live's defaults (64 KiB, eager off)", r.Transport)
+		if tr := r.Transport(); tr == nil || *tr != (live.Thresholds{Bulk: 64 << 10}) {
+			t.Errorf("results.partial.csv: thresholds %+v, want nexar-live's defaults (64 KiB, eager off)", r.Transport())
 		}
 	}
 	entries, err := os.ReadDir(out)

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
-	"github.com/nexar-go/nexar-go/sweep"
 )
 
 var full = flag.Bool("full", false, "run the full loopback sweep (every allreduce algorithm, 8 B..64 MiB, 4 ranks; minutes)")
@@ -290,14 +290,17 @@ func TestPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := live.NewResultsWriter(f)
-	for _, r := range []live.Result{
-		{Row: sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 4, Bytes: 1 << 20, DType: "f32", Time: 4.82e-3, BusBW: 0.326}},
-		{Row: sweep.Row{Collective: "allreduce", Algorithm: "auto", World: 4, Bytes: 1 << 20, DType: "f32", Time: 5e-3, BusBW: 0.315}},
+	w := results.NewWriter(f, results.LiveColumns(false, false), results.LiveDecimals)
+	for _, r := range []results.Row{
+		{Collective: "allreduce", Algorithm: "ring", World: 4, Bytes: 1 << 20, DType: "f32", Time: 4.82e-3, BusBW: 0.326},
+		{Collective: "allreduce", Algorithm: "auto", World: 4, Bytes: 1 << 20, DType: "f32", Time: 5e-3, BusBW: 0.315},
 	} {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
 	}
 	f.Close()
 	code, stdout, stderr := runCLI("peer", "--name", "ompi", file, "../live/testdata/ompi-allreduce.log")
@@ -412,8 +415,8 @@ data = "host"
 				t.Fatal(err)
 			}
 			for _, r := range rs {
-				if r.Transport == nil || *r.Transport != c.want {
-					t.Errorf("results.csv records thresholds %+v, want %+v", r.Transport, c.want)
+				if tr := r.Transport(); tr == nil || *tr != c.want {
+					t.Errorf("results.csv records thresholds %+v, want %+v", r.Transport(), c.want)
 				}
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/results"
 )
 
 // With NEXAR_LIVE_TEST_FSIZE set, the test binary running as nexar-live
@@ -106,7 +107,7 @@ func TestRunRankZeroKilled(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	file, out := writeResumeScenario(t), t.TempDir()
-	older := []byte(strings.Join(live.Header, ",") + "\n")
+	older := []byte(strings.Join(results.LiveColumns(false, false), ",") + "\n")
 	if err := os.WriteFile(filepath.Join(out, live.PartialResultsFile), older, 0o644); err != nil {
 		t.Fatal(err)
 	}

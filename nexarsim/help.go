@@ -146,8 +146,10 @@ finished, the median over repeats; spread_s half of time_max_s -
 time_min_s; times are in seconds to the simulator's picosecond (12
 decimals); algbw = bytes / time_s / 1e9 in GB/s (10^9 bytes per second,
 as nccl-tests) and busbw = algbw times the collective's bus factor (0
-when bytes or time is 0). Files of earlier versions, which named the
-bandwidths algbw_gbps and busbw_gbps, still read in plot and merge.
+when bytes or time is 0). Every reader of results.csv finds its columns
+by name, in any order, and reads the files of earlier versions, which
+named the bandwidths algbw_gbps and busbw_gbps; plot reads nexar-live's
+too.
 
 Flags:
   --out DIR        output directory (required; created if missing)
@@ -184,7 +186,9 @@ Flags:
   --resume         continue an interrupted or failed run of the same scenario
                    and shard in DIR from its checkpoint (rows are kept as
                    they come; a run that ends without its outputs, whatever
-                   the reason, leaves DIR/` + checkpointFile + `)
+                   the reason, leaves DIR/` + checkpointFile + `); refuses a DIR
+                   without one whose results.csv is nexar-live's, which a
+                   simulation does not continue and would replace (exit 2)
   --no-plots       write no figures
   --quiet, -q      no progress on stderr
 
@@ -359,7 +363,9 @@ the outputs of the whole run: results.csv in the order of the scenario, the
 same bytes an unsharded run writes, then results.json, crossovers.csv,
 tuning.toml and the figures. Refuses shards of different scenarios (by the
 hash in their manifest.json), of different shard counts, repeated or
-missing shards.
+missing shards, and a directory of nexar-live's (its results.csv holds
+measurements, not a shard) or a results.csv with columns nexar-sim does
+not write, which the merged one would not keep, saying so.
 
 Flags:
   --out DIR      output directory (required)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/algos/algotest"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
-	"github.com/nexar-go/nexar-go/sweep"
 )
 
 // A collective registered in this test binary only, whose algorithm
@@ -244,7 +244,7 @@ func TestWorkedExample(t *testing.T) {
 	if len(rows) != 7 {
 		t.Fatalf("%d rows, want header + 6", len(rows))
 	}
-	if len(rows[0]) != len(sweep.Header) {
+	if len(rows[0]) != len(results.SimColumns) {
 		t.Fatalf("header %v", rows[0])
 	}
 	found := false

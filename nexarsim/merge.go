@@ -4,10 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -26,16 +26,11 @@ func readShards(dirs []string) ([]*shardOutput, error) {
 	for _, dir := range dirs {
 		m, err := readManifest(dir)
 		if err != nil {
-			return nil, fmt.Errorf("%s: not the output of nexar-sim run: %v", dir, err)
+			return nil, notMerged(dir, err)
 		}
-		f, err := os.Open(filepath.Join(dir, resultsFile))
+		rows, err := readShardRows(filepath.Join(dir, resultsFile))
 		if err != nil {
 			return nil, err
-		}
-		rows, err := sweep.ReadCSV(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", filepath.Join(dir, resultsFile), err)
 		}
 		if err := applyChanges(rows, m.Changes); err != nil {
 			return nil, fmt.Errorf("%s: %v", filepath.Join(dir, manifestFile), err)
@@ -76,6 +71,25 @@ func readShards(dirs []string) ([]*shardOutput, error) {
 		return nil, fmt.Errorf("missing shard(s) %s of scenario %q", strings.Join(missing, ", "), first.Scenario)
 	}
 	return byIndex[1:], nil
+}
+
+// readShardRows reads the rows of a shard's results.csv, as every reader
+// of results.csv does (results.Read: columns by name, earlier versions'
+// names), and refuses one with columns nexar-sim does not write, which
+// the merged results.csv would drop.
+func readShardRows(path string) ([]sweep.Row, error) {
+	t, err := results.ReadFile(path, results.SimColumns...)
+	if err != nil {
+		return nil, err
+	}
+	if cols := foreignColumns(t); cols != nil {
+		return nil, fmt.Errorf("%s has the %s, which nexar-sim does not write and the merged results.csv would not keep", path, columnList(cols))
+	}
+	rows, err := sweep.Rows(t)
+	if err != nil {
+		return nil, results.WithFile(err, path)
+	}
+	return rows, nil
 }
 
 // interleave puts the shards' rows back in the order of the points: shard

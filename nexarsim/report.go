@@ -11,6 +11,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
 	"github.com/nexar-go/nexar-go/derive"
 	"github.com/nexar-go/nexar-go/plots"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -26,15 +27,21 @@ const (
 // the 5% the derived tables are held to.
 const autoBudgetPct = 5
 
+// newResultsWriter returns a writer of nexar-sim's results.csv to w: its
+// columns, times to the picosecond of the simulator's clock.
+func newResultsWriter(w io.Writer) *results.Writer {
+	return results.NewWriter(w, results.SimColumns, results.SimDecimals)
+}
+
 // writeCSV stages results.csv.
 func writeCSV(o *outputs, rows []sweep.Row) error {
 	return o.write(resultsFile, func(w io.Writer) error {
-		cw := sweep.NewCSVWriter(w)
+		cw := newResultsWriter(w)
 		if err := cw.WriteHeader(); err != nil {
 			return err
 		}
 		for _, r := range rows {
-			if err := cw.Write(r); err != nil {
+			if err := cw.Write(r.Row); err != nil {
 				return err
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 	"github.com/nexar-go/nexar-go/trace"
@@ -278,6 +279,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	prog := newProgress(stderr, *quiet, 0, len(mine))
 	var rows []sweep.Row
 	if *resume {
+		if _, err := os.Stat(ckPath); errors.Is(err, os.ErrNotExist) {
+			if err := notResumed(*out); err != nil {
+				o.abort()
+				return cmdline.UsageError(stderr, "run", "--resume: %v", err)
+			}
+		}
 		rows, err = readCheckpoint(ckPath, header, mine)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -526,7 +533,7 @@ type checkpoint struct {
 	path string
 	f    *os.File
 	bw   *bufio.Writer
-	cw   *sweep.CSVWriter
+	cw   *results.Writer
 	rows int // rows written out whole
 }
 
@@ -546,7 +553,7 @@ func writeCheckpoint(path, header string, rows []sweep.Row) (c *checkpoint, err 
 		}
 	}()
 	c = &checkpoint{path: path, f: f, bw: bufio.NewWriter(f)}
-	c.cw = sweep.NewCSVWriter(c.bw)
+	c.cw = newResultsWriter(c.bw)
 	fmt.Fprintln(c.bw, header)
 	if err := c.cw.WriteHeader(); err != nil {
 		return nil, err
@@ -605,7 +612,7 @@ func (c *checkpoint) write(r sweep.Row) error {
 	ch, err := r.EncodeChange()
 	if err != nil || ch == nil {
 		if err == nil {
-			err = c.cw.Write(r)
+			err = c.cw.Write(r.Row)
 		}
 		return err
 	}
@@ -613,7 +620,7 @@ func (c *checkpoint) write(r sweep.Row) error {
 		return err
 	}
 	fmt.Fprintf(c.bw, "%s%s\n", changePrefix, ch)
-	return c.cw.Write(r)
+	return c.cw.Write(r.Row)
 }
 
 func (c *checkpoint) Close() error { return c.f.Close() }

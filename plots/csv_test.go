@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nexar-go/nexar-go/results"
 )
 
 const goodCSV = `collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s,seed
@@ -47,7 +49,7 @@ func TestReadCSV(t *testing.T) {
 				{Collective: "allreduce", Algorithm: "auto", DType: "f32", World: 8, Bytes: 1 << 20, Time: 3.5e-4, BusBW: 5.2},
 			},
 		},
-		{name: "both names of busbw", in: "collective,algorithm,world,bytes,time_s,busbw_gbps,busbw_GB_per_s\n", errLine: 1, errCol: "busbw_gb_per_s", errText: "twice"},
+		{name: "both names of busbw", in: "collective,algorithm,world,bytes,time_s,busbw_gbps,busbw_GB_per_s\n", errLine: 1, errCol: "busbw_GB_per_s", errText: "twice"},
 		{name: "header only", in: "collective,algorithm,world,bytes,time_s\n"},
 		{name: "empty optional field", in: "collective,algorithm,world,bytes,time_s,busbw_GB_per_s\nc,a,2,8,1e-6,\n",
 			want: []Point{{Collective: "c", Algorithm: "a", World: 2, Bytes: 8, Time: 1e-6}}},
@@ -55,14 +57,14 @@ func TestReadCSV(t *testing.T) {
 		{name: "missing column", in: "collective,algorithm,world,time_s\n", errLine: 1, errText: `no "bytes" column`},
 		{name: "duplicate column", in: "collective,algorithm,world,bytes,time_s,world\n", errLine: 1, errCol: "world", errText: "twice"},
 		{name: "bad integer", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,1e-6\nc,a,2,8KiB,1e-6\n",
-			errLine: 3, errCol: "bytes", errText: `"8KiB" is not an integer`},
+			errLine: 3, errCol: "bytes", errText: `"8KiB" is not a whole number`},
 		{name: "world 0", in: "collective,algorithm,world,bytes,time_s\nc,a,0,8,1e-6\n", errLine: 2, errCol: "world", errText: "out of range"},
 		{name: "negative bytes", in: "collective,algorithm,world,bytes,time_s\nc,a,2,-8,1e-6\n", errLine: 2, errCol: "bytes"},
 		{name: "NaN time", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,NaN\n", errLine: 2, errCol: "time_s", errText: "finite"},
 		{name: "infinite busbw", in: "collective,algorithm,world,bytes,time_s,busbw_GB_per_s\nc,a,2,8,1,1e999\n", errLine: 2, errCol: "busbw_GB_per_s"},
 		{name: "time not a number", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,fast\n", errLine: 2, errCol: "time_s", errText: "not a number"},
 		{name: "empty required", in: "collective,algorithm,world,bytes,time_s\nc,,2,8,1\n", errLine: 2, errCol: "algorithm", errText: "empty"},
-		{name: "short record", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,1\nc,a,2\n", errLine: 3, errText: "3 fields, header has 5"},
+		{name: "short record", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,1\nc,a,2\n", errLine: 3, errText: "3 fields, the header has 5"},
 		{name: "bad quoting", in: "collective,algorithm,world,bytes,time_s\nc,a,2,8,1\nc,\"a,2,8,1\n", errLine: 3},
 		{
 			name:    "line numbers count a quoted multi-line field",
@@ -82,9 +84,9 @@ func TestReadCSV(t *testing.T) {
 				}
 				return
 			}
-			var pe *ParseError
+			var pe *results.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("got %v (%T), want a *ParseError", err, err)
+				t.Fatalf("got %v (%T), want a *results.Error", err, err)
 			}
 			if pe.Line != c.errLine || pe.Column != c.errCol || !strings.Contains(err.Error(), c.errText) {
 				t.Errorf("got %q (line %d, column %q), want line %d, column %q, containing %q",
@@ -100,7 +102,7 @@ func TestReadCSVFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadCSVFile(path)
-	want := path + `:2: column "world": "two" is not an integer`
+	want := path + `:2: column "world": "two" is not a whole number; want a number of ranks, 1 or more`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -133,7 +135,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		pts, err := ReadCSV(strings.NewReader(in))
 		if err != nil {
-			var pe *ParseError
+			var pe *results.Error
 			if errors.As(err, &pe) && pe.Line < 1 {
 				t.Fatalf("error with line %d: %v", pe.Line, err)
 			}

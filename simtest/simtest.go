@@ -11,17 +11,16 @@ package simtest
 
 import (
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -213,18 +212,23 @@ func (n *Network) AssertWithin(tb testing.TB, c Case, reference string, factor f
 // file instead of comparing: NEXAR_UPDATE_GOLDEN=1 go test ./...
 const UpdateEnv = "NEXAR_UPDATE_GOLDEN"
 
-var goldenHeader = []string{"collective", "algorithm", "world", "bytes", "dtype", "time_s", "messages"}
+// goldenColumns are the columns of a golden file: those of results.csv
+// that say the point, its time and its messages.
+var goldenColumns = []string{results.ColCollective, results.ColAlgorithm, results.ColWorld, results.ColBytes, results.ColDType, results.ColTime, results.ColMessages}
 
 // Golden simulates every case and compares the times (in seconds to the
-// picosecond) and message counts with the golden file at path, a CSV that
-// results.csv's readers read too. With NEXAR_UPDATE_GOLDEN=1 in the
+// picosecond) and message counts with the golden file at path, a
+// results.csv of goldenColumns (results.Writer writes it, its readers read
+// it). With NEXAR_UPDATE_GOLDEN=1 in the
 // environment it writes the file instead, for a change that means to move
 // the results: review its diff and commit it.
 func (n *Network) Golden(tb testing.TB, path string, cases []Case) {
 	tb.Helper()
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	w.Write(goldenHeader)
+	w := results.NewWriter(&buf, goldenColumns, results.SimDecimals)
+	if err := w.WriteHeader(); err != nil {
+		tb.Fatal(err)
+	}
 	for _, c := range cases {
 		p, err := n.point(c)
 		if err != nil {
@@ -234,10 +238,14 @@ func (n *Network) Golden(tb testing.TB, path string, cases []Case) {
 		if err != nil {
 			tb.Fatalf("simtest: %v: %v", c, err)
 		}
-		w.Write([]string{c.Collective, c.Algorithm, strconv.Itoa(c.World), strconv.Itoa(p.UsedBytes()), p.DType.String(),
-			strconv.FormatFloat(res.End.Seconds(), 'f', 12, 64), strconv.FormatInt(res.Messages, 10)})
+		if err := w.Write(results.Row{Collective: c.Collective, Algorithm: c.Algorithm, World: c.World, Bytes: p.UsedBytes(), DType: p.DType.String(),
+			Time: res.End.Seconds(), Messages: res.Messages}); err != nil {
+			tb.Fatal(err)
+		}
 	}
-	w.Flush()
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
 	if os.Getenv(UpdateEnv) == "1" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 			tb.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -125,6 +126,10 @@ func TestGolden(t *testing.T) {
 		{Collective: "alltoall", Algorithm: "pairwise", World: 24, Bytes: 96 << 10},
 	}
 	fatTree(t).Golden(t, "testdata/fat-tree.csv", cases)
+	// It is a results.csv, which results.csv's readers read.
+	if tab, err := results.ReadFile("testdata/fat-tree.csv", results.ColDType, results.ColMessages); err != nil || len(tab.Rows) != len(cases) {
+		t.Errorf("the golden file as a results.csv: %v", err)
+	}
 
 	// A golden file that no longer matches fails, and the update writes it.
 	path := filepath.Join(t.TempDir(), "golden.csv")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -11,7 +12,7 @@ import (
 // TestChangeRoundTrip: a row's world changes read back from their
 // encoding encode the same, with every time the reports read.
 func TestChangeRoundTrip(t *testing.T) {
-	row := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 3,
+	row := sweep.Row{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 3},
 		Recovery: &sim.Shrunk{Failed: 2, Hit: true, World: 4, FailedAt: 20 * sim.Microsecond, Detected: 5 * sim.Second,
 			Agreed: 5*sim.Second + 90, Rebuilt: 5*sim.Second + 150, End: 6 * sim.Second, Result: &sim.Result{End: sim.Second, Finish: make([]sim.Time, 3)}},
 		Join: &sim.Grown{World: 3, Joined: 1, Agreed: 90, Rebuilt: 2150, End: 4000, Result: &sim.Result{End: 1850}}}

@@ -2,19 +2,13 @@
 // into points (a collective, an algorithm variant, a world size, a message
 // size, a dtype), RunPoint simulates one point (once per seed when the
 // sweep repeats) and returns its Row, Run runs points in parallel with
-// rows in a deterministic order, and CSVWriter writes rows as
-// nccl-tests-style CSV: the columns
-//
-//	collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s
-//
-// first, then the extras params (the variant's parameters as
-// name=value;...), op, repeats, time_min_s, time_max_s, spread_s (half of
-// max - min) and messages. A name ends in its unit: seconds (_s), given
-// to the picosecond of the simulator's clock (TimeDecimals), and GB/s
-// (_GB_per_s: 10^9 bytes per second, as nccl-tests). ReadCSV reads such
-// a file back into the same rows, which is how shards are merged and old
-// results re-derived; it also reads the files of earlier versions, which
-// named the bandwidths algbw_gbps and busbw_gbps (CurrentColumns).
+// rows in a deterministic order; a Row is its point's row of results.csv
+// (results.Row, which results.Writer writes with results.SimColumns:
+// times to the picosecond of the simulator's clock, results.SimDecimals)
+// and the world change the point made. ReadCSV reads such a file back
+// into the same rows, which is how shards are merged and a run resumed;
+// like every reader of results.csv it finds the columns by name and reads
+// the files of earlier versions and of nexar-live (results.Read).
 //
 // Points with data = "host" move real bytes: each rank's input comes from
 // the collective's reference in algotest's registry (Point.Case is the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -32,7 +33,7 @@ func FuzzParseParams(f *testing.F) {
 }
 
 func FuzzReadCSV(f *testing.F) {
-	head := strings.Join(sweep.Header, ",") + "\n"
+	head := strings.Join(results.SimColumns, ",") + "\n"
 	f.Add(head)
 	f.Add(head + "allreduce,ring,8,8388608,f32,0.0015380064,5.454,9.5445,,sum,1,0.0015380064,0.0015380064,0,112\n")
 	f.Add(head + "allreduce,\"a,b\",8,1,f32,1e-9,1,1,x=1;y=2,,2,0,0,0,0\n")
@@ -45,10 +46,10 @@ func FuzzReadCSV(f *testing.F) {
 		}
 		// What reads writes back and reads again to the same rows.
 		var b bytes.Buffer
-		w := sweep.NewCSVWriter(&b)
+		w := results.NewWriter(&b, results.SimColumns, results.SimDecimals)
 		w.WriteHeader()
 		for _, r := range rows {
-			w.Write(r)
+			w.Write(r.Row)
 		}
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)

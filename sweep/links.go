@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -98,7 +99,7 @@ func WriteLinksCSV(w io.Writer, accounts []*Links) error {
 		}
 		p := a.Point
 		key := []string{strconv.Itoa(p.Index), p.Collective.Name, p.VariantName(), strconv.Itoa(p.World),
-			strconv.Itoa(p.UsedBytes()), p.DType.String(), strconv.FormatUint(a.Seed, 10), strconv.FormatFloat(a.End.Seconds(), 'f', TimeDecimals, 64)}
+			strconv.Itoa(p.UsedBytes()), p.DType.String(), strconv.FormatUint(a.Seed, 10), strconv.FormatFloat(a.End.Seconds(), 'f', results.SimDecimals, 64)}
 		for _, row := range rows[1:] {
 			if err := cw.Write(append(slices.Clone(key), row...)); err != nil {
 				return err

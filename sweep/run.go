@@ -12,44 +12,16 @@ import (
 	"sync"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
-// Row is the measurement of one point: the required columns of
-// results.csv, then extras.
+// Row is the measurement of one point: its row of results.csv
+// (results.Row: the simulator leaves nexar-live's columns zero), and the
+// world change the point made, which results.csv does not hold.
 type Row struct {
-	Collective string
-	// Algorithm is the variant's name: "ring", "pipelined_ring(segment=2MiB)".
-	Algorithm string
-	World     int
-	// Bytes is the message size run, after the collective's rounding.
-	Bytes int
-	DType string
-	// Time is the simulated time of the collective in seconds, from the
-	// start to when the last rank finished; the median over the repeats
-	// when the point ran several times.
-	Time float64
-	// AlgBW is Bytes/Time in GB/s (10^9 bytes per second), and BusBW is
-	// AlgBW times the collective's bus factor, as nccl-tests reports them;
-	// both are 0 when Bytes or Time is.
-	AlgBW, BusBW float64
-
-	// Params are the parameters the sweep set, as "name=value" pairs in
-	// bytes or plain numbers, sorted by name and joined by ";": the
-	// machine-readable form of the parentheses of Algorithm. Empty if
-	// none (FormatParams, ParseParams).
-	Params string
-	// Op is the reduction operator of reducing collectives, else empty.
-	Op string
-	// Repeats is the number of runs the point took.
-	Repeats int
-	// TimeMin and TimeMax are the fastest and slowest of the repeats, and
-	// Spread is half their difference: the half-width of the error bar
-	// plots draw. With one run, TimeMin = TimeMax = Time and Spread = 0.
-	TimeMin, TimeMax, Spread float64
-	// Messages is the number of messages of the (first) run.
-	Messages int64
+	results.Row
 
 	// Recovery is the recovery of the (first) run of the point during
 	// which the scenario's rank failed with recovery by shrinking; nil for
@@ -302,7 +274,7 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 // the point's bytes make of it. messages is what one iteration sent.
 // Times are rounded to whole picoseconds, the simulator's clock (the
 // median of an even count and the spread may fall half-way between two
-// ticks), so that a row read back from its CSV record (TimeDecimals) is
+// ticks), so that a row read back from its CSV record (results.SimDecimals) is
 // the row written.
 func NewRow(p Point, times []float64, messages int64) Row {
 	slices.Sort(times)
@@ -311,7 +283,7 @@ func NewRow(p Point, times []float64, messages int64) Row {
 	if n%2 == 0 {
 		med = (times[n/2-1] + times[n/2]) / 2
 	}
-	row := Row{
+	row := Row{Row: results.Row{
 		Collective: p.Collective.Name,
 		Algorithm:  p.VariantName(),
 		World:      p.World,
@@ -324,7 +296,7 @@ func NewRow(p Point, times []float64, messages int64) Row {
 		TimeMax:    roundTime(times[n-1]),
 		Spread:     roundTime((times[n-1] - times[0]) / 2),
 		Messages:   messages,
-	}
+	}}
 	if p.Collective.Reduces {
 		row.Op = p.Op.String()
 	}
@@ -336,10 +308,10 @@ func NewRow(p Point, times []float64, messages int64) Row {
 }
 
 // roundTime rounds t seconds to whole picoseconds: k/10^12 for an integer
-// k, the double that formats with TimeDecimals decimals as k's digits and
+// k, the double that formats with results.SimDecimals decimals as k's digits and
 // parses back to itself.
 func roundTime(t float64) float64 {
-	const ticks = 1e12 // per second; 10^TimeDecimals
+	const ticks = 1e12 // per second; 10^results.SimDecimals
 	return math.Round(t*ticks) / ticks
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/algos/algotest"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -138,8 +139,8 @@ bytes = ["8MiB"]
 	if row.Bytes != 8<<20 || row.AlgBW != algbw || row.BusBW != algbw*2*7/8 {
 		t.Errorf("row %+v, want algbw %g, busbw %g", row, algbw, algbw*2*7/8)
 	}
-	want := sweep.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: row.Time, AlgBW: algbw, BusBW: row.BusBW,
-		Op: "sum", Repeats: 1, TimeMin: row.Time, TimeMax: row.Time, Messages: 2 * 7 * 8}
+	want := sweep.Row{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: row.Time, AlgBW: algbw, BusBW: row.BusBW,
+		Op: "sum", Repeats: 1, TimeMin: row.Time, TimeMax: row.Time, Messages: 2 * 7 * 8}}
 	if row != want {
 		t.Errorf("row %+v, want %+v", row, want)
 	}
@@ -356,55 +357,25 @@ data = "host"
 	}
 }
 
-func TestCSV(t *testing.T) {
-	var b bytes.Buffer
-	w := sweep.NewCSVWriter(&b)
-	rows := []sweep.Row{
-		{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: 1538.0064e-6, AlgBW: 5.454, BusBW: 9.5445,
-			Op: "sum", Repeats: 1, TimeMin: 1538.0064e-6, TimeMax: 1538.0064e-6, Messages: 112},
-		{Collective: "allreduce", Algorithm: "ring", World: 1, DType: "f32", Op: "sum", Repeats: 1},
-		{Collective: "x,y", Algorithm: "a\"b(segment=2MiB)", World: 2, Bytes: 4, DType: "u8", Time: 1e-9, AlgBW: 1.0 / 3, BusBW: 2.0 / 3,
-			Params: "segment=2097152", Repeats: 5, TimeMin: 0.5e-9, TimeMax: 2e-9, Spread: 0.75e-9, Messages: 3},
+// TestReadCSV: ReadCSV reads nexar-sim's results.csv (results.Read with
+// its columns) and checks each row's params; a file without nexar-sim's
+// columns is an error naming the first missing.
+func TestReadCSV(t *testing.T) {
+	head := strings.Join(results.SimColumns, ",") + "\n"
+	rows, err := sweep.ReadCSV(strings.NewReader(head + "allreduce,pipelined_ring(segment=2MiB),8,4,f32,1e-9,1,1,segment=2097152,sum,5,0,0,0,3\n"))
+	want := []sweep.Row{{Row: results.Row{Collective: "allreduce", Algorithm: "pipelined_ring(segment=2MiB)", World: 8, Bytes: 4, DType: "f32",
+		Time: 1e-9, AlgBW: 1, BusBW: 1, Params: "segment=2097152", Op: "sum", Repeats: 5, Messages: 3}}}
+	if err != nil || !slices.Equal(rows, want) {
+		t.Errorf("ReadCSV = %+v, %v; want %+v", rows, err, want)
 	}
-	for _, r := range rows {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
+	for _, c := range []struct{ in, want string }{
+		{head + "allreduce,ring,8,4,f32,1e-9,1,1,segment,sum,5,0,0,0,3\n", `2: column "params": `},
+		{"collective,algorithm,world,bytes,time_s\nallreduce,ring,8,4,1e-9\n", `1: the header has no "dtype" column`},
+	} {
+		var e *results.Error
+		if _, err := sweep.ReadCSV(strings.NewReader(c.in)); !errors.As(err, &e) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want a *results.Error %q...", c.in, err, c.want)
 		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	want := `collective,algorithm,world,bytes,dtype,time_s,algbw_GB_per_s,busbw_GB_per_s,params,op,repeats,time_min_s,time_max_s,spread_s,messages
-allreduce,ring,8,8388608,f32,0.001538006400,5.454,9.5445,,sum,1,0.001538006400,0.001538006400,0.000000000000,112
-allreduce,ring,1,0,f32,0.000000000000,0,0,,sum,1,0.000000000000,0.000000000000,0.000000000000,0
-"x,y","a""b(segment=2MiB)",2,4,u8,0.000000001000,0.3333333333333333,0.6666666666666666,segment=2097152,,5,0.000000000500,0.000000002000,0.000000000750,3
-`
-	if b.String() != want {
-		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
-	}
-	back, err := sweep.ReadCSV(strings.NewReader(b.String()))
-	if err != nil || !slices.Equal(back, rows) {
-		t.Errorf("ReadCSV = %+v, %v; want the rows written", back, err)
-	}
-	// A file of an earlier version, whose bandwidth columns were named
-	// algbw_gbps and busbw_gbps, reads the same.
-	old := strings.Replace(b.String(), "algbw_GB_per_s,busbw_GB_per_s", "algbw_gbps,busbw_gbps", 1)
-	if back, err := sweep.ReadCSV(strings.NewReader(old)); err != nil || !slices.Equal(back, rows) {
-		t.Errorf("ReadCSV of the old header = %+v, %v; want the rows written", back, err)
-	}
-	// Nanosecond clocks write nine decimals.
-	if got := rows[0].RecordDecimals(9)[5]; got != "0.001538006" {
-		t.Errorf("RecordDecimals(9) time_s = %q", got)
-	}
-	b.Reset()
-	w = sweep.NewCSVWriter(&b)
-	if err := w.WriteHeader(); err != nil {
-		t.Fatal(err)
-	}
-	w.WriteHeader()
-	w.Flush()
-	if b.String() != strings.Join(sweep.Header, ",")+"\n" {
-		t.Errorf("header only: %q", b.String())
 	}
 }
 
@@ -423,17 +394,17 @@ bytes = [1024]
 	// the median is half-way between two ticks, as is the spread.
 	times := []float64{0.0014777129999999999, 0.001477714 + 1e-12}
 	row := sweep.NewRow(p, times, 4)
-	rec := row.Record()
+	var b bytes.Buffer
+	w := results.NewWriter(&b, results.SimColumns, results.SimDecimals)
+	w.Write(row.Row)
+	w.Flush()
+	rec := strings.Split(strings.Split(b.String(), "\n")[1], ",")
 	// Half a tick rounds either way, as floating point has it.
 	if rec[11] != "0.001477713000" || rec[12] != "0.001477714001" ||
 		!slices.Contains([]string{"0.001477713500", "0.001477713501"}, rec[5]) ||
 		!slices.Contains([]string{"0.000000000500", "0.000000000501"}, rec[13]) {
 		t.Errorf("time_s, time_min_s, time_max_s, spread_s = %s, %s, %s, %s", rec[5], rec[11], rec[12], rec[13])
 	}
-	var b bytes.Buffer
-	w := sweep.NewCSVWriter(&b)
-	w.Write(row)
-	w.Flush()
 	back, err := sweep.ReadCSV(&b)
 	if err != nil || len(back) != 1 || back[0] != row {
 		t.Errorf("ReadCSV = %+v, %v; want %+v", back, err, row)
