@@ -90,10 +90,10 @@ func (c *Config) ApplyTuning(t *algos.Tuning) {
 	if t == nil || t.Transport == nil {
 		return
 	}
-	if n := t.Transport.EagerThreshold; n > 0 {
+	if n := t.Transport.Eager; n > 0 {
 		c.EagerThreshold = min(n, MaxEagerThreshold)
 	}
-	switch n := t.Transport.BulkThreshold; {
+	switch n := t.Transport.Bulk; {
 	case n == algos.BulkNever:
 		c.BulkThreshold = -1
 	case n == 0:
