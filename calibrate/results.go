@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -140,14 +141,14 @@ func resultSample(rec []string, get func([]string, string) string) (Sample, erro
 }
 
 // resultThresholds reads a row's bulk_threshold and eager_threshold.
-func resultThresholds(rec []string, get func([]string, string) string) (*Thresholds, error) {
+func resultThresholds(rec []string, get func([]string, string) string) (*algos.Thresholds, error) {
 	return ParseThresholds(get(rec, "bulk_threshold"), get(rec, "eager_threshold"))
 }
 
 // ParseThresholds reads the bulk_threshold and eager_threshold columns of
 // a results.csv: whole bytes, the bulk one -1 for never, the eager one 0
 // for off.
-func ParseThresholds(bulk, eager string) (*Thresholds, error) {
+func ParseThresholds(bulk, eager string) (*algos.Thresholds, error) {
 	b, err := strconv.Atoi(bulk)
 	if err != nil || b < -1 {
 		return nil, fmt.Errorf("bulk_threshold %q: want a number of bytes, or -1 (never)", bulk)
@@ -156,7 +157,7 @@ func ParseThresholds(bulk, eager string) (*Thresholds, error) {
 	if err != nil || e < 0 {
 		return nil, fmt.Errorf("eager_threshold %q: want a number of bytes (0: off)", eager)
 	}
-	return &Thresholds{Bulk: b, Eager: e}, nil
+	return &algos.Thresholds{Bulk: b, Eager: e}, nil
 }
 
 // resultsError turns a CSV parse error into a LogError.

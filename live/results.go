@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/calibrate"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -51,9 +52,8 @@ type Result struct {
 
 // Thresholds are the sizes at which realnet changes how it sends a
 // message, as a run's ranks used them (see realnet.Config) and as
-// results.csv records them, in whole bytes: calibrate's, which holds a
-// model's thresholds at them.
-type Thresholds = calibrate.Thresholds
+// results.csv records them, in whole bytes.
+type Thresholds = algos.Thresholds
 
 // ThresholdColumns are the columns that record a run's Thresholds, last
 // in results.csv (after device, when there is one).
