@@ -62,17 +62,7 @@ var ThresholdColumns = []string{"bulk_threshold", "eager_threshold"}
 // ThresholdsOf returns the thresholds ranks configured with cfg use:
 // realnet's defaults where cfg leaves them zero, and never the bulk path
 // (nor the eager one, which needs it) with cfg.NoBulk.
-func ThresholdsOf(cfg realnet.Config) Thresholds {
-	switch {
-	case cfg.NoBulk:
-		return Thresholds{Bulk: -1}
-	case cfg.BulkThreshold < 0:
-		return Thresholds{Bulk: -1, Eager: cfg.EagerThreshold}
-	case cfg.BulkThreshold == 0:
-		return Thresholds{Bulk: realnet.DefaultBulkThreshold, Eager: cfg.EagerThreshold}
-	}
-	return Thresholds{Bulk: cfg.BulkThreshold, Eager: cfg.EagerThreshold}
-}
+func ThresholdsOf(cfg realnet.Config) Thresholds { return cfg.Used() }
 
 // thresholdRecord returns t as results.csv's columns.
 func thresholdRecord(t Thresholds) []string {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -338,6 +339,8 @@ func TestTuningFlag(t *testing.T) {
 		{[]string{"--tuning", eager}, 4096, 2048},
 		{[]string{"--tuning", eager, "--eager-threshold", "off"}, 4096, 0},
 		{[]string{"--eager-threshold", "1KiB", "--tuning", eager}, 4096, 1024},
+		{[]string{"--bulk-threshold", "0"}, 1, 0},
+		{[]string{"--bulk-threshold", "off", "--eager-threshold", "2KiB"}, -1, 2048},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		var m measureFlags
@@ -349,18 +352,42 @@ func TestTuningFlag(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.args, err)
 		}
-		if cfg.BulkThreshold != c.want || cfg.EagerThreshold != c.wantEager {
-			t.Errorf("%q: BulkThreshold %d, EagerThreshold %d, want %d, %d", c.args, cfg.BulkThreshold, cfg.EagerThreshold, c.want, c.wantEager)
+		if got := cfg.Thresholds; got.Bulk != c.want || got.Eager != c.wantEager {
+			t.Errorf("%q: thresholds %v, want bulk %d, eager %d", c.args, got, c.want, c.wantEager)
 		}
-		// The workers, given the launcher's arguments, resolve the same.
+		// The workers, given the launcher's arguments, use the same
+		// (without reading the tuning table again).
+		wargs := m.workerArgs(cfg.Thresholds)
+		if slices.Contains(wargs, "--tuning") {
+			t.Errorf("%q: the workers' arguments %q name the tuning table", c.args, wargs)
+		}
 		wfs := flag.NewFlagSet("w", flag.ContinueOnError)
 		var w measureFlags
 		w.register(wfs)
-		if err := wfs.Parse(m.workerArgs()); err != nil {
+		if err := wfs.Parse(wargs); err != nil {
 			t.Fatal(err)
 		}
-		if wcfg, err := w.config(); err != nil || wcfg.BulkThreshold != c.want || wcfg.EagerThreshold != c.wantEager {
-			t.Errorf("%q: the workers' BulkThreshold %d, EagerThreshold %d (%v), want %d, %d", c.args, wcfg.BulkThreshold, wcfg.EagerThreshold, err, c.want, c.wantEager)
+		if wcfg, err := w.config(); err != nil || wcfg.Thresholds != cfg.Thresholds {
+			t.Errorf("%q: the workers' thresholds %v (%v), want %v", c.args, wcfg.Thresholds, err, cfg.Thresholds)
+		}
+	}
+}
+
+// TestThresholdFlagsRefused: sizes the flags do not take are refused as
+// they are parsed.
+func TestThresholdFlagsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"--bulk-threshold", "lots"},
+		{"--bulk-threshold", "-2"},
+		{"--eager-threshold", "1MiB"},
+		{"--eager-threshold", "1.5B"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(new(bytes.Buffer))
+		var m measureFlags
+		m.register(fs)
+		if err := fs.Parse(args); err == nil {
+			t.Errorf("%q: accepted, thresholds %v", args, m.thresholds)
 		}
 	}
 }
