@@ -203,9 +203,9 @@ var fitModels = []ModelSpec{
 		},
 		Build: func(th []float64, set []int) sim.Model {
 			return sim.TwoPaths{
-				QUIC:          sim.AlphaBeta{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1])},
-				Bulk:          sim.AlphaBeta{Latency: sim.FromSeconds(th[2]), Bandwidth: rate(th[3])},
-				BulkThreshold: set[0], EagerThreshold: set[1], ReduceBandwidth: rate(th[4]),
+				QUIC:       sim.AlphaBeta{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1])},
+				Bulk:       sim.AlphaBeta{Latency: sim.FromSeconds(th[2]), Bandwidth: rate(th[3])},
+				Thresholds: algos.Thresholds{Bulk: set[0], Eager: set[1]}, ReduceBandwidth: rate(th[4]),
 			}
 		},
 		network: writeRealnet,

@@ -76,7 +76,7 @@ func TestRecordedSettings(t *testing.T) {
 // note says so.
 func TestCalibrateRecordedThreshold(t *testing.T) {
 	truth := loopbackPaths
-	truth.BulkThreshold = 16 << 10
+	truth.Thresholds.Bulk = 16 << 10
 	plain := synthetic(t, truth, []int{2, 4}, 0.01, 13)
 	samples := recordedBy(plain, "bulk16.csv", algos.Thresholds{Bulk: 16 << 10})
 	for _, model := range []string{"realnet", "alpha-beta-protocol"} {
@@ -98,7 +98,7 @@ func TestCalibrateRecordedThreshold(t *testing.T) {
 				t.Errorf("scenario lacks %q:\n%s", want, b.String())
 			}
 			if model == "realnet" {
-				if m := f.SimModel().(sim.TwoPaths); m.BulkThreshold != 16<<10 {
+				if m := f.SimModel().(sim.TwoPaths); m.Thresholds.Bulk != 16<<10 {
 					t.Errorf("model %+v", m)
 				}
 				d, err := Calibrate(plain, model, Options{MaxIter: 10})
@@ -194,7 +194,7 @@ func TestMergeRepeatsThresholds(t *testing.T) {
 // calibrated scenario writes so that it parses back to the fitted model.
 func TestWriteRecordedNever(t *testing.T) {
 	quic := loopbackPaths
-	quic.BulkThreshold = -1
+	quic.Thresholds.Bulk = -1
 	samples := recordedBy(synthetic(t, quic, []int{2}, 0, 15), "quic.csv", algos.Thresholds{Bulk: -1})
 	for _, model := range []string{"realnet", "alpha-beta-protocol", "shared-host"} {
 		hold := map[string]float64{}
