@@ -56,8 +56,9 @@ const (
 	// ranks unless --bulk-threshold or --tuning says otherwise (the
 	// default its --help prints), and the one calibrate holds a model's
 	// thresholds at for samples whose file does not record their run's.
-	// It comes from nexar-live's first version, which took realnet's
-	// default of the time (64 KiB) and kept it when realnet's moved.
+	// It is what realnet's own default was until BenchmarkCrossover moved
+	// that to 16 KiB; nexar-live has used 64 KiB since its first version
+	// and was not moved with it.
 	DefaultBulkThreshold = 64 << 10
 	// RealnetBulkThreshold is realnet's own: the bulk threshold of a
 	// realnet.Config that leaves it 0, and of a scenario's realnet model
@@ -141,11 +142,7 @@ func ParseBulkThreshold(s string) (int, error) {
 	case "never", "off", "-1":
 		return BulkNever, nil
 	}
-	n, err := parseSize(s)
-	if err != nil {
-		return 0, fmt.Errorf("bulk threshold: %v (or \"never\")", err)
-	}
-	return n, nil
+	return parseSize(s)
 }
 
 // ParseEagerThreshold reads an eager threshold as --eager-threshold takes
@@ -155,11 +152,7 @@ func ParseEagerThreshold(s string) (int, error) {
 	case "off", "never", "0":
 		return 0, nil
 	}
-	n, err := parseSize(s)
-	if err != nil {
-		return 0, fmt.Errorf("eager threshold: %v (or \"off\")", err)
-	}
-	return n, nil
+	return parseSize(s)
 }
 
 // formatSize writes n bytes in the largest binary unit that holds it
@@ -176,11 +169,17 @@ func formatSize(n int) string {
 	return strconv.Itoa(n)
 }
 
-// sizeUnits are the units parseSize takes, those of scenario.ParseBytes.
-var sizeUnits = map[string]int64{
-	"B": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+// sizeUnits are the units parseSize takes, those of scenario.ParseBytes,
+// in the order its errors list them.
+var sizeUnits = []struct {
+	name string
+	size int64
+}{
+	{"B", 1}, {"KB", 1e3}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
 }
+
+const sizeUnitNames = "B, KB, kB, MB, GB, TB, KiB, MiB, GiB, TiB"
 
 // maxThreshold bounds a threshold's size: 1 PiB, the largest size a
 // scenario names.
@@ -196,22 +195,29 @@ func parseSize(s string) (int, error) {
 	if i >= 0 {
 		num, unit = t[:i], strings.TrimSpace(t[i:])
 	}
-	scale := int64(1)
-	if unit != "" {
-		var ok bool
-		if scale, ok = sizeUnits[unit]; !ok {
-			return 0, fmt.Errorf("%q is not a size: unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, unit)
-		}
-	}
 	num = strings.ReplaceAll(num, "_", "")
+	if num == "" {
+		return 0, fmt.Errorf("%q is not a size: want a number and a unit (%s)", s, sizeUnitNames)
+	}
 	if e := strings.IndexAny(num, "eE"); len(num) > 40 || e >= 0 && len(num)-e > 4 {
 		return 0, fmt.Errorf("%q is not a size: too many digits", s)
 	}
 	r, ok := new(big.Rat).SetString(num)
-	if num == "" || !ok {
-		return 0, fmt.Errorf("%q is not a size: want a number of bytes and an optional unit, such as 64KiB", s)
+	if !ok {
+		return 0, fmt.Errorf("%q is not a size: %q is not a number", s, num)
 	}
-	r.Mul(r, new(big.Rat).SetInt64(scale))
+	if unit != "" {
+		scale := int64(0)
+		for _, u := range sizeUnits {
+			if u.name == unit {
+				scale = u.size
+			}
+		}
+		if scale == 0 {
+			return 0, fmt.Errorf("%q is not a size: unknown unit %q (want one of %s)", s, unit, sizeUnitNames)
+		}
+		r.Mul(r, new(big.Rat).SetInt64(scale))
+	}
 	switch {
 	case r.Sign() < 0:
 		return 0, fmt.Errorf("%q is not a size: it is negative", s)
