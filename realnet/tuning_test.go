@@ -92,7 +92,7 @@ func TestUsed(t *testing.T) {
 		want algos.Thresholds
 	}{
 		{Config{}, algos.Thresholds{Bulk: algos.RealnetBulkThreshold}},
-		{Config{Thresholds: algos.DefaultThresholds()}, algos.Thresholds{Bulk: 64 << 10}},
+		{Config{Thresholds: algos.DefaultThresholds()}, algos.DefaultThresholds()},
 		{Config{Thresholds: algos.Thresholds{Bulk: algos.BulkNever}}, algos.Thresholds{Bulk: algos.BulkNever}},
 		{Config{Thresholds: algos.Thresholds{Bulk: -5, Eager: 4096}}, algos.Thresholds{Bulk: algos.BulkNever, Eager: 4096}},
 		{Config{Thresholds: algos.Thresholds{Bulk: 1, Eager: 4096}}, algos.Thresholds{Bulk: 1, Eager: 4096}},
