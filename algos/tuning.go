@@ -52,8 +52,8 @@ import (
 //	count_below_world = false     # whether elements < world
 //	world_power_of_two = false    # whether the world is a power of two
 //
-//	# Optional: realnet's transport. Absent, realnet keeps its default
-//	# (realnet.DefaultBulkThreshold).
+//	# Optional: realnet's transport (Thresholds). Absent, realnet keeps
+//	# its default.
 //	[transport]
 //	bulk_threshold = 16384        # required in [transport]; see below
 //	eager_threshold = 65536       # optional: realnet's eager TCP path on
@@ -73,7 +73,7 @@ import (
 //
 // eager_threshold, optional, turns realnet's eager path on: a message of
 // fewer bytes goes over TCP at once, header and payload together, a larger
-// one by rendezvous (realnet.Config.EagerThreshold); a whole number of
+// one by rendezvous (Thresholds.Eager); a whole number of
 // bytes, 1 or more. nexar-sim derives it too, where [network.transport]
 // gives the receiver's copy_bandwidth: the size at which the copy out of
 // the receiver's buffer that an eager message may need costs more than the
@@ -81,8 +81,9 @@ import (
 type Tuning struct {
 	Description string
 	Source      string
-	// Transport is the [transport] table; nil if the table has none.
-	Transport *TransportTuning
+	// Transport is the [transport] table: realnet's thresholds; nil if
+	// the table has none.
+	Transport *Thresholds
 	// Collectives are in ascending order of name, one per collective.
 	Collectives []TuningCollective
 	// Policy, if not nil, selects before the table (SelectFor): where it
@@ -131,22 +132,6 @@ type Rule struct {
 	// If not nil, whether the world size must be a power of two.
 	WorldPowerOfTwo *bool
 }
-
-// TransportTuning is the [transport] table of a Tuning: how realnet moves
-// messages.
-type TransportTuning struct {
-	// BulkThreshold is the payload size in bytes from which a message
-	// travels on the bulk path: 0 or more, or BulkNever.
-	BulkThreshold int
-	// EagerThreshold, if positive, turns realnet's eager path on: messages
-	// of fewer bytes go eagerly over TCP, larger ones by rendezvous
-	// (eager_threshold; 0 when the table has none: the path is off).
-	EagerThreshold int
-}
-
-// BulkNever is the BulkThreshold of a table that keeps every message on
-// QUIC, written bulk_threshold = "never".
-const BulkNever = -1
 
 // Choice is what a Tuning table selects.
 type Choice struct {
@@ -292,11 +277,11 @@ type failFunc func(path, format string, args ...any) error
 // check validates what the TOML types cannot: that collectives, algorithms
 // and parameters exist, and that bounds and steps make sense.
 func (t *Tuning) check(fail failFunc) error {
-	if t.Transport != nil && t.Transport.BulkThreshold < 0 && t.Transport.BulkThreshold != BulkNever {
-		return fail("transport.bulk_threshold", "%d bytes: want 0 or more, or \"never\" (BulkNever)", t.Transport.BulkThreshold)
+	if t.Transport != nil && t.Transport.Bulk < 0 && t.Transport.Bulk != BulkNever {
+		return fail("transport.bulk_threshold", "%d bytes: want 0 or more, or \"never\" (BulkNever)", t.Transport.Bulk)
 	}
-	if t.Transport != nil && t.Transport.EagerThreshold < 0 {
-		return fail("transport.eager_threshold", "%d bytes: want 1 or more (or no eager_threshold: the eager path off)", t.Transport.EagerThreshold)
+	if t.Transport != nil && t.Transport.Eager < 0 {
+		return fail("transport.eager_threshold", "%d bytes: want 1 or more (or no eager_threshold: the eager path off)", t.Transport.Eager)
 	}
 	for i, c := range t.Collectives {
 		cp := "collective." + tomlKey(c.Name)
@@ -434,7 +419,7 @@ func (p *tuningParser) tuning(raw map[string]any) *Tuning {
 }
 
 // transport reads the [transport] table; it is nil only after an error.
-func (p *tuningParser) transport(path string, v any) *TransportTuning {
+func (p *tuningParser) transport(path string, v any) *Thresholds {
 	raw, ok := v.(map[string]any)
 	if !ok {
 		p.table(path, v) // reports the type
@@ -446,18 +431,18 @@ func (p *tuningParser) transport(path string, v any) *TransportTuning {
 		p.fail(path, "no bulk_threshold (bytes, or \"never\"); leave [transport] out for realnet's default")
 		return nil
 	}
-	tt := &TransportTuning{}
+	tt := &Thresholds{}
 	if et, ok := raw["eager_threshold"]; ok {
-		tt.EagerThreshold = p.count(path+".eager_threshold", et, 1)
+		tt.Eager = p.count(path+".eager_threshold", et, 1)
 	}
 	if s, isStr := bt.(string); isStr {
 		if s != "never" {
 			p.fail(path+".bulk_threshold", "want a whole number of bytes or \"never\", not %q", s)
 		}
-		tt.BulkThreshold = BulkNever
+		tt.Bulk = BulkNever
 		return tt
 	}
-	tt.BulkThreshold = p.count(path+".bulk_threshold", bt, 0)
+	tt.Bulk = p.count(path+".bulk_threshold", bt, 0)
 	return tt
 }
 
@@ -655,13 +640,13 @@ func (t *Tuning) WriteTo(w io.Writer) (int64, error) {
 	}
 	if tt := t.Transport; tt != nil {
 		fmt.Fprintf(&b, "\n[transport]\n")
-		if tt.BulkThreshold == BulkNever {
+		if tt.Bulk == BulkNever {
 			fmt.Fprintf(&b, "bulk_threshold = \"never\"\n")
 		} else {
-			fmt.Fprintf(&b, "bulk_threshold = %d\n", tt.BulkThreshold)
+			fmt.Fprintf(&b, "bulk_threshold = %d\n", tt.Bulk)
 		}
-		if tt.EagerThreshold > 0 {
-			fmt.Fprintf(&b, "eager_threshold = %d\n", tt.EagerThreshold)
+		if tt.Eager > 0 {
+			fmt.Fprintf(&b, "eager_threshold = %d\n", tt.Eager)
 		}
 	}
 	for _, c := range t.Collectives {

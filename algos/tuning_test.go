@@ -232,14 +232,14 @@ func TestTuningRoundTrip(t *testing.T) {
 func TestTuningTransport(t *testing.T) {
 	for _, c := range []struct {
 		text string
-		want *algos.TransportTuning
+		want *algos.Thresholds
 	}{
 		{"", nil},
-		{"[transport]\nbulk_threshold = 16384\n", &algos.TransportTuning{BulkThreshold: 16384}},
-		{"[transport]\nbulk_threshold = 0\n", &algos.TransportTuning{BulkThreshold: 0}},
-		{"[transport]\nbulk_threshold = \"never\"\n", &algos.TransportTuning{BulkThreshold: algos.BulkNever}},
-		{"transport = { bulk_threshold = 1 }\n", &algos.TransportTuning{BulkThreshold: 1}},
-		{"transport.bulk_threshold = 9007199254740993\n", &algos.TransportTuning{BulkThreshold: 9007199254740993}}, // above 2^53: kept exact
+		{"[transport]\nbulk_threshold = 16384\n", &algos.Thresholds{Bulk: 16384}},
+		{"[transport]\nbulk_threshold = 0\n", &algos.Thresholds{Bulk: 0}},
+		{"[transport]\nbulk_threshold = \"never\"\n", &algos.Thresholds{Bulk: algos.BulkNever}},
+		{"transport = { bulk_threshold = 1 }\n", &algos.Thresholds{Bulk: 1}},
+		{"transport.bulk_threshold = 9007199254740993\n", &algos.Thresholds{Bulk: 9007199254740993}}, // above 2^53: kept exact
 	} {
 		table, err := algos.ParseTuning("t.toml", []byte("version = 1\n"+c.text))
 		if err != nil {
@@ -264,11 +264,11 @@ func TestTuningTransport(t *testing.T) {
 	}
 	// A table may hold only the transport: what nexar-sim writes for a
 	// scenario whose sweeps have nothing to choose between.
-	only := &algos.Tuning{Transport: &algos.TransportTuning{BulkThreshold: 4096}}
+	only := &algos.Tuning{Transport: &algos.Thresholds{Bulk: 4096}}
 	if err := only.Validate(); err != nil {
 		t.Error(err)
 	}
-	if err := (&algos.Tuning{Transport: &algos.TransportTuning{BulkThreshold: -2}}).Validate(); err == nil {
+	if err := (&algos.Tuning{Transport: &algos.Thresholds{Bulk: -2}}).Validate(); err == nil {
 		t.Error("bulk threshold -2: no error")
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/units"
 	"github.com/nexar-go/nexar-go/results"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // The formats of measurement files Read reads.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -108,13 +109,6 @@ func rate(perByte float64) float64 {
 	return 1 / perByte
 }
 
-// nexarLiveBulkThreshold is the bulk threshold nexar-live's ranks use
-// unless told otherwise (its --bulk-threshold default): what the models'
-// settings are held at for samples whose file does not record the run's
-// (results.csv of nexar-live before it wrote bulk_threshold, logs of
-// other benchmarks).
-const nexarLiveBulkThreshold = 64 << 10
-
 // fitModels are the models Calibrate fits, by scenario model name.
 var fitModels = []ModelSpec{
 	{
@@ -140,7 +134,7 @@ var fitModels = []ModelSpec{
 			{Name: "rendezvous_latency_factor", Symbol: "f_alpha", Factor: true, Default: 1, Min: 1e-3, Step: 1e-3},
 			{Name: "rendezvous_bandwidth_factor", Symbol: "f_beta", Factor: true, Default: 1, Min: 1e-3, Step: 1e-3},
 		},
-		Settings: []Setting{{Name: "eager_limit", Default: nexarLiveBulkThreshold, Min: 1,
+		Settings: []Setting{{Name: "eager_limit", Default: algos.DefaultBulkThreshold, Min: 1,
 			Why: "nexar-live's bulk threshold (its --bulk-threshold default), where realnet's protocol changes; the samples cannot move a threshold"}},
 		Build:   buildProtocol,
 		network: writeProtocol,
@@ -164,7 +158,7 @@ var fitModels = []ModelSpec{
 			{Name: "backplane_bandwidth", Symbol: "beta_b", PerByte: true, Required: true, Min: 1e-15, Step: 1e-13,
 				Needs: "sizes large enough for their bytes to count (MiBs)"},
 		},
-		Settings: []Setting{{Name: "eager_limit", Default: nexarLiveBulkThreshold, Min: 1,
+		Settings: []Setting{{Name: "eager_limit", Default: algos.DefaultBulkThreshold, Min: 1,
 			Why: "nexar-live's bulk threshold (its --bulk-threshold default), where realnet's protocol changes; the samples cannot move a threshold"}},
 		Build:   buildSharedHost,
 		network: writeSharedHost,
@@ -202,16 +196,16 @@ var fitModels = []ModelSpec{
 			{Name: "reduce_bandwidth", Symbol: "gamma", PerByte: true, Step: 1e-13},
 		},
 		Settings: []Setting{
-			{Name: "bulk_threshold", Default: nexarLiveBulkThreshold, Min: 0, Never: true,
+			{Name: "bulk_threshold", Default: algos.DefaultBulkThreshold, Min: 0, Never: true,
 				Why: "nexar-live's default (--bulk-threshold), for samples whose file does not record the run's"},
 			{Name: "eager_threshold", Default: 0, Min: 0,
 				Why: "nexar-live's default (--eager-threshold)"},
 		},
 		Build: func(th []float64, set []int) sim.Model {
 			return sim.TwoPaths{
-				QUIC:          sim.AlphaBeta{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1])},
-				Bulk:          sim.AlphaBeta{Latency: sim.FromSeconds(th[2]), Bandwidth: rate(th[3])},
-				BulkThreshold: set[0], EagerThreshold: set[1], ReduceBandwidth: rate(th[4]),
+				QUIC:       sim.AlphaBeta{Latency: sim.FromSeconds(th[0]), Bandwidth: rate(th[1])},
+				Bulk:       sim.AlphaBeta{Latency: sim.FromSeconds(th[2]), Bandwidth: rate(th[3])},
+				Thresholds: algos.Thresholds{Bulk: set[0], Eager: set[1]}, ReduceBandwidth: rate(th[4]),
 			}
 		},
 		network: writeRealnet,

@@ -6,15 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
 // loopbackPaths is realnet's two paths with figures of the loopback
 // order: QUIC 40 µs and 100 MB/s, TCP 15 µs and 1 GB/s, bulk from 64 KiB.
 var loopbackPaths = sim.TwoPaths{
-	QUIC:          sim.AlphaBeta{Latency: sim.FromSeconds(40e-6), Bandwidth: 100e6},
-	Bulk:          sim.AlphaBeta{Latency: sim.FromSeconds(15e-6), Bandwidth: 1e9},
-	BulkThreshold: 64 << 10, ReduceBandwidth: 2e9,
+	QUIC:       sim.AlphaBeta{Latency: sim.FromSeconds(40e-6), Bandwidth: 100e6},
+	Bulk:       sim.AlphaBeta{Latency: sim.FromSeconds(15e-6), Bandwidth: 1e9},
+	Thresholds: algos.Thresholds{Bulk: 64 << 10}, ReduceBandwidth: 2e9,
 }
 
 // checkValues compares a fit's values with want, within tol relative.
@@ -47,7 +48,7 @@ func TestCalibrateRealnet(t *testing.T) {
 		!hasNote(f.Notes, "bulk_threshold is held at 64 KiB: nexar-live's default") {
 		t.Errorf("settings %+v, notes %q", f.Settings, f.Notes)
 	}
-	if !reflect.DeepEqual(f.SimModel().(sim.TwoPaths).BulkThreshold, 64<<10) {
+	if !reflect.DeepEqual(f.SimModel().(sim.TwoPaths).Thresholds.Bulk, 64<<10) {
 		t.Errorf("model %+v", f.SimModel())
 	}
 }
@@ -102,7 +103,7 @@ func TestCalibrateSharedHost(t *testing.T) {
 // so its parameters are held, required as they are, and the fit says why.
 func TestEagerModeHoldsQUIC(t *testing.T) {
 	truth := loopbackPaths
-	truth.EagerThreshold = 64 << 10
+	truth.Thresholds.Eager = 64 << 10
 	samples := synthetic(t, truth, []int{2, 4}, 0, 7)
 	f, err := Calibrate(samples, "realnet", Options{Hold: map[string]float64{"eager_threshold": 64 << 10}})
 	if err != nil {
@@ -201,8 +202,8 @@ func TestWriteProtocolScenarios(t *testing.T) {
 		hold  map[string]float64
 	}{
 		{"realnet", loopbackPaths, nil},
-		{"realnet", func() sim.Model { m := loopbackPaths; m.EagerThreshold = 32 << 10; return m }(), map[string]float64{"eager_threshold": 32 << 10}},
-		{"realnet", func() sim.Model { m := loopbackPaths; m.BulkThreshold = -1; return m }(), map[string]float64{"bulk_threshold": -1}},
+		{"realnet", func() sim.Model { m := loopbackPaths; m.Thresholds.Eager = 32 << 10; return m }(), map[string]float64{"eager_threshold": 32 << 10}},
+		{"realnet", func() sim.Model { m := loopbackPaths; m.Thresholds.Bulk = -1; return m }(), map[string]float64{"bulk_threshold": -1}},
 		{"alpha-beta-protocol", buildProtocol([]float64{30e-6, 1e-8, 5e-10, 2, 10}, []int{64 << 10}), nil},
 	} {
 		samples := synthetic(t, c.truth, []int{2}, 0, 11)

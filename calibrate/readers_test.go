@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/results"
 )
@@ -291,16 +292,16 @@ func TestReadResultsThresholds(t *testing.T) {
 	row := "allreduce,ring,4,8,f32,0.0001,0,0,,sum,10,0,0,0,24,0"
 	for _, c := range []struct {
 		name, in string
-		want     *Thresholds
+		want     *algos.Thresholds
 		err      string
 	}{
 		{"old file", head + "\n" + row + "\n", nil, ""},
 		{"nexar-sim's", strings.Join(results.SimColumns, ",") + "\n" + strings.TrimSuffix(row, ",0") + "\n", nil, ""},
-		{"default", head + ",bulk_threshold,eager_threshold\n" + row + ",65536,0\n", &Thresholds{Bulk: 64 << 10}, ""},
-		{"never", head + ",bulk_threshold,eager_threshold\n" + row + ",-1,0\n", &Thresholds{Bulk: -1}, ""},
-		{"eager on", head + ",bulk_threshold,eager_threshold\n" + row + ",16384,4096\n", &Thresholds{Bulk: 16 << 10, Eager: 4096}, ""},
-		{"on a device", head + ",device,bulk_threshold,eager_threshold\n" + row + ",cuda,16384,0\n", &Thresholds{Bulk: 16 << 10}, ""},
-		{"another order", "eager_threshold,bulk_threshold," + head + "\n0,1024," + row + "\n", &Thresholds{Bulk: 1024}, ""},
+		{"default", head + ",bulk_threshold,eager_threshold\n" + row + ",65536,0\n", &algos.Thresholds{Bulk: 64 << 10}, ""},
+		{"never", head + ",bulk_threshold,eager_threshold\n" + row + ",-1,0\n", &algos.Thresholds{Bulk: -1}, ""},
+		{"eager on", head + ",bulk_threshold,eager_threshold\n" + row + ",16384,4096\n", &algos.Thresholds{Bulk: 16 << 10, Eager: 4096}, ""},
+		{"on a device", head + ",device,bulk_threshold,eager_threshold\n" + row + ",cuda,16384,0\n", &algos.Thresholds{Bulk: 16 << 10}, ""},
+		{"another order", "eager_threshold,bulk_threshold," + head + "\n0,1024," + row + "\n", &algos.Thresholds{Bulk: 1024}, ""},
 		{"one column", head + ",bulk_threshold\n" + row + ",16384\n", nil, "results.csv:1: the header has one of the bulk_threshold and eager_threshold columns"},
 		{"never spelt out", head + ",bulk_threshold,eager_threshold\n" + row + ",never,0\n", nil, `results.csv:2: column "bulk_threshold": "never" is not a whole number; want a number of bytes from 1, or -1 (never)`},
 		{"negative eager", head + ",bulk_threshold,eager_threshold\n" + row + ",1,-1\n", nil, `results.csv:2: column "eager_threshold": -1 is out of range`},

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/units"
 )
 
@@ -13,7 +14,7 @@ import (
 // bulk_threshold and eager_threshold are the run's own; the eager_limit of
 // the protocol models is where realnet's protocol changes, the eager
 // threshold in eager mode, else the bulk threshold (never: neverLimit).
-func recordedSetting(name string, t Thresholds) (int, bool) {
+func recordedSetting(name string, t algos.Thresholds) (int, bool) {
 	switch name {
 	case "bulk_threshold":
 		return t.Bulk, true
@@ -54,7 +55,7 @@ type recorded struct {
 // recordedOf collects what samples recorded of setting st; nil if none
 // recorded anything.
 func recordedOf(st Setting, samples []Sample) *recorded {
-	if _, ok := recordedSetting(st.Name, Thresholds{}); !ok {
+	if _, ok := recordedSetting(st.Name, algos.Thresholds{}); !ok {
 		return nil
 	}
 	var r *recorded
@@ -112,7 +113,19 @@ func (r *recorded) byTheRun() string {
 func (r *recorded) disagreement(st Setting) error {
 	a, b, va, vb := r.first, r.other, r.value, r.otherValue
 	return fmt.Errorf("calibrate: the samples come from runs with different transport thresholds, which give %s %s (%s: %v) and %s (%s: %v): "+
-		"fit each run's samples apart, or hold one value (--hold %s=SIZE)", st.Name, formatSetting(va), a.Source, a.Transport, formatSetting(vb), b.Source, b.Transport, st.Name)
+		"fit each run's samples apart, or hold one value (--hold %s=SIZE)", st.Name, formatSetting(va), a.Source, describeThresholds(*a.Transport),
+		formatSetting(vb), b.Source, describeThresholds(*b.Transport), st.Name)
+}
+
+// describeThresholds writes the thresholds a run recorded for the report,
+// with its names and sizes: "bulk_threshold 64 KiB, eager_threshold 0
+// (off)".
+func describeThresholds(t algos.Thresholds) string {
+	bulk := formatSetting(t.Bulk)
+	if t.Bulk == 0 {
+		bulk = formatSize(0) // every message with a payload on the bulk path, not off
+	}
+	return fmt.Sprintf("bulk_threshold %s, eager_threshold %s", bulk, formatSetting(t.Eager))
 }
 
 // applyRecorded holds setting v at the value the samples' runs recorded,

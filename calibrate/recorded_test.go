@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
 // recordedBy gives samples the thresholds a run recorded, as read from
 // file.
-func recordedBy(samples []Sample, file string, t Thresholds) []Sample {
+func recordedBy(samples []Sample, file string, t algos.Thresholds) []Sample {
 	out := make([]Sample, len(samples))
 	for i, s := range samples {
 		s.Transport = &t
@@ -28,20 +29,20 @@ func recordedBy(samples []Sample, file string, t Thresholds) []Sample {
 func TestRecordedSettings(t *testing.T) {
 	samples := synthetic(t, loopbackPaths, []int{2}, 0, 12)[:2]
 	for _, c := range []struct {
-		recorded Thresholds
+		recorded algos.Thresholds
 		model    string
 		want     []int
 		size     string // the first setting for people
 	}{
-		{Thresholds{Bulk: 16 << 10}, "realnet", []int{16 << 10, 0}, "16 KiB"},
-		{Thresholds{Bulk: -1}, "realnet", []int{-1, 0}, "never"},
-		{Thresholds{Bulk: 16 << 10, Eager: 4 << 10}, "realnet", []int{16 << 10, 4 << 10}, "16 KiB"},
-		{Thresholds{Bulk: 16 << 10}, "alpha-beta-protocol", []int{16 << 10}, "16 KiB"},
-		{Thresholds{Bulk: 16 << 10, Eager: 4 << 10}, "alpha-beta-protocol", []int{4 << 10}, "4 KiB"},
-		{Thresholds{Bulk: -1}, "alpha-beta-protocol", []int{1 << 50}, "never"},
-		{Thresholds{Bulk: 0}, "shared-host", []int{1}, "1 B"},
-		{Thresholds{Bulk: -1, Eager: 64 << 10}, "shared-host", []int{64 << 10}, "64 KiB"},
-		{Thresholds{Bulk: 16 << 10}, "alpha-beta", []int{}, ""},
+		{algos.Thresholds{Bulk: 16 << 10}, "realnet", []int{16 << 10, 0}, "16 KiB"},
+		{algos.Thresholds{Bulk: -1}, "realnet", []int{-1, 0}, "never"},
+		{algos.Thresholds{Bulk: 16 << 10, Eager: 4 << 10}, "realnet", []int{16 << 10, 4 << 10}, "16 KiB"},
+		{algos.Thresholds{Bulk: 16 << 10}, "alpha-beta-protocol", []int{16 << 10}, "16 KiB"},
+		{algos.Thresholds{Bulk: 16 << 10, Eager: 4 << 10}, "alpha-beta-protocol", []int{4 << 10}, "4 KiB"},
+		{algos.Thresholds{Bulk: -1}, "alpha-beta-protocol", []int{1 << 50}, "never"},
+		{algos.Thresholds{Bulk: 0}, "shared-host", []int{1}, "1 B"},
+		{algos.Thresholds{Bulk: -1, Eager: 64 << 10}, "shared-host", []int{64 << 10}, "64 KiB"},
+		{algos.Thresholds{Bulk: 16 << 10}, "alpha-beta", []int{}, ""},
 	} {
 		t.Run(fmt.Sprintf("%s/%v", c.model, c.recorded), func(t *testing.T) {
 			spec, err := LookupModel(c.model)
@@ -75,9 +76,9 @@ func TestRecordedSettings(t *testing.T) {
 // note says so.
 func TestCalibrateRecordedThreshold(t *testing.T) {
 	truth := loopbackPaths
-	truth.BulkThreshold = 16 << 10
+	truth.Thresholds.Bulk = 16 << 10
 	plain := synthetic(t, truth, []int{2, 4}, 0.01, 13)
-	samples := recordedBy(plain, "bulk16.csv", Thresholds{Bulk: 16 << 10})
+	samples := recordedBy(plain, "bulk16.csv", algos.Thresholds{Bulk: 16 << 10})
 	for _, model := range []string{"realnet", "alpha-beta-protocol"} {
 		t.Run(model, func(t *testing.T) {
 			f, err := Calibrate(samples, model, Options{MaxIter: 10})
@@ -97,7 +98,7 @@ func TestCalibrateRecordedThreshold(t *testing.T) {
 				t.Errorf("scenario lacks %q:\n%s", want, b.String())
 			}
 			if model == "realnet" {
-				if m := f.SimModel().(sim.TwoPaths); m.BulkThreshold != 16<<10 {
+				if m := f.SimModel().(sim.TwoPaths); m.Thresholds.Bulk != 16<<10 {
 					t.Errorf("model %+v", m)
 				}
 				d, err := Calibrate(plain, model, Options{MaxIter: 10})
@@ -128,9 +129,9 @@ func TestCalibrateRecordedThreshold(t *testing.T) {
 func TestRecordedDisagree(t *testing.T) {
 	plain := synthetic(t, loopbackPaths, []int{2}, 0.01, 14)
 	half := len(plain) / 2
-	mixed := append(recordedBy(plain[:half], "a.csv", Thresholds{Bulk: 64 << 10}), recordedBy(plain[half:], "b.csv", Thresholds{Bulk: 16 << 10})...)
-	agreed := recordedBy(plain, "a.csv", Thresholds{Bulk: 64 << 10})
-	eagerOn := recordedBy(plain[half:], "c.csv", Thresholds{Bulk: 64 << 10, Eager: 4096})
+	mixed := append(recordedBy(plain[:half], "a.csv", algos.Thresholds{Bulk: 64 << 10}), recordedBy(plain[half:], "b.csv", algos.Thresholds{Bulk: 16 << 10})...)
+	agreed := recordedBy(plain, "a.csv", algos.Thresholds{Bulk: 64 << 10})
+	eagerOn := recordedBy(plain[half:], "c.csv", algos.Thresholds{Bulk: 64 << 10, Eager: 4096})
 	for _, c := range []struct {
 		name    string
 		samples []Sample
@@ -178,10 +179,10 @@ func TestRecordedDisagree(t *testing.T) {
 // TestMergeRepeatsThresholds: a point measured with other transport
 // thresholds is another point.
 func TestMergeRepeatsThresholds(t *testing.T) {
-	a := Sample{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, Time: 3, Source: "a:2", Transport: &Thresholds{Bulk: 64 << 10}}
+	a := Sample{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, Time: 3, Source: "a:2", Transport: &algos.Thresholds{Bulk: 64 << 10}}
 	b, c := a, a
-	b.Transport, b.Source = &Thresholds{Bulk: 16 << 10}, "b:2"
-	c.Transport, c.Source = &Thresholds{Bulk: 64 << 10}, "c:2"
+	b.Transport, b.Source = &algos.Thresholds{Bulk: 16 << 10}, "b:2"
+	c.Transport, c.Source = &algos.Thresholds{Bulk: 64 << 10}, "c:2"
 	merged, _ := MergeRepeats([]Sample{a, b, c})
 	if len(merged) != 2 || merged[0].Source != "a:2 and 1 more" || merged[1].Source != "b:2" {
 		t.Errorf("merged %+v", merged)
@@ -193,8 +194,8 @@ func TestMergeRepeatsThresholds(t *testing.T) {
 // calibrated scenario writes so that it parses back to the fitted model.
 func TestWriteRecordedNever(t *testing.T) {
 	quic := loopbackPaths
-	quic.BulkThreshold = -1
-	samples := recordedBy(synthetic(t, quic, []int{2}, 0, 15), "quic.csv", Thresholds{Bulk: -1})
+	quic.Thresholds.Bulk = -1
+	samples := recordedBy(synthetic(t, quic, []int{2}, 0, 15), "quic.csv", algos.Thresholds{Bulk: -1})
 	for _, model := range []string{"realnet", "alpha-beta-protocol", "shared-host"} {
 		hold := map[string]float64{}
 		if model == "realnet" { // no sample says anything of the bulk path

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -89,7 +90,7 @@ func resultSample(t *results.Table, i int) (Sample, error) {
 		}
 	}
 	if row.HasThresholds() {
-		s.Transport = &Thresholds{Bulk: row.BulkThreshold, Eager: row.EagerThreshold}
+		s.Transport = &algos.Thresholds{Bulk: row.BulkThreshold, Eager: row.EagerThreshold}
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/units"
 )
@@ -45,26 +46,7 @@ type Sample struct {
 	// eager_threshold columns of nexar-live's results.csv); nil when it
 	// does not. Calibrate holds the model's settings at them (see
 	// Options.Hold).
-	Transport *Thresholds
-}
-
-// Thresholds are the sizes at which realnet, the transport of nexar-live,
-// changes how it sends a message, as a run recorded them, in bytes.
-type Thresholds struct {
-	// Bulk is the size from which messages take the bulk TCP path by
-	// rendezvous; -1: never (every message on QUIC).
-	Bulk int
-	// Eager, when positive, is realnet's eager mode: every message on
-	// TCP, below Eager bytes eagerly, from it by rendezvous; 0: off.
-	Eager int
-}
-
-func (t Thresholds) String() string {
-	bulk := formatSetting(t.Bulk)
-	if t.Bulk == 0 {
-		bulk = formatSize(0) // every message with a payload on the bulk path, not off
-	}
-	return fmt.Sprintf("bulk_threshold %s, eager_threshold %s", bulk, formatSetting(t.Eager))
+	Transport *algos.Thresholds
 }
 
 func (s Sample) String() string {

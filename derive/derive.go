@@ -144,7 +144,7 @@ func Derive(rows []sweep.Row, opt Options) (*Result, error) {
 			return nil, err
 		}
 		res.Transport = x
-		tun.Transport = &algos.TransportTuning{BulkThreshold: x.Threshold, EagerThreshold: x.EagerThreshold}
+		tun.Transport = &algos.Thresholds{Bulk: x.Threshold, Eager: x.EagerThreshold}
 		if x.Threshold == algos.BulkNever {
 			last := x.Points[len(x.Points)-1].Bytes
 			res.Notes = append(res.Notes, fmt.Sprintf("transport: the bulk path is not faster than QUIC at any size up to %d bytes, so the table keeps every message on QUIC (bulk_threshold = \"never\")", last))

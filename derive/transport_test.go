@@ -144,7 +144,7 @@ func TestDeriveWritesTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Tuning == nil || res.Tuning.Transport == nil || res.Transport == nil || res.Tuning.Transport.BulkThreshold != res.Transport.Threshold {
+	if res.Tuning == nil || res.Tuning.Transport == nil || res.Transport == nil || res.Tuning.Transport.Bulk != res.Transport.Threshold {
 		t.Fatalf("tuning %+v, transport %+v", res.Tuning, res.Transport)
 	}
 	var out bytes.Buffer
@@ -170,7 +170,7 @@ func TestDeriveWritesTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Tuning.Transport.BulkThreshold != algos.BulkNever || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "never") {
+	if res.Tuning.Transport.Bulk != algos.BulkNever || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "never") {
 		t.Errorf("slower bulk path: %+v, notes %q", res.Tuning.Transport, res.Notes)
 	}
 }

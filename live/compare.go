@@ -41,7 +41,10 @@ var CompareHeader = []string{"collective", "algorithm", "world", "bytes", "dtype
 // PointFor rebuilds the point a result measured, for simulating it on the
 // network of s: the collective, algorithm variant, world, size and type of
 // the result, with the root and tuning table of the first sweep of s for
-// the same collective (root 0 and nexar's table if there is none).
+// the same collective (root 0 and nexar's table if there is none). Where
+// the result records the transport thresholds its run used and the model
+// has realnet's (model = "realnet"), the model takes the result's, not the
+// file's (scenario.Network.WithThresholds).
 func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
 	coll, err := algos.Lookup(r.Collective)
 	if err != nil {
@@ -79,7 +82,11 @@ func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
 	if p.Root >= p.World {
 		p.Root = 0
 	}
-	if p.Network, err = networkFor(&s.Network, r); err != nil {
+	n := &s.Network
+	if t := r.Transport(); t != nil {
+		n = n.WithThresholds(*t)
+	}
+	if p.Network, err = networkFor(n, r); err != nil {
 		return sweep.Point{}, err
 	}
 	if s.Network.Random {

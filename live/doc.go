@@ -41,11 +41,12 @@
 //
 // # Against the model
 //
-// Predict simulates each measured point on the scenario's network model;
-// compare.csv puts prediction and measurement side by side and
-// ComparePlot draws them. Fitting a model's parameters to measurements,
-// and reading the logs of nccl-tests and of the OSU micro-benchmarks, is
-// package calibrate's.
+// Predict simulates each measured point on the scenario's network model
+// (a model of realnet's transport with the thresholds the point's run
+// recorded, not the file's); compare.csv puts prediction and measurement
+// side by side and ComparePlot draws them. Fitting a model's parameters to
+// measurements, and reading the logs of nccl-tests and of the OSU
+// micro-benchmarks, is package calibrate's.
 //
 // Verify takes a tuning table nexar-sim derived (algos.Tuning), measures
 // the two algorithms of each crossover at sizes around the predicted

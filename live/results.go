@@ -3,7 +3,7 @@ package live
 import (
 	"io"
 
-	"github.com/nexar-go/nexar-go/calibrate"
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/results"
 )
@@ -54,24 +54,13 @@ func (r *Result) setTransport(t *Thresholds) {
 
 // Thresholds are the sizes at which realnet changes how it sends a
 // message, as a run's ranks used them (see realnet.Config) and as
-// results.csv records them, in whole bytes: calibrate's, which holds a
-// model's thresholds at them.
-type Thresholds = calibrate.Thresholds
+// results.csv records them, in whole bytes.
+type Thresholds = algos.Thresholds
 
 // ThresholdsOf returns the thresholds ranks configured with cfg use:
 // realnet's defaults where cfg leaves them zero, and never the bulk path
 // (nor the eager one, which needs it) with cfg.NoBulk.
-func ThresholdsOf(cfg realnet.Config) Thresholds {
-	switch {
-	case cfg.NoBulk:
-		return Thresholds{Bulk: -1}
-	case cfg.BulkThreshold < 0:
-		return Thresholds{Bulk: -1, Eager: cfg.EagerThreshold}
-	case cfg.BulkThreshold == 0:
-		return Thresholds{Bulk: realnet.DefaultBulkThreshold, Eager: cfg.EagerThreshold}
-	}
-	return Thresholds{Bulk: cfg.BulkThreshold, Eager: cfg.EagerThreshold}
-}
+func ThresholdsOf(cfg realnet.Config) Thresholds { return cfg.Used() }
 
 // resultsColumns returns the columns of the results.csv of a run on
 // device (DeviceHost if "") whose ranks used the thresholds t (nil: not

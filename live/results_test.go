@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/results"
 )
@@ -124,15 +125,15 @@ func TestThresholdsOf(t *testing.T) {
 		cfg  realnet.Config
 		want Thresholds
 	}{
-		{realnet.Config{}, Thresholds{Bulk: realnet.DefaultBulkThreshold}},
-		{realnet.Config{BulkThreshold: 64 << 10}, Thresholds{Bulk: 64 << 10}},
-		{realnet.Config{BulkThreshold: -1}, Thresholds{Bulk: -1}},
-		{realnet.Config{BulkThreshold: 1, EagerThreshold: 4096}, Thresholds{Bulk: 1, Eager: 4096}},
-		{realnet.Config{BulkThreshold: 1, EagerThreshold: 4096, NoBulk: true}, Thresholds{Bulk: -1}},
+		{realnet.Config{}, Thresholds{Bulk: algos.RealnetBulkThreshold}},
+		{realnet.Config{Thresholds: Thresholds{Bulk: 64 << 10}}, Thresholds{Bulk: 64 << 10}},
+		{realnet.Config{Thresholds: Thresholds{Bulk: -1}}, Thresholds{Bulk: -1}},
+		{realnet.Config{Thresholds: Thresholds{Bulk: 1, Eager: 4096}}, Thresholds{Bulk: 1, Eager: 4096}},
+		{realnet.Config{Thresholds: Thresholds{Bulk: 1, Eager: 4096}, NoBulk: true}, Thresholds{Bulk: -1}},
 	} {
 		if got := ThresholdsOf(c.cfg); got != c.want {
 			t.Errorf("ThresholdsOf(bulk %d, eager %d, no bulk %v) = %+v, want %+v",
-				c.cfg.BulkThreshold, c.cfg.EagerThreshold, c.cfg.NoBulk, got, c.want)
+				c.cfg.Thresholds.Bulk, c.cfg.Thresholds.Eager, c.cfg.NoBulk, got, c.want)
 		}
 	}
 }

@@ -65,12 +65,13 @@ type measureFlags struct {
 	maxIters      int
 	timing        string
 	timeout       time.Duration
-	bulk          string
-	bulkSet       bool // --bulk-threshold was given: it wins over --tuning
-	eager         string
-	eagerSet      bool // --eager-threshold was given: it wins over --tuning
-	tuning        string
-	trusted       bool
+	// thresholds are --bulk-threshold and --eager-threshold, nexar-live's
+	// defaults where not given; config resolves them with --tuning.
+	thresholds algos.Thresholds
+	bulkSet    bool // --bulk-threshold was given: it wins over --tuning
+	eagerSet   bool // --eager-threshold was given: it wins over --tuning
+	tuning     string
+	trusted    bool
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -88,14 +89,21 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // registerNet registers the flags of the transport and the timeout.
 func (m *measureFlags) registerNet(fs *flag.FlagSet) {
 	fs.DurationVar(&m.timeout, "timeout", 2*time.Minute, "how long one collective may wait for its peers")
-	m.bulk = "64KiB"
-	fs.Func("bulk-threshold", `size from which messages take the TCP bulk path; "off" never (default 64KiB)`, func(v string) error {
-		m.bulk, m.bulkSet = v, true
+	m.thresholds = algos.DefaultThresholds()
+	fs.Func("bulk-threshold", `size from which messages take the TCP bulk path; "off" never (default `+algos.FormatBulkThreshold(algos.DefaultBulkThreshold)+`)`, func(v string) error {
+		n, err := algos.ParseBulkThreshold(v)
+		if err != nil {
+			return err
+		}
+		m.thresholds.Bulk, m.bulkSet = n, true
 		return nil
 	})
-	m.eager = "off"
 	fs.Func("eager-threshold", `messages below this size go eagerly over TCP, larger ones by rendezvous on TCP; "off": QUIC for small messages (default off)`, func(v string) error {
-		m.eager, m.eagerSet = v, true
+		n, err := algos.ParseEagerThreshold(v)
+		if err != nil || n > realnet.MaxEagerThreshold {
+			return fmt.Errorf("want a size from 1 B to %d KiB, or \"off\"", realnet.MaxEagerThreshold>>10)
+		}
+		m.thresholds.Eager, m.eagerSet = n, true
 		return nil
 	})
 	fs.StringVar(&m.tuning, "tuning", "", "tuning table whose [transport] bulk_threshold (and eager_threshold) the ranks use")
@@ -131,69 +139,45 @@ func (m *measureFlags) config() (realnet.Config, error) {
 		Timeout:        m.timeout,
 		PeerTimeout:    min(max(m.timeout/4, time.Second), 10*time.Second),
 		TrustedNetwork: m.trusted,
+		Thresholds:     m.thresholds,
 	}
-	switch m.bulk {
-	case "off", "never", "-1":
-		cfg.BulkThreshold = -1
-	default:
-		n, err := scenario.ParseBytes(m.bulk)
-		if err != nil {
-			return cfg, fmt.Errorf("--bulk-threshold: %v", err)
-		}
-		if n == 0 {
-			n = 1 // 0 would mean the default
-		}
-		cfg.BulkThreshold = int(n)
+	if cfg.Thresholds.Bulk == 0 {
+		cfg.Thresholds.Bulk = 1 // every message with a payload: 0 would mean realnet's default
 	}
 	if m.tuning != "" {
 		t, err := algos.LoadTuning(m.tuning)
 		if err != nil {
 			return cfg, fmt.Errorf("--tuning: %w", err)
 		}
-		bulk := cfg.BulkThreshold
+		given := cfg.Thresholds
 		cfg.ApplyTuning(t)
 		if m.bulkSet {
-			cfg.BulkThreshold = bulk
+			cfg.Thresholds.Bulk = given.Bulk
 		}
-	}
-	if m.eagerSet || m.tuning == "" {
-		switch m.eager {
-		case "off", "never", "0":
-			cfg.EagerThreshold = 0
-		default:
-			n, err := scenario.ParseBytes(m.eager)
-			if err != nil || n < 1 || n > realnet.MaxEagerThreshold {
-				return cfg, fmt.Errorf("--eager-threshold %q: want a size from 1 B to %d KiB, or \"off\"", m.eager, realnet.MaxEagerThreshold>>10)
-			}
-			cfg.EagerThreshold = int(n)
+		if m.eagerSet {
+			cfg.Thresholds.Eager = given.Eager
 		}
 	}
 	return cfg, nil
 }
 
-// workerArgs are the flags a launcher passes on to its workers.
-func (m *measureFlags) workerArgs() []string {
+// workerArgs are the flags a launcher passes on to its workers, whose
+// transport uses the thresholds t (config's, resolved).
+func (m *measureFlags) workerArgs(t algos.Thresholds) []string {
 	args := []string{
 		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters),
 		"--min-time", m.minTime.String(), "--max-iters", strconv.Itoa(m.maxIters),
 		"--timing", m.timing,
 	}
-	return append(args, m.netArgs()...)
+	return append(args, m.netArgs(t)...)
 }
 
-// netArgs are the transport's flags a launcher passes on to its workers.
-func (m *measureFlags) netArgs() []string {
-	args := []string{"--timeout", m.timeout.String()}
-	if m.bulkSet {
-		args = append(args, "--bulk-threshold", m.bulk)
-	}
-	if m.eagerSet {
-		args = append(args, "--eager-threshold", m.eager)
-	}
-	if m.tuning != "" {
-		args = append(args, "--tuning", abs(m.tuning))
-	}
-	return args
+// netArgs are the transport's flags a launcher passes on to its workers:
+// the thresholds t it resolved from its own flags and --tuning, so that
+// every rank uses them without reading the table again.
+func (m *measureFlags) netArgs(t algos.Thresholds) []string {
+	return []string{"--timeout", m.timeout.String(),
+		"--bulk-threshold", algos.FormatBulkThreshold(t.Bulk), "--eager-threshold", algos.FormatEagerThreshold(t.Eager)}
 }
 
 // signalContext is cancelled by SIGINT and SIGTERM.
@@ -405,7 +389,7 @@ func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error
 		_, err := live.RunEmulated(ctx, *r.emulate, r.job, o, r.cfg)
 		return err
 	}
-	wargs := append([]string{"worker", abs(r.file), "--out", abs(r.out)}, r.m.workerArgs()...)
+	wargs := append([]string{"worker", abs(r.file), "--out", abs(r.out)}, r.m.workerArgs(r.cfg.Thresholds)...)
 	if len(r.resume.rows) > 0 {
 		wargs = append(wargs, "--resume-from", strconv.Itoa(len(r.resume.rows)))
 	}

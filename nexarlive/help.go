@@ -1,6 +1,9 @@
 package nexarlive
 
-import "github.com/nexar-go/nexar-go/internal/calibratecmd"
+import (
+	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/internal/calibratecmd"
+)
 
 const mainHelp = `nexar-live runs nexar-go's collective algorithms on real ranks over QUIC,
 checks every result, and holds the measurements against the simulator.
@@ -54,7 +57,9 @@ Examples:
   nexar-live run --np 2 -b 8 -e 64K -f 8 -n 5 -w 2 --out live-out/
 `
 
-const measureFlagsHelp = `  --warmup W           untimed iterations before the timed ones (default 5)
+// measureFlagsHelp is the help of measureFlags, the bulk threshold's
+// default from algos.DefaultBulkThreshold.
+var measureFlagsHelp = `  --warmup W           untimed iterations before the timed ones (default 5)
   --iters N            timed iterations per point (default 20); the time of
                        a point is the median over them of the slowest rank's
   --min-time D         then more iterations while they took less than D in
@@ -72,7 +77,7 @@ const measureFlagsHelp = `  --warmup W           untimed iterations before the t
   --timeout D          how long a collective may wait for its peers before
                        it fails naming them (default 2m)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
-                       beside QUIC (default 64KiB; "off": QUIC only)
+                       beside QUIC (default ` + algos.FormatBulkThreshold(algos.DefaultBulkThreshold) + `; "off": QUIC only)
   --eager-threshold S  send every message over TCP: below S bytes eagerly
                        (header and payload at once, on a TCP connection of
                        their own), from S by rendezvous on the bulk connection;

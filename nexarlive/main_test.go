@@ -2,6 +2,7 @@ package nexarlive
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -341,6 +343,8 @@ func TestTuningFlag(t *testing.T) {
 		{[]string{"--tuning", eager}, 4096, 2048},
 		{[]string{"--tuning", eager, "--eager-threshold", "off"}, 4096, 0},
 		{[]string{"--eager-threshold", "1KiB", "--tuning", eager}, 4096, 1024},
+		{[]string{"--bulk-threshold", "0"}, 1, 0},
+		{[]string{"--bulk-threshold", "off", "--eager-threshold", "2KiB"}, -1, 2048},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		var m measureFlags
@@ -352,18 +356,42 @@ func TestTuningFlag(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.args, err)
 		}
-		if cfg.BulkThreshold != c.want || cfg.EagerThreshold != c.wantEager {
-			t.Errorf("%q: BulkThreshold %d, EagerThreshold %d, want %d, %d", c.args, cfg.BulkThreshold, cfg.EagerThreshold, c.want, c.wantEager)
+		if got := cfg.Thresholds; got.Bulk != c.want || got.Eager != c.wantEager {
+			t.Errorf("%q: thresholds %v, want bulk %d, eager %d", c.args, got, c.want, c.wantEager)
 		}
-		// The workers, given the launcher's arguments, resolve the same.
+		// The workers, given the launcher's arguments, use the same
+		// (without reading the tuning table again).
+		wargs := m.workerArgs(cfg.Thresholds)
+		if slices.Contains(wargs, "--tuning") {
+			t.Errorf("%q: the workers' arguments %q name the tuning table", c.args, wargs)
+		}
 		wfs := flag.NewFlagSet("w", flag.ContinueOnError)
 		var w measureFlags
 		w.register(wfs)
-		if err := wfs.Parse(m.workerArgs()); err != nil {
+		if err := wfs.Parse(wargs); err != nil {
 			t.Fatal(err)
 		}
-		if wcfg, err := w.config(); err != nil || wcfg.BulkThreshold != c.want || wcfg.EagerThreshold != c.wantEager {
-			t.Errorf("%q: the workers' BulkThreshold %d, EagerThreshold %d (%v), want %d, %d", c.args, wcfg.BulkThreshold, wcfg.EagerThreshold, err, c.want, c.wantEager)
+		if wcfg, err := w.config(); err != nil || wcfg.Thresholds != cfg.Thresholds {
+			t.Errorf("%q: the workers' thresholds %v (%v), want %v", c.args, wcfg.Thresholds, err, cfg.Thresholds)
+		}
+	}
+}
+
+// TestThresholdFlagsRefused: sizes the flags do not take are refused as
+// they are parsed.
+func TestThresholdFlagsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"--bulk-threshold", "lots"},
+		{"--bulk-threshold", "-2"},
+		{"--eager-threshold", "1MiB"},
+		{"--eager-threshold", "1.5B"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(new(bytes.Buffer))
+		var m measureFlags
+		m.register(fs)
+		if err := fs.Parse(args); err == nil {
+			t.Errorf("%q: accepted, thresholds %v", args, m.thresholds)
 		}
 	}
 }
@@ -432,6 +460,84 @@ data = "host"
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a refused run created its output directory")
+	}
+}
+
+// TestRunComparesWithRecordedThresholds: a run with --bulk-threshold 4KiB
+// on a scenario whose realnet model says 64 KiB writes a compare.csv that
+// predicts with 4 KiB, the threshold its ranks used: what a scenario that
+// says 4 KiB predicts, not what 64 KiB predicts.
+func TestRunComparesWithRecordedThresholds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	scenarioAt := func(bulk string) string {
+		f := filepath.Join(dir, bulk+".toml")
+		// 2 ranks' ring allreduce of 32 KiB sends messages of 16 KiB: on
+		// the bulk path from 4 KiB, on QUIC below 64 KiB.
+		if err := os.WriteFile(f, []byte(`name = "thresholds"
+seed = 1
+[network]
+model = "realnet"
+bulk_threshold = "`+bulk+`"
+[network.transport]
+quic_latency = "30us"
+quic_bandwidth = "1.65Gbit/s"
+bulk_latency = "10us"
+bulk_bandwidth = "1.09GB/s"
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [2]
+bytes = ["32KiB"]
+data = "host"
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	sc64 := scenarioAt("64KiB")
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI("run", "--np", "2", sc64, "--out", out, "--bulk-threshold", "4KiB",
+		"--warmup", "1", "--iters", "2", "--timeout", "30s")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	rs, err := live.ReadResultsFile(filepath.Join(out, live.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Transport() == nil || *rs[0].Transport() != (live.Thresholds{Bulk: 4 << 10}) {
+		t.Fatalf("results.csv: %+v, want one row recording a bulk threshold of 4 KiB", rs)
+	}
+	f, err := os.Open(filepath.Join(out, live.CompareFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 2 || recs[0][7] != "predicted_s" {
+		t.Fatalf("compare.csv: %q, %v", recs, err)
+	}
+	got := recs[1][7]
+	// The predictions made directly: the row as a scenario that says 4 KiB
+	// (or 64 KiB) predicts it, whatever it recorded.
+	direct := func(bulk string) string {
+		s, err := scenario.Load(scenarioAt(bulk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		r.BulkThreshold, r.EagerThreshold = 0, 0 // recorded none
+		cs, err := live.Predict(s, []live.Result{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strconv.FormatFloat(cs[0].Predicted, 'f', results.SimDecimals, 64)
+	}
+	if at4, at64 := direct("4KiB"), direct("64KiB"); got != at4 || at4 == at64 {
+		t.Errorf("compare.csv predicts %s s; a scenario at 4 KiB predicts %s s, one at 64 KiB %s s", got, at4, at64)
 	}
 }
 

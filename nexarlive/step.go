@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/live/launch"
@@ -56,7 +57,8 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	case m.warmup < 0:
 		return cmdline.UsageError(stderr, "step", "--warmup %d: want 0 or more", m.warmup)
 	}
-	if _, err := m.config(); err != nil {
+	cfg, err := m.config()
+	if err != nil {
 		return cmdline.UsageError(stderr, "step", "%v", err)
 	}
 	s, err := scenario.Load(pos[0])
@@ -88,7 +90,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "step", "--out: %v", err)
 	}
 	if !*reuse {
-		if status, ok := measureSteps(job, pos[0], *np, *out, m, stdout, stderr); !ok {
+		if status, ok := measureSteps(job, pos[0], *np, *out, m, cfg.Thresholds, stdout, stderr); !ok {
 			return status
 		}
 	}
@@ -130,13 +132,14 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// measureSteps runs job's points on np rank processes; rank 0 writes
-// the rows into out. It returns false, and the exit status, on failure.
-func measureSteps(job *live.StepJob, file string, np int, out string, m measureFlags, stdout, stderr io.Writer) (int, bool) {
+// measureSteps runs job's points on np rank processes, whose transport
+// uses the thresholds t; rank 0 writes the rows into out. It returns
+// false, and the exit status, on failure.
+func measureSteps(job *live.StepJob, file string, np int, out string, m measureFlags, t algos.Thresholds, stdout, stderr io.Writer) (int, bool) {
 	fmt.Fprintf(stderr, "nexar-live step: %s (%s): %d point(s) on %d ranks, %d warm-up and %d timed steps each\n",
 		file, job.Scenario.Workload.Model, len(job.Points), np, m.warmup, m.iters)
 	wargs := append([]string{"step-worker", abs(file), "--out", abs(out),
-		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters)}, m.netArgs()...)
+		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters)}, m.netArgs(t)...)
 	l, err := launcher(np, wargs, m, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)

@@ -59,7 +59,7 @@ func TestTransportThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if table.Transport == nil || table.Transport.BulkThreshold != want.Threshold || len(table.Collectives) != 0 {
+	if table.Transport == nil || table.Transport.Bulk != want.Threshold || len(table.Collectives) != 0 {
 		t.Fatalf("tuning.toml: transport %+v, %d collectives; want bulk_threshold %d and none", table.Transport, len(table.Collectives), want.Threshold)
 	}
 	records, err := csv.NewReader(bytes.NewReader(readFile(t, filepath.Join(out, crossoversFile)))).ReadAll()

@@ -54,7 +54,7 @@ func rawStream(ctx context.Context, l *Link, to int, b []byte, closeAfter time.D
 func TestTinyUnexpectedBounded(t *testing.T) {
 	checkGoroutines(t)
 	const budget = 1 << 20
-	links := newWorld(t, 2, Config{MaxUnexpected: budget, BulkThreshold: -1})
+	links := newWorld(t, 2, Config{MaxUnexpected: budget, Thresholds: algos.Thresholds{Bulk: -1}})
 	defer closeWorld(t, links)
 	const tag algos.Tag = 7
 	hdr := msgHeader{Kind: kindData, Tag: tag}.append(nil)
@@ -102,7 +102,7 @@ func TestTinyUnexpectedBounded(t *testing.T) {
 // transfer completes.
 func TestRTSStreamReadToEnd(t *testing.T) {
 	checkGoroutines(t)
-	links := newWorld(t, 2, Config{BulkThreshold: 1})
+	links := newWorld(t, 2, Config{Thresholds: algos.Thresholds{Bulk: 1}})
 	defer closeWorld(t, links)
 	const n, size = maxStreams + 44, 1 << 10
 	const tag algos.Tag = 11
@@ -153,9 +153,9 @@ func TestStalledPayload(t *testing.T) {
 	checkGoroutines(t)
 	for _, path := range []string{"quic", "eager"} {
 		t.Run(path, func(t *testing.T) {
-			cfg := Config{Timeout: time.Second, BulkThreshold: -1}
+			cfg := Config{Timeout: time.Second, Thresholds: algos.Thresholds{Bulk: -1}}
 			if path == "eager" {
-				cfg.EagerThreshold, cfg.TrustedNetwork = 1024, true
+				cfg.Thresholds.Eager, cfg.TrustedNetwork = 1024, true
 			}
 			links := newWorld(t, 2, cfg)
 			defer closeWorld(t, links)
@@ -199,7 +199,7 @@ func TestStalledPayload(t *testing.T) {
 func TestParkedWindowsBounded(t *testing.T) {
 	checkGoroutines(t)
 	const budget = 4 << 20
-	links := newWorld(t, 2, Config{MaxUnexpected: budget, BulkThreshold: -1})
+	links := newWorld(t, 2, Config{MaxUnexpected: budget, Thresholds: algos.Thresholds{Bulk: -1}})
 	defer closeWorld(t, links)
 	const tag algos.Tag = 5
 	const size = 256 << 10
@@ -243,7 +243,7 @@ func TestParkedWindowsBounded(t *testing.T) {
 func TestEagerRTSBounded(t *testing.T) {
 	checkGoroutines(t)
 	const budget = 1 << 20
-	cfg := Config{MaxUnexpected: budget, EagerThreshold: 1 << 10, TrustedNetwork: true}
+	cfg := Config{MaxUnexpected: budget, Thresholds: algos.Thresholds{Eager: 1 << 10}, TrustedNetwork: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	t.Run("outstanding", func(t *testing.T) {
@@ -313,7 +313,7 @@ func TestStalledBulkPayload(t *testing.T) {
 		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
 			const timeout = time.Second
 			const size = 64 << 10
-			links := newWorld(t, 2, Config{Timeout: timeout, BulkThreshold: 1 << 10, TrustedNetwork: trusted})
+			links := newWorld(t, 2, Config{Timeout: timeout, Thresholds: algos.Thresholds{Bulk: 1 << 10}, TrustedNetwork: trusted})
 			defer closeWorld(t, links)
 			l, p := links[1], links[1].peers[0]
 			// The sender's bulk writer will wait for the connection the
@@ -394,7 +394,7 @@ func TestStalledFrames(t *testing.T) {
 	const timeout = time.Second
 	for _, where := range []string{"eager", "control"} {
 		t.Run(where, func(t *testing.T) {
-			links := newWorld(t, 2, Config{Timeout: timeout, EagerThreshold: 1024, TrustedNetwork: true})
+			links := newWorld(t, 2, Config{Timeout: timeout, Thresholds: algos.Thresholds{Eager: 1024}, TrustedNetwork: true})
 			defer closeWorld(t, links)
 			p := links[1].peers[0]
 			time.Sleep(100 * time.Millisecond) // the eager credit has come

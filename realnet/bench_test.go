@@ -178,7 +178,7 @@ func BenchmarkSend(b *testing.B) {
 		name string
 		cfg  Config
 	}{
-		{"quic", Config{BulkThreshold: -1}},
+		{"quic", Config{Thresholds: algos.Thresholds{Bulk: -1}}},
 		{"bulk-tls", Config{}},
 		{"bulk-plain", Config{TrustedNetwork: true}},
 	} {
@@ -463,9 +463,10 @@ func BenchmarkPingPong(b *testing.B) {
 }
 
 // BenchmarkCrossover times a one-way message (half a ping-pong) of each
-// size on the QUIC path and on the bulk path (TLS), to place
-// DefaultBulkThreshold: the bulk path pays a rendezvous round trip on QUIC
-// and wins once the payload's transfer time on QUIC exceeds it.
+// size on the QUIC path and on the bulk path (TLS), to place realnet's
+// default bulk threshold (algos.RealnetBulkThreshold): the bulk path pays
+// a rendezvous round trip on QUIC and wins once the payload's transfer
+// time on QUIC exceeds it.
 func BenchmarkCrossover(b *testing.B) {
 	const rounds = 50
 	for _, n := range crossoverSizes {
@@ -474,7 +475,7 @@ func BenchmarkCrossover(b *testing.B) {
 			threshold int
 		}{{"quic", -1}, {"bulk", 1}} {
 			b.Run(fmt.Sprintf("%dKiB/%s", n>>10, path.name), func(b *testing.B) {
-				links := newWorld(b, 2, Config{BulkThreshold: path.threshold})
+				links := newWorld(b, 2, Config{Thresholds: algos.Thresholds{Bulk: path.threshold}})
 				defer closeWorld(b, links)
 				b.ResetTimer()
 				start := time.Now()

@@ -9,7 +9,7 @@ import (
 )
 
 // The bulk path. QUIC in user space is CPU-bound well below what the
-// kernel's TCP moves, so payloads from Config.BulkThreshold on travel on a
+// kernel's TCP moves, so payloads from Config.Thresholds.Bulk on travel on a
 // TCP connection beside the QUIC connection of each pair of ranks (TLS
 // unless the network is trusted). The QUIC connection stays the control
 // plane: the sender announces the message on a stream of its own (an rts

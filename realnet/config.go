@@ -29,21 +29,25 @@ type Config struct {
 	// HandshakeTimeout bounds each QUIC or TLS handshake. Default 10 s.
 	HandshakeTimeout time.Duration
 
-	// BulkThreshold is the payload size in bytes from which a message
-	// travels on the bulk TCP connection instead of its QUIC stream, when
-	// both ranks have one. Negative: never. Default DefaultBulkThreshold.
-	BulkThreshold int
-	// EagerThreshold, when positive, makes this rank send every message
-	// to a peer it has a bulk connection with over TCP, as MPI's eager and
-	// rendezvous protocols do (see eager.go): a message of fewer than
-	// EagerThreshold bytes eagerly, header and payload at once, on a
-	// second TCP connection of the pair that carries nothing large; a
-	// larger one by rendezvous on the bulk connection, whose request and
-	// clear-to-send travel on TCP too. BulkThreshold then does not apply.
-	// At most MaxEagerThreshold. 0, the default, keeps realnet's QUIC
-	// path for small messages. The receiver bounds what it buffers by the
-	// credit it grants (within MaxUnexpected).
-	EagerThreshold int
+	// Thresholds say which path a message takes by its payload size:
+	// from Thresholds.Bulk bytes on, the bulk TCP connection instead of
+	// its QUIC stream, when both ranks have one (BulkNever: never); with
+	// Thresholds.Eager positive, every message to a peer this rank has a
+	// bulk connection with goes over TCP, as MPI's eager and rendezvous
+	// protocols do (see eager.go): a message of fewer than Eager bytes
+	// eagerly, header and payload at once, on a second TCP connection of
+	// the pair that carries nothing large; a larger one by rendezvous on
+	// the bulk connection, whose request and clear-to-send travel on TCP
+	// too, so that Bulk then does not apply. Eager is at most
+	// MaxEagerThreshold; 0, the default, keeps realnet's QUIC path for
+	// small messages. The receiver bounds what it buffers by the credit it
+	// grants (within MaxUnexpected).
+	//
+	// Bulk 0 means realnet's default, algos.RealnetBulkThreshold; 1 sends
+	// every message that has a payload on the bulk path (what a threshold
+	// of 0 means in a tuning table). Config.Used gives the thresholds a
+	// rank so configured uses.
+	Thresholds algos.Thresholds
 	// NoBulk disables the bulk path of this endpoint: it neither listens
 	// for nor dials bulk connections (nor eager ones).
 	NoBulk bool
@@ -71,14 +75,6 @@ type Config struct {
 	Mesh mesh.Spec
 }
 
-// DefaultBulkThreshold is the default of Config.BulkThreshold: from 16 KiB
-// on, the TCP path moves a message sooner than QUIC on loopback despite the
-// extra round trip of its rendezvous (BenchmarkCrossover puts the crossover
-// near 8 KiB on the development machine, between 4 and 16 KiB over runs;
-// see doc.go). It belongs
-// in the tuning table of each site, with the other crossovers.
-const DefaultBulkThreshold = 16 << 10
-
 // ApplyTuning takes the bulk threshold from t's [transport] table, where
 // nexar-sim writes the crossover it derives for a site: bulk_threshold =
 // "never" keeps every message on QUIC, 0 sends every message with a
@@ -90,17 +86,34 @@ func (c *Config) ApplyTuning(t *algos.Tuning) {
 	if t == nil || t.Transport == nil {
 		return
 	}
-	if n := t.Transport.EagerThreshold; n > 0 {
-		c.EagerThreshold = min(n, MaxEagerThreshold)
+	if n := t.Transport.Eager; n > 0 {
+		c.Thresholds.Eager = min(n, MaxEagerThreshold)
 	}
-	switch n := t.Transport.BulkThreshold; {
+	switch n := t.Transport.Bulk; {
 	case n == algos.BulkNever:
-		c.BulkThreshold = -1
+		c.Thresholds.Bulk = algos.BulkNever
 	case n == 0:
-		c.BulkThreshold = 1
+		c.Thresholds.Bulk = 1
 	default:
-		c.BulkThreshold = n
+		c.Thresholds.Bulk = n
 	}
+}
+
+// Used returns the thresholds a rank configured with c uses: Bulk
+// algos.RealnetBulkThreshold where c leaves it 0, and with NoBulk the bulk
+// path never (nor the eager one, which needs it). It is what nexar-live's
+// results.csv records of a run.
+func (c Config) Used() algos.Thresholds {
+	t := c.Thresholds
+	switch {
+	case c.NoBulk:
+		return algos.Thresholds{Bulk: algos.BulkNever}
+	case t.Bulk < 0:
+		t.Bulk = algos.BulkNever
+	case t.Bulk == 0:
+		t.Bulk = algos.RealnetBulkThreshold
+	}
+	return t
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -116,11 +129,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 10 * time.Second
 	}
-	if c.BulkThreshold == 0 {
-		c.BulkThreshold = DefaultBulkThreshold
+	if c.Thresholds.Bulk == 0 {
+		c.Thresholds.Bulk = algos.RealnetBulkThreshold
 	}
-	if c.EagerThreshold < 0 || c.EagerThreshold > MaxEagerThreshold {
-		return c, fmt.Errorf("realnet: Config.EagerThreshold %d: want 0 (off) to %d bytes", c.EagerThreshold, MaxEagerThreshold)
+	if e := c.Thresholds.Eager; e < 0 || e > MaxEagerThreshold {
+		return c, fmt.Errorf("realnet: Config.Thresholds.Eager %d: want 0 (off) to %d bytes", e, MaxEagerThreshold)
 	}
 	if c.MaxUnexpected <= 0 {
 		c.MaxUnexpected = 64 << 20

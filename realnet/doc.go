@@ -89,8 +89,8 @@
 //
 // quic-go is CPU-bound well below what the kernel's TCP moves on the same
 // machine (on loopback about 2 Gbit/s against 12-28). So a payload of
-// BulkThreshold bytes or more goes on a TCP connection beside the QUIC
-// connection of its pair. The QUIC side stays the control plane: the
+// Config.Thresholds.Bulk bytes or more goes on a TCP connection beside the
+// QUIC connection of its pair. The QUIC side stays the control plane: the
 // sender's stream carries only a request to send, the receiver answers
 // with a clear-to-send frame once it has a buffer for the payload, and only
 // then does the payload go on TCP. The clear-to-send travels on the eager
@@ -99,10 +99,12 @@
 // never carries a payload nobody is ready for. The one-way time of a
 // message on each path (BenchmarkCrossover) crosses between 4 and 16 KiB
 // over runs on loopback (near 8 KiB; 8-16 KiB while the clear-to-send still
-// took QUIC), hence DefaultBulkThreshold, where the bulk path wins in every
-// run; the crossover belongs in each site's tuning table
-// ([transport] bulk_threshold, which nexar-sim derives from a scenario's
-// [network.transport] and Config.ApplyTuning reads).
+// took QUIC), hence realnet's default, algos.RealnetBulkThreshold (16 KiB),
+// where the bulk path wins in every run (nexar-live's ranks use
+// algos.DefaultBulkThreshold unless told otherwise); the crossover belongs
+// in each site's tuning table ([transport] bulk_threshold, which nexar-sim
+// derives from a scenario's [network.transport] and Config.ApplyTuning
+// reads).
 //
 // The bulk connection is authenticated by a TLS 1.3 handshake with the
 // cluster certificates, then sealed by realnet itself with AES-128-GCM
@@ -116,7 +118,7 @@
 //
 // Beside the bulk connection every pair opens an eager connection, a
 // second TCP connection authenticated and sealed as the bulk one, that
-// carries only small frames. A rank configured with Config.EagerThreshold
+// carries only small frames. A rank configured with Config.Thresholds.Eager
 // sends every message to such a peer on TCP, as MPI's eager and rendezvous
 // protocols do: a message below the threshold at once, header and payload
 // together, on the eager connection; a larger one by rendezvous (request

@@ -8,11 +8,11 @@ import (
 // The eager path. quic-go in user space costs tens of microseconds per
 // message between processes where the kernel's TCP costs a few, and every
 // pair of ranks with a bulk connection has an authenticated TCP connection
-// already. So a rank configured with Config.EagerThreshold sends every
+// already. So a rank configured with Config.Thresholds.Eager sends every
 // message to such a peer over TCP, as MPI's eager and rendezvous protocols
 // do:
 //
-//   - a message of fewer than EagerThreshold bytes goes at once, header
+//   - a message of fewer than Thresholds.Eager bytes goes at once, header
 //     and payload together, on the eager connection: a second TCP
 //     connection of the pair (TLS and sealed as the bulk one, unless the
 //     network is trusted) that carries nothing but such messages and the
@@ -51,8 +51,8 @@ import (
 // writer goroutine writes what the receive side queues (clear-to-send and
 // credit frames, queued under the link's lock).
 
-// MaxEagerThreshold bounds Config.EagerThreshold: an eager message is one
-// sealed record.
+// MaxEagerThreshold bounds Config.Thresholds.Eager: an eager message is
+// one sealed record.
 const MaxEagerThreshold = bulkChunk
 
 // maxEagerCredit bounds the eager credit a rank takes from a peer: far
@@ -78,7 +78,7 @@ func eagerCost(n int64) int64 { return n + eagerOverhead }
 func (l *Link) quicBudget() int64 { return l.cfg.MaxUnexpected - l.eagerReserve }
 
 // useEager reports whether this rank sends to p over TCP only.
-func (p *peer) useEager() bool { return p.eager != nil && p.l.cfg.EagerThreshold > 0 }
+func (p *peer) useEager() bool { return p.eager != nil && p.l.cfg.Thresholds.Eager > 0 }
 
 // startEager launches the eager connection's goroutines and, if this rank
 // sends eagerly, asks the peer for credit.
@@ -116,7 +116,7 @@ func (p *peer) eagerStartLocked(r *request) bool {
 	l := p.l
 	n := len(r.buf)
 	switch {
-	case n < l.cfg.EagerThreshold && eagerCost(int64(n)) <= p.credit:
+	case n < l.cfg.Thresholds.Eager && eagerCost(int64(n)) <= p.credit:
 		p.credit -= eagerCost(int64(n))
 		p.opened++
 		p.queueEagerLocked(msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(n)}, r.buf)

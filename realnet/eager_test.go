@@ -21,7 +21,7 @@ func TestEagerCatalogue(t *testing.T) {
 	for _, trusted := range []bool{false, true} {
 		for _, p := range []int{2, 3} {
 			t.Run(fmt.Sprintf("trusted=%v/p=%d", trusted, p), func(t *testing.T) {
-				links := newWorld(t, p, Config{EagerThreshold: 4096, TrustedNetwork: trusted})
+				links := newWorld(t, p, Config{Thresholds: algos.Thresholds{Eager: 4096}, TrustedNetwork: trusted})
 				defer closeWorld(t, links)
 				runCatalogue(t, links, counts, unchecked)
 				for _, l := range links {
@@ -47,7 +47,7 @@ func TestEagerCatalogue(t *testing.T) {
 // the large payload.
 func TestEagerNotBehindBulk(t *testing.T) {
 	checkGoroutines(t)
-	links := newWorld(t, 2, Config{EagerThreshold: 4096, MaxUnexpected: 1 << 20, Timeout: 20 * time.Second})
+	links := newWorld(t, 2, Config{Thresholds: algos.Thresholds{Eager: 4096}, MaxUnexpected: 1 << 20, Timeout: 20 * time.Second})
 	defer closeWorld(t, links)
 	big := pattern(8<<20, 1)
 	errs := run(links, func(ctx context.Context, l *Link) error {
@@ -81,7 +81,7 @@ func TestEagerNotBehindBulk(t *testing.T) {
 func TestEagerCredit(t *testing.T) {
 	checkGoroutines(t)
 	// Credit: 64 KiB / 2 = 32 KiB for the one peer.
-	links := newWorld(t, 2, Config{EagerThreshold: 4096, MaxUnexpected: 64 << 10})
+	links := newWorld(t, 2, Config{Thresholds: algos.Thresholds{Eager: 4096}, MaxUnexpected: 64 << 10})
 	defer closeWorld(t, links)
 	const n, size = 40, 3000          // 120 kB: well beyond the credit
 	time.Sleep(20 * time.Millisecond) // the credit has been granted
@@ -127,7 +127,7 @@ func TestEagerCredit(t *testing.T) {
 // that receive; the link goes on.
 func TestEagerTooLong(t *testing.T) {
 	checkGoroutines(t)
-	links := newWorld(t, 2, Config{EagerThreshold: 4096})
+	links := newWorld(t, 2, Config{Thresholds: algos.Thresholds{Eager: 4096}})
 	defer closeWorld(t, links)
 	errs := run(links, func(ctx context.Context, l *Link) error {
 		if l.Rank() == 0 {

@@ -47,7 +47,7 @@ func TestPeerLostMidAllreduce(t *testing.T) {
 	}{{"quic", -1}, {"bulk", 0}} {
 		t.Run(path.name, func(t *testing.T) {
 			cfg := cfg
-			cfg.BulkThreshold = path.threshold
+			cfg.Thresholds.Bulk = path.threshold
 			links := newWorld(t, p, cfg)
 			defer closeWorld(t, links)
 			start := time.Now()

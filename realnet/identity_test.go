@@ -16,6 +16,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 )
 
@@ -814,7 +815,7 @@ func TestTrustedHelloReplay(t *testing.T) {
 // once naming it.
 func TestEagerCreditOverflow(t *testing.T) {
 	checkGoroutines(t)
-	links := newWorld(t, 2, Config{EagerThreshold: 1024, TrustedNetwork: true, Timeout: 3 * time.Second})
+	links := newWorld(t, 2, Config{Thresholds: algos.Thresholds{Eager: 1024}, TrustedNetwork: true, Timeout: 3 * time.Second})
 	defer closeWorld(t, links)
 	time.Sleep(100 * time.Millisecond) // the real credit has come
 	p := links[0].peers[1]

@@ -41,9 +41,9 @@ var paths = []struct {
 	name string
 	cfg  Config
 }{
-	{"quic", Config{BulkThreshold: -1}},
-	{"bulk", Config{BulkThreshold: 1}},
-	{"eager", Config{EagerThreshold: 4096}},
+	{"quic", Config{Thresholds: algos.Thresholds{Bulk: -1}}},
+	{"bulk", Config{Thresholds: algos.Thresholds{Bulk: 1}}},
+	{"eager", Config{Thresholds: algos.Thresholds{Eager: 4096}}},
 }
 
 func pattern(n, seed int) device.Host {
@@ -58,7 +58,7 @@ func pattern(n, seed int) device.Host {
 // were sent, across sizes on both sides of the bulk threshold and whether
 // the receives are posted before or after the messages arrive.
 func TestFIFO(t *testing.T) {
-	for _, cfg := range []Config{{BulkThreshold: 4096}, {EagerThreshold: 4096}} {
+	for _, cfg := range []Config{{Thresholds: algos.Thresholds{Bulk: 4096}}, {Thresholds: algos.Thresholds{Eager: 4096}}} {
 		testFIFO(t, cfg)
 	}
 }
@@ -242,7 +242,7 @@ func TestSpawn(t *testing.T) {
 // the link goes on working.
 func TestAbandonLargeReceive(t *testing.T) {
 	checkGoroutines(t)
-	links := newWorld(t, 2, Config{BulkThreshold: -1})
+	links := newWorld(t, 2, Config{Thresholds: algos.Thresholds{Bulk: -1}})
 	defer closeWorld(t, links)
 	sent := make(chan error, 1)
 	go func() { sent <- algos.Send(context.Background(), links[0], 1, 1, make(device.Host, 256<<20)) }()

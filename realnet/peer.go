@@ -119,7 +119,7 @@ func (p *peer) closeTCP() {
 
 // useBulk reports whether a message of n bytes takes the bulk path.
 func (p *peer) useBulk(n int) bool {
-	t := p.l.cfg.BulkThreshold
+	t := p.l.cfg.Thresholds.Bulk
 	return p.bulk != nil && t >= 0 && n >= t
 }
 

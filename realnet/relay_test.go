@@ -35,7 +35,7 @@ func TestCatalogueMesh(t *testing.T) {
 	for _, spec := range []string{"hypercube", "kregular:3"} {
 		for _, eager := range []int{0, 4096} {
 			t.Run(fmt.Sprintf("%s/eager=%d", spec, eager), func(t *testing.T) {
-				links := newWorld(t, 8, Config{Mesh: mustMesh(t, spec), EagerThreshold: eager})
+				links := newWorld(t, 8, Config{Mesh: mustMesh(t, spec), Thresholds: algos.Thresholds{Eager: eager}})
 				m, _ := mesh.New(mustMesh(t, spec), 8)
 				for _, l := range links {
 					for r, p := range l.peers {
@@ -57,7 +57,7 @@ func TestCatalogueMesh(t *testing.T) {
 // another tag do not overtake or block them.
 func TestRelayOrder(t *testing.T) {
 	checkGoroutines(t)
-	links := newWorld(t, 8, Config{Mesh: mustMesh(t, "hypercube"), BulkThreshold: 4096})
+	links := newWorld(t, 8, Config{Mesh: mustMesh(t, "hypercube"), Thresholds: algos.Thresholds{Bulk: 4096}})
 	defer closeWorld(t, links)
 	const n = 40
 	size := func(i int) int { return []int{8, 5000, 100, 70000}[i%4] }

@@ -108,7 +108,7 @@ func TestSimnetVsModel(t *testing.T) {
 		var first, steady time.Duration
 		synctest.Test(t, func(t *testing.T) {
 			net := &simnetbw.Network{Latency: latency, Bandwidth: bandwidth}
-			links, closeAll := simWorld(t, net, p, Config{BulkThreshold: -1})
+			links, closeAll := simWorld(t, net, p, Config{Thresholds: algos.Thresholds{Bulk: -1}})
 			defer closeAll()
 			bufs := make([]device.Host, p)
 			for i := range bufs {

@@ -30,7 +30,7 @@ func TestSoak(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			cfg := Config{MaxUnexpected: 1 << 20}
 			if path == "eager" {
-				cfg.EagerThreshold = 1 << 10
+				cfg.Thresholds.Eager = 1 << 10
 			}
 			soak(t, cfg)
 		})

@@ -23,7 +23,7 @@ func TestApplyTuning(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		table *algos.Tuning
-		start int // the Config's BulkThreshold before
+		start int // the Config's Thresholds.Bulk before
 		want  int
 	}{
 		{"nil table", nil, 0, 0},
@@ -34,10 +34,10 @@ func TestApplyTuning(t *testing.T) {
 		{"0: every payload", parse("[transport]\nbulk_threshold = 0\n"), 0, 1},
 		{"never", parse("[transport]\nbulk_threshold = \"never\"\n"), 4096, -1},
 	} {
-		cfg := Config{BulkThreshold: c.start}
+		cfg := Config{Thresholds: algos.Thresholds{Bulk: c.start}}
 		cfg.ApplyTuning(c.table)
-		if cfg.BulkThreshold != c.want {
-			t.Errorf("%s: BulkThreshold %d, want %d", c.name, cfg.BulkThreshold, c.want)
+		if cfg.Thresholds.Bulk != c.want {
+			t.Errorf("%s: Thresholds.Bulk %d, want %d", c.name, cfg.Thresholds.Bulk, c.want)
 		}
 	}
 }
@@ -81,5 +81,25 @@ func TestTunedThreshold(t *testing.T) {
 	})
 	if err := firstErr(errs); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUsed: the thresholds a rank configured with a Config uses, realnet's
+// default where it leaves them 0.
+func TestUsed(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want algos.Thresholds
+	}{
+		{Config{}, algos.Thresholds{Bulk: algos.RealnetBulkThreshold}},
+		{Config{Thresholds: algos.DefaultThresholds()}, algos.DefaultThresholds()},
+		{Config{Thresholds: algos.Thresholds{Bulk: algos.BulkNever}}, algos.Thresholds{Bulk: algos.BulkNever}},
+		{Config{Thresholds: algos.Thresholds{Bulk: -5, Eager: 4096}}, algos.Thresholds{Bulk: algos.BulkNever, Eager: 4096}},
+		{Config{Thresholds: algos.Thresholds{Bulk: 1, Eager: 4096}}, algos.Thresholds{Bulk: 1, Eager: 4096}},
+		{Config{Thresholds: algos.Thresholds{Bulk: 1, Eager: 4096}, NoBulk: true}, algos.Thresholds{Bulk: algos.BulkNever}},
+	} {
+		if got := c.cfg.Used(); got != c.want {
+			t.Errorf("%v, no bulk %v: Used() = %v, want %v", c.cfg.Thresholds, c.cfg.NoBulk, got, c.want)
+		}
 	}
 }

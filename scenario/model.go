@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -44,6 +45,9 @@ type builtModel struct {
 	linkBandwidth float64
 	// topology is the flow model's topology, nil on other models.
 	topology sim.TopologySpec
+	// withThresholds, on a model of realnet's transport, builds the
+	// model again with other thresholds; nil on other models.
+	withThresholds func(algos.Thresholds) *builtModel
 }
 
 // withProtocol returns b with protocol p on top of its model.
@@ -53,6 +57,9 @@ func (b *builtModel) withProtocol(p sim.Protocol) *builtModel {
 		q := p
 		q.Model = b.seeded(seed)
 		return q
+	}
+	if b.withThresholds != nil {
+		out.withThresholds = func(t algos.Thresholds) *builtModel { return b.withThresholds(t).withProtocol(p) }
 	}
 	return &out
 }
@@ -149,7 +156,8 @@ var models = []modelSpec{
 			Summary: "realnet's transport, path by path: messages below bulk_threshold on QUIC (eager), larger ones by rendezvous " +
 				"(request on QUIC, clear to send on TCP) on the bulk TCP path; with eager_threshold every message on TCP; each path alpha-beta, from [network.transport]",
 			Keys: []KeyInfo{
-				{"bulk_threshold", false, `payload size from which messages take the bulk path, as the tuning table's [transport] bulk_threshold: "16KiB" (default, realnet's), or "never"`},
+				{"bulk_threshold", false, `payload size from which messages take the bulk path, as the tuning table's [transport] bulk_threshold: "` +
+					algos.FormatBulkThreshold(algos.RealnetBulkThreshold) + `" (default, realnet's), or "never"`},
 				{"eager_threshold", false, `realnet's eager mode, as the tuning table's [transport] eager_threshold: every message on TCP, eagerly below this size, by rendezvous from it: "64KiB" (default 0: off)`},
 				keyReduceBandwidth,
 			},
@@ -314,18 +322,15 @@ func (p placed) NewNetworkChecked(e *sim.Engine) (sim.Network, error) {
 	return f.NewNetworkChecked(e)
 }
 
-// DefaultBulkThreshold is the realnet model's bulk_threshold when the
-// scenario leaves it out: realnet's own default (16 KiB).
-const DefaultBulkThreshold = 16 << 10
-
 // buildRealnet reads the realnet model: its paths from
-// [network.transport], read before the model.
+// [network.transport], read before the model. Without bulk_threshold the
+// model takes realnet's own default, algos.RealnetBulkThreshold.
 func buildRealnet(t, _ *table) *builtModel {
 	rbw, ok := t.bandwidth("reduce_bandwidth", false, math.Inf(1))
-	threshold := int64(DefaultBulkThreshold)
+	threshold := int64(algos.RealnetBulkThreshold)
 	if v, present := t.m["bulk_threshold"]; present && v == "never" {
 		t.known = append(t.known, "bulk_threshold")
-		threshold = -1
+		threshold = algos.BulkNever
 	} else if v, good := t.size("bulk_threshold"); !good {
 		ok = false
 	} else if v >= 0 {
@@ -343,6 +348,11 @@ func buildRealnet(t, _ *table) *builtModel {
 		return nil
 	}
 	tr := t.c.paths
-	m := sim.TwoPaths{QUIC: tr.QUIC(), Bulk: tr.Bulk(), BulkThreshold: int(threshold), EagerThreshold: int(max(eager, 0)), ReduceBandwidth: rbw}
-	return fixed(m, tr.BulkBandwidth)
+	var build func(th algos.Thresholds) *builtModel
+	build = func(th algos.Thresholds) *builtModel {
+		b := fixed(sim.TwoPaths{QUIC: tr.QUIC(), Bulk: tr.Bulk(), Thresholds: th, ReduceBandwidth: rbw}, tr.BulkBandwidth)
+		b.withThresholds = build
+		return b
+	}
+	return build(algos.Thresholds{Bulk: int(threshold), Eager: int(max(eager, 0))})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -156,7 +157,7 @@ bulk_bandwidth = "1.09GB/s"`
 		t.Fatal(err)
 	}
 	want := sim.TwoPaths{QUIC: sim.AlphaBeta{Latency: 30 * sim.Microsecond, Bandwidth: 1.65e9 / 8},
-		Bulk: sim.AlphaBeta{Latency: 10 * sim.Microsecond, Bandwidth: 1.09e9}, BulkThreshold: 32 << 10, ReduceBandwidth: inf}
+		Bulk: sim.AlphaBeta{Latency: 10 * sim.Microsecond, Bandwidth: 1.09e9}, Thresholds: algos.Thresholds{Bulk: 32 << 10}, ReduceBandwidth: inf}
 	if !reflect.DeepEqual(s.Network.Sim, want) || s.Network.LinkBandwidth != 1.09e9 {
 		t.Errorf("model %#v, link bandwidth %g; want %#v", s.Network.Sim, s.Network.LinkBandwidth, want)
 	}
@@ -164,15 +165,15 @@ bulk_bandwidth = "1.09GB/s"`
 		t.Error(err)
 	}
 	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `bulk_threshold = "never"`, 1), "")))
-	if err != nil || s.Network.Sim.(sim.TwoPaths).BulkThreshold != -1 {
+	if err != nil || s.Network.Sim.(sim.TwoPaths).Thresholds.Bulk != algos.BulkNever {
 		t.Errorf("bulk_threshold = \"never\": %v, %v", err, s)
 	}
 	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", `eager_threshold = "64KiB"`, 1), "")))
-	if err != nil || s.Network.Sim.(sim.TwoPaths).EagerThreshold != 64<<10 {
+	if err != nil || s.Network.Sim.(sim.TwoPaths).Thresholds.Eager != 64<<10 {
 		t.Errorf("eager_threshold = \"64KiB\": %v, %v", err, s)
 	}
 	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", "", 1), "")))
-	if err != nil || s.Network.Sim.(sim.TwoPaths).BulkThreshold != DefaultBulkThreshold {
+	if err != nil || s.Network.Sim.(sim.TwoPaths).Thresholds.Bulk != algos.RealnetBulkThreshold {
 		t.Errorf("no bulk_threshold: %v, %v", err, s)
 	}
 	_, err = Parse("r.toml", []byte(withNetwork(`model = "realnet"`, "")))

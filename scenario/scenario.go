@@ -120,6 +120,12 @@ type Network struct {
 	Summary string
 
 	seeded func(seed uint64) sim.Model
+	// seed is the scenario's, which seeds Sim.
+	seed uint64
+	// withThresholds, on a model of realnet's transport (model =
+	// "realnet"), is seeded for the same model with other thresholds; nil
+	// on other models.
+	withThresholds func(algos.Thresholds) func(seed uint64) sim.Model
 }
 
 // Check reports whether the network can run a world of size world (a
@@ -406,16 +412,27 @@ func (c *checker) network(t *table, top *table) Network {
 	n.Mesh = meshSpec
 	faults, random, ok := c.faultList, c.faultRandom, c.faultsOK
 	if m != nil && ok && meshOK {
-		n.seeded, n.Random, n.LinkBandwidth, n.Topology = m.seeded, m.random || random, m.linkBandwidth, m.topology
-		if meshSpec.Kind != mesh.Full {
-			inner := m.seeded
-			n.seeded = func(seed uint64) sim.Model { return sim.Relayed{Model: inner(seed), Mesh: meshSpec} }
+		n.Random, n.LinkBandwidth, n.Topology = m.random || random, m.linkBandwidth, m.topology
+		// decorate puts the mesh's relays and the faults on a model.
+		decorate := func(seeded func(uint64) sim.Model) func(uint64) sim.Model {
+			if meshSpec.Kind != mesh.Full {
+				inner := seeded
+				seeded = func(seed uint64) sim.Model { return sim.Relayed{Model: inner(seed), Mesh: meshSpec} }
+			}
+			if len(faults) > 0 {
+				inner := seeded
+				seeded = func(seed uint64) sim.Model { return sim.WithFaults(inner(seed), seed, faults...) }
+			}
+			return seeded
 		}
+		n.seeded = decorate(m.seeded)
 		if len(faults) > 0 {
-			inner := n.seeded
-			n.seeded = func(seed uint64) sim.Model { return sim.WithFaults(inner(seed), seed, faults...) }
 			n.Faults = faults
 		}
+		if m.withThresholds != nil {
+			n.withThresholds = func(t algos.Thresholds) func(uint64) sim.Model { return decorate(m.withThresholds(t).seeded) }
+		}
+		n.seed = c.seed
 		n.Sim = n.seeded(c.seed)
 		c.networkOK, c.random = true, n.Random
 	}

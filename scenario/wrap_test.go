@@ -107,3 +107,94 @@ bytes = [1024]
 		}
 	}
 }
+
+// TestNetworkWithThresholds: a realnet model takes other thresholds under
+// its relays, faults and wrappers, seeded as before, and leaves the
+// original alone; other models have none to take.
+func TestNetworkWithThresholds(t *testing.T) {
+	s, err := scenario.Parse("t.toml", []byte(`name = "t"
+seed = 3
+[network]
+model = "realnet"
+bulk_threshold = "64KiB"
+mesh = "hypercube"
+
+[network.transport]
+quic_latency = "30us"
+quic_bandwidth = "1.65Gbit/s"
+bulk_latency = "10us"
+bulk_bandwidth = "1.09GB/s"
+
+[[fault]]
+kind = "jitter"
+dist = "lognormal"
+mean = "2us"
+stddev = "1us"
+
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [4]
+bytes = [8]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := func(m sim.Model) sim.TwoPaths {
+		t.Helper()
+		f, ok := m.(sim.Faulty)
+		if !ok {
+			t.Fatalf("%T is not the faults", m)
+		}
+		r, ok := f.Model.(sim.Relayed)
+		if !ok {
+			t.Fatalf("%T under the faults is not the relays", f.Model)
+		}
+		tp, ok := r.Model.(sim.TwoPaths)
+		if !ok {
+			t.Fatalf("%T under the relays is not realnet's paths", r.Model)
+		}
+		return tp
+	}
+	four := algos.Thresholds{Bulk: 4 << 10, Eager: 1 << 10}
+	if !s.Network.HasThresholds() {
+		t.Fatal("a realnet model has no thresholds")
+	}
+	n := s.Network.WithThresholds(four)
+	if got := paths(n.Sim).Thresholds; got != four {
+		t.Errorf("Sim's thresholds %v, want %v", got, four)
+	}
+	if f := n.Sim.(sim.Faulty); f.Seed != 3 {
+		t.Errorf("Sim seeded %d, want the scenario's 3", f.Seed)
+	}
+	if got := paths(n.Seeded(9)).Thresholds; got != four || n.Seeded(9).(sim.Faulty).Seed != 9 {
+		t.Errorf("Seeded(9): thresholds %v, seed %d", got, n.Seeded(9).(sim.Faulty).Seed)
+	}
+	if got := paths(s.Network.Sim).Thresholds; got != (algos.Thresholds{Bulk: 64 << 10}) {
+		t.Errorf("the original's thresholds became %v", got)
+	}
+	// A wrapped network takes them under its wrapper.
+	w := s.Network.Wrapped(func(m sim.Model) sim.Model { return sim.Overhead{Model: m, Send: 7} }).WithThresholds(four)
+	if o, ok := w.Sim.(sim.Overhead); !ok || paths(o.Model).Thresholds != four {
+		t.Errorf("wrapped, then other thresholds: %#v", w.Sim)
+	}
+
+	ab, err := scenario.Parse("a.toml", []byte(`name = "a"
+[network]
+model = "alpha-beta"
+latency = "5us"
+bandwidth = "10GB/s"
+
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring"]
+world = [2]
+bytes = [8]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ab.Network.HasThresholds() || ab.Network.WithThresholds(four) != &ab.Network {
+		t.Error("an alpha-beta model has thresholds to replace")
+	}
+}

@@ -72,7 +72,7 @@ var goldenModels = []struct {
 	{"eager-at-once-loggp", sim.Protocol{Model: sim.LogGP{Latency: 2 * sim.Microsecond, Overhead: 300 * sim.Nanosecond, Gap: 500 * sim.Nanosecond, Bandwidth: 10e9},
 		EagerLimit: 8192, EagerAtOnce: true, Handshake: sim.Handshake{RTSCTS: true}}},
 	{"realnet", sim.TwoPaths{QUIC: sim.AlphaBeta{Latency: 30 * sim.Microsecond, Bandwidth: 0.2e9}, Bulk: sim.AlphaBeta{Latency: 10 * sim.Microsecond, Bandwidth: 1e9},
-		BulkThreshold: 16384, ReduceBandwidth: 20e9}},
+		Thresholds: algos.Thresholds{Bulk: 16384}, ReduceBandwidth: 20e9}},
 }
 
 // goldenCases calls fn with every pinned run: every algorithm of the

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/nexar-go/nexar-go/algos"
 )
 
 // TwoPaths is realnet's transport as a network model (model = "realnet",
@@ -14,29 +16,29 @@ import (
 // do not queue behind another's). The TCP connections share the bulk
 // path's figures (Bulk). A message goes by its payload size:
 //
-//   - By default (EagerThreshold 0), below BulkThreshold bytes on QUIC,
-//     eagerly: its send completes as soon as it is posted (the stream
-//     buffers it) and it moves at once, to wait at the receiver for its
-//     receive. From BulkThreshold on, on the bulk connection by
+//   - By default (Thresholds.Eager 0), below Thresholds.Bulk bytes on
+//     QUIC, eagerly: its send completes as soon as it is posted (the
+//     stream buffers it) and it moves at once, to wait at the receiver for
+//     its receive. From Thresholds.Bulk on, on the bulk connection by
 //     rendezvous: a request to send goes on QUIC when the send is posted
 //     (on the QUIC streams, in order with the sender's other messages);
 //     once it has arrived and the receive is posted, the clear to send
 //     comes back on the eager TCP connection; then the payload goes on the
 //     bulk connection, and the send completes on delivery.
-//   - With EagerThreshold > 0 (realnet's eager mode, the tuning table's
+//   - With Thresholds.Eager > 0 (realnet's eager mode, the tuning table's
 //     [transport] eager_threshold), every message goes on TCP: below
-//     EagerThreshold eagerly on the eager connection, header and payload at
-//     once; from it on by rendezvous whose request and clear to send both
-//     travel on the eager connection and whose payload takes the bulk one.
-//     BulkThreshold then does not apply.
+//     Thresholds.Eager eagerly on the eager connection, header and payload
+//     at once; from it on by rendezvous whose request and clear to send
+//     both travel on the eager connection and whose payload takes the bulk
+//     one. Thresholds.Bulk then does not apply.
 //
 // Each control message takes its path's latency (it carries no payload)
 // and holds no port. A one-way bulk message in the default mode costs
 // quic_latency + 2 bulk_latency + m/bulk_bandwidth, what derive weighs
 // for the bulk threshold. So a live run on realnet can be predicted path
-// by path, with each path's own latency and bandwidth. BulkThreshold < 0
-// keeps every message on QUIC (the tuning table's bulk_threshold =
-// "never"). Reductions take bytes/ReduceBandwidth of the rank's compute;
+// by path, with each path's own latency and bandwidth. Thresholds.Bulk
+// < 0 keeps every message on QUIC (the tuning table's bulk_threshold =
+// "never"); 0 sends every message on the bulk path, empty ones too. Reductions take bytes/ReduceBandwidth of the rank's compute;
 // no switch reduces in the network (CanSwitchReduce is false).
 //
 // Not modelled: the credit that bounds a receiver's unexpected eager
@@ -47,12 +49,12 @@ type TwoPaths struct {
 	// QUIC and Bulk are the paths (keys quic_latency, quic_bandwidth,
 	// bulk_latency, bulk_bandwidth of [network.transport]).
 	QUIC, Bulk AlphaBeta
-	// BulkThreshold is the payload size from which messages take the bulk
-	// path (key "bulk_threshold"); negative: never.
-	BulkThreshold int
-	// EagerThreshold, when positive, sends every message on TCP: eagerly
-	// below it, by rendezvous from it on (key "eager_threshold"); 0: off.
-	EagerThreshold int
+	// Thresholds are realnet's (keys "bulk_threshold" and
+	// "eager_threshold"): Bulk the payload size from which messages take
+	// the bulk path (negative: never); Eager, when positive, sends every
+	// message on TCP, eagerly below it and by rendezvous from it on (0:
+	// off).
+	Thresholds algos.Thresholds
 	// ReduceBandwidth is 1/gamma (key "reduce_bandwidth"); 0 or +Inf
 	// makes reductions free.
 	ReduceBandwidth float64
@@ -80,21 +82,21 @@ func (tp TwoPaths) NewNetworkChecked(e *Engine) (Network, error) {
 	if tp.ReduceBandwidth < 0 || math.IsNaN(tp.ReduceBandwidth) {
 		return nil, errors.New("realnet: reduce bandwidth must be positive")
 	}
-	if tp.EagerThreshold < 0 {
-		return nil, fmt.Errorf("realnet: eager threshold %d is negative", tp.EagerThreshold)
+	if tp.Thresholds.Eager < 0 {
+		return nil, fmt.Errorf("realnet: eager threshold %d is negative", tp.Thresholds.Eager)
 	}
 	paths := &twoPathNet{
 		quic:      tp.QUIC.NewNetwork(e).(*alphaBetaNet),
 		bulk:      tp.Bulk.NewNetwork(e).(*alphaBetaNet),
 		eager:     tp.Bulk.NewNetwork(e).(*alphaBetaNet),
-		threshold: tp.BulkThreshold,
-		eagerMode: tp.EagerThreshold > 0,
+		threshold: tp.Thresholds.Bulk,
+		eagerMode: tp.Thresholds.Eager > 0,
 		reduceBW:  tp.ReduceBandwidth,
 	}
-	limit := tp.BulkThreshold
+	limit := tp.Thresholds.Bulk
 	switch {
 	case paths.eagerMode:
-		limit = tp.EagerThreshold
+		limit = tp.Thresholds.Eager
 	case limit < 0:
 		limit = math.MaxInt
 	}

@@ -11,9 +11,9 @@ import (
 func TestTwoPaths(t *testing.T) {
 	// QUIC: 30 us, 200 MB/s; bulk: 10 us, 1 GB/s; bulk from 16 KiB.
 	tp := sim.TwoPaths{
-		QUIC:          sim.AlphaBeta{Latency: 30 * sim.Microsecond, Bandwidth: 200e6},
-		Bulk:          sim.AlphaBeta{Latency: 10 * sim.Microsecond, Bandwidth: 1e9},
-		BulkThreshold: 16 << 10,
+		QUIC:       sim.AlphaBeta{Latency: 30 * sim.Microsecond, Bandwidth: 200e6},
+		Bulk:       sim.AlphaBeta{Latency: 10 * sim.Microsecond, Bandwidth: 1e9},
+		Thresholds: algos.Thresholds{Bulk: 16 << 10},
 	}
 	oneWay := func(m sim.Model, n int) (send, recv sim.Time) {
 		res := runModel(t, m, 2, func(ctx context.Context, l algos.Link) error {
@@ -59,7 +59,7 @@ func TestTwoPaths(t *testing.T) {
 	}
 	// Never bulk.
 	never := tp
-	never.BulkThreshold = -1
+	never.Thresholds.Bulk = algos.BulkNever
 	if _, recv = oneWay(never, n); recv != us(30)+sim.TransferTime(n, 200e6) {
 		t.Errorf("never bulk: 1 MiB arrived at %v", recv)
 	}
@@ -69,7 +69,7 @@ func TestTwoPaths(t *testing.T) {
 	// rendezvous whose request and clear to send both take the eager
 	// connection; the bulk threshold no longer applies.
 	eager := tp
-	eager.EagerThreshold = 64 << 10
+	eager.Thresholds.Eager = 64 << 10
 	if send, recv = oneWay(eager, 32<<10); send != 0 || recv != us(10)+sim.TransferTime(32<<10, 1e9) {
 		t.Errorf("eager mode, 32 KiB: send %v, receive %v; want 0, %v", send, recv, us(10)+sim.TransferTime(32<<10, 1e9))
 	}

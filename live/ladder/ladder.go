@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
@@ -141,15 +142,16 @@ func rungs(o Options) []rungDef {
 		c.Rounds, c.Warmup = o.Iters, max(o.Iters/10, 5)
 		return rungDef{Rung: Rung{Key: key, Name: name, Below: below}, cmd: c}
 	}
-	quicPath := netSpec{BulkThreshold: -1}
-	eager := netSpec{EagerThreshold: EagerThreshold}
+	quicPath := netSpec{Thresholds: algos.Thresholds{Bulk: algos.BulkNever}}
+	bulkPath := netSpec{Thresholds: algos.Thresholds{Bulk: 1}}
+	eager := netSpec{Thresholds: algos.Thresholds{Eager: EagerThreshold}}
 	return []rungDef{
 		lat("tcp", "raw TCP ping-pong", "", command{Kind: kindTCP}),
 		lat("quic-stream", "raw quic-go, one stream", "tcp", command{Kind: kindQUICStream}),
 		lat("quic-msg", "raw quic-go, a stream per message", "quic-stream", command{Kind: kindQUICMsg}),
 		lat("realnet-quic", "realnet Send/Recv, QUIC path", "quic-msg", command{Kind: kindLink, Net: quicPath}),
 		lat("realnet-eager", "realnet Send/Recv, eager TCP path (TLS)", "tcp", command{Kind: kindLink, Net: eager}),
-		lat("realnet-bulk", "realnet Send/Recv, bulk path (request on QUIC, answer on TCP, TLS)", "tcp", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
+		lat("realnet-bulk", "realnet Send/Recv, bulk path (request on QUIC, answer on TCP, TLS)", "tcp", command{Kind: kindLink, Net: bulkPath}),
 		harness("allreduce", "nexar-live allreduce 8 B, recursive_doubling, 2 ranks", "quic-msg",
 			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingStart}),
 		harness("allreduce-loop", "the same, --timing loop (mean of back-to-back iterations)", "quic-msg",
@@ -165,8 +167,8 @@ func rungs(o Options) []rungDef {
 		bw("tcp-bw", "raw TCP", "", command{Kind: kindTCP}),
 		bw("quic-stream-bw", "raw quic-go, one stream", "tcp-bw", command{Kind: kindQUICStream}),
 		bw("realnet-quic-bw", "realnet Send/Recv, QUIC path", "quic-stream-bw", command{Kind: kindLink, Net: quicPath}),
-		bw("realnet-bulk-bw", "realnet Send/Recv, bulk path, TLS", "tcp-bw", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1}}),
-		bw("realnet-plain-bw", "realnet Send/Recv, bulk path, --trusted-network", "tcp-bw", command{Kind: kindLink, Net: netSpec{BulkThreshold: 1, Trusted: true}}),
+		bw("realnet-bulk-bw", "realnet Send/Recv, bulk path, TLS", "tcp-bw", command{Kind: kindLink, Net: bulkPath}),
+		bw("realnet-plain-bw", "realnet Send/Recv, bulk path, --trusted-network", "tcp-bw", command{Kind: kindLink, Net: netSpec{Thresholds: bulkPath.Thresholds, Trusted: true}}),
 		bw("realnet-eager-bw", "realnet Send/Recv, eager mode (rendezvous on TCP), TLS", "tcp-bw", command{Kind: kindLink, Net: eager}),
 	}
 }

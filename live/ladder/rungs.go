@@ -48,13 +48,12 @@ type command struct {
 
 // netSpec is the part of realnet.Config a rung sets.
 type netSpec struct {
-	BulkThreshold  int
-	EagerThreshold int
-	Trusted        bool
+	Thresholds algos.Thresholds
+	Trusted    bool
 }
 
 func (n netSpec) config(c *realnet.Credentials) realnet.Config {
-	return realnet.Config{Credentials: c, BulkThreshold: n.BulkThreshold, EagerThreshold: n.EagerThreshold, TrustedNetwork: n.Trusted}
+	return realnet.Config{Credentials: c, Thresholds: n.Thresholds, TrustedNetwork: n.Trusted}
 }
 
 // reply is what the peer answers: first its address (Addr, Bulk), then,
