@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/units"
+	"github.com/nexar-go/nexar-go/scenario"
 )
 
 // MachineParam is one figure of a GPU machine that FitMachine fits: a
@@ -114,12 +114,7 @@ func FitMachine(ctx context.Context, m Machine, samples []Sample, opt MachineFit
 	if err != nil {
 		return nil, err
 	}
-	var coll []Sample
-	for _, s := range samples {
-		if s.Collective != PointToPoint {
-			coll = append(coll, s)
-		}
-	}
+	coll := collectiveSamples(samples)
 	if len(coll) == 0 {
 		return nil, errNoSamples
 	}
@@ -127,28 +122,61 @@ func FitMachine(ctx context.Context, m Machine, samples []Sample, opt MachineFit
 	if len(coll) < len(samples) {
 		f.Notes = append(f.Notes, fmt.Sprintf("%d point-to-point sample(s) left out: a machine is fitted to collectives", len(samples)-len(coll)))
 	}
-	predict := func(m Machine, idx []int) ([]float64, error) {
-		sub := make([]Sample, len(idx))
-		for i, j := range idx {
-			sub[i] = coll[j]
-		}
-		f.Evaluations++
-		pr, err := PredictMachine(ctx, m, sub, opt.PredictOptions)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]float64, len(pr))
-		for i, p := range pr {
-			out[i] = p.Time
-		}
-		return out, nil
-	}
 	if f.Before, err = PredictMachine(ctx, m, coll, opt.PredictOptions); err != nil {
 		return nil, err
 	}
 	f.BeforeFit = Agree(coll, times(f.Before))
+	classes, err := machineClasses(m, preset, coll)
+	if err != nil {
+		return nil, err
+	}
+	x := &machineFitter{ctx: ctx, opt: opt, preset: preset, f: f, coll: coll, params: map[string]*MachineParam{}}
+	for _, c := range classes {
+		if err := x.fitClass(c); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.holdUnreached(classes); err != nil {
+		return nil, err
+	}
+	x.collect()
+	if f.After, err = PredictMachine(ctx, f.Machine, coll, opt.PredictOptions); err != nil {
+		return nil, err
+	}
+	f.AfterFit = Agree(coll, times(f.After))
+	return f, nil
+}
 
-	// The samples of each class: inside a node, across nodes.
+// collectiveSamples are the samples of collectives: a machine is not
+// fitted to point-to-point ones.
+func collectiveSamples(samples []Sample) []Sample {
+	var coll []Sample
+	for _, s := range samples {
+		if s.Collective != PointToPoint {
+			coll = append(coll, s)
+		}
+	}
+	return coll
+}
+
+// machineClass is a class of samples and the figures it determines:
+// the bandwidths to try (the first that binds is fitted), the latency,
+// and why the figures are held when no sample is of the class.
+type machineClass struct {
+	name    string
+	idx     []int
+	bws     []string
+	lat     string
+	missing string
+}
+
+// bandwidthWith are the keys each bandwidth scales together with.
+var bandwidthWith = map[string][]string{"nvlink_bandwidth": {"nvls_bandwidth"}, "nic_bandwidth": {"sharp_bandwidth"}}
+
+// machineClasses sorts the samples coll into the classes that determine
+// different figures: inside one node NVLink's, across nodes the NICs'
+// (or NVLink's bandwidth where it binds there).
+func machineClasses(m Machine, preset scenario.Preset, coll []Sample) ([]machineClass, error) {
 	var intra, inter []int
 	for i, s := range coll {
 		keys, err := machineNetwork(m, preset, s)
@@ -161,124 +189,183 @@ func FitMachine(ctx context.Context, m Machine, samples []Sample, opt MachineFit
 			intra = append(intra, i)
 		}
 	}
-	type class struct {
-		name    string
-		idx     []int
-		bws     []string // the bandwidths to try, the first that binds
-		lat     string
-		missing string
-	}
-	classes := []class{
+	return []machineClass{
 		{"inside one node", intra, []string{"nvlink_bandwidth"}, "nvlink_latency", "no sample runs inside one node: NVLink's figures are the machine's"},
 		{"across nodes", inter, []string{"nic_bandwidth", "nvlink_bandwidth"}, "nic_latency", "no sample spans nodes: the NICs' figures are the machine's"},
+	}, nil
+}
+
+// machineFitter is one run of FitMachine: the fit it fills, the
+// collective samples, and the figures met so far by key, in the order
+// they were met.
+type machineFitter struct {
+	ctx    context.Context
+	opt    MachineFitOptions
+	preset scenario.Preset
+	f      *MachineFit
+	coll   []Sample
+	params map[string]*MachineParam
+	order  []string
+}
+
+// predict simulates the samples idx on m and returns their times,
+// counting the evaluation.
+func (x *machineFitter) predict(m Machine, idx []int) ([]float64, error) {
+	sub := make([]Sample, len(idx))
+	for i, j := range idx {
+		sub[i] = x.coll[j]
 	}
-	with := map[string][]string{"nvlink_bandwidth": {"nvls_bandwidth"}, "nic_bandwidth": {"sharp_bandwidth"}}
-	params := map[string]*MachineParam{}
-	newParam := func(key string, bandwidth bool) (*MachineParam, error) {
-		p := &MachineParam{Key: key, Bandwidth: bandwidth}
-		for _, w := range with[key] {
-			if _, ok := f.Machine.key(preset, w); ok {
-				p.With = append(p.With, w)
-			}
-		}
-		v, err := figureOf(f.Machine, preset, key, bandwidth)
-		p.Preset, p.Value = v, v
-		if slices.Contains(opt.Hold, key) {
-			p.Held, p.Why = true, "held as asked"
-		}
-		return p, err
+	x.f.Evaluations++
+	pr, err := PredictMachine(x.ctx, m, sub, x.opt.PredictOptions)
+	if err != nil {
+		return nil, err
 	}
-	var order []string
-	for _, c := range classes {
-		large, small := classSamples(coll, c.idx)
-		below := ""
-		if len(large) > 0 {
-			below = " below " + units.FormatBytes(float64(coll[large[0]].Bytes))
+	out := make([]float64, len(pr))
+	for i, p := range pr {
+		out[i] = p.Time
+	}
+	return out, nil
+}
+
+// newParam is the figure key at the machine's value, with the keys that
+// scale with it, held if the options hold it.
+func (x *machineFitter) newParam(key string, bandwidth bool) (*MachineParam, error) {
+	p := &MachineParam{Key: key, Bandwidth: bandwidth}
+	for _, w := range bandwidthWith[key] {
+		if _, ok := x.f.Machine.key(x.preset, w); ok {
+			p.With = append(p.With, w)
 		}
-		if len(c.idx) == 0 {
-			continue // its figures are held below, unless another class fits them
+	}
+	v, err := figureOf(x.f.Machine, x.preset, key, bandwidth)
+	p.Preset, p.Value = v, v
+	if slices.Contains(x.opt.Hold, key) {
+		p.Held, p.Why = true, "held as asked"
+	}
+	return p, err
+}
+
+// add records the figure p of key.
+func (x *machineFitter) add(key string, p *MachineParam) {
+	x.params[key], x.order = p, append(x.order, key)
+}
+
+// fitClass fits the figures of class c to its samples: a bandwidth to the
+// large ones, then the latency to the small ones. A class of no sample
+// is left to holdUnreached, unless another class fits its figures.
+func (x *machineFitter) fitClass(c machineClass) error {
+	large, small := classSamples(x.coll, c.idx)
+	if len(c.idx) == 0 {
+		return nil
+	}
+	bw, err := x.fitClassBandwidth(c, large)
+	if err != nil {
+		return err
+	}
+	return x.fitClassLatency(c, bw, large, small)
+}
+
+// fitClassBandwidth fits the first of c's bandwidths, not fitted by an
+// earlier class, that binds the model's time at the large samples, and
+// holds the others saying why. It returns the fitted one, nil if none.
+func (x *machineFitter) fitClassBandwidth(c machineClass, large []int) (*MachineParam, error) {
+	var bw *MachineParam
+	for _, key := range c.bws {
+		if x.params[key] != nil {
+			continue // fitted by an earlier class
 		}
-		var bw *MachineParam
-		for _, key := range c.bws {
-			if params[key] != nil {
-				continue // fitted by an earlier class
-			}
-			p, err := newParam(key, true)
-			if err != nil {
-				return nil, err
-			}
-			params[key], order = p, append(order, key)
-			switch {
-			case p.Held:
-			case len(large) == 0:
-				p.Held, p.Why = true, fmt.Sprintf("no sample %s of 1 MiB or more", c.name)
-			case bw == nil:
-				bound, err := f.fitBandwidth(p, large, coll, predict)
-				if err != nil {
-					return nil, err
-				}
-				if bound {
-					bw = p
-					p.Why = fmt.Sprintf("fitted to %d sample(s) %s from %s", len(large), c.name, units.FormatBytes(float64(coll[large[0]].Bytes)))
-				} else {
-					p.Held, p.Why = true, fmt.Sprintf("does not bound the model's time %s", c.name)
-				}
-			default:
-				p.Held, p.Why = true, fmt.Sprintf("%s bounds the model's time %s", bw.Key, c.name)
-			}
-		}
-		lat, err := newParam(c.lat, false)
+		p, err := x.newParam(key, true)
 		if err != nil {
 			return nil, err
 		}
-		params[c.lat], order = lat, append(order, c.lat)
+		x.add(key, p)
 		switch {
-		case lat.Held:
-		case len(small) == 0:
-			lat.Held, lat.Why = true, fmt.Sprintf("no sample %s below the bandwidth's", c.name)
-		default:
-			for round := 0; round < 2; round++ {
-				if err := f.fitLatency(lat, small, coll, predict); err != nil {
-					return nil, err
-				}
-				if bw == nil || round == 1 {
-					break
-				}
-				// Once more: the latency moves the bandwidth's samples a
-				// little.
-				if _, err := f.fitBandwidth(bw, large, coll, predict); err != nil {
-					return nil, err
-				}
+		case p.Held:
+		case len(large) == 0:
+			p.Held, p.Why = true, fmt.Sprintf("no sample %s of 1 MiB or more", c.name)
+		case bw == nil:
+			bound, err := x.f.fitBandwidth(p, large, x.coll, x.predict)
+			if err != nil {
+				return nil, err
 			}
-			lat.Why = fmt.Sprintf("fitted to %d sample(s) %s%s", len(small), c.name, below)
+			if bound {
+				bw = p
+				p.Why = fmt.Sprintf("fitted to %d sample(s) %s from %s", len(large), c.name, units.FormatBytes(float64(x.coll[large[0]].Bytes)))
+			} else {
+				p.Held, p.Why = true, fmt.Sprintf("does not bound the model's time %s", c.name)
+			}
+		default:
+			p.Held, p.Why = true, fmt.Sprintf("%s bounds the model's time %s", bw.Key, c.name)
 		}
 	}
+	return bw, nil
+}
+
+// fitClassLatency fits c's latency to the small samples, twice round
+// with the bandwidth bw (if one was fitted) refitted between, as the
+// latency moves the bandwidth's samples a little.
+func (x *machineFitter) fitClassLatency(c machineClass, bw *MachineParam, large, small []int) error {
+	below := ""
+	if len(large) > 0 {
+		below = " below " + units.FormatBytes(float64(x.coll[large[0]].Bytes))
+	}
+	lat, err := x.newParam(c.lat, false)
+	if err != nil {
+		return err
+	}
+	x.add(c.lat, lat)
+	switch {
+	case lat.Held:
+	case len(small) == 0:
+		lat.Held, lat.Why = true, fmt.Sprintf("no sample %s below the bandwidth's", c.name)
+	default:
+		for round := 0; round < 2; round++ {
+			if err := x.f.fitLatency(lat, small, x.coll, x.predict); err != nil {
+				return err
+			}
+			if bw == nil || round == 1 {
+				break
+			}
+			// Once more: the latency moves the bandwidth's samples a
+			// little.
+			if _, err := x.f.fitBandwidth(bw, large, x.coll, x.predict); err != nil {
+				return err
+			}
+		}
+		lat.Why = fmt.Sprintf("fitted to %d sample(s) %s%s", len(small), c.name, below)
+	}
+	return nil
+}
+
+// holdUnreached adds the figures no class fitted, at the machine's
+// values, held because no sample is of their class.
+func (x *machineFitter) holdUnreached(classes []machineClass) error {
 	for _, c := range classes {
 		for _, key := range append(slices.Clone(c.bws), c.lat) {
-			if params[key] == nil {
-				p, err := newParam(key, key != c.lat)
+			if x.params[key] == nil {
+				p, err := x.newParam(key, key != c.lat)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if !p.Held {
 					p.Held, p.Why = true, c.missing
 				}
-				params[key], order = p, append(order, key)
+				x.add(key, p)
 			}
 		}
 	}
-	slices.SortStableFunc(order, func(a, b string) int { return strings.Compare(figureOrder(a), figureOrder(b)) })
-	for _, k := range order {
-		f.Params = append(f.Params, *params[k])
-		if n, ok := f.notes[k]; ok {
-			f.Notes = append(f.Notes, n)
+	return nil
+}
+
+// collect puts the figures into the fit in the order of figureOrder,
+// each with the last note about it.
+func (x *machineFitter) collect() {
+	slices.SortStableFunc(x.order, func(a, b string) int { return strings.Compare(figureOrder(a), figureOrder(b)) })
+	for _, k := range x.order {
+		x.f.Params = append(x.f.Params, *x.params[k])
+		if n, ok := x.f.notes[k]; ok {
+			x.f.Notes = append(x.f.Notes, n)
 		}
 	}
-	if f.After, err = PredictMachine(ctx, f.Machine, coll, opt.PredictOptions); err != nil {
-		return nil, err
-	}
-	f.AfterFit = Agree(coll, times(f.After))
-	return f, nil
 }
 
 func times(pr []Prediction) []float64 {

@@ -47,52 +47,19 @@ func init() {
 					{"ports", false, "number of devices (default one per rank)"},
 					{"backplane_bandwidth", false, `capacity that all messages share: "2GB/s" (default: none, non-blocking); ranks of one machine over loopback share its cores and memory this way`},
 				}},
-			build: func(t *table, p string) (sim.TopologySpec, float64) {
-				bw, ok1 := t.bandwidth(p+"bandwidth", true, 0)
-				lat, ok2 := t.duration(p+"latency", true)
-				ports, ok3 := t.integer(p+"ports", 0, 0, MaxWorld)
-				backplane, ok4 := t.bandwidth(p+"backplane_bandwidth", false, 0)
-				if !ok1 || !ok2 || !ok3 || !ok4 {
-					return nil, 0
-				}
-				return sim.Crossbar{Ports: int(ports), Bandwidth: bw, Latency: lat, Backplane: backplane}, bw
-			},
+			build: buildCrossbar,
 		},
 		{
 			TopologyInfo: TopologyInfo{"ring", "devices on a bidirectional ring of routers; messages take the shorter way round",
 				append(append([]KeyInfo{{"size", false, "number of devices (default one per rank)"}},
 					linkKeys("link", "each ring link", true, "")...), nic...)},
-			build: func(t *table, p string) (sim.TopologySpec, float64) {
-				size, ok1 := t.integer(p+"size", 0, 0, MaxWorld)
-				link, ok2 := t.link(p+"link", true)
-				n, ok3 := t.link(p+"nic", false)
-				if !ok1 || !ok2 || !ok3 {
-					return nil, 0
-				}
-				return sim.Ring{Size: int(size), Link: link, NIC: n}, firstPositive(n.Bandwidth, 2*link.Bandwidth)
-			},
+			build: buildRing,
 		},
 		{
 			TopologyInfo: TopologyInfo{"torus", "a 2D or 3D torus of routers, one device each, minimal routes",
 				append(append([]KeyInfo{{"dims", true, "the sizes of the dimensions, the first varying fastest: [4, 4] or [4, 4, 2]"}},
 					linkKeys("link", "each torus link", true, "")...), nic...)},
-			build: func(t *table, p string) (sim.TopologySpec, float64) {
-				dims, ok1 := t.list(p+"dims", "dimension sizes such as [4, 4, 2]", dimElem)
-				link, ok2 := t.link(p+"link", true)
-				n, ok3 := t.link(p+"nic", false)
-				if !ok1 || !ok2 || !ok3 {
-					return nil, 0
-				}
-				if len(dims) < 2 || len(dims) > 3 {
-					t.errorf(joinPath(t.path, p+"dims"), "a torus has 2 or 3 dimensions, not %d", len(dims))
-					return nil, 0
-				}
-				d := make([]int, len(dims))
-				for i, x := range dims {
-					d[i] = int(x)
-				}
-				return sim.Torus{Dims: d, Link: link, NIC: n}, firstPositive(n.Bandwidth, 2*float64(len(d))*link.Bandwidth)
-			},
+			build: buildTorus,
 		},
 		{
 			TopologyInfo: TopologyInfo{"fat_tree", "a folded-Clos network of switches, 2 tiers (leaf-spine) or 3 (k-ary fat tree), hosts at the leaves",
@@ -103,27 +70,7 @@ func init() {
 					{"routing", false, `"ecmp" (hash, default) or "dmodk" (destination mod k)`},
 				}, linkKeys("link", "each switch-to-switch link", true, "")...),
 					linkKeys("nic", "each host's link to its leaf", false, "; left out: as link_bandwidth")...)},
-			build: func(t *table, p string) (sim.TopologySpec, float64) {
-				radix, ok1 := t.integer(p+"radix", 0, 2, 1<<16)
-				if _, ok := t.m[p+"radix"]; !ok {
-					t.missing(p+"radix", "the ports per switch: radix = 16")
-					ok1 = false
-				}
-				tiers, ok2 := t.integer(p+"tiers", 2, 2, 3)
-				over, ok3 := t.float(p+"oversubscription", 1, 1, 1024)
-				routing, ok4 := t.routing(p + "routing")
-				link, ok5 := t.link(p+"link", true)
-				n, ok6 := t.link(p+"nic", false)
-				if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
-					return nil, 0
-				}
-				ft := sim.FatTree{Tiers: int(tiers), Radix: int(radix), Oversubscription: over, Link: link, NIC: n, Routing: routing}
-				if ft.Hosts() == 0 {
-					t.errorf(joinPath(t.path, p+"radix"), "a %d-tier fat tree of radix %d with oversubscription %g has no valid shape", tiers, radix, over)
-					return nil, 0
-				}
-				return ft, firstPositive(n.Bandwidth, link.Bandwidth)
-			},
+			build: buildFatTree,
 		},
 		{
 			TopologyInfo: TopologyInfo{"dragonfly", "groups of routers, all-to-all inside a group, global links between groups, minimal routes",
@@ -135,21 +82,7 @@ func init() {
 					{"routing", false, `"ecmp" (default) or "dmodk"`},
 				}, linkKeys("local", "each intra-group link", true, "")...),
 					linkKeys("global", "each inter-group link", true, "")...), nic...)},
-			build: func(t *table, p string) (sim.TopologySpec, float64) {
-				groups, ok1 := t.requiredInt(p+"groups", 2, 1<<16, "the number of groups: groups = 9")
-				routers, ok2 := t.requiredInt(p+"routers", 1, 1<<16, "routers per group: routers = 4")
-				hosts, ok3 := t.integer(p+"hosts", 1, 1, 1<<16)
-				gl, ok4 := t.requiredInt(p+"global_links", 1, 1<<16, "global ports per router: global_links = 2")
-				routing, ok5 := t.routing(p + "routing")
-				local, ok6 := t.link(p+"local", true)
-				global, ok7 := t.link(p+"global", true)
-				n, ok8 := t.link(p+"nic", false)
-				if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || !ok7 || !ok8 {
-					return nil, 0
-				}
-				return sim.Dragonfly{Groups: int(groups), Routers: int(routers), Hosts: int(hosts), GlobalLinks: int(gl),
-					Local: local, Global: global, NIC: n, Routing: routing}, n.Bandwidth
-			},
+			build: buildDragonfly,
 		},
 	}
 	// hierarchical comes last: its inter-node topology is one of the above.
@@ -159,14 +92,7 @@ func init() {
 	}
 	topologies = append(topologies, topologySpec{
 		TopologyInfo: TopologyInfo{"hierarchical", "nodes of several devices on an intra-node switch (NVLink/NVSwitch-like), NICs into an inter-node topology",
-			append([]KeyInfo{
-				{"devices_per_node", true, "devices per node: 8"},
-				{"nodes", false, "number of nodes (default as many as the world needs)"},
-				{"nics_per_node", false, "NICs per node (default one per device)"},
-				{"host_bandwidth", false, `device <-> NIC bandwidth, PCIe-class: "64GB/s" (default unlimited)`},
-				{"host_latency", false, `device <-> NIC latency: "1us" (default 0)`},
-				{"inter", true, "the topology between the NICs: " + strings.Join(interNames, ", ") + `; its keys take the prefix "inter_": inter_bandwidth, inter_radix, ...`},
-			}, linkKeys("intra", "each device's link to its node's switch", false, "; left out: unlimited")...)},
+			hierarchicalKeys(interNames)},
 		build: buildHierarchical,
 	})
 	// gpu_cluster last of all: its fabric is one of the flat topologies or
@@ -177,6 +103,107 @@ func init() {
 			gpuClusterKeys(interNames)},
 		build: buildGPUCluster,
 	})
+}
+
+// buildCrossbar reads topology = "crossbar"; a device's link into it is
+// its port.
+func buildCrossbar(t *table, p string) (sim.TopologySpec, float64) {
+	bw, ok1 := t.bandwidth(p+"bandwidth", true, 0)
+	lat, ok2 := t.duration(p+"latency", true)
+	ports, ok3 := t.integer(p+"ports", 0, 0, MaxWorld)
+	backplane, ok4 := t.bandwidth(p+"backplane_bandwidth", false, 0)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil, 0
+	}
+	return sim.Crossbar{Ports: int(ports), Bandwidth: bw, Latency: lat, Backplane: backplane}, bw
+}
+
+// buildRing reads topology = "ring"; a device's link into it is its NIC,
+// or if unlimited its router's two ring links.
+func buildRing(t *table, p string) (sim.TopologySpec, float64) {
+	size, ok1 := t.integer(p+"size", 0, 0, MaxWorld)
+	link, ok2 := t.link(p+"link", true)
+	n, ok3 := t.link(p+"nic", false)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, 0
+	}
+	return sim.Ring{Size: int(size), Link: link, NIC: n}, firstPositive(n.Bandwidth, 2*link.Bandwidth)
+}
+
+// buildTorus reads topology = "torus", of 2 or 3 dimensions; a device's
+// link into it is its NIC, or if unlimited its router's links.
+func buildTorus(t *table, p string) (sim.TopologySpec, float64) {
+	dims, ok1 := t.list(p+"dims", "dimension sizes such as [4, 4, 2]", dimElem)
+	link, ok2 := t.link(p+"link", true)
+	n, ok3 := t.link(p+"nic", false)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, 0
+	}
+	if len(dims) < 2 || len(dims) > 3 {
+		t.errorf(joinPath(t.path, p+"dims"), "a torus has 2 or 3 dimensions, not %d", len(dims))
+		return nil, 0
+	}
+	d := make([]int, len(dims))
+	for i, x := range dims {
+		d[i] = int(x)
+	}
+	return sim.Torus{Dims: d, Link: link, NIC: n}, firstPositive(n.Bandwidth, 2*float64(len(d))*link.Bandwidth)
+}
+
+// buildFatTree reads topology = "fat_tree", reporting a shape of no
+// hosts on the radix key; a device's link into it is its NIC, or if
+// unlimited a switch link.
+func buildFatTree(t *table, p string) (sim.TopologySpec, float64) {
+	radix, ok1 := t.integer(p+"radix", 0, 2, 1<<16)
+	if _, ok := t.m[p+"radix"]; !ok {
+		t.missing(p+"radix", "the ports per switch: radix = 16")
+		ok1 = false
+	}
+	tiers, ok2 := t.integer(p+"tiers", 2, 2, 3)
+	over, ok3 := t.float(p+"oversubscription", 1, 1, 1024)
+	routing, ok4 := t.routing(p + "routing")
+	link, ok5 := t.link(p+"link", true)
+	n, ok6 := t.link(p+"nic", false)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		return nil, 0
+	}
+	ft := sim.FatTree{Tiers: int(tiers), Radix: int(radix), Oversubscription: over, Link: link, NIC: n, Routing: routing}
+	if ft.Hosts() == 0 {
+		t.errorf(joinPath(t.path, p+"radix"), "a %d-tier fat tree of radix %d with oversubscription %g has no valid shape", tiers, radix, over)
+		return nil, 0
+	}
+	return ft, firstPositive(n.Bandwidth, link.Bandwidth)
+}
+
+// buildDragonfly reads topology = "dragonfly"; a device's link into it is
+// its NIC.
+func buildDragonfly(t *table, p string) (sim.TopologySpec, float64) {
+	groups, ok1 := t.requiredInt(p+"groups", 2, 1<<16, "the number of groups: groups = 9")
+	routers, ok2 := t.requiredInt(p+"routers", 1, 1<<16, "routers per group: routers = 4")
+	hosts, ok3 := t.integer(p+"hosts", 1, 1, 1<<16)
+	gl, ok4 := t.requiredInt(p+"global_links", 1, 1<<16, "global ports per router: global_links = 2")
+	routing, ok5 := t.routing(p + "routing")
+	local, ok6 := t.link(p+"local", true)
+	global, ok7 := t.link(p+"global", true)
+	n, ok8 := t.link(p+"nic", false)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || !ok7 || !ok8 {
+		return nil, 0
+	}
+	return sim.Dragonfly{Groups: int(groups), Routers: int(routers), Hosts: int(hosts), GlobalLinks: int(gl),
+		Local: local, Global: global, NIC: n, Routing: routing}, n.Bandwidth
+}
+
+// hierarchicalKeys are the keys of topology = "hierarchical", whose
+// inter-node topology is one of interNames.
+func hierarchicalKeys(interNames []string) []KeyInfo {
+	return append([]KeyInfo{
+		{"devices_per_node", true, "devices per node: 8"},
+		{"nodes", false, "number of nodes (default as many as the world needs)"},
+		{"nics_per_node", false, "NICs per node (default one per device)"},
+		{"host_bandwidth", false, `device <-> NIC bandwidth, PCIe-class: "64GB/s" (default unlimited)`},
+		{"host_latency", false, `device <-> NIC latency: "1us" (default 0)`},
+		{"inter", true, "the topology between the NICs: " + strings.Join(interNames, ", ") + `; its keys take the prefix "inter_": inter_bandwidth, inter_radix, ...`},
+	}, linkKeys("intra", "each device's link to its node's switch", false, "; left out: unlimited")...)
 }
 
 // gpuClusterKeys are the keys of topology = "gpu_cluster".

@@ -118,35 +118,85 @@ type workloadAxis struct {
 
 // workload reads the [workload] table t.
 func (c *checker) workload(t *table, seed uint64) *Workload {
+	r := newWorkloadReader(c, t, seed)
+	aicbLayout := r.readModel()
+	r.readLayout(aicbLayout)
+	r.readSchedule()
+	r.readGradients()
+	r.readCompute()
+	algs, ok := c.workloadAlgorithms(t)
+	r.note(ok)
+	for _, a := range algs {
+		r.sweep("algorithms."+a.name, a)
+	}
+	t.finish()
+	if r.good && r.checkFLOPsRate() {
+		r.combine()
+	}
+	return r.w
+}
+
+// workloadReader is one reading of a [workload] table: the Workload it
+// fills, the spec every point starts from, the swept keys, and whether
+// every key read so far was good. Its steps read the keys in a fixed
+// order, which is the order of the errors they report.
+type workloadReader struct {
+	c    *checker
+	t    *table
+	w    *Workload
+	base workload.Spec
+	axes []*workloadAxis
+	good bool
+	// microBatch is the transformer's sequences a micro-batch (1 for the
+	// other models) and globalBatch the global_batch key (0: not set),
+	// which give each point its micro-batches.
+	microBatch  int
+	globalBatch int64
+}
+
+// newWorkloadReader starts reading t with the file's default tuning and
+// the spec's defaults (PyTorch DDP's buckets, 1F1B, bf16).
+func newWorkloadReader(c *checker, t *table, seed uint64) *workloadReader {
 	w := &Workload{Line: lineOf(c.lines, t.path), Tuning: c.defaultTuning}
 	if c.defaultPolicy != "" && c.defaultPolicyOK {
 		w.Tuning = w.Tuning.WithPolicy(c.policies[c.defaultPolicy])
 	}
-	key := func(k string) string { return joinPath(t.path, k) }
 	base := workload.Spec{Seed: seed, Overlap: true, Bucket: 25 << 20, FirstBucket: 1 << 20, Prefetch: 1, Schedule: workload.OneFOneB,
 		GradDType: device.BF16, ParamDType: device.BF16, Slowdown: 1.5}
-	good := true
-	var axes []*workloadAxis
-	sweep := func(name string, a *workloadAxis) {
-		if a != nil && len(a.texts) > 1 {
-			a.name = name
-			axes = append(axes, a)
-		} else if a != nil && len(a.values) == 1 {
-			a.values[0](&base)
-		}
-	}
+	return &workloadReader{c: c, t: t, w: w, base: base, good: true, microBatch: 1}
+}
 
-	// The model.
-	microBatch := 1
+// key is the path of the table's key k, for errors.
+func (r *workloadReader) key(k string) string { return joinPath(r.t.path, k) }
+
+// note records whether a key read well.
+func (r *workloadReader) note(ok bool) { r.good = r.good && ok }
+
+// sweep makes a key of several values an axis, and sets a key of one
+// value in the base spec.
+func (r *workloadReader) sweep(name string, a *workloadAxis) {
+	if a != nil && len(a.texts) > 1 {
+		a.name = name
+		r.axes = append(r.axes, a)
+	} else if a != nil && len(a.values) == 1 {
+		a.values[0](&r.base)
+	}
+}
+
+// readModel reads where the layers come from: transformer, [[workload.layer]]
+// tables or aicb, exactly one of them. It returns whether an AICB file
+// gave the layout, which then need not be given.
+func (r *workloadReader) readModel() (aicbLayout bool) {
+	c, t := r.c, r.t
 	sources := 0
 	if tt := t.subtable("transformer", false, "[workload] transformer", "an inline table { layers = 40, hidden = 5140, ... }"); tt != nil {
 		sources++
 		tr, ok := c.transformer(tt)
-		good = good && ok
+		r.note(ok)
 		if ok {
-			base.Layers = tr.LayerSet()
-			microBatch = max(tr.MicroBatch, 1)
-			w.Model = "transformer"
+			r.base.Layers = tr.LayerSet()
+			r.microBatch = max(tr.MicroBatch, 1)
+			r.w.Model = "transformer"
 		}
 	}
 	if v, path, ok := t.get("layer"); ok {
@@ -154,218 +204,262 @@ func (c *checker) workload(t *table, seed uint64) *Workload {
 		tables, isTables := v.([]map[string]any)
 		if !isTables {
 			c.errorf(path, "want [[workload.layer]] tables (two brackets), got %s", typeName(v))
-			good = false
+			r.good = false
 		}
 		for i, m := range tables {
 			lt := &table{c: c, path: indexPath(path, i), m: m, what: fmt.Sprintf("[[workload.layer]] %d", i+1)}
 			ls, ok := c.layer(lt)
-			good = good && ok
-			base.Layers = append(base.Layers, ls...)
+			r.note(ok)
+			r.base.Layers = append(r.base.Layers, ls...)
 		}
-		w.Model = "layers"
+		r.w.Model = "layers"
 	}
-	aicbLayout := false
 	if name, ok := t.str("aicb", false, "", `the path of an AICB workload file: aicb = "workload.txt"`); !ok {
-		good = false
+		r.good = false
 	} else if name != "" {
 		sources++
-		a, err := c.readAICB(name)
-		if err != nil {
-			c.errorf(key("aicb"), "%v", err)
-			good = false
-		} else {
-			w.AICB, w.Model = a, "aicb "+name
-			s := a.Spec()
-			base.Layers, base.Layout, base.MicroBatches = s.Layers, s.Layout, s.MicroBatches
-			if a.PP > 1 {
-				base.Schedule = workload.OneFOneB
-			}
-			aicbLayout = true
-		}
+		aicbLayout = r.readAICBModel(name)
 	}
-	if sources == 0 && good {
+	if sources == 0 && r.good {
 		t.missing("transformer", "the model: transformer = { ... }, [[workload.layer]] tables, or aicb = \"file\"")
-		good = false
+		r.good = false
 	} else if sources > 1 {
 		c.errorf(t.path, "give the model once: transformer, [[workload.layer]] tables or aicb, not %d of them", sources)
-		good = false
+		r.good = false
 	}
+	return aicbLayout
+}
 
-	// The layout.
+// readAICBModel takes the layers, layout and micro-batches of the AICB
+// file name, and reports whether it could.
+func (r *workloadReader) readAICBModel(name string) bool {
+	a, err := r.c.readAICB(name)
+	if err != nil {
+		r.c.errorf(r.key("aicb"), "%v", err)
+		r.good = false
+		return false
+	}
+	r.w.AICB, r.w.Model = a, "aicb "+name
+	s := a.Spec()
+	r.base.Layers, r.base.Layout, r.base.MicroBatches = s.Layers, s.Layout, s.MicroBatches
+	if a.PP > 1 {
+		r.base.Schedule = workload.OneFOneB
+	}
+	return true
+}
+
+// readLayout reads the parallel layout (required unless an AICB file
+// gave it), the order of its ranks, and the micro-batches a step, as
+// micro_batches or global_batch but not both.
+func (r *workloadReader) readLayout(aicbLayout bool) {
+	c, t := r.c, r.t
 	layouts, ok := c.layouts(t, !aicbLayout)
-	good = good && ok
-	sweep("layout", layouts)
+	r.note(ok)
+	r.sweep("layout", layouts)
 	if order, ok := t.str("order", false, "", `an order such as "tp-dp-pp"`); !ok {
-		good = false
+		r.good = false
 	} else if order != "" {
-		base.Order = order
+		r.base.Order = order
 		probe := workload.Spec{Layout: workload.Layout{DP: 1, TP: 1, PP: 1, EP: 1, Order: order}}
 		if err := probe.Validate(); err != nil && strings.Contains(err.Error(), "order") {
-			c.errorf(key("order"), "%s", firstLine(err, "order"))
-			good = false
+			c.errorf(r.key("order"), "%s", firstLine(err, "order"))
+			r.good = false
 		}
 	}
 	_, setM := t.m["micro_batches"]
 	_, setG := t.m["global_batch"]
-	mb, ok := t.integer("micro_batches", int64(max(base.MicroBatches, 1)), 1, 1<<20)
-	good = good && ok
-	base.MicroBatches = int(mb)
+	mb, ok := t.integer("micro_batches", int64(max(r.base.MicroBatches, 1)), 1, 1<<20)
+	r.note(ok)
+	r.base.MicroBatches = int(mb)
 	gb, ok := t.integer("global_batch", 0, 1, 1<<30)
-	good = good && ok
+	r.note(ok)
+	r.globalBatch = gb
 	if setM && setG {
-		c.errorf(key("global_batch"), "give micro_batches or global_batch, not both")
-		good = false
+		c.errorf(r.key("global_batch"), "give micro_batches or global_batch, not both")
+		r.good = false
 	}
+}
 
-	sched, ok := c.enumList(t, "schedule", []string{"gpipe", "1f1b", "interleaved"}, func(s string) func(*workload.Spec) {
+// readSchedule reads the pipeline schedule and its chunks.
+func (r *workloadReader) readSchedule() {
+	sched, ok := r.c.enumList(r.t, "schedule", []string{"gpipe", "1f1b", "interleaved"}, func(s string) func(*workload.Spec) {
 		sc, _ := workload.ParseSchedule(s)
 		return func(sp *workload.Spec) { sp.Schedule = sc }
 	})
-	good = good && ok
-	sweep("schedule", sched)
-	ch, ok := t.integer("chunks", 1, 1, 1<<10)
-	good = good && ok
-	base.Chunks = int(ch)
+	r.note(ok)
+	r.sweep("schedule", sched)
+	ch, ok := r.t.integer("chunks", 1, 1, 1<<10)
+	r.note(ok)
+	r.base.Chunks = int(ch)
+}
 
+// readGradients reads how gradients and parameters travel: buckets and
+// their overlap with the backward, the ZeRO stage and its prefetch,
+// sequence parallelism and the element types.
+func (r *workloadReader) readGradients() {
+	c, t := r.c, r.t
 	buckets, ok := c.bucketList(t)
-	good = good && ok
-	sweep("bucket", buckets)
+	r.note(ok)
+	r.sweep("bucket", buckets)
 	if fb, ok := c.optSize(t, "first_bucket"); !ok {
-		good = false
+		r.good = false
 	} else if fb >= 0 {
-		base.FirstBucket = fb
+		r.base.FirstBucket = fb
 	}
 	if b, ok := t.boolean("overlap", true); ok {
-		base.Overlap = b
+		r.base.Overlap = b
 	} else {
-		good = false
+		r.good = false
 	}
 	zero, ok := c.zeroList(t)
-	good = good && ok
-	sweep("zero", zero)
+	r.note(ok)
+	r.sweep("zero", zero)
 	pf, ok := t.integer("prefetch", 1, 0, 1<<10)
-	good = good && ok
-	base.Prefetch = int(pf)
+	r.note(ok)
+	r.base.Prefetch = int(pf)
 	if b, ok := t.boolean("sequence_parallel", false); ok {
-		base.SequenceParallel = b
+		r.base.SequenceParallel = b
 	} else {
-		good = false
+		r.good = false
 	}
 	for _, k := range []struct {
 		name string
 		dst  *device.DType
-	}{{"grad_dtype", &base.GradDType}, {"param_dtype", &base.ParamDType}} {
+	}{{"grad_dtype", &r.base.GradDType}, {"param_dtype", &r.base.ParamDType}} {
 		s, ok := t.str(k.name, false, "bf16", `an element type such as "bf16"`)
 		if !ok {
-			good = false
+			r.good = false
 			continue
 		}
 		dt, err := device.ParseDType(s)
 		if err != nil {
-			c.errorf(key(k.name), "%v", err)
-			good = false
+			c.errorf(r.key(k.name), "%v", err)
+			r.good = false
 			continue
 		}
 		*k.dst = dt
 	}
-	if work, ok := c.work(t, "optimizer"); ok {
-		base.Optimizer = work
-	} else {
-		good = false
-	}
+}
 
-	// Compute rate, skew, stragglers.
+// readCompute reads the optimizer's work, the compute rate (the table's
+// flops, else [network]'s, times mfu), and the ranks' skew and
+// stragglers.
+func (r *workloadReader) readCompute() {
+	c, t := r.c, r.t
+	if work, ok := c.work(t, "optimizer"); ok {
+		r.base.Optimizer = work
+	} else {
+		r.good = false
+	}
 	rate := 0.0
 	if c.net != nil && c.net.Machine != nil {
 		rate = c.net.Machine.FLOPS
 	}
 	if s, ok := t.str("flops", false, "", `a FLOP rate such as "989TFLOP/s"`); !ok {
-		good = false
+		r.good = false
 	} else if s != "" {
 		f, err := ParseFLOPS(s)
 		if err != nil {
-			c.errorf(key("flops"), "%v", err)
-			good = false
+			c.errorf(r.key("flops"), "%v", err)
+			r.good = false
 		}
 		rate = f
 	}
 	mfu, ok := t.float("mfu", 1, 1e-6, 1)
-	good = good && ok
-	w.FLOPS = rate * mfu
+	r.note(ok)
+	r.w.FLOPS = rate * mfu
 	skew, ok := t.float("skew", 0, 0, 10)
-	good = good && ok
-	base.Skew = skew
+	r.note(ok)
+	r.base.Skew = skew
 	st, ok := t.integer("stragglers", 0, 0, MaxWorld)
-	good = good && ok
-	base.Stragglers = int(st)
+	r.note(ok)
+	r.base.Stragglers = int(st)
 	sd, ok := t.float("slowdown", 1.5, 1, 1e6)
-	good = good && ok
-	base.Slowdown = sd
+	r.note(ok)
+	r.base.Slowdown = sd
+}
 
-	algs, ok := c.workloadAlgorithms(t)
-	good = good && ok
-	for _, a := range algs {
-		sweep("algorithms."+a.name, a)
+// checkFLOPsRate reports a layer that gives its work in FLOPs when no
+// rate is known to turn it into time, and returns false if it reported
+// one.
+func (r *workloadReader) checkFLOPsRate() bool {
+	if r.w.FLOPS != 0 {
+		return true
 	}
-	t.finish()
-	if !good {
-		return w
-	}
-
-	// Work in FLOPs needs a rate.
-	if w.FLOPS == 0 {
-		for _, l := range base.Layers {
-			if l.Forward.FLOPs > 0 || l.Backward.FLOPs > 0 {
-				c.errorf(t.path, "layer %q gives its compute in FLOPs, but no rate is known: set flops in [network] (the presets do) or [workload]", l.Name)
-				return w
-			}
+	for _, l := range r.base.Layers {
+		if l.Forward.FLOPs > 0 || l.Backward.FLOPs > 0 {
+			r.c.errorf(r.t.path, "layer %q gives its compute in FLOPs, but no rate is known: set flops in [network] (the presets do) or [workload]", l.Name)
+			return false
 		}
 	}
+	return true
+}
 
-	// Every combination.
-	idx := make([]int, len(axes))
-	for _, a := range axes {
+// combine makes a point of every combination of the swept values, the
+// last axis varying fastest, and stops at the first point that cannot
+// run or past MaxRangeValues points.
+func (r *workloadReader) combine() {
+	c, w := r.c, r.w
+	idx := make([]int, len(r.axes))
+	for _, a := range r.axes {
 		w.Axes = append(w.Axes, a.name)
 	}
 	for {
-		p := WorkloadPoint{Index: len(w.Points), Spec: base}
-		p.Spec.Layers = slices.Clone(base.Layers)
-		p.Spec.Algorithms = cloneAlgs(base.Algorithms)
-		for i, a := range axes {
-			a.values[idx[i]](&p.Spec)
-			p.Values = append(p.Values, a.texts[idx[i]])
+		p, ok := r.point(idx)
+		if !ok {
+			return
 		}
-		if gb > 0 {
-			per := int64(p.Spec.DP * microBatch)
-			if gb%per != 0 {
-				c.errorf(key("global_batch"), "%d sequences do not divide among dp %d of micro-batches of %d sequences (layout %v)", gb, p.Spec.DP, microBatch, p.Spec.Layout)
-				return w
-			}
-			p.Spec.MicroBatches = int(gb / per)
-		}
-		if err := c.checkWorkloadPoint(t, w, p); err != nil {
+		if err := c.checkWorkloadPoint(r.t, w, p); err != nil {
 			c.errs = append(c.errs, err)
-			return w
+			return
 		}
 		w.Points = append(w.Points, p)
 		if len(w.Points) > MaxRangeValues {
-			c.errorf(t.path, "the swept keys make more than %d points", MaxRangeValues)
-			return w
+			c.errorf(r.t.path, "the swept keys make more than %d points", MaxRangeValues)
+			return
 		}
-		i := len(idx) - 1
-		for i >= 0 {
-			idx[i]++
-			if idx[i] < len(axes[i].values) {
-				break
-			}
-			idx[i] = 0
-			i--
-		}
-		if i < 0 {
-			break
+		if !nextCombination(idx, r.axes) {
+			return
 		}
 	}
-	return w
+}
+
+// point is the point of the axes' values idx: the base spec with each
+// axis's value set, and its micro-batches from global_batch if given.
+// It reports a global batch that does not divide among the point's
+// data-parallel micro-batches.
+func (r *workloadReader) point(idx []int) (WorkloadPoint, bool) {
+	p := WorkloadPoint{Index: len(r.w.Points), Spec: r.base}
+	p.Spec.Layers = slices.Clone(r.base.Layers)
+	p.Spec.Algorithms = cloneAlgs(r.base.Algorithms)
+	for i, a := range r.axes {
+		a.values[idx[i]](&p.Spec)
+		p.Values = append(p.Values, a.texts[idx[i]])
+	}
+	if gb := r.globalBatch; gb > 0 {
+		per := int64(p.Spec.DP * r.microBatch)
+		if gb%per != 0 {
+			r.c.errorf(r.key("global_batch"), "%d sequences do not divide among dp %d of micro-batches of %d sequences (layout %v)", gb, p.Spec.DP, r.microBatch, p.Spec.Layout)
+			return p, false
+		}
+		p.Spec.MicroBatches = int(gb / per)
+	}
+	return p, true
+}
+
+// nextCombination advances idx to the next combination of the axes'
+// values, the last varying fastest, and returns false after the last.
+func nextCombination(idx []int, axes []*workloadAxis) bool {
+	i := len(idx) - 1
+	for i >= 0 {
+		idx[i]++
+		if idx[i] < len(axes[i].values) {
+			break
+		}
+		idx[i] = 0
+		i--
+	}
+	return i >= 0
 }
 
 func cloneAlgs(m map[workload.Group]map[string]string) map[workload.Group]map[string]string {

@@ -73,135 +73,207 @@ func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *re
 	return q
 }
 
-// replay runs the process's program until it blocks or ends.
+// replay runs the process's program until it blocks or ends. Each
+// operation's step returns where the next operation starts and whether
+// to go on; a step that blocks (or stops the replay) returns false
+// without moving p.off, so that the operation runs again, at its second
+// stage, when the process resumes.
 func (p *proc) replay() {
-	r, e := p.r, p.r.e
 	for {
-		if p.off == len(p.code) {
-			p.ci++
-			if p.ci >= len(p.prog.chunks) {
-				p.returned(nil)
-				return
-			}
-			p.code, p.off, p.tag = e.progs.chunks[p.prog.chunks[p.ci]], 0, 0
+		if p.off == len(p.code) && !p.nextChunk() {
+			return
 		}
 		code, i := p.code, p.off
 		op := code[i]
 		i++
+		ok := true
 		switch op & opKindMask {
 		case opSend, opRecv:
-			var pv, dt, bytes, slot uint64
-			pv, i = uvarint(code, i)
-			dt, i = uvarint(code, i)
-			bytes, i = uvarint(code, i)
-			slot, i = uvarint(code, i)
-			peer := r.id + int(unzigzag(pv))
-			if op&opXorPeer != 0 {
-				peer = r.id ^ 1<<pv
-			}
-			tag := p.tag + algos.Tag(unzigzag(dt))
-			n := int(bytes)
-			if op&opKindMask == opSend {
-				if p.stage == 0 && e.ovh != nil && peer != r.id {
-					if d := e.ovh.SendOverhead(r.id, n); d > 0 {
-						p.stage, p.start = 1, p.startCompute(d)
-						return
-					}
-				}
-				if p.stage != 0 && e.obs != nil {
-					e.obs.Span(r.id, SpanOverhead, n, p.start, e.now)
-				}
-				r.send(p.slot(slot, true, peer, tag, n))
-			} else {
-				r.recv(p.slot(slot, false, peer, tag, n))
-			}
-			p.tag, p.stage = tag, 0
+			i, ok = p.replayMessage(op, code, i)
 		case opWait:
-			var n, slot uint64
-			n, i = uvarint(code, i)
-			first := i
-			if p.stage == 0 {
-				pending := 0
-				for range n {
-					slot, i = uvarint(code, i)
-					q := &p.slots[slot]
-					q.waitedFor = true
-					if q.done && q.err != nil {
-						e.stopReplay()
-						return
-					}
-					if !q.done {
-						pending++
-					}
-				}
-				if pending > 0 {
-					p.waiting = p.waiting[:0]
-					for j, k := first, uint64(0); k < n; k++ {
-						slot, j = uvarint(code, j)
-						if q := &p.slots[slot]; !q.done {
-							q.waiter = p
-							p.waiting = append(p.waiting, q)
-						}
-					}
-					p.stage, p.start = 1, p.park(pending)
-					return
-				}
-			} else {
-				p.unpark(p.start, true)
-				for range n {
-					slot, i = uvarint(code, i)
-					if p.slots[slot].err != nil {
-						e.stopReplay()
-						return
-					}
-				}
-				p.stage = 0
-			}
+			i, ok = p.replayWait(code, i)
 		case opReduce:
-			var bytes uint64
-			bytes, i = uvarint(code, i)
-			n := int(bytes)
-			if p.stage == 0 {
-				if d := e.net.ReduceTime(r.id, n); d > 0 {
-					p.stage, p.start = 1, p.startCompute(d)
-					return
-				}
-			} else {
-				if e.obs != nil {
-					e.obs.Span(r.id, SpanReduce, n, p.start, e.now)
-				}
-				p.stage = 0
-			}
+			i, ok = p.replayReduce(code, i)
 		case opSwitch:
-			var gid, dt, bytes, form, slot uint64
-			gid, i = uvarint(code, i)
-			dt, i = uvarint(code, i)
-			bytes, i = uvarint(code, i)
-			form, i = uvarint(code, i)
-			slot, i = uvarint(code, i)
-			tag := p.tag + algos.Tag(unzigzag(dt))
-			n := int(bytes)
-			var send, recv device.Buffer
-			if form&1 != 0 {
-				send = device.Phantom(n)
-			}
-			if form&2 != 0 {
-				recv = device.Phantom(n)
-			}
-			r.postSwitch(p.slot(slot, false, -1, tag, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
-			p.tag = tag
+			i = p.replaySwitch(code, i)
 		case opDelay:
-			var d uint64
-			d, i = uvarint(code, i)
-			if p.stage == 0 {
-				p.stage, p.start = 1, p.sleep(Time(d))
-				return
-			}
-			if e.obs != nil {
-				e.obs.Span(r.id, SpanDelay, 0, p.start, e.now)
-			}
-			p.stage = 0
+			i, ok = p.replayDelay(code, i)
+		}
+		if !ok {
+			return
 		}
 		p.off = i
 	}
+}
+
+// nextChunk moves to the program's next chunk, whose tags start again
+// from 0; at the end of the program the process returns, and nextChunk
+// returns false.
+func (p *proc) nextChunk() bool {
+	p.ci++
+	if p.ci >= len(p.prog.chunks) {
+		p.returned(nil)
+		return false
+	}
+	p.code, p.off, p.tag = p.r.e.progs.chunks[p.prog.chunks[p.ci]], 0, 0
+	return true
+}
+
+// replayMessage posts the send or receive at code[i:] (after its op
+// byte), as Isend and Irecv do; a send first holds the rank for its
+// overhead, if the network charges one, as a first stage.
+func (p *proc) replayMessage(op byte, code string, i int) (int, bool) {
+	r, e := p.r, p.r.e
+	var pv, dt, bytes, slot uint64
+	pv, i = uvarint(code, i)
+	dt, i = uvarint(code, i)
+	bytes, i = uvarint(code, i)
+	slot, i = uvarint(code, i)
+	peer := r.id + int(unzigzag(pv))
+	if op&opXorPeer != 0 {
+		peer = r.id ^ 1<<pv
+	}
+	tag := p.tag + algos.Tag(unzigzag(dt))
+	n := int(bytes)
+	if op&opKindMask == opSend {
+		if p.stage == 0 && e.ovh != nil && peer != r.id {
+			if d := e.ovh.SendOverhead(r.id, n); d > 0 {
+				p.stage, p.start = 1, p.startCompute(d)
+				return i, false
+			}
+		}
+		if p.stage != 0 && e.obs != nil {
+			e.obs.Span(r.id, SpanOverhead, n, p.start, e.now)
+		}
+		r.send(p.slot(slot, true, peer, tag, n))
+	} else {
+		r.recv(p.slot(slot, false, peer, tag, n))
+	}
+	p.tag, p.stage = tag, 0
+	return i, true
+}
+
+// replayWait waits for the requests at code[i:], as Wait does: parking
+// until they are done at the first stage, if any is not, and checking
+// them for errors at the second.
+func (p *proc) replayWait(code string, i int) (int, bool) {
+	var n uint64
+	n, i = uvarint(code, i)
+	if p.stage == 0 {
+		return p.startWait(code, i, n)
+	}
+	return p.endWait(code, i, n)
+}
+
+// startWait marks the n requests at code[i:] waited for and parks the
+// process on those not done, if any; a request that failed stops the
+// replay, so that the coroutines give the error.
+func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
+	first := i
+	pending := 0
+	var slot uint64
+	for range n {
+		slot, i = uvarint(code, i)
+		q := &p.slots[slot]
+		q.waitedFor = true
+		if q.done && q.err != nil {
+			p.r.e.stopReplay()
+			return i, false
+		}
+		if !q.done {
+			pending++
+		}
+	}
+	if pending == 0 {
+		return i, true
+	}
+	p.waiting = p.waiting[:0]
+	for j, k := first, uint64(0); k < n; k++ {
+		slot, j = uvarint(code, j)
+		if q := &p.slots[slot]; !q.done {
+			q.waiter = p
+			p.waiting = append(p.waiting, q)
+		}
+	}
+	p.stage, p.start = 1, p.park(pending)
+	return i, false
+}
+
+// endWait unparks the process once the n requests at code[i:] are done,
+// and stops the replay if one failed.
+func (p *proc) endWait(code string, i int, n uint64) (int, bool) {
+	p.unpark(p.start, true)
+	var slot uint64
+	for range n {
+		slot, i = uvarint(code, i)
+		if p.slots[slot].err != nil {
+			p.r.e.stopReplay()
+			return i, false
+		}
+	}
+	p.stage = 0
+	return i, true
+}
+
+// replayReduce holds the rank for the reduction at code[i:] as the
+// network times it, if it takes time, and observes it at the second
+// stage.
+func (p *proc) replayReduce(code string, i int) (int, bool) {
+	r, e := p.r, p.r.e
+	var bytes uint64
+	bytes, i = uvarint(code, i)
+	n := int(bytes)
+	if p.stage == 0 {
+		if d := e.net.ReduceTime(r.id, n); d > 0 {
+			p.stage, p.start = 1, p.startCompute(d)
+			return i, false
+		}
+	} else {
+		if e.obs != nil {
+			e.obs.Span(r.id, SpanReduce, n, p.start, e.now)
+		}
+		p.stage = 0
+	}
+	return i, true
+}
+
+// replaySwitch posts the in-network collective at code[i:] on its group,
+// with phantom buffers where the recording had buffers.
+func (p *proc) replaySwitch(code string, i int) int {
+	e := p.r.e
+	var gid, dt, bytes, form, slot uint64
+	gid, i = uvarint(code, i)
+	dt, i = uvarint(code, i)
+	bytes, i = uvarint(code, i)
+	form, i = uvarint(code, i)
+	slot, i = uvarint(code, i)
+	tag := p.tag + algos.Tag(unzigzag(dt))
+	n := int(bytes)
+	var send, recv device.Buffer
+	if form&1 != 0 {
+		send = device.Phantom(n)
+	}
+	if form&2 != 0 {
+		recv = device.Phantom(n)
+	}
+	p.r.postSwitch(p.slot(slot, false, -1, tag, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
+	p.tag = tag
+	return i
+}
+
+// replayDelay sleeps for the delay at code[i:], and observes it at the
+// second stage.
+func (p *proc) replayDelay(code string, i int) (int, bool) {
+	e := p.r.e
+	var d uint64
+	d, i = uvarint(code, i)
+	if p.stage == 0 {
+		p.stage, p.start = 1, p.sleep(Time(d))
+		return i, false
+	}
+	if e.obs != nil {
+		e.obs.Span(p.r.id, SpanDelay, 0, p.start, e.now)
+	}
+	p.stage = 0
+	return i, true
 }

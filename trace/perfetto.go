@@ -211,67 +211,96 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 	world := r.world(meta)
 	lay := r.layout(world)
 	streamsOf := r.streamTracks(world)
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var pkt, ev, sub pb
-	first := true
-	emit := func(p pb) {
-		p = p.uint(fPacketSequenceID, 1)
-		if first {
-			p = p.uint(fPacketSeqFlags, seqIncrementalStateCleared)
-			first = false
-		}
-		var head [binary.MaxVarintLen64 + 1]byte
-		h := pb(head[:0]).tag(fTracePacket, 2)
-		h = binary.AppendUvarint(h, uint64(len(p)))
-		bw.Write(h)
-		bw.Write(p)
+	pw := &perfettoWriter{r: r, lay: lay, bw: bufio.NewWriterSize(w, 1<<20), first: true, names: map[string]uint64{}}
+	pw.writeRunTrack(meta)
+	pw.writeRankTracks(world, streamsOf)
+	for _, e := range r.sliceEvents() {
+		pw.writeSliceEvent(e)
 	}
+	return pw.bw.Flush()
+}
 
-	// The run's track, with the interned annotation names.
+// perfettoWriter writes the packets of one Perfetto trace of r, laid out
+// on tracks by lay, to bw, as one sequence whose first packet clears the
+// incremental state. pkt, ev and sub are buffers reused from packet to
+// packet; names are the event names interned so far, with their iids.
+type perfettoWriter struct {
+	r            *Recorder
+	lay          *trackLayout
+	bw           *bufio.Writer
+	first        bool
+	pkt, ev, sub pb
+	names        map[string]uint64
+}
+
+// emit writes packet p, framed as a Trace.packet field.
+func (pw *perfettoWriter) emit(p pb) {
+	p = p.uint(fPacketSequenceID, 1)
+	if pw.first {
+		p = p.uint(fPacketSeqFlags, seqIncrementalStateCleared)
+		pw.first = false
+	}
+	var head [binary.MaxVarintLen64 + 1]byte
+	h := pb(head[:0]).tag(fTracePacket, 2)
+	h = binary.AppendUvarint(h, uint64(len(p)))
+	pw.bw.Write(h)
+	pw.bw.Write(p)
+}
+
+// writeRunTrack writes the run's track, whose packet interns the
+// annotation names, and an instant at 0 on it with the run's arguments
+// (meta.Args and the end of the run).
+func (pw *perfettoWriter) writeRunTrack(meta Meta) {
 	var interned pb
 	for iid, name := range annotationNames {
 		if iid > 0 {
-			sub = pb(sub[:0]).uint(fInternedIID, uint64(iid)).str(fInternedName, name)
-			interned = interned.bytes(fInternedAnnotationNames, sub)
+			pw.sub = pb(pw.sub[:0]).uint(fInternedIID, uint64(iid)).str(fInternedName, name)
+			interned = interned.bytes(fInternedAnnotationNames, pw.sub)
 		}
 	}
 	title := meta.Title
 	if title == "" {
 		title = "run"
 	}
-	sub = pb(sub[:0]).uint(fTrackUUID, runTrack).str(fTrackName, title)
-	emit(pb(pkt[:0]).bytes(fPacketTrackDesc, sub).bytes(fPacketInterned, interned))
-	ev = pb(ev[:0]).uint(fEventType, typeInstant).uint(fEventTrackUUID, runTrack).str(fEventName, "run")
-	args := append(slices.Clone(meta.Args), [2]string{"end", r.end.String()})
+	pw.sub = pb(pw.sub[:0]).uint(fTrackUUID, runTrack).str(fTrackName, title)
+	pw.emit(pb(pw.pkt[:0]).bytes(fPacketTrackDesc, pw.sub).bytes(fPacketInterned, interned))
+	pw.ev = pb(pw.ev[:0]).uint(fEventType, typeInstant).uint(fEventTrackUUID, runTrack).str(fEventName, "run")
+	args := append(slices.Clone(meta.Args), [2]string{"end", pw.r.end.String()})
 	for _, kv := range args {
-		sub = pb(sub[:0]).str(fAnnotationName, kv[0]).str(fAnnotationString, kv[1])
-		ev = ev.bytes(fEventAnnotations, sub)
+		pw.sub = pb(pw.sub[:0]).str(fAnnotationName, kv[0]).str(fAnnotationString, kv[1])
+		pw.ev = pw.ev.bytes(fEventAnnotations, pw.sub)
 	}
-	emit(pb(pkt[:0]).uint(fPacketTimestamp, 0).bytes(fPacketTrackEvent, ev).uint(fPacketSeqFlags, seqNeedsIncrementalState))
+	pw.emit(pb(pw.pkt[:0]).uint(fPacketTimestamp, 0).bytes(fPacketTrackEvent, pw.ev).uint(fPacketSeqFlags, seqNeedsIncrementalState))
+}
 
-	// The tracks: a process per kept rank, its lanes as children.
+// writeRankTracks writes the tracks of the world's kept ranks: a process
+// per rank, its lanes and its streams (streamsOf[rank]) as children.
+func (pw *perfettoWriter) writeRankTracks(world int, streamsOf [][]int) {
 	var proc pb
 	for rank := range world {
-		if !r.keeps(rank) {
+		if !pw.r.keeps(rank) {
 			continue
 		}
 		proc = pb(proc[:0]).int(fProcessPid, int64(rank+1)).str(fProcessName, "rank "+strconv.Itoa(rank))
-		sub = pb(sub[:0]).uint(fTrackUUID, processTrack(rank)).bytes(fTrackProcess, proc)
-		emit(pb(pkt[:0]).bytes(fPacketTrackDesc, sub))
+		pw.sub = pb(pw.sub[:0]).uint(fTrackUUID, processTrack(rank)).bytes(fTrackProcess, proc)
+		pw.emit(pb(pw.pkt[:0]).bytes(fPacketTrackDesc, pw.sub))
 		for _, k := range trackKinds {
-			for l := range lay.lanes[k][rank] {
-				sub = pb(sub[:0]).uint(fTrackUUID, laneTrack(rank, k, l)).uint(fTrackParent, processTrack(rank)).str(fTrackName, k.laneName(l))
-				emit(pb(pkt[:0]).bytes(fPacketTrackDesc, sub))
+			for l := range pw.lay.lanes[k][rank] {
+				pw.sub = pb(pw.sub[:0]).uint(fTrackUUID, laneTrack(rank, k, l)).uint(fTrackParent, processTrack(rank)).str(fTrackName, k.laneName(l))
+				pw.emit(pb(pw.pkt[:0]).bytes(fPacketTrackDesc, pw.sub))
 			}
 		}
 		for _, k := range streamsOf[rank] {
-			sub = pb(sub[:0]).uint(fTrackUUID, streamTrack(rank, k)).uint(fTrackParent, processTrack(rank)).str(fTrackName, "stream "+r.streamNames[k])
-			emit(pb(pkt[:0]).bytes(fPacketTrackDesc, sub))
+			pw.sub = pb(pw.sub[:0]).uint(fTrackUUID, streamTrack(rank, k)).uint(fTrackParent, processTrack(rank)).str(fTrackName, "stream "+pw.r.streamNames[k])
+			pw.emit(pb(pw.pkt[:0]).bytes(fPacketTrackDesc, pw.sub))
 		}
 	}
+}
 
-	// The slices, in time order; on one track they come begin, end,
-	// begin, end..., since a lane's slices do not overlap.
+// sliceEvents returns the beginnings and ends of every slice r kept, in
+// time order; on one track they come begin, end, begin, end..., since a
+// lane's slices do not overlap.
+func (r *Recorder) sliceEvents() []sliceEvent {
 	events := make([]sliceEvent, 0, 2*(int(r.sends+r.recvs)+len(r.spans)+len(r.streams)))
 	add := func(b, e sliceEvent) { events = append(events, b, e) }
 	for i, m := range r.msgs {
@@ -295,76 +324,100 @@ func (r *Recorder) WritePerfetto(w io.Writer, meta Meta) error {
 	slices.SortStableFunc(events, func(a, b sliceEvent) int {
 		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.late, b.late))
 	})
-	names := map[string]uint64{}
-	for _, e := range events {
-		var track uint64
-		var m *message
-		var s *span
-		var ss *streamSpan
-		switch {
-		case e.kind == streamKind:
-			ss = &r.streams[e.item]
-			track = streamTrack(ss.rank, ss.stream)
-		case e.kind == computeTrack:
-			s = &r.spans[e.item]
-			track = laneTrack(s.rank, e.kind, lay.lane[e.kind][e.item])
-		default:
-			m = &r.msgs[e.item]
-			rank := m.src
-			if e.kind == recvTrack {
-				rank = m.dst
-			}
-			track = laneTrack(rank, e.kind, lay.lane[e.kind][e.item])
-		}
-		pkt = pb(pkt[:0]).uint(fPacketTimestamp, uint64(e.ts))
-		if !e.begin {
-			ev = pb(ev[:0]).uint(fEventType, typeSliceEnd).uint(fEventTrackUUID, track)
-			emit(pkt.bytes(fPacketTrackEvent, ev))
-			continue
-		}
-		var name string
-		switch e.kind {
-		case sendTrack:
-			name = "send → " + strconv.Itoa(m.dst)
-		case recvTrack:
-			name = "recv ← " + strconv.Itoa(m.src)
-		case streamKind:
-			name = ss.name
-		default:
-			name = s.kind.String()
-		}
-		iid, ok := names[name]
-		if !ok {
-			iid = uint64(len(names) + 1)
-			names[name] = iid
-			sub = pb(sub[:0]).uint(fInternedIID, iid).str(fInternedName, name)
-			pkt = pkt.bytes(fPacketInterned, pb(nil).bytes(fInternedEventNames, sub))
-		}
-		ev = pb(ev[:0]).uint(fEventType, typeSliceBegin).uint(fEventTrackUUID, track).uint(fEventNameIID, iid)
-		switch e.kind {
-		case sendTrack:
-			ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(m.bytes)))
-			ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annTag).uint(fAnnotationUint, m.tag))
-			ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annMessage).uint(fAnnotationUint, uint64(m.id)))
-			ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annPostedNs).int(fAnnotationInt, ns(m.posted)))
-			if m.showRecv {
-				ev = ev.fixed64(fEventFlowIDs, uint64(m.id)+1)
-			}
-		case recvTrack:
-			ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(m.bytes)))
-			if m.showSend {
-				ev = ev.fixed64(fEventEndFlowIDs, uint64(m.id)+1)
-			}
-		case streamKind:
-			if ss.bytes > 0 {
-				ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(ss.bytes)))
-			}
-		default:
-			if s.kind != sim.SpanWait && s.kind != sim.SpanDelay {
-				ev = ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(s.bytes)))
-			}
-		}
-		emit(pkt.bytes(fPacketTrackEvent, ev).uint(fPacketSeqFlags, seqNeedsIncrementalState))
+	return events
+}
+
+// writeSliceEvent writes e: the end of a slice, or its beginning with
+// its name and arguments.
+func (pw *perfettoWriter) writeSliceEvent(e sliceEvent) {
+	track := pw.track(e)
+	pw.pkt = pb(pw.pkt[:0]).uint(fPacketTimestamp, uint64(e.ts))
+	if !e.begin {
+		pw.ev = pb(pw.ev[:0]).uint(fEventType, typeSliceEnd).uint(fEventTrackUUID, track)
+		pw.emit(pw.pkt.bytes(fPacketTrackEvent, pw.ev))
+		return
 	}
-	return bw.Flush()
+	iid := pw.internName(pw.r.sliceName(e))
+	pw.ev = pb(pw.ev[:0]).uint(fEventType, typeSliceBegin).uint(fEventTrackUUID, track).uint(fEventNameIID, iid)
+	pw.annotate(e)
+	pw.emit(pw.pkt.bytes(fPacketTrackEvent, pw.ev).uint(fPacketSeqFlags, seqNeedsIncrementalState))
+}
+
+// track is the track of e's slice: its stream's, or the lane of its
+// rank that the layout gave it.
+func (pw *perfettoWriter) track(e sliceEvent) uint64 {
+	switch e.kind {
+	case streamKind:
+		ss := &pw.r.streams[e.item]
+		return streamTrack(ss.rank, ss.stream)
+	case computeTrack:
+		return laneTrack(pw.r.spans[e.item].rank, e.kind, pw.lay.lane[e.kind][e.item])
+	}
+	m := &pw.r.msgs[e.item]
+	rank := m.src
+	if e.kind == recvTrack {
+		rank = m.dst
+	}
+	return laneTrack(rank, e.kind, pw.lay.lane[e.kind][e.item])
+}
+
+// sliceName names e's slice as the JSON form does: "send → 5",
+// "recv ← 2", the stream span's name, or the compute span's kind.
+func (r *Recorder) sliceName(e sliceEvent) string {
+	switch e.kind {
+	case sendTrack:
+		return "send → " + strconv.Itoa(r.msgs[e.item].dst)
+	case recvTrack:
+		return "recv ← " + strconv.Itoa(r.msgs[e.item].src)
+	case streamKind:
+		return r.streams[e.item].name
+	}
+	return r.spans[e.item].kind.String()
+}
+
+// internName returns the iid of an event name, interning it in the
+// packet being built the first time it comes.
+func (pw *perfettoWriter) internName(name string) uint64 {
+	iid, ok := pw.names[name]
+	if !ok {
+		iid = uint64(len(pw.names) + 1)
+		pw.names[name] = iid
+		pw.sub = pb(pw.sub[:0]).uint(fInternedIID, iid).str(fInternedName, name)
+		pw.pkt = pw.pkt.bytes(fPacketInterned, pb(nil).bytes(fInternedEventNames, pw.sub))
+	}
+	return iid
+}
+
+// annotate adds to the event being built the arguments of e's slice: a
+// send's bytes, tag, message id and posting time, with a flow to its
+// receive if kept; a receive's bytes, ending the flow from its send if
+// kept; the bytes a stream span or a compute span moved (wait and delay
+// move none).
+func (pw *perfettoWriter) annotate(e sliceEvent) {
+	r, sub := pw.r, pw.sub
+	switch e.kind {
+	case sendTrack:
+		m := &r.msgs[e.item]
+		pw.ev = pw.ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(m.bytes)))
+		pw.ev = pw.ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annTag).uint(fAnnotationUint, m.tag))
+		pw.ev = pw.ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annMessage).uint(fAnnotationUint, uint64(m.id)))
+		pw.ev = pw.ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annPostedNs).int(fAnnotationInt, ns(m.posted)))
+		if m.showRecv {
+			pw.ev = pw.ev.fixed64(fEventFlowIDs, uint64(m.id)+1)
+		}
+	case recvTrack:
+		m := &r.msgs[e.item]
+		pw.ev = pw.ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(m.bytes)))
+		if m.showSend {
+			pw.ev = pw.ev.fixed64(fEventEndFlowIDs, uint64(m.id)+1)
+		}
+	case streamKind:
+		if ss := &r.streams[e.item]; ss.bytes > 0 {
+			pw.ev = pw.ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(ss.bytes)))
+		}
+	default:
+		if s := &r.spans[e.item]; s.kind != sim.SpanWait && s.kind != sim.SpanDelay {
+			pw.ev = pw.ev.bytes(fEventAnnotations, pb(sub[:0]).uint(fAnnotationNameIID, annBytes).uint(fAnnotationUint, uint64(s.bytes)))
+		}
+	}
 }

@@ -220,113 +220,146 @@ func resolveHardware(m *algos.Machine, nodes, p int) (hardware, error) {
 			return h, err
 		}
 		c := Constants230
-		i2 := scaleIndex(nodes)
-		row := int(g)
-		if nodes > 1 {
-			row = 0
-			if cpu == AMD {
-				row = 1
-			}
-		}
-		gb := 1e9
-		h.llBus = c.LLMaxBw[row][i2] * gb
-		h.ll128Ch = c.PerChMaxRingLL128Bw[g][i2] * gb
-		h.treeLL128Ch = c.PerChMaxTreeLL128Bw[g][i2] * gb
-		h.treeCh = c.PerChMaxTreeBw[g][i2] * gb
-		h.nvlsTreeCh = c.PerChMaxNVLSTreeBw[g][i2] * gb
-		us := func(x float64) time.Duration { return time.Duration(math.Round(x * 1e3)) }
-		for a := range numAlgos {
-			for p := range numProtocols {
-				h.base[a][p] = us(c.BaseLat[a][p])
-			}
-		}
-		// NCCL's table gives the in-network algorithms' latency as a
-		// whole (their base latency is 0): charged as their fixed cost,
-		// all but what the simulation plays out itself (NVLS tree's
-		// tree between nodes).
-		nvls := c.HwLat[HwNVLink][AlgoNVLS][Simple]
-		if nodes > 1 {
-			nvls += c.HwLat[HwNet][AlgoNVLS][Simple]
-		}
-		h.base[AlgoNVLS][Simple] = us(nvls)
-		h.base[AlgoNVLSTree][Simple] = us(c.HwLat[HwNVLink][AlgoNVLSTree][Simple])
-		ppn := float64(p) / float64(max(nodes, 1))
-		h.base[AlgoCollNetDirect][Simple] = us(2*(min(1, ppn-1)*c.HwLat[HwNVLink][AlgoCollNetDirect][Simple]+(ppn-1)*0.4) +
-			c.HwLat[HwNet][AlgoCollNetDirect][Simple])
 		h.generation = g
+		h.setCaps(&c, g, cpu, nodes)
+		h.setBase(&c, nodes, p)
 		// The proxy's time to post a step to the network (getNetOverhead
 		// in tuning.cc).
-		h.netOverhead = us(1.0)
+		h.netOverhead = microseconds(1.0)
 		if cpu == AMD {
-			h.netOverhead = us(2.0)
+			h.netOverhead = microseconds(2.0)
 		}
-		for a := range numAlgos {
-			for p := range numProtocols {
-				// Inside a node: what a step costs beyond the link's
-				// latency, which a ring's LL step is (its flags ride in
-				// its lines), and beyond Simple's flag, a message of its
-				// own. Algorithms whose table has no entry for a
-				// protocol take the ring's.
-				intra, net := c.HwLat[HwNVLink][a][p], c.HwLat[HwNet][a][p]
-				if intra == 0 || net == 0 {
-					intra, net = c.HwLat[HwNVLink][AlgoRing][p], c.HwLat[HwNet][AlgoRing][p]
-				}
-				ll := c.HwLat[HwNVLink][AlgoRing][LL]
-				extra := intra - ll
-				if Protocol(p) == Simple {
-					extra -= ll
-				}
-				h.step[a][p][0] = us(max(extra, 0))
-				// Across nodes: what a step's latency is beyond the
-				// link's (a ring's LL step, the presets' inter-node hop)
-				// and the proxy's posting of it, which holds the channel.
-				lag := net - c.HwLat[HwNet][AlgoRing][LL] - h.netOverhead.Seconds()*1e6*float64(simpleTimes(Protocol(p)))
-				h.step[a][p][1] = us(max(lag, 0))
-			}
-		}
+		h.setSteps(&c)
 	}
 	for name, v := range m.Figures {
-		f, err := FigureByName(name)
-		if err != nil {
+		if err := h.setFigure(name, v); err != nil {
 			return h, err
-		}
-		if math.IsNaN(v) || v < 0 {
-			return h, fmt.Errorf("NCCL figure %s = %g: want a value of at least 0", name, v)
-		}
-		d := time.Duration(math.Round(v * 1e9))
-		switch f.Name {
-		case FigLLBandwidth:
-			h.llBus = v
-		case FigLL128Channel:
-			h.ll128Ch = v
-		case FigTreeLL128Channel:
-			h.treeLL128Ch = v
-		case FigTreeChannel:
-			h.treeCh = v
-		case FigNVLSTreeChannel:
-			h.nvlsTreeCh = v
-		case FigLLStep:
-			h.setStep(LL, 0, d)
-		case FigLL128Step:
-			h.setStep(LL128, 0, d)
-		case FigSimpleStep:
-			h.setStep(Simple, 0, d)
-		case FigLLNetStep:
-			h.setStep(LL, 1, d)
-		case FigLL128NetStep:
-			h.setStep(LL128, 1, d)
-		case FigSimpleNetStep:
-			h.setStep(Simple, 1, d)
-		case FigNetOverhead:
-			h.netOverhead = d
-		case FigLLBase, FigLL128Base, FigSimpleBase:
-			p := map[string]Protocol{FigLLBase: LL, FigLL128Base: LL128, FigSimpleBase: Simple}[f.Name]
-			for a := range numAlgos {
-				h.base[a][p] = d
-			}
 		}
 	}
 	return h, nil
+}
+
+// microseconds is x microseconds, NCCL's unit of latency, to the
+// nanosecond.
+func microseconds(x float64) time.Duration { return time.Duration(math.Round(x * 1e3)) }
+
+// setCaps sets the bandwidth caps of NCCL's tables for GPUs of
+// generation g on nodes nodes: LL's by generation on one node and by CPU
+// vendor across nodes, the channels' by generation.
+func (h *hardware) setCaps(c *Constants, g Generation, cpu CPUVendor, nodes int) {
+	i2 := scaleIndex(nodes)
+	row := int(g)
+	if nodes > 1 {
+		row = 0
+		if cpu == AMD {
+			row = 1
+		}
+	}
+	gb := 1e9
+	h.llBus = c.LLMaxBw[row][i2] * gb
+	h.ll128Ch = c.PerChMaxRingLL128Bw[g][i2] * gb
+	h.treeLL128Ch = c.PerChMaxTreeLL128Bw[g][i2] * gb
+	h.treeCh = c.PerChMaxTreeBw[g][i2] * gb
+	h.nvlsTreeCh = c.PerChMaxNVLSTreeBw[g][i2] * gb
+}
+
+// setBase sets a call's fixed cost by algorithm and protocol: NCCL's base
+// latency, and for the in-network algorithms the latency of their whole
+// table entry on ranks ranks over nodes nodes.
+func (h *hardware) setBase(c *Constants, nodes, ranks int) {
+	for a := range numAlgos {
+		for p := range numProtocols {
+			h.base[a][p] = microseconds(c.BaseLat[a][p])
+		}
+	}
+	// NCCL's table gives the in-network algorithms' latency as a
+	// whole (their base latency is 0): charged as their fixed cost,
+	// all but what the simulation plays out itself (NVLS tree's
+	// tree between nodes).
+	nvls := c.HwLat[HwNVLink][AlgoNVLS][Simple]
+	if nodes > 1 {
+		nvls += c.HwLat[HwNet][AlgoNVLS][Simple]
+	}
+	h.base[AlgoNVLS][Simple] = microseconds(nvls)
+	h.base[AlgoNVLSTree][Simple] = microseconds(c.HwLat[HwNVLink][AlgoNVLSTree][Simple])
+	ppn := float64(ranks) / float64(max(nodes, 1))
+	h.base[AlgoCollNetDirect][Simple] = microseconds(2*(min(1, ppn-1)*c.HwLat[HwNVLink][AlgoCollNetDirect][Simple]+(ppn-1)*0.4) +
+		c.HwLat[HwNet][AlgoCollNetDirect][Simple])
+}
+
+// setSteps sets what a step costs by algorithm and protocol, inside a
+// node and across nodes, from NCCL's hardware latencies; h.netOverhead
+// must be set.
+func (h *hardware) setSteps(c *Constants) {
+	for a := range numAlgos {
+		for p := range numProtocols {
+			// Inside a node: what a step costs beyond the link's
+			// latency, which a ring's LL step is (its flags ride in
+			// its lines), and beyond Simple's flag, a message of its
+			// own. Algorithms whose table has no entry for a
+			// protocol take the ring's.
+			intra, net := c.HwLat[HwNVLink][a][p], c.HwLat[HwNet][a][p]
+			if intra == 0 || net == 0 {
+				intra, net = c.HwLat[HwNVLink][AlgoRing][p], c.HwLat[HwNet][AlgoRing][p]
+			}
+			ll := c.HwLat[HwNVLink][AlgoRing][LL]
+			extra := intra - ll
+			if Protocol(p) == Simple {
+				extra -= ll
+			}
+			h.step[a][p][0] = microseconds(max(extra, 0))
+			// Across nodes: what a step's latency is beyond the
+			// link's (a ring's LL step, the presets' inter-node hop)
+			// and the proxy's posting of it, which holds the channel.
+			lag := net - c.HwLat[HwNet][AlgoRing][LL] - h.netOverhead.Seconds()*1e6*float64(simpleTimes(Protocol(p)))
+			h.step[a][p][1] = microseconds(max(lag, 0))
+		}
+	}
+}
+
+// setFigure sets the NCCL figure name (see Figures) to v, in SI units,
+// over what the GPU's generation gave.
+func (h *hardware) setFigure(name string, v float64) error {
+	f, err := FigureByName(name)
+	if err != nil {
+		return err
+	}
+	if math.IsNaN(v) || v < 0 {
+		return fmt.Errorf("NCCL figure %s = %g: want a value of at least 0", name, v)
+	}
+	d := time.Duration(math.Round(v * 1e9))
+	switch f.Name {
+	case FigLLBandwidth:
+		h.llBus = v
+	case FigLL128Channel:
+		h.ll128Ch = v
+	case FigTreeLL128Channel:
+		h.treeLL128Ch = v
+	case FigTreeChannel:
+		h.treeCh = v
+	case FigNVLSTreeChannel:
+		h.nvlsTreeCh = v
+	case FigLLStep:
+		h.setStep(LL, 0, d)
+	case FigLL128Step:
+		h.setStep(LL128, 0, d)
+	case FigSimpleStep:
+		h.setStep(Simple, 0, d)
+	case FigLLNetStep:
+		h.setStep(LL, 1, d)
+	case FigLL128NetStep:
+		h.setStep(LL128, 1, d)
+	case FigSimpleNetStep:
+		h.setStep(Simple, 1, d)
+	case FigNetOverhead:
+		h.netOverhead = d
+	case FigLLBase, FigLL128Base, FigSimpleBase:
+		p := map[string]Protocol{FigLLBase: LL, FigLL128Base: LL128, FigSimpleBase: Simple}[f.Name]
+		for a := range numAlgos {
+			h.base[a][p] = d
+		}
+	}
+	return nil
 }
 
 // scaleIndex is NCCL's index2: 0 for one node, 1 for two, 2 for more.

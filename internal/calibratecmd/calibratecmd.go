@@ -134,30 +134,7 @@ func settingValue(value string) float64 {
 
 func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	model := fs.String("model", "alpha-beta", `model(s) to fit, comma-separated: `+strings.Join(calibrate.ModelNames(), ", ")+
-		`; with several, the one of least error on points it did not fit is reported`)
-	folds := fs.Int("folds", 5, "with several models: the folds of the cross-validation that ranks them")
-	out := fs.String("out", "", "write the calibrated scenario file here")
-	name := fs.String("name", "calibrated", "name of the calibrated scenario")
-	format := fs.String("format", "", `input format: "results", "nccl-tests" or "osu" (default: guessed per file)`)
-	var opt calibrate.LogOptions
-	fs.StringVar(&opt.Collective, "collective", "", "benchmark of runs a log does not name")
-	algorithms := fs.String("algorithm", "", "algorithm(s) the logs' library ran, comma-separated: the best-fitting is reported")
-	fs.IntVar(&opt.World, "world", 0, "number of ranks of every run (OSU logs do not say)")
-	fs.StringVar(&opt.DType, "dtype", "", "element type of runs whose log does not say")
-	fs.BoolVar(&opt.InPlace, "in-place", false, "fit nccl-tests' in-place times rather than out-of-place")
-	minBytes := fs.Int("min-bytes", 0, "leave out samples below this size")
-	hold := holds{}
-	fs.Var(hold, "hold", "hold a parameter at a value: latency=5us, bandwidth=12.5GB/s (repeatable)")
-	leastSquares := fs.Bool("least-squares", false, "weigh every sample alike (plain least squares)")
-	verbose := fs.Bool("v", false, "print every sample's residual")
-	preset := fs.String("preset", "", "fit this GPU machine's figures (dgx-h100, ...) instead of a network model")
-	sets := keySets{}
-	fs.Var(sets, "set", "with --preset: a [network] key of the machine, KEY=VALUE (repeatable)")
-	noFit := fs.Bool("no-fit", false, "with --preset: predict the samples on the machine as given, fitting nothing")
-	var holdKeys []string
-	fs.Func("hold-key", "with --preset: keep this figure at the machine's value (repeatable)", func(v string) error { holdKeys = append(holdKeys, v); return nil })
-	jobs := fs.Int("jobs", 0, "with --preset: points simulated at once (default: one per CPU)")
+	f := newFlags(fs)
 	pos, status, ok := prog.ParseCmd("calibrate", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -165,16 +142,98 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 	if len(pos) == 0 {
 		return prog.UsageError(stderr, "calibrate", "no measurement file given")
 	}
-	fail := func(format string, args ...any) int {
-		msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "calibrate: ")
-		fmt.Fprintf(stderr, "%s calibrate: %s\n", prog.Name, msg)
-		return cli.ExitUsage
+	samples, err := readSamples(stdout, pos, *f.format, f.log, *f.minBytes)
+	if err != nil {
+		return fail(prog, stderr, "%v", err)
 	}
+	if *f.preset != "" {
+		m := calibrate.Machine{Preset: *f.preset, Keys: map[string]any(f.sets)}
+		return runMachine(m, samples, pos, *f.noFit, f.holdKeys, *f.jobs, *f.verbose, *f.out, *f.name, writeFailed, prog, stdout, stderr)
+	}
+	models, candidates, fopt, err := f.fitOptions()
+	if err != nil {
+		return prog.UsageError(stderr, "calibrate", "%s", err)
+	}
+	fit, err := fitModel(stdout, samples, models, candidates, fopt)
+	var refused *calibrate.RefusedError
+	if errors.As(err, &refused) {
+		return fail(prog, stderr, "%v (hold a parameter with --hold NAME=VALUE)", err)
+	}
+	if err != nil {
+		return fail(prog, stderr, "%v", err)
+	}
+	report(stdout, fit, pos, *f.verbose)
+	if *f.out == "" {
+		return cli.ExitOK
+	}
+	var b bytes.Buffer
+	if err := fit.WriteScenario(&b, *f.name); err != nil {
+		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
+		return writeFailed
+	}
+	if err := atomicfile.WriteFile(*f.out, b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
+		return writeFailed
+	}
+	fmt.Fprintf(stderr, "%s calibrate: wrote %s (nexar-sim run %s --out DIR)\n", prog.Name, *f.out, *f.out)
+	return cli.ExitOK
+}
+
+// flags are the calibrate command's flags: the network models' (the
+// default) and the GPU machine's (with --preset).
+type flags struct {
+	model, out, name, format, algorithms, preset *string
+	folds, minBytes, jobs                        *int
+	leastSquares, verbose, noFit                 *bool
+	log                                          calibrate.LogOptions
+	hold                                         holds
+	sets                                         keySets
+	holdKeys                                     []string
+}
+
+// newFlags defines the command's flags on fs.
+func newFlags(fs *flag.FlagSet) *flags {
+	f := &flags{hold: holds{}, sets: keySets{}}
+	f.model = fs.String("model", "alpha-beta", `model(s) to fit, comma-separated: `+strings.Join(calibrate.ModelNames(), ", ")+
+		`; with several, the one of least error on points it did not fit is reported`)
+	f.folds = fs.Int("folds", 5, "with several models: the folds of the cross-validation that ranks them")
+	f.out = fs.String("out", "", "write the calibrated scenario file here")
+	f.name = fs.String("name", "calibrated", "name of the calibrated scenario")
+	f.format = fs.String("format", "", `input format: "results", "nccl-tests" or "osu" (default: guessed per file)`)
+	fs.StringVar(&f.log.Collective, "collective", "", "benchmark of runs a log does not name")
+	f.algorithms = fs.String("algorithm", "", "algorithm(s) the logs' library ran, comma-separated: the best-fitting is reported")
+	fs.IntVar(&f.log.World, "world", 0, "number of ranks of every run (OSU logs do not say)")
+	fs.StringVar(&f.log.DType, "dtype", "", "element type of runs whose log does not say")
+	fs.BoolVar(&f.log.InPlace, "in-place", false, "fit nccl-tests' in-place times rather than out-of-place")
+	f.minBytes = fs.Int("min-bytes", 0, "leave out samples below this size")
+	fs.Var(f.hold, "hold", "hold a parameter at a value: latency=5us, bandwidth=12.5GB/s (repeatable)")
+	f.leastSquares = fs.Bool("least-squares", false, "weigh every sample alike (plain least squares)")
+	f.verbose = fs.Bool("v", false, "print every sample's residual")
+	f.preset = fs.String("preset", "", "fit this GPU machine's figures (dgx-h100, ...) instead of a network model")
+	fs.Var(f.sets, "set", "with --preset: a [network] key of the machine, KEY=VALUE (repeatable)")
+	f.noFit = fs.Bool("no-fit", false, "with --preset: predict the samples on the machine as given, fitting nothing")
+	fs.Func("hold-key", "with --preset: keep this figure at the machine's value (repeatable)", func(v string) error { f.holdKeys = append(f.holdKeys, v); return nil })
+	f.jobs = fs.Int("jobs", 0, "with --preset: points simulated at once (default: one per CPU)")
+	return f
+}
+
+// fail reports an error of the command, without the calibrate package's
+// prefix, and returns the usage status.
+func fail(prog *cli.Program, stderr io.Writer, format string, args ...any) int {
+	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "calibrate: ")
+	fmt.Fprintf(stderr, "%s calibrate: %s\n", prog.Name, msg)
+	return cli.ExitUsage
+}
+
+// readSamples reads the measurement files, printing what runs and notes
+// each holds, keeps the samples of minBytes or more, and merges repeated
+// measurements of one point.
+func readSamples(stdout io.Writer, files []string, format string, opt calibrate.LogOptions, minBytes int) ([]calibrate.Sample, error) {
 	var samples []calibrate.Sample
-	for _, file := range pos {
-		log, err := calibrate.ReadFile(file, *format, opt)
+	for _, file := range files {
+		log, err := calibrate.ReadFile(file, format, opt)
 		if err != nil {
-			return fail("%v", err)
+			return nil, err
 		}
 		fmt.Fprintf(stdout, "%s (%s):\n", file, log.Format)
 		for _, r := range log.Runs {
@@ -190,7 +249,7 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 			fmt.Fprintf(stdout, "  note, %s\n", n)
 		}
 		for _, s := range log.Samples() {
-			if s.Bytes >= *minBytes {
+			if s.Bytes >= minBytes {
 				samples = append(samples, s)
 			}
 		}
@@ -199,86 +258,79 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 	if merged != "" {
 		fmt.Fprintf(stdout, "note: %s\n", merged)
 	}
-	if *preset != "" {
-		m := calibrate.Machine{Preset: *preset, Keys: map[string]any(sets)}
-		return runMachine(m, samples, pos, *noFit, holdKeys, *jobs, *verbose, *out, *name, writeFailed, prog, stdout, stderr)
+	return samples, nil
+}
+
+// fitOptions checks the flags of a network model's fit and returns the
+// models and algorithms to try and the fit's options; its errors are
+// usage errors.
+func (f *flags) fitOptions() (models, candidates []string, opt calibrate.Options, err error) {
+	if len(f.sets) > 0 || *f.noFit || len(f.holdKeys) > 0 {
+		return nil, nil, opt, errors.New("--set, --hold-key and --no-fit need --preset")
 	}
-	if len(sets) > 0 || *noFit || len(holdKeys) > 0 {
-		return prog.UsageError(stderr, "calibrate", "--set, --hold-key and --no-fit need --preset")
-	}
-	models := splitList(*model)
+	models = splitList(*f.model)
 	if len(models) == 0 {
-		return prog.UsageError(stderr, "calibrate", "--model: no model given")
+		return nil, nil, opt, errors.New("--model: no model given")
 	}
-	held, err := hold.values(models)
+	held, err := f.hold.values(models)
 	if err != nil {
-		return prog.UsageError(stderr, "calibrate", "%v", err)
+		return nil, nil, opt, err
 	}
-	if *folds < 2 {
-		return prog.UsageError(stderr, "calibrate", "--folds %d: want 2 or more", *folds)
+	if *f.folds < 2 {
+		return nil, nil, opt, fmt.Errorf("--folds %d: want 2 or more", *f.folds)
 	}
-	fopt := calibrate.Options{Hold: held, LeastSquares: *leastSquares, Folds: *folds}
-	var fit *calibrate.Fit
-	candidates := splitList(*algorithms)
+	opt = calibrate.Options{Hold: held, LeastSquares: *f.leastSquares, Folds: *f.folds}
+	candidates = splitList(*f.algorithms)
 	if len(models) > 1 && len(candidates) > 0 {
-		return prog.UsageError(stderr, "calibrate", "--algorithm with several models: choose the model first, then the algorithm")
+		return nil, nil, opt, errors.New("--algorithm with several models: choose the model first, then the algorithm")
 	}
-	if len(models) > 1 {
-		var cs []calibrate.ModelChoice
-		cs, err = calibrate.SelectModel(samples, models, fopt)
-		reportChoices(stdout, cs, *folds)
-		if err == nil {
-			fit = cs[0].Fit
+	return models, candidates, opt, nil
+}
+
+// fitModel fits the samples: with several models, the one of least
+// error on the folds it did not fit; with several algorithms, the one
+// that fits best; else the one model. It prints the ranking it made.
+func fitModel(stdout io.Writer, samples []calibrate.Sample, models, candidates []string, opt calibrate.Options) (*calibrate.Fit, error) {
+	switch {
+	case len(models) > 1:
+		cs, err := calibrate.SelectModel(samples, models, opt)
+		reportChoices(stdout, cs, opt.Folds)
+		if err != nil {
+			return nil, err
 		}
-	} else if len(candidates) > 0 {
-		var cs []calibrate.Candidate
-		cs, err = calibrate.FitCandidates(samples, models[0], candidates, fopt)
+		return cs[0].Fit, nil
+	case len(candidates) > 0:
+		cs, err := calibrate.FitCandidates(samples, models[0], candidates, opt)
 		if len(cs) > 1 {
-			fmt.Fprintf(stdout, "algorithms assumed for the logs, best first:\n")
-			ties := 0
-			for _, c := range cs {
-				switch {
-				case c.Ties:
-					ties++
-					fmt.Fprintf(stdout, "  %-24s median |predicted/measured - 1| = %.1f%%, the same as the best's\n", c.Algorithm, 100*c.Median)
-				case c.Fit != nil:
-					fmt.Fprintf(stdout, "  %-24s median |predicted/measured - 1| = %.1f%%\n", c.Algorithm, 100*c.Median)
-				default:
-					fmt.Fprintf(stdout, "  %-24s %v\n", c.Algorithm, strings.TrimPrefix(c.Err.Error(), "calibrate: "))
-				}
-			}
-			if ties > 0 {
-				fmt.Fprintf(stdout, "  the samples do not tell %d of them from the best (more world sizes would); the first given of those is reported\n", ties)
-			}
+			reportCandidates(stdout, cs)
 		}
-		if err == nil {
-			fit = cs[0].Fit
+		if err != nil {
+			return nil, err
 		}
-	} else {
-		fit, err = calibrate.Calibrate(samples, models[0], fopt)
+		return cs[0].Fit, nil
 	}
-	var refused *calibrate.RefusedError
-	if errors.As(err, &refused) {
-		return fail("%v (hold a parameter with --hold NAME=VALUE)", err)
+	return calibrate.Calibrate(samples, models[0], opt)
+}
+
+// reportCandidates prints the algorithms tried for the logs, best first,
+// and how many the samples do not tell from the best.
+func reportCandidates(stdout io.Writer, cs []calibrate.Candidate) {
+	fmt.Fprintf(stdout, "algorithms assumed for the logs, best first:\n")
+	ties := 0
+	for _, c := range cs {
+		switch {
+		case c.Ties:
+			ties++
+			fmt.Fprintf(stdout, "  %-24s median |predicted/measured - 1| = %.1f%%, the same as the best's\n", c.Algorithm, 100*c.Median)
+		case c.Fit != nil:
+			fmt.Fprintf(stdout, "  %-24s median |predicted/measured - 1| = %.1f%%\n", c.Algorithm, 100*c.Median)
+		default:
+			fmt.Fprintf(stdout, "  %-24s %v\n", c.Algorithm, strings.TrimPrefix(c.Err.Error(), "calibrate: "))
+		}
 	}
-	if err != nil {
-		return fail("%v", err)
+	if ties > 0 {
+		fmt.Fprintf(stdout, "  the samples do not tell %d of them from the best (more world sizes would); the first given of those is reported\n", ties)
 	}
-	report(stdout, fit, pos, *verbose)
-	if *out == "" {
-		return cli.ExitOK
-	}
-	var b bytes.Buffer
-	if err := fit.WriteScenario(&b, *name); err != nil {
-		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
-		return writeFailed
-	}
-	if err := atomicfile.WriteFile(*out, b.Bytes()); err != nil {
-		fmt.Fprintf(stderr, "%s calibrate: %v\n", prog.Name, err)
-		return writeFailed
-	}
-	fmt.Fprintf(stderr, "%s calibrate: wrote %s (nexar-sim run %s --out DIR)\n", prog.Name, *out, *out)
-	return cli.ExitOK
 }
 
 // report prints the fitted parameters, the notes and the residuals.

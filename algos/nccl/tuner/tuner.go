@@ -429,6 +429,36 @@ func Tune(s System) (*Model, error) {
 	if s.MaxCompCap == 0 {
 		s.MaxCompCap = s.MinCompCap
 	}
+	m := newModel(s)
+	if s.Ranks <= 1 {
+		return m, nil
+	}
+	if s.cpuArch() == Power {
+		// As NCCL does: on POWER a tree's Simple step over PCIe costs
+		// what a ring's does.
+		m.c.HwLat[nccl.HwPCI][Tree][nccl.Simple] = m.c.HwLat[nccl.HwPCI][Ring][nccl.Simple]
+	}
+	in := m.tuneInputs()
+	for coll := range NumColls {
+		nsteps := ringSteps(coll, s.Ranks)
+		for a := range NumAlgos {
+			for p := range Protocol(NumProtocols) {
+				if !in.modelled(coll, a, p) {
+					continue
+				}
+				m.bw[coll][a][p] = in.bandwidth(coll, a, p, nsteps)
+				m.lat[coll][a][p] = in.latency(coll, a, p, nsteps)
+			}
+		}
+	}
+	m.disableUnsupported()
+	return m, nil
+}
+
+// newModel is the model of s before its tables are filled: its constants,
+// its channel counts, and the threads and thresholds of each algorithm
+// and protocol, all a system of one rank gets.
+func newModel(s System) *Model {
 	m := &Model{sys: s, c: nccl.Constants230}
 	if s.Constants != nil {
 		m.c = *s.Constants
@@ -444,9 +474,16 @@ func Tune(s System) (*Model, error) {
 	if !s.NVLS {
 		m.nvlsCh = 0
 	}
-	g := &s.Graphs
-	c := &m.c
+	m.setThreads()
+	return m
+}
 
+// setThreads fills the threads a channel of each algorithm and protocol
+// runs at most (rings run fewer Simple threads when their graph's
+// bandwidth fits in PCIe's) and the thread thresholds that choose cuts
+// channels and threads by.
+func (m *Model) setThreads() {
+	g := &m.sys.Graphs
 	ringSimple := simpleMaxNThreads
 	if float32(g[Ring].BwIntra)*float32(g[Ring].Channels) <= pciBW {
 		ringSimple = 256
@@ -462,245 +499,325 @@ func Tune(s System) (*Model, error) {
 	for a := range NumAlgos {
 		m.thresholds[a] = [NumProtocols]int{llThreshold, ll128Threshold, simpleThreshold}
 	}
-	m.thresholds[Ring][nccl.LL] *= s.Ranks
+	m.thresholds[Ring][nccl.LL] *= m.sys.Ranks
 	m.thresholds[CollNetDirect][nccl.Simple] = collNetThreshold
 	m.thresholds[CollNetChain][nccl.Simple] = collNetThreshold
+}
 
-	nNodes, nRanks := s.Nodes, s.Ranks
-	if nRanks <= 1 {
-		return m, nil
+// ringSteps is the steps of a ring's coll on nRanks ranks: 2(n-1) for
+// allreduce, n-1 for allgather and reduce-scatter, n for the others.
+func ringSteps(coll Coll, nRanks int) int {
+	switch coll {
+	case AllReduce:
+		return 2 * (nRanks - 1)
+	case ReduceScatter, AllGather:
+		return nRanks - 1
 	}
+	return nRanks
+}
+
+// tuneInputs are the figures of a system that ncclTopoTuneModel reads
+// for every collective, algorithm and protocol: its graphs and constants,
+// the caps its generation and scale select, and the link class each
+// algorithm's steps cross. Computing them once keeps the loop over the
+// tables to the per-entry rules.
+type tuneInputs struct {
+	s              *System
+	g              *[NumAlgos]Graph
+	c              *nccl.Constants
+	nNodes, nRanks int
+	// ppn is the ranks a node; nvlsEff scales NVLS's intra-node
+	// bandwidth.
+	ppn, nvlsEff float32
+	// The caps of LL's bus bandwidth and of a channel's bandwidth, in
+	// GB/s.
+	llMaxBw, perChMaxTreeBw, perChMaxRingLL128Bw, perChMaxTreeLL128Bw, perChMaxNVLSTreeBw float64
+	// intraHw is the link class of a step inside a node, hw of a step
+	// of the algorithm (the network's across nodes).
+	intraHw, hw [NumAlgos]int
+}
+
+// tuneInputs reads m's system and constants into the figures Tune's
+// loop uses.
+func (m *Model) tuneInputs() *tuneInputs {
+	s, c := &m.sys, &m.c
+	in := &tuneInputs{s: s, g: &s.Graphs, c: c, nNodes: s.Nodes, nRanks: s.Ranks}
 	cci := compCapIndex(s.MinCompCap)
-	i2 := scaleIndex(nNodes)
+	i2 := scaleIndex(in.nNodes)
+	// LL's cap is by generation on one node, by CPU vendor across nodes.
 	i1 := cci
-	if nNodes > 1 {
+	if in.nNodes > 1 {
 		i1 = 0
 		if v := s.cpuVendor(); v == AMD || v == MixedVendor {
 			i1 = 1
 		}
 	}
-	llMaxBw := c.LLMaxBw[i1][i2]
-	perChMaxTreeBw := c.PerChMaxTreeBw[cci][i2]
-	perChMaxRingLL128Bw := c.PerChMaxRingLL128Bw[cci][i2]
-	perChMaxTreeLL128Bw := c.PerChMaxTreeLL128Bw[cci][i2]
-	perChMaxNVLSTreeBw := c.PerChMaxNVLSTreeBw[cci][i2]
-	if s.cpuArch() == Power {
-		c.HwLat[nccl.HwPCI][Tree][nccl.Simple] = c.HwLat[nccl.HwPCI][Ring][nccl.Simple]
-	}
-	ppn := float32(nRanks) / float32(nNodes)
-	nvlsEff := float32(c.NVLSEfficiency[cci])
-
-	var intraHw, hw [NumAlgos]int
+	in.llMaxBw = c.LLMaxBw[i1][i2]
+	in.perChMaxTreeBw = c.PerChMaxTreeBw[cci][i2]
+	in.perChMaxRingLL128Bw = c.PerChMaxRingLL128Bw[cci][i2]
+	in.perChMaxTreeLL128Bw = c.PerChMaxTreeLL128Bw[cci][i2]
+	in.perChMaxNVLSTreeBw = c.PerChMaxNVLSTreeBw[cci][i2]
+	in.ppn = float32(in.nRanks) / float32(in.nNodes)
+	in.nvlsEff = float32(c.NVLSEfficiency[cci])
 	for a := range NumAlgos {
-		intraHw[a] = nccl.HwPCI
-		if g[a].TypeIntra == PathNVL {
-			intraHw[a] = nccl.HwNVLink
+		in.intraHw[a] = nccl.HwPCI
+		if in.g[a].TypeIntra == PathNVL {
+			in.intraHw[a] = nccl.HwNVLink
 		}
-		hw[a] = nccl.HwNet
-		if nNodes == 1 {
-			hw[a] = intraHw[a]
+		in.hw[a] = nccl.HwNet
+		if in.nNodes == 1 {
+			in.hw[a] = in.intraHw[a]
 		}
 	}
+	return in
+}
 
-	for coll := range NumColls {
-		nsteps := nRanks
-		switch coll {
-		case AllReduce:
-			nsteps = 2 * (nRanks - 1)
-		case ReduceScatter, AllGather:
-			nsteps = nRanks - 1
+// modelled is whether ncclTopoTuneModel computes coll with a and p; the
+// others keep bandwidth 0, disabled. Broadcast and reduce run only on
+// rings; allgather and reduce-scatter on rings, PAT (Simple, where PAT is
+// enabled), NVLS and CollNetDirect; allreduce on all but PAT. NVLS and
+// NVLSTree run only Simple, and only on a graph of two channels or more.
+func (in *tuneInputs) modelled(coll Coll, a Algo, p Protocol) bool {
+	switch {
+	case (coll == Broadcast || coll == Reduce) && a != Ring:
+		return false
+	case (coll == ReduceScatter || coll == AllGather) && a != PAT && a != Ring && a != NVLS && a != CollNetDirect:
+		return false
+	case coll == AllReduce && a == PAT:
+		return false
+	case (a == NVLS || a == NVLSTree) && p != nccl.Simple:
+		return false
+	case (coll == ReduceScatter || coll == AllGather) && a == PAT && (p != nccl.Simple || !in.s.patEnable()):
+		return false
+	case (a == NVLS || a == NVLSTree) && in.g[a].Channels < 2:
+		return false
+	}
+	return true
+}
+
+// bandwidth is the algorithm bandwidth of coll with a and p in GB/s (0:
+// disabled): the graph's channels at a channel's bandwidth, capped by
+// protocol, corrected for CollNet, then scaled from bus bandwidth to the
+// algorithm's.
+func (in *tuneInputs) bandwidth(coll Coll, a Algo, p Protocol, nsteps int) float32 {
+	busBw := float32(in.g[a].Channels) * in.channelBw(coll, a)
+	busBw = in.capByProtocol(coll, a, p, busBw)
+	busBw = in.collNetBw(coll, a, p, busBw)
+	return in.algoBw(coll, a, nsteps, busBw)
+}
+
+// channelBw is the bandwidth of one channel of a's graph in GB/s: its
+// intra-node bandwidth on up to two nodes and for CollNet, its
+// inter-node bandwidth otherwise; for NVLS and NVLSTree the lesser of
+// NVLink SHARP's bandwidth inside a node and the network's.
+func (in *tuneInputs) channelBw(coll Coll, a Algo) float32 {
+	g := &in.g[a]
+	collnet := a == CollNetDirect || a == CollNetChain
+	bw := float32(g.BwInter)
+	if in.nNodes <= 2 || collnet {
+		bw = float32(g.BwIntra)
+	}
+	if a == NVLS || a == NVLSTree {
+		intraBw := float32(g.BwIntra) * in.nvlsEff * float32(g.Channels-1) / float32(g.Channels)
+		if coll == AllReduce {
+			intraBw *= 2
+		} else {
+			intraBw *= (in.ppn - 1) / in.ppn
 		}
-		for a := range NumAlgos {
-			if (coll == Broadcast || coll == Reduce) && a != Ring {
-				continue
-			}
-			if (coll == ReduceScatter || coll == AllGather) && a != PAT && a != Ring && a != NVLS && a != CollNetDirect {
-				continue
-			}
-			if coll == AllReduce && a == PAT {
-				continue
-			}
-			for p := range Protocol(NumProtocols) {
-				if (a == NVLS || a == NVLSTree) && p != nccl.Simple {
-					continue
-				}
-				if (coll == ReduceScatter || coll == AllGather) && a == PAT && (p != nccl.Simple || !s.patEnable()) {
-					continue
-				}
-				collnet := a == CollNetDirect || a == CollNetChain
-				bw := float32(g[a].BwInter)
-				if nNodes <= 2 || collnet {
-					bw = float32(g[a].BwIntra)
-				}
-				if a == NVLS || a == NVLSTree {
-					if g[a].Channels < 2 {
-						continue
-					}
-					intraBw := float32(g[a].BwIntra) * nvlsEff * float32(g[a].Channels-1) / float32(g[a].Channels)
-					if coll == AllReduce {
-						intraBw *= 2
-					} else {
-						intraBw *= (ppn - 1) / ppn
-					}
-					interBw := float32(g[a].BwInter)
-					if nNodes <= 2 && a == NVLSTree {
-						interBw *= 2
-					}
-					bw = min(intraBw, interBw)
-					if a == NVLSTree {
-						bw = min(bw, float32(perChMaxNVLSTreeBw))
-					}
-				}
-				busBw := float32(g[a].Channels) * bw
-				nch := float64(g[a].Channels)
+		interBw := float32(g.BwInter)
+		if in.nNodes <= 2 && a == NVLSTree {
+			interBw *= 2
+		}
+		bw = min(intraBw, interBw)
+		if a == NVLSTree {
+			bw = min(bw, float32(in.perChMaxNVLSTreeBw))
+		}
+	}
+	return bw
+}
 
-				if a == Ring && p == nccl.LL {
-					busBw = float32(min(llMaxBw, float64(busBw)*.5))
-				}
-				if a == Ring && p == nccl.LL128 {
-					busBw = float32(min(float64(busBw)*0.92, nch*perChMaxRingLL128Bw))
-				}
-				if a == Tree && coll == AllReduce {
-					busBw = float32(min(float64(busBw)*.92, nch*perChMaxTreeBw))
-				}
-				if a == Tree && p == nccl.LL {
-					busBw = float32(min(float64(busBw)*1.0/3.8, llMaxBw))
-				}
-				if a == Tree && p == nccl.LL128 {
-					f := 120.0 / 128.0
-					if nNodes == 1 {
-						f = 7.0 / 9.0
-					}
-					busBw = float32(min(float64(busBw)*f, nch*perChMaxTreeLL128Bw))
-				}
-				if a == Tree && s.TreePattern == PatternTree {
-					busBw = float32(float64(busBw) * .85)
-				}
-				if a == PAT {
-					busBw = float32(float64(busBw) * .75)
-				}
-				if collnet && p != nccl.Simple {
-					busBw = 0
-				}
-				if a == CollNetDirect && p == nccl.Simple {
-					if coll == AllGather || coll == ReduceScatter {
-						busBw = ppn * min(float32(g[a].BwIntra), float32(g[a].BwInter)*0.9)
-					} else {
-						factor := float32(float64(ppn) / (1.0 * nch))
-						factor -= (factor - 1) / 2
-						busBw /= factor
-						if s.MinCompCap >= 90 {
-							busBw = float32(float64(busBw) * .85)
-						}
-					}
-				}
-				if (a == NVLS || a == CollNetDirect) && p == nccl.Simple && (coll == AllGather || coll == ReduceScatter) && nNodes > 1 {
-					if coll == AllGather && !(s.CollNet && s.CollNetAllGather) {
-						busBw = 0
-					}
-					if coll == ReduceScatter && !(s.CollNet && s.CollNetReduceScatter) {
-						busBw = 0
-					}
-					// and every node's local ranks at most the CollNet heads
-					if heads := g[CollNetDirect].Channels; busBw > 0 && (nRanks+nNodes-1)/nNodes > heads {
-						busBw = 0
-					}
-				}
-				if !(a != Ring && (coll == AllGather || coll == ReduceScatter)) {
-					ratio := float32(1)
-					if a == Ring || a == NVLS || a == NVLSTree {
-						ratio = float32(float64(ratio) * (1.0 * float64(nRanks)) / float64(nsteps))
-					} else {
-						ratio = float32(float64(ratio) * .5)
-					}
-					busBw *= ratio
-				}
-				m.bw[coll][a][p] = busBw
-				lat := float32(c.BaseLat[a][p])
-				intraLat := float32(c.HwLat[intraHw[a]][a][p])
-				interLat := float32(c.HwLat[nccl.HwNet][a][p])
-				if ppn == 1 {
-					interLat = float32(c.HwLat[nccl.HwNet][Tree][p])
-				}
-				interLat += float32(g[a].LatencyInter)
-				if p == nccl.Simple {
-					interLat += float32(g[a].LatencyInter)
-				}
-				ppnInt := nRanks / nNodes
-				switch a {
-				case Ring:
-					hwLat := float32(c.HwLat[hw[a]][a][p])
-					if coll == Reduce || coll == Broadcast {
-						if g[a].SameChannels {
-							lat += hwLat
-						} else {
-							if p == nccl.Simple {
-								hwLat = float32(c.HwLat[hw[a]][Tree][p])
-							}
-							lat += float32(nsteps) * hwLat
-						}
-					} else {
-						var overhead float32
-						if nNodes > 1 {
-							overhead = s.netOverhead()
-							if p == nccl.Simple {
-								overhead *= 3
-							}
-						}
-						intraLat = max(intraLat, overhead)
-						nInter := 0
-						if nNodes > 1 {
-							nInter = nNodes - 1
-							if coll == AllReduce {
-								nInter = 2 * (nNodes - 1)
-							}
-						}
-						lat += float32(nsteps-nInter)*intraLat + float32(nInter)*interLat
-					}
-				case Tree:
-					if coll == AllReduce {
-						lat += 2 * (float32(ppnInt-1)*intraLat + float32(log2i(nNodes))*interLat)
-					}
-				case CollNetDirect:
-					lat = float32(float64(lat) + 2*(float64(float32(min(1, ppnInt-1))*intraLat)+float64(ppnInt-1)*0.4) + float64(interLat))
-				case CollNetChain:
-					lat += 2*float32(ppnInt-1)*intraLat + interLat
-				case NVLS:
-					lat = intraLat
-					if nNodes > 1 {
-						lat += interLat
-					}
-				case NVLSTree:
-					lat += intraLat + 2*float32(log2i(nNodes))*interLat
-				case PAT:
-					if coll == AllGather || coll == ReduceScatter {
-						lat = float32(float64(lat) + float64(log2i(nNodes))*(float64(interLat)/3.5) + float64(nRanks)*2.8)
-					}
-				}
-				m.lat[coll][a][p] = lat
+// capByProtocol applies to busBw the caps and efficiencies of LL and
+// LL128 on rings and trees, of trees' allreduce and pattern, and of PAT.
+func (in *tuneInputs) capByProtocol(coll Coll, a Algo, p Protocol, busBw float32) float32 {
+	nch := float64(in.g[a].Channels)
+	if a == Ring && p == nccl.LL {
+		busBw = float32(min(in.llMaxBw, float64(busBw)*.5))
+	}
+	if a == Ring && p == nccl.LL128 {
+		busBw = float32(min(float64(busBw)*0.92, nch*in.perChMaxRingLL128Bw))
+	}
+	if a == Tree && coll == AllReduce {
+		busBw = float32(min(float64(busBw)*.92, nch*in.perChMaxTreeBw))
+	}
+	if a == Tree && p == nccl.LL {
+		busBw = float32(min(float64(busBw)*1.0/3.8, in.llMaxBw))
+	}
+	if a == Tree && p == nccl.LL128 {
+		f := 120.0 / 128.0
+		if in.nNodes == 1 {
+			f = 7.0 / 9.0
+		}
+		busBw = float32(min(float64(busBw)*f, nch*in.perChMaxTreeLL128Bw))
+	}
+	if a == Tree && in.s.TreePattern == PatternTree {
+		busBw = float32(float64(busBw) * .85)
+	}
+	if a == PAT {
+		busBw = float32(float64(busBw) * .75)
+	}
+	return busBw
+}
+
+// collNetBw applies to busBw what CollNet changes: CollNet runs only
+// Simple; CollNetDirect's bandwidth is its heads' (by ranks a node for
+// allgather and reduce-scatter); and NVLS and CollNetDirect run
+// allgather and reduce-scatter across nodes only where the CollNet
+// plugin has them and every node's ranks fit its heads.
+func (in *tuneInputs) collNetBw(coll Coll, a Algo, p Protocol, busBw float32) float32 {
+	g, s, ppn := in.g, in.s, in.ppn
+	nch := float64(g[a].Channels)
+	if (a == CollNetDirect || a == CollNetChain) && p != nccl.Simple {
+		busBw = 0
+	}
+	if a == CollNetDirect && p == nccl.Simple {
+		if coll == AllGather || coll == ReduceScatter {
+			busBw = ppn * min(float32(g[a].BwIntra), float32(g[a].BwInter)*0.9)
+		} else {
+			factor := float32(float64(ppn) / (1.0 * nch))
+			factor -= (factor - 1) / 2
+			busBw /= factor
+			if s.MinCompCap >= 90 {
+				busBw = float32(float64(busBw) * .85)
 			}
 		}
 	}
+	if (a == NVLS || a == CollNetDirect) && p == nccl.Simple && (coll == AllGather || coll == ReduceScatter) && in.nNodes > 1 {
+		if coll == AllGather && !(s.CollNet && s.CollNetAllGather) {
+			busBw = 0
+		}
+		if coll == ReduceScatter && !(s.CollNet && s.CollNetReduceScatter) {
+			busBw = 0
+		}
+		// and every node's local ranks at most the CollNet heads
+		if heads := g[CollNetDirect].Channels; busBw > 0 && (in.nRanks+in.nNodes-1)/in.nNodes > heads {
+			busBw = 0
+		}
+	}
+	return busBw
+}
 
-	// Enable rules: NCCL_PROTO and NCCL_ALGO at their defaults, then
-	// what the system lacks.
+// algoBw turns bus bandwidth into the algorithm bandwidth NCCL's table
+// holds: rings, NVLS and NVLSTree by ranks over steps, the others by
+// half; allgather and reduce-scatter on other algorithms than rings
+// keep their bus bandwidth.
+func (in *tuneInputs) algoBw(coll Coll, a Algo, nsteps int, busBw float32) float32 {
+	if !(a != Ring && (coll == AllGather || coll == ReduceScatter)) {
+		ratio := float32(1)
+		if a == Ring || a == NVLS || a == NVLSTree {
+			ratio = float32(float64(ratio) * (1.0 * float64(in.nRanks)) / float64(nsteps))
+		} else {
+			ratio = float32(float64(ratio) * .5)
+		}
+		busBw *= ratio
+	}
+	return busBw
+}
+
+// latency is the latency of coll with a and p in microseconds: the
+// algorithm's base latency and what its steps cost inside and between
+// nodes.
+func (in *tuneInputs) latency(coll Coll, a Algo, p Protocol, nsteps int) float32 {
+	c, nNodes := in.c, in.nNodes
+	lat := float32(c.BaseLat[a][p])
+	intraLat := float32(c.HwLat[in.intraHw[a]][a][p])
+	interLat := float32(c.HwLat[nccl.HwNet][a][p])
+	if in.ppn == 1 {
+		interLat = float32(c.HwLat[nccl.HwNet][Tree][p])
+	}
+	interLat += float32(in.g[a].LatencyInter)
+	if p == nccl.Simple {
+		interLat += float32(in.g[a].LatencyInter)
+	}
+	ppnInt := in.nRanks / nNodes
+	switch a {
+	case Ring:
+		lat += in.ringStepsLatency(coll, p, nsteps, intraLat, interLat)
+	case Tree:
+		if coll == AllReduce {
+			lat += 2 * (float32(ppnInt-1)*intraLat + float32(log2i(nNodes))*interLat)
+		}
+	case CollNetDirect:
+		lat = float32(float64(lat) + 2*(float64(float32(min(1, ppnInt-1))*intraLat)+float64(ppnInt-1)*0.4) + float64(interLat))
+	case CollNetChain:
+		lat += 2*float32(ppnInt-1)*intraLat + interLat
+	case NVLS:
+		lat = intraLat
+		if nNodes > 1 {
+			lat += interLat
+		}
+	case NVLSTree:
+		lat += intraLat + 2*float32(log2i(nNodes))*interLat
+	case PAT:
+		if coll == AllGather || coll == ReduceScatter {
+			lat = float32(float64(lat) + float64(log2i(nNodes))*(float64(interLat)/3.5) + float64(in.nRanks)*2.8)
+		}
+	}
+	return lat
+}
+
+// ringStepsLatency is what a ring's nsteps steps add to its base
+// latency. Broadcast and reduce pipeline along the ring: one hop's
+// latency where every channel takes the same GPUs, every step's
+// otherwise. The other collectives pay each step inside a node at least
+// the network's posting overhead (three times for Simple) when there
+// are several nodes, and each step between nodes the network's latency.
+func (in *tuneInputs) ringStepsLatency(coll Coll, p Protocol, nsteps int, intraLat, interLat float32) float32 {
+	hwLat := float32(in.c.HwLat[in.hw[Ring]][Ring][p])
+	if coll == Reduce || coll == Broadcast {
+		if in.g[Ring].SameChannels {
+			return hwLat
+		}
+		if p == nccl.Simple {
+			hwLat = float32(in.c.HwLat[in.hw[Ring]][Tree][p])
+		}
+		return float32(nsteps) * hwLat
+	}
+	var overhead float32
+	if in.nNodes > 1 {
+		overhead = in.s.netOverhead()
+		if p == nccl.Simple {
+			overhead *= 3
+		}
+	}
+	intraLat = max(intraLat, overhead)
+	nInter := 0
+	if in.nNodes > 1 {
+		nInter = in.nNodes - 1
+		if coll == AllReduce {
+			nInter = 2 * (in.nNodes - 1)
+		}
+	}
+	return float32(nsteps-nInter)*intraLat + float32(nInter)*interLat
+}
+
+// disableUnsupported applies NCCL's enable rules, NCCL_PROTO and
+// NCCL_ALGO at their defaults, then what the system lacks: it zeroes the
+// bandwidth of NVLSTree on one node, of CollNet (and NVLS across nodes)
+// without CollNet, of CollNetChain without the plugin's chain, of
+// CollNetDirect without an NVSwitch, and of LL128 where the system
+// cannot run it.
+func (m *Model) disableUnsupported() {
+	s := &m.sys
 	for coll := range NumColls {
 		for a := range NumAlgos {
-			disable := (nNodes == 1 && a == NVLSTree) ||
-				(!s.CollNet && (a == CollNetDirect || a == CollNetChain || (a == NVLS && nNodes > 1))) ||
+			disable := (s.Nodes == 1 && a == NVLSTree) ||
+				(!s.CollNet && (a == CollNetDirect || a == CollNetChain || (a == NVLS && s.Nodes > 1))) ||
 				(s.CollNet && a == CollNetChain && !s.CollNetChain) ||
 				(!s.NVSwitch && a == CollNetDirect)
 			for p := range Protocol(NumProtocols) {
 				enable := true
 				if p == nccl.LL128 {
-					if s.MinCompCap >= 90 { // NCCL_LL128_C2C at its default, 1
-						enable = g[a].TypeInter <= PathPXN
-					} else {
-						enable = g[a].TypeInter <= PathPXB
-					}
-					enable = enable && g[a].TypeIntra <= PathNVB
-					enable = enable && (s.MinCompCap == s.MaxCompCap || s.MinCompCap >= 90)
-					enable = enable && s.MinCompCap >= 70
+					enable = s.ll128Enabled(a)
 				}
 				if !enable || disable {
 					m.bw[coll][a][p] = 0
@@ -708,7 +825,23 @@ func Tune(s System) (*Model, error) {
 			}
 		}
 	}
-	return m, nil
+}
+
+// ll128Enabled is whether a's graph can run LL128: its paths no farther
+// than PXN (PXB before Hopper) to the network and NVB inside a node, GPUs
+// of one generation (or Hopper and later), Volta or later.
+func (s System) ll128Enabled(a Algo) bool {
+	g := &s.Graphs
+	var enable bool
+	if s.MinCompCap >= 90 { // NCCL_LL128_C2C at its default, 1
+		enable = g[a].TypeInter <= PathPXN
+	} else {
+		enable = g[a].TypeInter <= PathPXB
+	}
+	enable = enable && g[a].TypeIntra <= PathNVB
+	enable = enable && (s.MinCompCap == s.MaxCompCap || s.MinCompCap >= 90)
+	enable = enable && s.MinCompCap >= 70
+	return enable
 }
 
 // Bandwidth and Latency return the model's algorithm bandwidth in GB/s
