@@ -54,8 +54,8 @@ type Row struct {
 
 	// Wrong (wrong, nexar-live's) is the number of elements, summed over
 	// ranks, that differed from the reference result, in each rank's worst
-	// iteration (warm-up included). A file without the column (nexar-sim's)
-	// reads as 0; -1, which older files may hold, means unknown.
+	// iteration (warm-up included); -1 means unknown. A file without the
+	// column (nexar-sim's) reads as 0.
 	Wrong int64
 	// Device (device, nexar-live's, written only for a run on a device
 	// other than the host) is where the ranks' buffers were: "cuda" for
