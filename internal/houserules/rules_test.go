@@ -2,6 +2,7 @@ package houserules
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -215,9 +216,13 @@ func isGenerated(f *ast.File) bool {
 	return false
 }
 
+// listOver, when set (go test -run FunctionLength -v -list-over 100),
+// logs every function longer than it: the figure a redesign counts.
+var listOver = flag.Int("list-over", 0, "log every function longer than this many lines")
+
 func TestFunctionLength(t *testing.T) {
 	fset, files := sources(t)
-	longest, where := 0, ""
+	longest, where, over := 0, "", 0
 	for _, f := range files {
 		if isGenerated(f.file) {
 			continue
@@ -232,12 +237,19 @@ func TestFunctionLength(t *testing.T) {
 			if lines > longest {
 				longest, where = lines, name
 			}
+			if *listOver > 0 && lines > *listOver {
+				over++
+				t.Logf("%s: %d lines", name, lines)
+			}
 			if lines > maxFuncLines {
 				t.Errorf("%s is %d lines, over %d: cut it into named steps", name, lines, maxFuncLines)
 			}
 		}
 	}
 	t.Logf("longest function: %s, %d lines", where, longest)
+	if *listOver > 0 {
+		t.Logf("%d functions over %d lines", over, *listOver)
+	}
 }
 
 // TestArchitectureDocNamesEveryPackage keeps docs/architecture.md in step
