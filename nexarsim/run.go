@@ -166,269 +166,436 @@ func selectPoint(flagName, spec string, points []sweep.Point) (sweep.Point, erro
 	return sweep.Point{}, fmt.Errorf("%s %q: no point of the scenario matches", flagName, spec)
 }
 
+// runCmd is 'nexar-sim run': it parses the flags, plans the points
+// (checking every input before anything is simulated), runs them with a
+// checkpoint that --resume continues from, and writes the outputs.
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	out := fs.String("out", "", "output directory")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	fs.BoolVar(quiet, "q", false, "no progress on stderr")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "points run at once")
-	shardFlag := fs.String("shard", "", "run only part I/N of the points")
-	resume := fs.Bool("resume", false, "continue an interrupted run")
-	noPlots := fs.Bool("no-plots", false, "write no figures")
-	var traces []string
-	fs.Func("trace", "write a timeline of a point", func(s string) error { traces = append(traces, s); return nil })
-	traceRanks := fs.String("trace-ranks", "", "ranks a trace keeps")
-	traceWindow := fs.String("trace-window", "", "simulated time a trace keeps, FROM:TO")
-	traceFormat := fs.String("trace-format", "perfetto", "perfetto or json")
-	traceLimit := fs.String("trace-limit", "", "largest trace file")
-	var links []string
-	fs.Func("links", "write the per-link account of a point", func(s string) error { links = append(links, s); return nil })
-	var nf ncclFlags
-	nf.register(fs)
-	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
+	f, pos, status, ok := parseRunFlags(args, stdout, stderr)
 	if !ok {
 		return status
 	}
-	switch {
-	case len(pos) == 0 && !nf.given():
-		return cmdline.UsageError(stderr, "run", "no scenario file given; or describe a sweep with nccl-tests' flags, such as -b 8 -e 128M -f 2 --world 8")
-	case len(pos) == 1 && nf.given():
-		return cmdline.UsageError(stderr, "run", "%s: a scenario file describes the sweep; leave out %s", pos[0], strings.Join(nf.list(), ", "))
-	case len(pos) > 1:
-		return cmdline.UsageError(stderr, "run", "want one scenario file, got %d arguments: %s", len(pos), strings.Join(pos, " "))
-	case *out == "":
-		return cmdline.UsageError(stderr, "run", "missing --out DIR")
-	case *jobs < 1:
-		return cmdline.UsageError(stderr, "run", "--jobs %d: want at least 1", *jobs)
+	p, status, ok := planRun(f, pos, stderr)
+	if !ok {
+		return status
 	}
-	sh, err := parseShard(*shardFlag)
+	// Make sure the outputs can be written before simulating anything.
+	o, err := newOutputs(f.out)
 	if err != nil {
-		return cmdline.UsageError(stderr, "run", "%v", err)
+		return cmdline.UsageError(stderr, "run", "--out: %v", err)
 	}
-	if *shardFlag == "" {
-		if sh, err = shardFromSlurm(os.Getenv); err != nil {
-			return cmdline.UsageError(stderr, "run", "%v", err)
-		}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
+
+	r := newRunner(ctx, f, p, o, stderr)
+	if status, ok := r.prepare(); !ok {
+		return status
 	}
-	var file string
-	var s *scenario.Scenario
-	var points []sweep.Point
-	var fromFlags []byte // the scenario the flags describe, written to DIR
+	if err := r.runPoints(); err != nil {
+		return r.fail(err)
+	}
+	if err := r.stageTraces(); err != nil {
+		return r.fail(err)
+	}
+	if err := r.stageLinks(); err != nil {
+		return r.fail(err)
+	}
+	if err := r.stageResults(); err != nil {
+		return r.fail(err)
+	}
+	return r.commit()
+}
+
+// runFlags are the flags of run.
+type runFlags struct {
+	out                                              string
+	quiet, resume, noPlots                           bool
+	jobs                                             int
+	shard                                            string
+	traces, links                                    []string // --trace and --links, each as often as given
+	traceRanks, traceWindow, traceFormat, traceLimit string
+	nccl                                             ncclFlags // a sweep described by nccl-tests' flags
+}
+
+// parseRunFlags parses run's command line and checks what it can without
+// reading a file; pos is the scenario file, if one is given.
+func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, pos []string, status int, ok bool) {
+	f = &runFlags{}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.StringVar(&f.out, "out", "", "output directory")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
+	fs.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "points run at once")
+	fs.StringVar(&f.shard, "shard", "", "run only part I/N of the points")
+	fs.BoolVar(&f.resume, "resume", false, "continue an interrupted run")
+	fs.BoolVar(&f.noPlots, "no-plots", false, "write no figures")
+	fs.Func("trace", "write a timeline of a point", func(s string) error { f.traces = append(f.traces, s); return nil })
+	fs.StringVar(&f.traceRanks, "trace-ranks", "", "ranks a trace keeps")
+	fs.StringVar(&f.traceWindow, "trace-window", "", "simulated time a trace keeps, FROM:TO")
+	fs.StringVar(&f.traceFormat, "trace-format", "perfetto", "perfetto or json")
+	fs.StringVar(&f.traceLimit, "trace-limit", "", "largest trace file")
+	fs.Func("links", "write the per-link account of a point", func(s string) error { f.links = append(f.links, s); return nil })
+	f.nccl.register(fs)
+	pos, status, ok = cmdline.ParseCmd("run", fs, args, stdout, stderr)
+	if !ok {
+		return nil, nil, status, false
+	}
+	switch {
+	case len(pos) == 0 && !f.nccl.given():
+		return nil, nil, cmdline.UsageError(stderr, "run", "no scenario file given; or describe a sweep with nccl-tests' flags, such as -b 8 -e 128M -f 2 --world 8"), false
+	case len(pos) == 1 && f.nccl.given():
+		return nil, nil, cmdline.UsageError(stderr, "run", "%s: a scenario file describes the sweep; leave out %s", pos[0], strings.Join(f.nccl.list(), ", ")), false
+	case len(pos) > 1:
+		return nil, nil, cmdline.UsageError(stderr, "run", "want one scenario file, got %d arguments: %s", len(pos), strings.Join(pos, " ")), false
+	case f.out == "":
+		return nil, nil, cmdline.UsageError(stderr, "run", "missing --out DIR"), false
+	case f.jobs < 1:
+		return nil, nil, cmdline.UsageError(stderr, "run", "--jobs %d: want at least 1", f.jobs), false
+	}
+	return f, pos, exitOK, true
+}
+
+// runPlan is what a run will do: its scenario, points and extra outputs,
+// every one checked before anything is simulated.
+type runPlan struct {
+	sh            shard
+	file          string // the scenario's file; for a sweep from flags, the one written to DIR
+	s             *scenario.Scenario
+	points        []sweep.Point // the scenario's
+	mine          []sweep.Point // the shard's
+	fromFlags     []byte        // the scenario the flags describe, written to DIR
+	topt          traceOptions
+	traced        []sweep.Point // the points --trace names
+	traceWarnings []string
+	linked        []sweep.Point // the points --links names
+}
+
+// planRun reads the shard, the scenario (a file, or nccl-tests' flags),
+// and the points --trace and --links name. On bad input it reports it and
+// returns ok false.
+func planRun(f *runFlags, pos []string, stderr io.Writer) (p *runPlan, status int, ok bool) {
+	p = &runPlan{}
+	var err error
+	if p.sh, err = runShard(f.shard); err != nil {
+		return nil, cmdline.UsageError(stderr, "run", "%v", err), false
+	}
 	if len(pos) == 1 {
-		file = pos[0]
-		if s, points, ok = load(file, stderr); !ok {
-			return exitUsage
+		p.file = pos[0]
+		if p.s, p.points, ok = load(p.file, stderr); !ok {
+			return nil, exitUsage, false
 		}
-		if len(s.Sweeps) == 0 && s.Workload != nil {
-			return cmdline.UsageError(stderr, "run", "%s has a [workload] and no [[sweep]]: run its training step with nexar-sim step", file)
+		if len(p.s.Sweeps) == 0 && p.s.Workload != nil {
+			return nil, cmdline.UsageError(stderr, "run", "%s has a [workload] and no [[sweep]]: run its training step with nexar-sim step", p.file), false
 		}
 	} else {
-		file = filepath.Join(*out, flagsScenarioFile)
-		if s, points, fromFlags, err = nf.scenario(file, stderr); err != nil {
-			return cmdline.UsageError(stderr, "run", "%v", err)
+		p.file = filepath.Join(f.out, flagsScenarioFile)
+		if p.s, p.points, p.fromFlags, err = f.nccl.scenario(p.file, stderr); err != nil {
+			return nil, cmdline.UsageError(stderr, "run", "%v", err), false
 		}
 	}
-	topt, err := parseTraceOptions(*traceRanks, *traceWindow, *traceFormat, *traceLimit)
-	if err != nil {
-		return cmdline.UsageError(stderr, "run", "%v", err)
+	if p.topt, err = parseTraceOptions(f.traceRanks, f.traceWindow, f.traceFormat, f.traceLimit); err != nil {
+		return nil, cmdline.UsageError(stderr, "run", "%v", err), false
 	}
-	var traced []sweep.Point
-	var traceWarnings []string
-	for _, spec := range traces {
+	if p.traced, p.traceWarnings, err = selectTraces(f.traces, p.points, p.topt); err != nil {
+		return nil, cmdline.UsageError(stderr, "run", "%v", err), false
+	}
+	if p.linked, err = selectLinks(f.links, p.points); err != nil {
+		return nil, cmdline.UsageError(stderr, "run", "%v", err), false
+	}
+	p.mine = p.sh.of(p.points)
+	return p, exitOK, true
+}
+
+// runShard is the shard --shard names or, without it, the shard of a task
+// of a Slurm job array.
+func runShard(spec string) (shard, error) {
+	sh, err := parseShard(spec)
+	if err != nil || spec != "" {
+		return sh, err
+	}
+	return shardFromSlurm(os.Getenv)
+}
+
+// selectTraces finds the points the --trace specs name, in the order
+// given, and checks that each trace fits topt's limit; a point whose trace
+// cannot be sized is traced all the same, with a warning.
+func selectTraces(specs []string, points []sweep.Point, topt traceOptions) (traced []sweep.Point, warnings []string, err error) {
+	for _, spec := range specs {
 		p, err := selectPoint("--trace", spec, points)
 		if err != nil {
-			return cmdline.UsageError(stderr, "run", "%v", err)
+			return nil, nil, err
 		}
 		est, err := sweep.EstimatePoint(p)
 		if err == nil {
 			var w string
 			if w, err = topt.check(spec, p, est); w != "" {
-				traceWarnings = append(traceWarnings, w)
+				warnings = append(warnings, w)
 			}
 		} else {
-			traceWarnings = append(traceWarnings, fmt.Sprintf("the size of the trace of %v cannot be estimated: %v", p, err))
+			warnings = append(warnings, fmt.Sprintf("the size of the trace of %v cannot be estimated: %v", p, err))
 			err = nil
 		}
 		if err != nil {
-			return cmdline.UsageError(stderr, "run", "%v", err)
+			return nil, nil, err
 		}
 		traced = append(traced, p)
 	}
-	linked, err := selectLinks(links, points)
-	if err != nil {
-		return cmdline.UsageError(stderr, "run", "%v", err)
-	}
-	mine := sh.of(points)
+	return traced, warnings, nil
+}
 
-	// Make sure the outputs can be written before simulating anything.
-	o, err := newOutputs(*out)
-	if err != nil {
-		return cmdline.UsageError(stderr, "run", "--out: %v", err)
-	}
-	m := manifest{Scenario: s.Name, Description: s.Description, File: file, Hash: s.Hash, Network: s.Network.Model, NetworkSummary: s.Network.Summary,
-		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: sh.i, Shards: sh.n, Points: len(points)}
+// runner is a run under way: its plan, its outputs staged, its progress,
+// and the rows computed so far with the checkpoint that keeps them.
+type runner struct {
+	*runPlan
+	flags  *runFlags
+	ctx    context.Context // done on the first Ctrl-C or SIGTERM
+	stderr io.Writer
+	o      *outputs
+	m      manifest
+	ckPath string
+	header string // the checkpoint's first line: its scenario and shard
+	prog   *progress
+	rows   []sweep.Row
+	done0  int // the rows read from the checkpoint
+	costs  *costs
+	ck     *checkpoint
+	start  time.Time // when the points started running
+	notes  []string  // said once the outputs are written
+}
+
+// newRunner starts a run of plan p into o, with its manifest, before any
+// point has run.
+func newRunner(ctx context.Context, f *runFlags, p *runPlan, o *outputs, stderr io.Writer) *runner {
+	s := p.s
+	m := manifest{Scenario: s.Name, Description: s.Description, File: p.file, Hash: s.Hash, Network: s.Network.Model, NetworkSummary: s.Network.Summary,
+		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: p.sh.i, Shards: p.sh.n, Points: len(p.points)}
 	if cl, err := s.Network.NCCLCluster(); err == nil {
 		m.NCCLCluster = &cl
 	}
-	ckPath := filepath.Join(*out, checkpointFile)
-	header := fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, sh)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { <-ctx.Done(); stop() }() // a second signal kills at once
+	return &runner{runPlan: p, flags: f, ctx: ctx, stderr: stderr, o: o, m: m,
+		ckPath: filepath.Join(f.out, checkpointFile),
+		header: fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, p.sh),
+		prog:   newProgress(stderr, f.quiet, 0, len(p.mine))}
+}
 
-	prog := newProgress(stderr, *quiet, 0, len(mine))
-	var rows []sweep.Row
-	if *resume {
-		if _, err := os.Stat(ckPath); errors.Is(err, os.ErrNotExist) {
-			if err := notResumed(*out); err != nil {
-				o.abort()
-				return cmdline.UsageError(stderr, "run", "--resume: %v", err)
-			}
-		}
-		rows, err = readCheckpoint(ckPath, header, mine)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			prog.line("nexar-sim: no checkpoint in %s; starting from the first point", *out)
-		case err != nil:
-			prog.line("nexar-sim: %v; starting from the first point", err)
-		default:
-			prog.line("nexar-sim: resuming after %d of %d points", len(rows), len(mine))
+// prepare readies the points to run: it reads the rows --resume continues
+// from, weighs the points, and starts the checkpoint. On failure DIR is
+// left as it was, and ok is false.
+func (r *runner) prepare() (status int, ok bool) {
+	if r.flags.resume {
+		if err := r.resumeRows(); err != nil {
+			r.o.abort()
+			return cmdline.UsageError(r.stderr, "run", "--resume: %v", err), false
 		}
 	}
-	interrupted := func(what string) int {
-		prog.finish()
-		o.abort()
-		fmt.Fprintf(stderr, "nexar-sim run: interrupted %s; run again with --resume to continue\n", what)
-		return exitInterrupted
+	r.done0 = len(r.rows)
+	if !r.weigh() {
+		r.prog.finish()
+		r.o.abort()
+		fmt.Fprintf(r.stderr, "nexar-sim run: interrupted while estimating the points, after %d of %d points; run again with --resume to continue\n", r.done0, len(r.mine))
+		return exitInterrupted, false
 	}
-	// What the points will cost, before they run: for the progress bar,
-	// and to warn of points that may not fit in memory or run for hours.
-	done0 := len(rows)
-	c, ok := estimateCtx(ctx, mine, *jobs)
+	var err error
+	if r.ck, err = writeCheckpoint(r.ckPath, r.header, r.rows); err != nil {
+		r.prog.finish()
+		r.o.abort()
+		if len(r.rows) > 0 {
+			err = fmt.Errorf("%v (the checkpoint of the %d rows computed before is left as it was)", err, len(r.rows))
+		}
+		return cmdline.UsageError(r.stderr, "run", "--out: %v", err), false
+	}
+	return exitOK, true
+}
+
+// resumeRows reads the rows of the checkpoint in DIR. Without one, or with
+// one that does not fit the plan, the run starts from the first point and
+// says so; the error is for a DIR that holds nexar-live's results, which
+// the run would replace.
+func (r *runner) resumeRows() error {
+	if _, err := os.Stat(r.ckPath); errors.Is(err, os.ErrNotExist) {
+		if err := notResumed(r.flags.out); err != nil {
+			return err
+		}
+	}
+	var err error
+	r.rows, err = readCheckpoint(r.ckPath, r.header, r.mine)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		r.prog.line("nexar-sim: no checkpoint in %s; starting from the first point", r.flags.out)
+	case err != nil:
+		r.prog.line("nexar-sim: %v; starting from the first point", err)
+	default:
+		r.prog.line("nexar-sim: resuming after %d of %d points", len(r.rows), len(r.mine))
+	}
+	return nil
+}
+
+// weigh estimates what the points will cost, before they run: for the
+// progress bar, and to warn of points that may not fit in memory or run
+// for hours. It returns false if interrupted.
+func (r *runner) weigh() bool {
+	c, ok := estimateCtx(r.ctx, r.mine, r.flags.jobs)
 	if !ok {
-		return interrupted(fmt.Sprintf("while estimating the points, after %d of %d points", done0, len(mine)))
+		return false
 	}
-	for _, w := range append(c.warnings(s, file, *jobs), traceWarnings...) {
-		fmt.Fprintf(stderr, "nexar-sim: warning: %s\n", w)
+	for _, w := range append(c.warnings(r.s, r.file, r.flags.jobs), r.traceWarnings...) {
+		fmt.Fprintf(r.stderr, "nexar-sim: warning: %s\n", w)
 	}
-	prog.step(done0)
-	prog.weigh(mine, c)
+	r.prog.step(r.done0)
+	r.prog.weigh(r.mine, c)
+	r.costs = c
+	return true
+}
 
-	ck, err := writeCheckpoint(ckPath, header, rows)
-	if err != nil {
-		prog.finish()
-		o.abort()
-		if len(rows) > 0 {
-			err = fmt.Errorf("%v (the checkpoint of the %d rows computed before is left as it was)", err, len(rows))
-		}
-		return cmdline.UsageError(stderr, "run", "--out: %v", err)
-	}
-	// fail ends the run without its outputs; the checkpoint stays, with
-	// every row computed, whatever went wrong.
-	fail := func(status int, format string, args ...any) int {
-		prog.finish()
-		ck.Close()
-		if ck.rows == 0 && status != exitInterrupted {
-			os.Remove(ckPath) // nothing to keep: leave DIR as it was
-		}
-		o.abort()
-		fmt.Fprintf(stderr, "nexar-sim run: "+format+"\n", args...)
-		if status != exitInterrupted && ck.rows > 0 {
-			fmt.Fprintf(stderr, "nexar-sim run: the %d rows computed are kept in %s: run again with --resume to continue\n", ck.rows, ckPath)
-		}
-		return status
-	}
-	start := time.Now()
-	ranges := sweepRanges(mine)
+// interruption is an error that ends a run on a signal: the text says
+// how far it went.
+type interruption string
+
+func (i interruption) Error() string { return string(i) }
+
+// runPoints runs the points not yet done, adding each row to the
+// checkpoint as it comes.
+func (r *runner) runPoints() error {
+	r.start = time.Now()
+	ranges := sweepRanges(r.mine)
 	opt := sweep.Options{
-		Jobs: *jobs,
+		Jobs: r.flags.jobs,
 		Sweep: func(i int, pts []sweep.Point) {
 			cost := ""
-			for _, r := range ranges {
-				if mine[r[0]].Sweep == i {
-					cost = ": " + c.sweepLine(r[0], r[1])
+			for _, rg := range ranges {
+				if r.mine[rg[0]].Sweep == i {
+					cost = ": " + r.costs.sweepLine(rg[0], rg[1])
 				}
 			}
-			prog.line("nexar-sim: sweep %d/%d (%s:%d): %s%s", i+1, len(s.Sweeps), file, s.Sweeps[i].Line, describe(s.Sweeps[i], len(pts)), cost)
+			sw := r.s.Sweeps[i]
+			r.prog.line("nexar-sim: sweep %d/%d (%s:%d): %s%s", i+1, len(r.s.Sweeps), r.file, sw.Line, describe(sw, len(pts)), cost)
 		},
-		Done:     func(done, _ int) { prog.step(done0 + done) },
-		Progress: func(i int, pr sweep.PointProgress) { prog.point(done0+i, pr) },
+		Done:     func(done, _ int) { r.prog.step(r.done0 + done) },
+		Progress: func(i int, pr sweep.PointProgress) { r.prog.point(r.done0+i, pr) },
 	}
-	if sh.n > 1 {
-		prog.line("nexar-sim: shard %s: %d of the scenario's %d points", sh, len(mine), len(points))
+	if r.sh.n > 1 {
+		r.prog.line("nexar-sim: shard %s: %d of the scenario's %d points", r.sh, len(r.mine), len(r.points))
 	}
-	err = sweep.Run(ctx, mine[done0:], opt, func(r sweep.Row) error {
-		if r.Recovery != nil {
-			prog.line("nexar-sim: %s/%s: %v; later points run on %d ranks", r.Collective, r.Algorithm, r.Recovery, r.Recovery.World-1)
+	err := sweep.Run(r.ctx, r.mine[r.done0:], opt, func(row sweep.Row) error {
+		if row.Recovery != nil {
+			r.prog.line("nexar-sim: %s/%s: %v; later points run on %d ranks", row.Collective, row.Algorithm, row.Recovery, row.Recovery.World-1)
 		}
-		if r.Join != nil {
-			prog.line("nexar-sim: %s/%s: %v; later points run on up to %d ranks", r.Collective, r.Algorithm, r.Join, r.Join.World+r.Join.Joined)
+		if row.Join != nil {
+			r.prog.line("nexar-sim: %s/%s: %v; later points run on up to %d ranks", row.Collective, row.Algorithm, row.Join, row.Join.World+row.Join.Joined)
 		}
-		rows = append(rows, r)
-		return ck.add(r)
+		r.rows = append(r.rows, row)
+		return r.ck.add(row)
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return fail(exitInterrupted, "interrupted after %d of %d points; run again with --resume to continue", len(rows), len(mine))
-		}
-		return fail(exitFailed, "%v", err)
+	if err != nil && r.ctx.Err() != nil {
+		return interruption(fmt.Sprintf("interrupted after %d of %d points; run again with --resume to continue", len(r.rows), len(r.mine)))
 	}
-	// Interrupted after the points ran: the checkpoint has them all.
-	afterPoints := func() bool { return ctx.Err() != nil }
-	for _, p := range traced {
-		if err := writeTrace(ctx, o, p, topt, prog); err != nil {
-			if afterPoints() {
-				return fail(exitInterrupted, "interrupted while writing traces, after all %d points; run again with --resume to finish", len(mine))
+	return err
+}
+
+// interruptedWriting is the end of a run that a signal came to after its
+// points ran, while writing what: the checkpoint has them all.
+func (r *runner) interruptedWriting(what string) error {
+	return interruption(fmt.Sprintf("interrupted while writing %s, after all %d points; run again with --resume to finish", what, len(r.mine)))
+}
+
+// stageTraces simulates each point --trace names once more and stages
+// its trace.
+func (r *runner) stageTraces() error {
+	for _, p := range r.traced {
+		if err := writeTrace(r.ctx, r.o, p, r.topt, r.prog); err != nil {
+			if r.ctx.Err() != nil {
+				return r.interruptedWriting("traces")
 			}
-			return fail(exitFailed, "trace of %v: %v", p, err)
+			return fmt.Errorf("trace of %v: %v", p, err)
 		}
 	}
-	if len(linked) > 0 {
-		if err := writeLinks(ctx, o, linked); err != nil {
-			if afterPoints() {
-				return fail(exitInterrupted, "interrupted while writing links.csv, after all %d points; run again with --resume to finish", len(mine))
-			}
-			return fail(exitFailed, "%v", err)
+	return nil
+}
+
+// stageLinks stages links.csv, the per-link accounts of the points
+// --links names.
+func (r *runner) stageLinks() error {
+	if len(r.linked) == 0 {
+		return nil
+	}
+	if err := writeLinks(r.ctx, r.o, r.linked); err != nil {
+		if r.ctx.Err() != nil {
+			return r.interruptedWriting("links.csv")
+		}
+		return err
+	}
+	return nil
+}
+
+// stageResults stages results.csv, the scenario a sweep from flags was
+// described by, and, for a whole run (not a shard), the report and the
+// figures.
+func (r *runner) stageResults() error {
+	var err error
+	r.m.Rows = len(r.rows)
+	if r.m.Changes, err = changesOf(r.rows); err != nil {
+		return err
+	}
+	if r.fromFlags != nil {
+		if err := r.o.write(flagsScenarioFile, func(w io.Writer) error { _, err := w.Write(r.fromFlags); return err }); err != nil {
+			return err
 		}
 	}
-	m.Rows = len(rows)
-	if m.Changes, err = changesOf(rows); err != nil {
-		return fail(exitFailed, "%v", err)
+	if err := writeCSV(r.o, r.rows); err != nil {
+		return err
 	}
-	if fromFlags != nil {
-		if err := o.write(flagsScenarioFile, func(w io.Writer) error { _, err := w.Write(fromFlags); return err }); err != nil {
-			return fail(exitFailed, "%v", err)
+	if r.sh.n == 1 {
+		if r.notes, err = writeFull(r.o, r.m, r.rows, r.flags.noPlots); err != nil {
+			return err
 		}
 	}
-	if err := writeCSV(o, rows); err != nil {
-		return fail(exitFailed, "%v", err)
+	if r.ctx.Err() != nil {
+		return r.interruptedWriting("the outputs")
 	}
-	var notes []string
-	if sh.n == 1 {
-		if notes, err = writeFull(o, m, rows, *noPlots); err != nil {
-			return fail(exitFailed, "%v", err)
-		}
+	return nil
+}
+
+// fail ends the run without its outputs; the checkpoint stays, with
+// every row computed, whatever went wrong.
+func (r *runner) fail(err error) int {
+	status := exitFailed
+	var i interruption
+	if errors.As(err, &i) {
+		status = exitInterrupted
 	}
-	if afterPoints() {
-		return fail(exitInterrupted, "interrupted while writing the outputs, after all %d points; run again with --resume to finish", len(mine))
+	r.prog.finish()
+	r.ck.Close()
+	if r.ck.rows == 0 && status != exitInterrupted {
+		os.Remove(r.ckPath) // nothing to keep: leave DIR as it was
 	}
-	prog.finish()
-	if err := o.commit(m); err != nil {
-		ck.Close()
-		fmt.Fprintf(stderr, "nexar-sim run: %v\n", err)
-		fmt.Fprintf(stderr, "nexar-sim run: the %d rows computed are kept in %s: run again with --resume to continue\n", ck.rows, ckPath)
+	r.o.abort()
+	fmt.Fprintf(r.stderr, "nexar-sim run: %v\n", err)
+	if status != exitInterrupted && r.ck.rows > 0 {
+		fmt.Fprintf(r.stderr, "nexar-sim run: the %d rows computed are kept in %s: run again with --resume to continue\n", r.ck.rows, r.ckPath)
+	}
+	return status
+}
+
+// commit puts the staged outputs and the manifest in place, removes the
+// checkpoint, and says what was written.
+func (r *runner) commit() int {
+	r.prog.finish()
+	if err := r.o.commit(r.m); err != nil {
+		r.ck.Close()
+		fmt.Fprintf(r.stderr, "nexar-sim run: %v\n", err)
+		fmt.Fprintf(r.stderr, "nexar-sim run: the %d rows computed are kept in %s: run again with --resume to continue\n", r.ck.rows, r.ckPath)
 		return exitFailed
 	}
-	ck.Close()
-	os.Remove(ckPath)
-	if !*quiet {
-		for _, n := range notes {
-			fmt.Fprintf(stderr, "nexar-sim: note: %s\n", n)
+	r.ck.Close()
+	os.Remove(r.ckPath)
+	if !r.flags.quiet {
+		for _, n := range r.notes {
+			fmt.Fprintf(r.stderr, "nexar-sim: note: %s\n", n)
 		}
-		if sh.n > 1 {
-			fmt.Fprintf(stderr, "nexar-sim: shard %s done; join the shards with 'nexar-sim merge --out DIR SHARD_DIR...'\n", sh)
+		if r.sh.n > 1 {
+			fmt.Fprintf(r.stderr, "nexar-sim: shard %s done; join the shards with 'nexar-sim merge --out DIR SHARD_DIR...'\n", r.sh)
 		}
-		fmt.Fprintf(stderr, "nexar-sim: wrote %s: %s; %d row(s) in %.2fs\n", *out, strings.Join(o.files, ", "), len(rows), time.Since(start).Seconds())
+		fmt.Fprintf(r.stderr, "nexar-sim: wrote %s: %s; %d row(s) in %.2fs\n", r.flags.out, strings.Join(r.o.files, ", "), len(r.rows), time.Since(r.start).Seconds())
 	}
 	return exitOK
 }

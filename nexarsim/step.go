@@ -105,147 +105,204 @@ Examples:
   nexar-sim step ib.toml roce.toml --out out/ --trace ib:0 --trace-ranks 0-15
 `
 
+// stepCmd is 'nexar-sim step': it parses the flags, loads the scenarios
+// and plans their points (checking every input before anything is
+// simulated), simulates the points with Ctrl-C, and writes the outputs.
 func stepCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("step", flag.ContinueOnError)
-	out := fs.String("out", "", "output directory")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	fs.BoolVar(quiet, "q", false, "no progress on stderr")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "points run at once")
-	noPlots := fs.Bool("no-plots", false, "write no figures")
-	var traces []string
-	fs.Func("trace", "write a timeline of a point", func(s string) error { traces = append(traces, s); return nil })
-	traceRanks := fs.String("trace-ranks", "0-15", "ranks a trace keeps")
-	traceFormat := fs.String("trace-format", "perfetto", "perfetto or json")
-	files, status, ok := cmdline.ParseCmd("step", fs, args, stdout, stderr)
+	f, files, status, ok := parseStepFlags(args, stdout, stderr)
 	if !ok {
 		return status
 	}
-	switch {
-	case len(files) == 0:
-		return cmdline.UsageError(stderr, "step", "no scenario file given")
-	case *out == "":
-		return cmdline.UsageError(stderr, "step", "missing --out DIR")
-	case *jobs < 1:
-		return cmdline.UsageError(stderr, "step", "--jobs %d: want at least 1", *jobs)
+	scens, ok := loadWorkloads(files, stderr)
+	if !ok {
+		return exitUsage
 	}
-	topt, err := parseTraceOptions(*traceRanks, "", *traceFormat, "none")
+	jobs, err := planSteps(scens)
+	if err == nil {
+		err = markTraced(jobs, scens, f.traces)
+	}
 	if err != nil {
 		return cmdline.UsageError(stderr, "step", "%v", err)
 	}
-	var scens []*scenario.Scenario
-	bad := false
+	if err := os.MkdirAll(f.out, 0o777); err != nil {
+		return cmdline.UsageError(stderr, "step", "--out: %v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r := &stepRun{flags: f, stderr: stderr, scens: scens, jobs: jobs}
+	for _, s := range scens {
+		w := s.Workload
+		r.logf("nexar-sim: %s (%s): %s on %s; %d point(s)%s", s.File, s.Name, w.Model, s.Network.Summary, len(w.Points), axesText(w))
+	}
+	r.simulate(ctx)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "nexar-sim step: interrupted; nothing written")
+		return exitInterrupted
+	}
+	for _, j := range jobs {
+		if j.err != nil {
+			fmt.Fprintf(stderr, "nexar-sim step: %s point %d (%s): %v\n", j.s.Name, j.p.Index, pointText(j.s.Workload, j.p), j.err)
+			return exitFailed
+		}
+	}
+	if err := r.writeOutputs(); err != nil {
+		fmt.Fprintf(stderr, "nexar-sim step: %v\n", err)
+		return exitFailed
+	}
+	r.logf("nexar-sim: wrote %d row(s) to %s", len(jobs), filepath.Join(f.out, "step.csv"))
+	return exitOK
+}
+
+// stepFlags are the flags of step.
+type stepFlags struct {
+	out            string
+	quiet, noPlots bool
+	jobs           int
+	traces         []string     // --trace, as often as given
+	topt           traceOptions // --trace-ranks and --trace-format
+}
+
+// parseStepFlags parses step's command line and checks what it can
+// without reading a file; files are the scenarios.
+func parseStepFlags(args []string, stdout, stderr io.Writer) (f *stepFlags, files []string, status int, ok bool) {
+	f = &stepFlags{}
+	fs := flag.NewFlagSet("step", flag.ContinueOnError)
+	fs.StringVar(&f.out, "out", "", "output directory")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
+	fs.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "points run at once")
+	fs.BoolVar(&f.noPlots, "no-plots", false, "write no figures")
+	fs.Func("trace", "write a timeline of a point", func(s string) error { f.traces = append(f.traces, s); return nil })
+	traceRanks := fs.String("trace-ranks", "0-15", "ranks a trace keeps")
+	traceFormat := fs.String("trace-format", "perfetto", "perfetto or json")
+	files, status, ok = cmdline.ParseCmd("step", fs, args, stdout, stderr)
+	if !ok {
+		return nil, nil, status, false
+	}
+	switch {
+	case len(files) == 0:
+		return nil, nil, cmdline.UsageError(stderr, "step", "no scenario file given"), false
+	case f.out == "":
+		return nil, nil, cmdline.UsageError(stderr, "step", "missing --out DIR"), false
+	case f.jobs < 1:
+		return nil, nil, cmdline.UsageError(stderr, "step", "--jobs %d: want at least 1", f.jobs), false
+	}
+	var err error
+	if f.topt, err = parseTraceOptions(*traceRanks, "", *traceFormat, "none"); err != nil {
+		return nil, nil, cmdline.UsageError(stderr, "step", "%v", err), false
+	}
+	return f, files, exitOK, true
+}
+
+// loadWorkloads loads the scenarios, each with a [workload] and a name of
+// its own (the rows of a network are named by it). It reports every
+// problem of every file, and returns ok false if there was one.
+func loadWorkloads(files []string, stderr io.Writer) (scens []*scenario.Scenario, ok bool) {
+	ok = true
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
-			bad = true
+			ok = false
 			continue
 		}
 		if s.Workload == nil {
 			fmt.Fprintf(stderr, "%s: no [workload] table: nexar-sim step runs training steps (nexar-sim run runs sweeps)\n", f)
-			bad = true
+			ok = false
 			continue
 		}
 		for _, o := range scens {
 			if o.Name == s.Name {
 				fmt.Fprintf(stderr, "%s: name %q is also %s's: the rows of two networks need two names\n", f, s.Name, o.File)
-				bad = true
+				ok = false
 			}
 		}
 		scens = append(scens, s)
 	}
-	if bad {
-		return exitUsage
-	}
-	// The points, and those traced.
-	var jobsList []*stepJob
+	return scens, ok
+}
+
+// planSteps plans every point of every scenario's workload, in order.
+func planSteps(scens []*scenario.Scenario) ([]*stepJob, error) {
+	var jobs []*stepJob
 	for _, s := range scens {
 		for _, p := range s.Workload.Points {
 			plan, err := workload.NewPlan(p.Spec)
 			if err != nil {
-				return cmdline.UsageError(stderr, "step", "%s: point %d: %v", s.File, p.Index, err)
+				return nil, fmt.Errorf("%s: point %d: %v", s.File, p.Index, err)
 			}
-			jobsList = append(jobsList, &stepJob{s: s, p: p, plan: plan})
+			jobs = append(jobs, &stepJob{s: s, p: p, plan: plan})
 		}
 	}
-	for _, spec := range traces {
+	return jobs, nil
+}
+
+// markTraced marks the points the --trace specs name: NETWORK:INDEX, or
+// INDEX in the first scenario.
+func markTraced(jobs []*stepJob, scens []*scenario.Scenario, specs []string) error {
+	for _, spec := range specs {
 		net, idx, found := strings.Cut(spec, ":")
 		if !found {
 			net, idx = scens[0].Name, spec
 		}
 		i, err := strconv.Atoi(idx)
 		hit := false
-		for _, j := range jobsList {
+		for _, j := range jobs {
 			if err == nil && j.s.Name == net && j.p.Index == i {
 				j.tr, hit = true, true
 			}
 		}
 		if !hit {
-			return cmdline.UsageError(stderr, "step", "--trace %s: no point %s of network %q", spec, idx, net)
+			return fmt.Errorf("--trace %s: no point %s of network %q", spec, idx, net)
 		}
 	}
-	if err := os.MkdirAll(*out, 0o777); err != nil {
-		return cmdline.UsageError(stderr, "step", "--out: %v", err)
-	}
+	return nil
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	logf := func(format string, args ...any) {
-		if !*quiet {
-			fmt.Fprintf(stderr, format+"\n", args...)
-		}
+// stepRun is a run of step: its flags, its scenarios and their points.
+type stepRun struct {
+	flags  *stepFlags
+	stderr io.Writer
+	scens  []*scenario.Scenario
+	jobs   []*stepJob
+}
+
+// logf writes a line of progress, unless --quiet.
+func (r *stepRun) logf(format string, args ...any) {
+	if !r.flags.quiet {
+		fmt.Fprintf(r.stderr, format+"\n", args...)
 	}
-	for _, s := range scens {
-		w := s.Workload
-		logf("nexar-sim: %s (%s): %s on %s; %d point(s)%s", s.File, s.Name, w.Model, s.Network.Summary, len(w.Points), axesText(w))
-	}
-	rows := make([]workload.Row, len(jobsList))
-	results := make([]*workload.Result, len(jobsList))
-	recorders := make([]*trace.Recorder, len(jobsList))
-	errs := make([]error, len(jobsList))
+}
+
+// simulate simulates the points, --jobs at once, handing them out in
+// order until ctx is done; each line of progress counts the points done.
+func (r *stepRun) simulate(ctx context.Context) {
 	var mu sync.Mutex
 	done := 0
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(*jobs, len(jobsList)) {
+	for range min(r.flags.jobs, len(r.jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				j := jobsList[i]
-				cfg := workload.SimConfig{Model: j.s.Network.Seeded(j.s.Seed), Machine: j.s.Network.MachineFor(j.plan.World()),
-					FLOPS: j.s.Workload.FLOPS, Tuning: j.s.Workload.Tuning, Context: ctx}
-				var rec *trace.Recorder
-				if j.tr {
-					rec = trace.NewFilteredRecorder(topt.filter())
-					cfg.Observer = messagesOnly{rec}
-					cfg.Keep = topt.keeps
-				}
+				j := r.jobs[i]
 				start := time.Now()
-				res, recs, err := workload.Simulate(j.plan, cfg)
-				if err == nil {
-					rows[i] = workload.NewRow(j.s.Name, j.p.Index, j.p.Spec, res)
-					results[i] = res
-					if rec != nil {
-						for _, r := range recs {
-							rec.StreamSpan(r.Rank, r.Stream, r.Label, r.Bytes, sim.Time(r.Start)*sim.Nanosecond, sim.Time(r.End)*sim.Nanosecond)
-						}
-						recorders[i] = rec
-					}
-				}
+				err := r.simulateStep(ctx, j)
 				mu.Lock()
-				errs[i] = err
+				j.err = err
 				done++
 				if err == nil {
-					logf("nexar-sim: [%d/%d] %s point %d %s: step %s, exposed %s, bubble %s (%.1fs)", done, len(jobsList), j.s.Name, j.p.Index,
-						pointText(j.s.Workload, j.p), units.FormatSeconds(res.Step), units.FormatSeconds(res.ExposedTotal), units.FormatSeconds(res.Bubble),
+					r.logf("nexar-sim: [%d/%d] %s point %d %s: step %s, exposed %s, bubble %s (%.1fs)", done, len(r.jobs), j.s.Name, j.p.Index,
+						pointText(j.s.Workload, j.p), units.FormatSeconds(j.res.Step), units.FormatSeconds(j.res.ExposedTotal), units.FormatSeconds(j.res.Bubble),
 						time.Since(start).Seconds())
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for i := range jobsList {
+	for i := range r.jobs {
 		if ctx.Err() != nil {
 			break
 		}
@@ -253,55 +310,97 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	close(next)
 	wg.Wait()
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "nexar-sim step: interrupted; nothing written")
-		return exitInterrupted
-	}
-	for i, err := range errs {
-		if err != nil {
-			j := jobsList[i]
-			fmt.Fprintf(stderr, "nexar-sim step: %s point %d (%s): %v\n", j.s.Name, j.p.Index, pointText(j.s.Workload, j.p), err)
-			return exitFailed
-		}
-	}
+}
 
-	write := func(name string, fn func(io.Writer) error) error {
-		var buf bytes.Buffer
-		if err := fn(&buf); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return atomicfile.WriteFile(filepath.Join(*out, name), buf.Bytes())
+// simulateStep simulates the training step of point j and keeps its row,
+// its result and, if it is traced, its trace: the messages and the
+// streams' spans.
+func (r *stepRun) simulateStep(ctx context.Context, j *stepJob) error {
+	cfg := workload.SimConfig{Model: j.s.Network.Seeded(j.s.Seed), Machine: j.s.Network.MachineFor(j.plan.World()),
+		FLOPS: j.s.Workload.FLOPS, Tuning: j.s.Workload.Tuning, Context: ctx}
+	var rec *trace.Recorder
+	if j.tr {
+		rec = trace.NewFilteredRecorder(r.flags.topt.filter())
+		cfg.Observer = messagesOnly{rec}
+		cfg.Keep = r.flags.topt.keeps
 	}
-	var werr error
-	keep := func(err error) {
-		if werr == nil {
-			werr = err
-		}
+	res, recs, err := workload.Simulate(j.plan, cfg)
+	if err != nil {
+		return err
 	}
-	keep(write("step.csv", func(w io.Writer) error { return workload.WriteCSV(w, rows) }))
-	keep(write("exposed.csv", func(w io.Writer) error { return workload.WriteExposedCSV(w, rows, results) }))
-	keep(write("best_bucket.csv", func(w io.Writer) error { return derive.WriteBestBuckets(w, derive.BestBuckets(rows)) }))
+	j.row = workload.NewRow(j.s.Name, j.p.Index, j.p.Spec, res)
+	j.res = res
+	if rec != nil {
+		for _, sr := range recs {
+			rec.StreamSpan(sr.Rank, sr.Stream, sr.Label, sr.Bytes, sim.Time(sr.Start)*sim.Nanosecond, sim.Time(sr.End)*sim.Nanosecond)
+		}
+		j.rec = rec
+	}
+	return nil
+}
+
+// firstError keeps the first error of steps that all run, so that one
+// file that cannot be written does not keep the others from being written.
+type firstError struct{ err error }
+
+func (f *firstError) keep(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+// write writes the file name in DIR whole, or not at all.
+func (r *stepRun) write(name string, fn func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := fn(&buf); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return atomicfile.WriteFile(filepath.Join(r.flags.out, name), buf.Bytes())
+}
+
+// writeOutputs writes every output: the tables, the traces and the
+// figures, and returns the first error.
+func (r *stepRun) writeOutputs() error {
+	rows := make([]workload.Row, len(r.jobs))
+	results := make([]*workload.Result, len(r.jobs))
+	for i, j := range r.jobs {
+		rows[i], results[i] = j.row, j.res
+	}
+	var errs firstError
+	errs.keep(r.write("step.csv", func(w io.Writer) error { return workload.WriteCSV(w, rows) }))
+	errs.keep(r.write("exposed.csv", func(w io.Writer) error { return workload.WriteExposedCSV(w, rows, results) }))
+	errs.keep(r.write("best_bucket.csv", func(w io.Writer) error { return derive.WriteBestBuckets(w, derive.BestBuckets(rows)) }))
+	errs.keep(r.writeTraces())
+	if !r.flags.noPlots {
+		errs.keep(r.writeFigures(rows))
+	}
+	return errs.err
+}
+
+// writeTraces writes the trace of each point traced and, if there is one,
+// ranks.csv: each traced rank's account.
+func (r *stepRun) writeTraces() error {
+	var errs firstError
 	var traced bool
-	for i, rec := range recorders {
-		if rec == nil {
+	for _, j := range r.jobs {
+		if j.rec == nil {
 			continue
 		}
 		traced = true
-		j := jobsList[i]
-		name := fmt.Sprintf("trace_step_%s_p%d%s", fileName(j.s.Name), j.p.Index, topt.format.Ext())
+		name := fmt.Sprintf("trace_step_%s_p%d%s", fileName(j.s.Name), j.p.Index, r.flags.topt.format.Ext())
 		meta := trace.Meta{Title: fmt.Sprintf("%s point %d: %s", j.s.Name, j.p.Index, pointText(j.s.Workload, j.p)), World: j.plan.World(),
 			Args: [][2]string{{"network", j.s.Network.Summary}, {"model", j.s.Workload.Model}, {"seed", strconv.FormatUint(j.s.Seed, 10)}}}
-		keep(write(name, func(w io.Writer) error { return rec.Write(w, topt.format, meta) }))
-		logf("nexar-sim: wrote %s", filepath.Join(*out, name))
+		errs.keep(r.write(name, func(w io.Writer) error { return j.rec.Write(w, r.flags.topt.format, meta) }))
+		r.logf("nexar-sim: wrote %s", filepath.Join(r.flags.out, name))
 	}
 	if traced {
-		keep(write("ranks.csv", func(w io.Writer) error {
+		errs.keep(r.write("ranks.csv", func(w io.Writer) error {
 			if _, err := io.WriteString(w, strings.Join(workload.RanksColumns, ",")+"\n"); err != nil {
 				return err
 			}
-			for i, rec := range recorders {
-				if rec != nil {
-					if err := workload.WriteRanksCSV(w, rows[i].Network, rows[i].Point, results[i]); err != nil {
+			for _, j := range r.jobs {
+				if j.rec != nil {
+					if err := workload.WriteRanksCSV(w, j.row.Network, j.row.Point, j.res); err != nil {
 						return err
 					}
 				}
@@ -309,35 +408,36 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 			return nil
 		}))
 	}
-	if !*noPlots {
-		pts := stepPoints(jobsList, rows)
-		for _, s := range scens {
-			for _, fig := range []struct {
-				name string
-				make func([]plots.StepPoint, string) (*plots.Figure, error)
-			}{{"step_buckets", plots.StepBucketPanels}, {"step_breakdown", plots.StepBreakdown}} {
-				f, err := fig.make(pts, s.Name)
-				if errors.Is(err, plots.ErrNoData) {
-					continue
-				}
-				if err != nil {
-					keep(err)
-					continue
-				}
-				f.SetSubtitle(fmt.Sprintf("%s: %s on %s", s.Name, s.Workload.Model, s.Network.Summary))
-				for _, ext := range []string{"png", "svg"} {
-					name := fmt.Sprintf("%s_%s.%s", fig.name, fileName(s.Name), ext)
-					keep(write(name, func(w io.Writer) error { return f.Encode(w, ext) }))
-				}
+	return errs.err
+}
+
+// writeFigures draws each network's step against the bucket, and each
+// layout's step at its best bucket, as PNG and SVG; a figure without data
+// (no bucket swept) is left out.
+func (r *stepRun) writeFigures(rows []workload.Row) error {
+	var errs firstError
+	pts := stepPoints(r.jobs, rows)
+	for _, s := range r.scens {
+		for _, fig := range []struct {
+			name string
+			make func([]plots.StepPoint, string) (*plots.Figure, error)
+		}{{"step_buckets", plots.StepBucketPanels}, {"step_breakdown", plots.StepBreakdown}} {
+			f, err := fig.make(pts, s.Name)
+			if errors.Is(err, plots.ErrNoData) {
+				continue
+			}
+			if err != nil {
+				errs.keep(err)
+				continue
+			}
+			f.SetSubtitle(fmt.Sprintf("%s: %s on %s", s.Name, s.Workload.Model, s.Network.Summary))
+			for _, ext := range []string{"png", "svg"} {
+				name := fmt.Sprintf("%s_%s.%s", fig.name, fileName(s.Name), ext)
+				errs.keep(r.write(name, func(w io.Writer) error { return f.Encode(w, ext) }))
 			}
 		}
 	}
-	if werr != nil {
-		fmt.Fprintf(stderr, "nexar-sim step: %v\n", werr)
-		return exitFailed
-	}
-	logf("nexar-sim: wrote %d row(s) to %s", len(rows), filepath.Join(*out, "step.csv"))
-	return exitOK
+	return errs.err
 }
 
 // messagesOnly passes a run's messages to a trace recorder, not the
@@ -368,13 +468,17 @@ func pointText(w *scenario.Workload, p scenario.WorkloadPoint) string {
 	return strings.Join(parts, " ")
 }
 
-// stepJob is one point of a scenario's workload, its plan, and whether
-// it is traced.
+// stepJob is one point of a scenario's workload, its plan, whether it is
+// traced, and, once simulated, what came of it.
 type stepJob struct {
 	s    *scenario.Scenario
 	p    scenario.WorkloadPoint
 	plan *workload.Plan
 	tr   bool
+	row  workload.Row
+	res  *workload.Result
+	rec  *trace.Recorder // its trace, if traced
+	err  error
 }
 
 // stepPoints makes the figures' points: a panel per layout and the

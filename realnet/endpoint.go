@@ -471,25 +471,14 @@ func (ep *Endpoint) connectMembers(ctx context.Context, rank int, peers []PeerAd
 	return l, nil
 }
 
+// connect forms the mesh: it dials the ranks below this one and accepts
+// those above, with the bulk and eager connections of each peer that has
+// a bulk path, until every rank it is joined to is connected or ctx ends.
 func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) error {
-	type result struct {
-		p   *peer
-		err error
-	}
-	res := make(chan result, l.rank)
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var dials sync.WaitGroup
 	below, above := l.neighbourCounts()
-	for j := 0; j < l.rank; j++ {
-		if !l.joined(j) {
-			continue // a sparse mesh: reached through relays
-		}
-		dials.Go(func() {
-			p, err := ep.dialPeer(dctx, l, j, peers[l.rank], peers[j])
-			res <- result{p, err}
-		})
-	}
+	res, dials := ep.dialBelow(dctx, l, peers)
 	defer dials.Wait()
 
 	// Accept the ranks above.
@@ -502,62 +491,15 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 		ep.meshIn, ep.bulkIn = nil, nil
 		ep.mu.Unlock()
 		for _, in := range ins {
-			h := in.hello
-			switch {
-			case h.Session != l.session || h.World != l.size:
-				in.conn.CloseWithError(codeRefused, "another session")
-				continue
-			case h.Rank <= l.rank || l.peers[h.Rank] != nil || !l.joined(h.Rank):
-				in.conn.CloseWithError(codeRefused, fmt.Sprintf("rank %d not expected", h.Rank))
-				continue
-			}
-			if in.unchecked != nil {
-				if err := checkClaim(*in.unchecked, l.memberOf(h.Rank)); err != nil {
-					in.conn.CloseWithError(codeRefused, err.Error())
-					continue
-				}
-			}
-			withBulk := peers[h.Rank].Bulk != "" && peers[l.rank].Bulk != "" && ep.bulkLn != nil
-			reply := hello{Rank: l.rank, World: l.size, Session: l.session}
-			if withBulk {
-				// Issued before the peer can use it.
-				rand.Read(reply.Token[:])
-				ep.mu.Lock()
-				ep.bulkTokens[h.Rank] = reply.Token
-				ep.mu.Unlock()
-			}
-			if _, err := in.ctrl.Write(appendFrame(nil, frameHello, reply.body())); err != nil {
-				in.conn.CloseWithError(codeRefused, "hello failed")
-				continue
-			}
-			l.peers[h.Rank] = newPeer(l, h.Rank, in.conn, in.ctrl, in.ctrR, nil, nil)
-			need--
-			if withBulk {
-				needBulk += 2 // the bulk connection and the eager one
+			if bulk, ok := ep.acceptPeer(l, peers, in); ok {
+				need--
+				needBulk += bulk
 			}
 		}
 		for _, b := range bulks {
-			// takeBulk checked its proof of the token issued to its rank.
-			p := l.peers[b.hello.Rank]
-			if p == nil {
-				b.conn.Close()
-				continue
+			if ep.attachBulk(l, b) {
+				needBulk--
 			}
-			slot := &p.bulk
-			if b.hello.Eager {
-				slot = &p.eager
-			}
-			if *slot != nil {
-				b.conn.Close() // a second one of its kind
-				continue
-			}
-			*slot = b.conn
-			if p.bulk != nil && p.eager != nil {
-				ep.mu.Lock()
-				delete(ep.bulkTokens, b.hello.Rank)
-				ep.mu.Unlock()
-			}
-			needBulk--
 		}
 		if need == 0 && needBulk == 0 && pending == 0 {
 			break
@@ -575,6 +517,105 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 				l.rank, context.Cause(ctx), need, needBulk, pending)
 		}
 	}
+	ep.closeMesh()
+	return nil
+}
+
+// dialed is what dialing a peer came to.
+type dialed struct {
+	p   *peer
+	err error
+}
+
+// dialBelow dials each rank below this one that it is joined to, each in
+// a goroutine of dials; what each came to arrives on res.
+func (ep *Endpoint) dialBelow(ctx context.Context, l *Link, peers []PeerAddr) (res chan dialed, dials *sync.WaitGroup) {
+	res = make(chan dialed, l.rank)
+	dials = new(sync.WaitGroup)
+	for j := 0; j < l.rank; j++ {
+		if !l.joined(j) {
+			continue // a sparse mesh: reached through relays
+		}
+		dials.Go(func() {
+			p, err := ep.dialPeer(ctx, l, j, peers[l.rank], peers[j])
+			res <- dialed{p, err}
+		})
+	}
+	return res, dials
+}
+
+// acceptPeer answers the hello of a mesh connection from a rank above
+// this one, and takes it as that rank's peer unless it is of another
+// session, a rank not expected, or holds another member's certificate
+// (then it is refused). bulk is the number of connections the peer will
+// open to the bulk listener: 2 (the bulk one and the eager one) if both
+// ranks have a bulk path, else 0.
+func (ep *Endpoint) acceptPeer(l *Link, peers []PeerAddr, in *meshIn) (bulk int, ok bool) {
+	h := in.hello
+	switch {
+	case h.Session != l.session || h.World != l.size:
+		in.conn.CloseWithError(codeRefused, "another session")
+		return 0, false
+	case h.Rank <= l.rank || l.peers[h.Rank] != nil || !l.joined(h.Rank):
+		in.conn.CloseWithError(codeRefused, fmt.Sprintf("rank %d not expected", h.Rank))
+		return 0, false
+	}
+	if in.unchecked != nil {
+		if err := checkClaim(*in.unchecked, l.memberOf(h.Rank)); err != nil {
+			in.conn.CloseWithError(codeRefused, err.Error())
+			return 0, false
+		}
+	}
+	withBulk := peers[h.Rank].Bulk != "" && peers[l.rank].Bulk != "" && ep.bulkLn != nil
+	reply := hello{Rank: l.rank, World: l.size, Session: l.session}
+	if withBulk {
+		// Issued before the peer can use it.
+		rand.Read(reply.Token[:])
+		ep.mu.Lock()
+		ep.bulkTokens[h.Rank] = reply.Token
+		ep.mu.Unlock()
+	}
+	if _, err := in.ctrl.Write(appendFrame(nil, frameHello, reply.body())); err != nil {
+		in.conn.CloseWithError(codeRefused, "hello failed")
+		return 0, false
+	}
+	l.peers[h.Rank] = newPeer(l, h.Rank, in.conn, in.ctrl, in.ctrR, nil, nil)
+	if withBulk {
+		bulk = 2 // the bulk connection and the eager one
+	}
+	return bulk, true
+}
+
+// attachBulk gives a peer accepted before its bulk or eager connection
+// (takeBulk checked its proof of the token issued to its rank); it
+// returns false, and closes the connection, for one of no peer or a
+// second one of its kind. The token is dropped once the peer has both.
+func (ep *Endpoint) attachBulk(l *Link, b *bulkIn) bool {
+	p := l.peers[b.hello.Rank]
+	if p == nil {
+		b.conn.Close()
+		return false
+	}
+	slot := &p.bulk
+	if b.hello.Eager {
+		slot = &p.eager
+	}
+	if *slot != nil {
+		b.conn.Close() // a second one of its kind
+		return false
+	}
+	*slot = b.conn
+	if p.bulk != nil && p.eager != nil {
+		ep.mu.Lock()
+		delete(ep.bulkTokens, b.hello.Rank)
+		ep.mu.Unlock()
+	}
+	return true
+}
+
+// closeMesh marks the mesh formed, refuses the mesh connections that
+// came too late, and drops the bulk tokens left.
+func (ep *Endpoint) closeMesh() {
 	ep.mu.Lock()
 	ep.meshDone = true
 	late := ep.meshIn
@@ -584,7 +625,6 @@ func (ep *Endpoint) connect(ctx context.Context, l *Link, peers []PeerAddr) erro
 	for _, in := range late {
 		in.conn.CloseWithError(codeRefused, "mesh complete")
 	}
-	return nil
 }
 
 // dialPeer connects to rank j, lower than this rank, retrying until ctx

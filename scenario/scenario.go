@@ -440,38 +440,14 @@ func (c *checker) network(t *table, top *table) Network {
 	return n
 }
 
+// sweep reads the [[sweep]] table t, the index-th, key by key, then checks
+// the keys against each other; every problem is reported on t.
 func (c *checker) sweep(t *table, index int) *Sweep {
 	sw := &Sweep{Index: index, Line: lineOf(c.lines, t.path), file: c.file, lines: c.lines}
 	key := func(k string) string { return joinPath(t.path, k) }
 
-	collName, ok := t.str("collective", true, "", "a collective: one of "+strings.Join(algos.CollectiveNames(), ", "))
-	if ok {
-		coll, err := algos.Lookup(collName)
-		if err != nil {
-			t.errorf(key("collective"), "%v", err)
-		}
-		sw.Collective = coll
-	}
-
-	algNames, ok := t.stringList("algorithms", `a list of algorithm names: ["ring"]`)
-	if ok && sw.Collective != nil {
-		seen := map[string]string{} // the name each algorithm was listed by
-		for _, name := range algNames {
-			a, err := sw.Collective.Algorithm(name)
-			switch {
-			case err != nil:
-				t.errorf(key("algorithms"), "%v", err)
-			case seen[a.Name] == name:
-				t.errorf(key("algorithms"), "algorithm %q is listed twice", name)
-			case seen[a.Name] != "":
-				t.errorf(key("algorithms"), "algorithm %q is %s, listed already as %q", name, a.Name, seen[a.Name])
-			default:
-				sw.Algorithms = append(sw.Algorithms, a)
-				seen[a.Name] = name
-			}
-		}
-	}
-
+	sweepCollective(t, sw)
+	sweepAlgorithms(t, sw)
 	worlds, worldOK := t.list("world", `world sizes: [2, 8, "16..64 x2"]`, worldElem)
 	for _, w := range worlds {
 		sw.World = append(sw.World, int(w))
@@ -480,22 +456,7 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 	for _, b := range sizes {
 		sw.Bytes = append(sw.Bytes, int(b))
 	}
-
-	dtypeNames, dtypeOK := t.optStringList("dtype", "f32", `an element type such as "f32", or a list of them`)
-	seenDT := map[device.DType]bool{}
-	for _, name := range dtypeNames {
-		dt, err := device.ParseDType(name)
-		switch {
-		case err != nil:
-			t.errorf(key("dtype"), "%v", err)
-			dtypeOK = false
-		case seenDT[dt]:
-			t.errorf(key("dtype"), "dtype %q is listed twice", name)
-		default:
-			seenDT[dt] = true
-			sw.DTypes = append(sw.DTypes, dt)
-		}
-	}
+	dtypeOK := sweepDTypes(t, sw)
 	if s, ok := t.str("op", false, "sum", "a reduction operator such as \"sum\""); ok {
 		op, err := device.ParseOp(s)
 		if err != nil {
@@ -527,42 +488,117 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 
 	// Checks across keys.
 	if dtypeOK { // check the sizes that parsed, even if others did not
-		for _, dt := range sw.DTypes {
-			var bad []string
-			for _, b := range sw.Bytes {
-				if b%dt.Size() != 0 {
-					bad = append(bad, fmt.Sprint(b))
-				}
-			}
-			if len(bad) > 0 {
-				if len(bad) > 5 {
-					bad = append(bad[:5], fmt.Sprintf("and %d more", len(bad)-5))
-				}
-				t.errorf(key("bytes"), "%s: not a multiple of the %s element size (%d bytes)", strings.Join(bad, ", "), dt, dt.Size())
-			}
-		}
+		checkSweepSizes(t, sw)
 	}
 	if worldOK {
-		for _, a := range sw.Algorithms {
-			if !a.PowerOfTwo {
-				continue
-			}
-			for _, w := range sw.World {
-				if bits.OnesCount(uint(w)) != 1 {
-					t.errorf(key("world"), "world size %d: algorithm %q needs a power of two", w, a.Name)
-				}
-			}
-		}
-		if rootOK && sw.Collective != nil && sw.Collective.Rooted {
-			for _, w := range sw.World {
-				if sw.Root >= w {
-					t.errorf(key("root"), "root %d is outside world size %d", sw.Root, w)
-				}
-			}
-		}
+		checkSweepWorlds(t, sw, rootOK)
 	}
 	t.finish()
 	return sw
+}
+
+// sweepCollective reads a sweep's collective, which its other keys (the
+// algorithms, the root) are checked against.
+func sweepCollective(t *table, sw *Sweep) {
+	collName, ok := t.str("collective", true, "", "a collective: one of "+strings.Join(algos.CollectiveNames(), ", "))
+	if !ok {
+		return
+	}
+	coll, err := algos.Lookup(collName)
+	if err != nil {
+		t.errorf(joinPath(t.path, "collective"), "%v", err)
+	}
+	sw.Collective = coll
+}
+
+// sweepAlgorithms reads a sweep's algorithms, each the collective's and
+// listed once, whether by its name or by another it answers to.
+func sweepAlgorithms(t *table, sw *Sweep) {
+	algNames, ok := t.stringList("algorithms", `a list of algorithm names: ["ring"]`)
+	if !ok || sw.Collective == nil {
+		return
+	}
+	key := joinPath(t.path, "algorithms")
+	seen := map[string]string{} // the name each algorithm was listed by
+	for _, name := range algNames {
+		a, err := sw.Collective.Algorithm(name)
+		switch {
+		case err != nil:
+			t.errorf(key, "%v", err)
+		case seen[a.Name] == name:
+			t.errorf(key, "algorithm %q is listed twice", name)
+		case seen[a.Name] != "":
+			t.errorf(key, "algorithm %q is %s, listed already as %q", name, a.Name, seen[a.Name])
+		default:
+			sw.Algorithms = append(sw.Algorithms, a)
+			seen[a.Name] = name
+		}
+	}
+}
+
+// sweepDTypes reads a sweep's element types, each listed once; ok is
+// false when one does not parse, and the sizes are then checked against
+// those that did.
+func sweepDTypes(t *table, sw *Sweep) (ok bool) {
+	dtypeNames, ok := t.optStringList("dtype", "f32", `an element type such as "f32", or a list of them`)
+	key := joinPath(t.path, "dtype")
+	seenDT := map[device.DType]bool{}
+	for _, name := range dtypeNames {
+		dt, err := device.ParseDType(name)
+		switch {
+		case err != nil:
+			t.errorf(key, "%v", err)
+			ok = false
+		case seenDT[dt]:
+			t.errorf(key, "dtype %q is listed twice", name)
+		default:
+			seenDT[dt] = true
+			sw.DTypes = append(sw.DTypes, dt)
+		}
+	}
+	return ok
+}
+
+// checkSweepSizes checks that every message size is a whole number of
+// elements of each element type, naming at most five sizes that are not.
+func checkSweepSizes(t *table, sw *Sweep) {
+	for _, dt := range sw.DTypes {
+		var bad []string
+		for _, b := range sw.Bytes {
+			if b%dt.Size() != 0 {
+				bad = append(bad, fmt.Sprint(b))
+			}
+		}
+		if len(bad) > 0 {
+			if len(bad) > 5 {
+				bad = append(bad[:5], fmt.Sprintf("and %d more", len(bad)-5))
+			}
+			t.errorf(joinPath(t.path, "bytes"), "%s: not a multiple of the %s element size (%d bytes)", strings.Join(bad, ", "), dt, dt.Size())
+		}
+	}
+}
+
+// checkSweepWorlds checks every world size against the algorithms that
+// need a power of two and, when the root parsed, against a rooted
+// collective's root.
+func checkSweepWorlds(t *table, sw *Sweep, rootOK bool) {
+	for _, a := range sw.Algorithms {
+		if !a.PowerOfTwo {
+			continue
+		}
+		for _, w := range sw.World {
+			if bits.OnesCount(uint(w)) != 1 {
+				t.errorf(joinPath(t.path, "world"), "world size %d: algorithm %q needs a power of two", w, a.Name)
+			}
+		}
+	}
+	if rootOK && sw.Collective != nil && sw.Collective.Rooted {
+		for _, w := range sw.World {
+			if sw.Root >= w {
+				t.errorf(joinPath(t.path, "root"), "root %d is outside world size %d", sw.Root, w)
+			}
+		}
+	}
 }
 
 // params reads the optional params table of a sweep: algorithm parameters,
