@@ -1,6 +1,8 @@
 // Package live measures the algorithms of algos on real ranks, over
-// realnet's QUIC links, and holds the measurements against the
-// simulator: it is the library behind the nexar-live command.
+// realnet's QUIC links: it is the real run behind the nexar-live command.
+// It imports neither the simulator nor anything that fits models or draws
+// figures; holding its measurements against the simulator is package
+// verify's.
 //
 // # Measuring
 //
@@ -41,18 +43,15 @@
 //
 // # Against the model
 //
-// Predict simulates each measured point on the scenario's network model
-// (a model of realnet's transport with the thresholds the point's run
-// recorded, not the file's); compare.csv puts prediction and measurement
-// side by side and ComparePlot draws them. Fitting a model's parameters to
-// measurements, and reading the logs of nccl-tests and of the OSU
-// micro-benchmarks, is package calibrate's.
-//
-// Verify takes a tuning table nexar-sim derived (algos.Tuning), measures
-// the two algorithms of each crossover at sizes around the predicted
-// crossover, denser near it, and reports where the measured crossover
-// lies (MeasuredCrossover: the boundary that the fewest measured sizes
-// disagree with, interpolated where the time ratio crosses 1).
+// What moved out, and where: the comparison with the model (Predict,
+// compare.csv, compare.png, the staged predictions of runs on GPUs), the
+// verification of a tuning table's crossovers, the peers (Open MPI,
+// nccl-tests and OSU logs) and the step comparison are package verify's,
+// its figures package plots'; the rule that reads a crossover from
+// measured times is package derive's (MeasuredCrossover), the one its
+// predicted crossovers are read by. A run holds its results against the
+// model through Output.Compare, which nexar-live sets to
+// verify.CompareRun: rank 0 calls it once results.csv is written.
 //
 // # Training steps
 //
@@ -68,9 +67,9 @@
 // timed from that instant and gathered on rank 0, through workload.Stats
 // as the simulator's do, so that measured and simulated steps are defined
 // alike. A point's row (workload.Row, step.csv) is the median over the
-// timed steps. StepWorker is one rank under any launcher; PredictSteps
-// simulates each measured point on a network (the scenario's, or a
-// calibrated one) for compare.csv.
+// timed steps. StepWorker is one rank under any launcher;
+// verify.PredictSteps simulates each measured point on a network (the
+// scenario's, or a calibrated one) for compare.csv.
 //
 // # Running on a cluster
 //

@@ -84,7 +84,7 @@ bytes = [8, "4KiB"]
 	}
 	var table strings.Builder
 	rep, err := RunEmulated(context.Background(), Emulation{Latency: time.Millisecond, Bandwidth: 100e6}, job,
-		Output{Table: &table, Scenario: s, NoCompare: true}, realnet.Config{Timeout: 20 * time.Second})
+		Output{Table: &table, Scenario: s}, realnet.Config{Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, table.String())
 	}

@@ -463,6 +463,15 @@ func decodeRecords(b []byte, rank int) (recs []algos.StreamRecord, elapsed, sent
 	return recs, elapsed, sent, nil
 }
 
+// median of sorted values.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
 // medianRow is rows' first row with each measured column the median over
 // rows (the timed steps of one point).
 func medianRow(rows []workload.Row) workload.Row {

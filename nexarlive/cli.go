@@ -22,6 +22,7 @@ import (
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/verify"
 )
 
 // Exit statuses.
@@ -299,7 +300,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "nexar-live run: no %s in %s; starting from the first point\n", live.PartialResultsFile, *out)
 		case len(res.rows) == len(job.Points):
 			fmt.Fprintf(stderr, "nexar-live run: %s holds all %d points already\n", res.file, len(job.Points))
-			o := live.Output{Dir: *out, Table: stdout, Scenario: s, NoCompare: *noCompare, Device: *device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
+			o := live.Output{Dir: *out, Table: stdout, Scenario: s, Compare: comparer(*noCompare), Device: *device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
 			_, err := live.FinishResumed(o)
 			return finish(context.Background(), stderr, "run", *out, start, err)
 		default:
@@ -323,6 +324,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare,
 		device: *device, recovery: &rf, mesh: &mf, resume: res}, stdout, stderr)
 	return finish(ctx, stderr, "run", *out, start, err)
+}
+
+// comparer is what a run holds its results against at its end: the
+// scenario's model (verify.CompareRun: compare.csv and compare.png), or
+// nothing with --no-compare.
+func comparer(noCompare bool) func(live.Output, []live.Result) ([]string, error) {
+	if noCompare {
+		return nil
+	}
+	return verify.CompareRun
 }
 
 // resumed is what --resume found: the rows of the first points of the
@@ -385,7 +396,7 @@ type measurement struct {
 // measure runs it; rank 0 writes its outputs into out.
 func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error {
 	if r.emulate != nil {
-		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, NoCompare: r.noCompare, Resume: r.resume.rows, ResumeFile: r.resume.file}
+		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, Compare: comparer(r.noCompare), Resume: r.resume.rows, ResumeFile: r.resume.file}
 		_, err := live.RunEmulated(ctx, *r.emulate, r.job, o, r.cfg)
 		return err
 	}
@@ -542,7 +553,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	rep, err := live.Worker(ctx, live.WorkerConfig{
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
-		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
+		Output:      live.Output{Dir: *out, Table: stdout, Compare: comparer(*noCompare)},
 		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb, Elastic: rf.maxNP > 0,
 		ResumeFrom: *resumeFrom,
 	})

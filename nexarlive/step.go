@@ -17,6 +17,7 @@ import (
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/units"
+	"github.com/nexar-go/nexar-go/verify"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -113,22 +114,22 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	cs, err := live.PredictSteps(s, network, rows)
+	cs, err := verify.PredictSteps(s, network, rows)
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: no prediction: %v\n", err)
 		return exitRanks
 	}
 	var b bytes.Buffer
-	err = live.WriteStepCompareCSV(&b, cs)
+	err = verify.WriteStepCompareCSV(&b, cs)
 	if err == nil {
-		err = atomicfile.WriteFile(filepath.Join(*out, live.CompareFile), b.Bytes())
+		err = atomicfile.WriteFile(filepath.Join(*out, verify.CompareFile), b.Bytes())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
 		return exitRanks
 	}
 	printStepTable(stdout, s, modelName, cs)
-	fmt.Fprintf(stderr, "nexar-live step: wrote %s\n", filepath.Join(*out, live.CompareFile))
+	fmt.Fprintf(stderr, "nexar-live step: wrote %s\n", filepath.Join(*out, verify.CompareFile))
 	return exitOK
 }
 
@@ -167,7 +168,7 @@ func measureSteps(job *live.StepJob, file string, np int, out string, m measureF
 
 // printStepTable prints every point's predicted and measured step, and
 // the median error.
-func printStepTable(w io.Writer, s *scenario.Scenario, modelName string, cs []live.StepComparison) {
+func printStepTable(w io.Writer, s *scenario.Scenario, modelName string, cs []verify.StepComparison) {
 	fmt.Fprintf(w, "# %s: %s, predicted by the simulator on %s\n", s.Name, s.Workload.Model, modelName)
 	fmt.Fprintf(w, "# step = the slowest rank's, median over the timed steps; exposed = the compute stream's waits for communication, mean over the ranks\n")
 	fmt.Fprintf(w, "%5s  %-14s %10s  %-22s %11s %11s %7s  %11s %11s\n", "point", "layout", "bucket", "algorithms",
@@ -181,7 +182,7 @@ func printStepTable(w io.Writer, s *scenario.Scenario, modelName string, cs []li
 		fmt.Fprintf(w, "%5d  %-14s %10s  %-22s %11s %11s %7.3f  %11s %11s\n", m.Point, m.Layout, units.FormatBytes(float64(m.Bucket)), algs,
 			units.FormatSeconds(p.Step), units.FormatSeconds(m.Step), c.Ratio(), units.FormatSeconds(p.Exposed), units.FormatSeconds(m.Exposed))
 	}
-	n, med, mean := live.SummarizeSteps(cs)
+	n, med, mean := verify.SummarizeSteps(cs)
 	fmt.Fprintf(w, "%d points: median |predicted/measured - 1| = %.1f%%, mean %.1f%%\n", n, 100*med, 100*mean)
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/verify"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -111,7 +112,7 @@ func TestStep(t *testing.T) {
 			t.Errorf("point %d (%s): exposed dp %g s, bubble %g s", r.Point, r.Layout, r.ExposedBy[workload.DP], r.Bubble)
 		}
 	}
-	cf, err := os.Open(filepath.Join(out, live.CompareFile))
+	cf, err := os.Open(filepath.Join(out, verify.CompareFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 5 || strings.Join(recs[0], ",") != strings.Join(live.StepCompareColumns, ",") {
+	if len(recs) != 5 || strings.Join(recs[0], ",") != strings.Join(verify.StepCompareColumns, ",") {
 		t.Fatalf("compare.csv: %d lines, header %q", len(recs), recs[0])
 	}
 	for _, rec := range recs[1:] {

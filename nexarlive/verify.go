@@ -16,12 +16,7 @@ import (
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/units"
-)
-
-// Files verify writes.
-const (
-	verifyFile     = "verify.csv"
-	verifyPlotFile = "verify.png"
+	"github.com/nexar-go/nexar-go/verify"
 )
 
 func verifyCmd(args []string, stdout, stderr io.Writer) int {
@@ -32,7 +27,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output directory")
 	emulate := fs.String("emulate", "", "run over an emulated network: latency=..,bandwidth=..")
 	model := fs.String("scenario", "", "scenario whose [network] predicts the points (default: the emulated network, if any)")
-	var topt live.TargetOptions
+	var topt verify.TargetOptions
 	fs.IntVar(&topt.Span, "span", 4, "octaves measured on each side of a predicted crossover")
 	fs.IntVar(&topt.Dense, "dense", 1, "octaves on each side measured densely")
 	fs.IntVar(&topt.PerOctave, "per-octave", 4, "sizes per octave in the dense part")
@@ -105,9 +100,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signalContext()
 	defer stop()
-	var checks []live.CrossoverCheck
+	var checks []verify.Check
 	for _, np := range worlds {
-		targets, notes := live.Targets(tuning, np, topt)
+		targets, notes := verify.Targets(tuning, np, topt)
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "nexar-live verify: %s\n", n)
 		}
@@ -120,7 +115,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 			return cmdline.UsageError(stderr, "verify", "--out: %v", err)
 		}
 		var b bytes.Buffer
-		if err := live.VerifyScenario(&b, fmt.Sprintf("verify-p%d", np), network, targets, dt); err != nil {
+		if err := verify.WriteScenario(&b, fmt.Sprintf("verify-p%d", np), network, targets, dt); err != nil {
 			fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 			return exitUsage
 		}
@@ -156,18 +151,18 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		if pred == nil && em != nil {
 			pred = s // the emulated network's nominal model
 		}
-		var cs []live.Comparison
+		var cs []verify.Comparison
 		if pred != nil {
-			if cs, err = live.Predict(pred, rs); err != nil {
+			if cs, err = verify.Predict(pred, rs); err != nil {
 				fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 				return exitUsage
 			}
 		} else {
 			for _, r := range rs {
-				cs = append(cs, live.Comparison{Result: r})
+				cs = append(cs, verify.Comparison{Result: r})
 			}
 		}
-		cks, err := live.CheckCrossovers(targets, cs, pred != nil)
+		cks, err := verify.Crossovers(targets, cs, pred != nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 			return exitRanks
@@ -179,19 +174,19 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "\nCrossovers of %s, predicted against measured:\n", pos[0])
-	live.WriteVerifyTable(stdout, checks)
+	verify.WriteCrossoverTable(stdout, checks)
 	var b bytes.Buffer
-	if err := live.WriteVerifyCSV(&b, checks); err != nil {
+	if err := verify.WriteCrossoverCSV(&b, checks); err != nil {
 		fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 		return exitRanks
 	}
-	if err := os.WriteFile(filepath.Join(*out, verifyFile), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*out, verify.CrossoverFile), b.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 		return exitRanks
 	}
-	if err := live.VerifyPlot(filepath.Join(*out, verifyPlotFile), checks); err != nil {
+	if err := verify.CrossoverPlot(filepath.Join(*out, verify.CrossoverPlotFile), checks); err != nil {
 		fmt.Fprintf(stderr, "nexar-live verify: no plot: %v\n", err)
 	}
-	fmt.Fprintf(stderr, "nexar-live verify: wrote %s and %s\n", filepath.Join(*out, verifyFile), filepath.Join(*out, verifyPlotFile))
+	fmt.Fprintf(stderr, "nexar-live verify: wrote %s and %s\n", filepath.Join(*out, verify.CrossoverFile), filepath.Join(*out, verify.CrossoverPlotFile))
 	return exitOK
 }

@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"encoding/csv"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -18,7 +19,7 @@ import (
 // Comparison is one measured point beside the simulator's prediction of
 // it on the scenario's network model.
 type Comparison struct {
-	Result
+	live.Result
 	// Predicted is the simulated time in seconds.
 	Predicted float64
 }
@@ -45,7 +46,7 @@ var CompareHeader = []string{"collective", "algorithm", "world", "bytes", "dtype
 // the result records the transport thresholds its run used and the model
 // has realnet's (model = "realnet"), the model takes the result's, not the
 // file's (scenario.Network.WithThresholds).
-func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
+func PointFor(s *scenario.Scenario, r live.Result) (sweep.Point, error) {
 	coll, err := algos.Lookup(r.Collective)
 	if err != nil {
 		return sweep.Point{}, err
@@ -99,7 +100,7 @@ func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
 }
 
 // Predict simulates every result's point on the network of s.
-func Predict(s *scenario.Scenario, rs []Result) ([]Comparison, error) {
+func Predict(s *scenario.Scenario, rs []live.Result) ([]Comparison, error) {
 	out := make([]Comparison, 0, len(rs))
 	for _, r := range rs {
 		p, err := PointFor(s, r)
