@@ -12,7 +12,7 @@
 // (Job.Skipped), so one scenario file serves runs of several sizes. Every
 // rank runs RunRank with the same job: for each point it restores its
 // input, starts the collective at an instant all ranks agreed on (ranks on
-// one host share one clock; see start.go), times it from there, then
+// one host share one clock; see harness.Starter), times it from there, then
 // checks its output element by element against algotest's references.
 // Warm-up iterations come first and are not timed. Rank 0 gathers every
 // rank's times; a point's time is, per iteration, the slowest rank's, and

@@ -16,6 +16,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
+	"github.com/nexar-go/nexar-go/live/harness"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -136,16 +137,12 @@ func resizeJob(job *Job, from, world int) (*Job, []int) {
 // members waiting to join can enter (an elastic world).
 var errRegroup = errors.New("live: leaving the world at a point boundary for members that join")
 
-// commElastic carries rank 0's decision at each point boundary of an
-// elastic world.
-const commElastic = 1<<algos.CommBits - 4
-
 // boundaryVote is an elastic world's point boundary: rank 0 decides
 // whether the ranks leave the world here for members waiting to join
 // (the coordinator asked: grow is closed), and tells every rank, so that
 // all leave after the same point.
 func boundaryVote(ctx context.Context, l algos.Link, grow <-chan struct{}, seq uint64) (bool, error) {
-	sl := algos.Scoped(l, commElastic, seq)
+	sl := algos.Scoped(l, harness.CommElastic, seq)
 	if l.Rank() != 0 {
 		b := make(device.Host, 1)
 		if err := algos.Recv(ctx, sl, 0, 0, b); err != nil {
@@ -170,7 +167,7 @@ func boundaryVote(ctx context.Context, l algos.Link, grow <-chan struct{}, seq u
 // link the coordinator stopped), which shrink recovers from, rather than
 // a problem every world would have.
 func recoverable(err error) bool {
-	var jm *JobMismatchError
+	var jm *harness.JobMismatchError
 	if err == nil || IsWrongData(err) || errors.As(err, &jm) {
 		return false
 	}
@@ -197,7 +194,7 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 	if joined != nil {
 		cur, _ = resizeJob(job, joined.Point, joined.World)
 		first = joined.Point
-		if err := hello(ctx, link, cur.ID); err != nil {
+		if err := harness.Hello(ctx, link, cur.ID); err != nil {
 			err = fmt.Errorf("live: the world joined: %w", err)
 			st.Error(err)
 			return nil, link, err
@@ -285,7 +282,7 @@ func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, 
 		first = rb.Point
 		// Every rank answers the new world's hello before its first
 		// point: time the rebuild up to there.
-		if err := hello(ctx, link, cur.ID); err != nil {
+		if err := harness.Hello(ctx, link, cur.ID); err != nil {
 			err = fmt.Errorf("live: the rebuilt world: %w", err)
 			st.Error(err)
 			if rec != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
+	"github.com/nexar-go/nexar-go/live/harness"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
@@ -129,7 +130,7 @@ func EmulateCompute(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sleepUntil(clock() + int64(d))
+	harness.SleepUntil(harness.Now() + int64(d))
 	return ctx.Err()
 }
 
@@ -151,14 +152,14 @@ const blockingWait = int64(20 * time.Microsecond)
 // makes up for a late wake before it is shorter than stated.
 type computeEmulator struct {
 	mu         sync.Mutex
-	due, ready int64 // clock(): the last compute's due end; the last blocking wait's end
+	due, ready int64 // harness.Now(): the last compute's due end; the last blocking wait's end
 }
 
 func (e *computeEmulator) compute(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := clock()
+	now := harness.Now()
 	e.mu.Lock()
 	start := max(e.due, e.ready)
 	if start == 0 || start > now {
@@ -167,12 +168,12 @@ func (e *computeEmulator) compute(ctx context.Context, d time.Duration) error {
 	e.due = start + int64(d)
 	due := e.due
 	e.mu.Unlock()
-	sleepUntil(due)
+	harness.SleepUntil(due)
 	return ctx.Err()
 }
 
 // observe learns the compute stream's blocking waits (rec timed on
-// clock(), the step link's).
+// harness.Now(), the step link's).
 func (e *computeEmulator) observe(rec algos.StreamRecord) {
 	if rec.Stream == workload.StreamCompute && rec.Kind == algos.KindWait && int64(rec.End-rec.Start) > blockingWait {
 		e.mu.Lock()
@@ -212,14 +213,14 @@ type StepHooks struct {
 // the measurement (with the points measured so far if it fails); the
 // others return nil.
 func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHooks) (*StepMeasurement, error) {
-	if err := hello(ctx, l, job.ID); err != nil {
+	if err := harness.Hello(ctx, l, job.ID); err != nil {
 		return nil, err
 	}
-	if err := warmUp(ctx, l); err != nil {
+	if err := harness.WarmUp(ctx, l); err != nil {
 		return nil, fmt.Errorf("live: warming the connections up: %w", err)
 	}
 	sl := &stepLink{Link: l}
-	start := &starter{l: l}
+	start := harness.NewStarter(l)
 	var m *StepMeasurement
 	if l.Rank() == 0 {
 		m = &StepMeasurement{}
@@ -230,12 +231,12 @@ func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHook
 		if hooks.Point != nil {
 			hooks.Point(p.Index, pointDesc(job.Scenario.Workload, p))
 		}
-		if err := start.sync(ctx); err != nil {
+		if err := start.Sync(ctx); err != nil {
 			return m, fmt.Errorf("point %d: synchronising clocks: %w", p.Index, err)
 		}
 		var rows []workload.Row
 		for it := 0; ; it++ {
-			t0, more, err := start.start(ctx, it < job.Warmup+job.Iters)
+			t0, more, err := start.Start(ctx, it < job.Warmup+job.Iters)
 			if err != nil {
 				return m, fmt.Errorf("point %d: starting step %d: %w", p.Index, it, err)
 			}
@@ -247,7 +248,7 @@ func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHook
 			before := sl.sent.Load()
 			opt := workload.Options{Tuning: job.Scenario.Workload.Tuning, FLOPS: job.Scenario.Workload.FLOPS, Compute: em.compute, Observer: rec}
 			err = workload.Run(ctx, sl, plan, opt)
-			elapsed := clock() - t0
+			elapsed := harness.Now() - t0
 			if err != nil {
 				return m, fmt.Errorf("point %d: step %d: %w", p.Index, it, err)
 			}
@@ -292,14 +293,14 @@ func pointDesc(w *scenario.Workload, p scenario.WorkloadPoint) string {
 }
 
 // stepLink is a rank's link during a measured step: it counts the
-// messages sent to other ranks, and its clock is clock(), the agreed
+// messages sent to other ranks, and its clock is harness.Now(), the agreed
 // starts' (the stream records are timed on it).
 type stepLink struct {
 	algos.Link
 	sent atomic.Int64
 }
 
-func (s *stepLink) Now() time.Duration { return time.Duration(clock()) }
+func (s *stepLink) Now() time.Duration { return time.Duration(harness.Now()) }
 
 // Unwrap lets the streams find the inner link's Spawner.
 func (s *stepLink) Unwrap() algos.Link { return s.Link }
@@ -312,7 +313,7 @@ func (s *stepLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Reques
 }
 
 // recordList keeps a rank's stream records of one step, timed from t0
-// (the agreed start, on clock()).
+// (the agreed start, on harness.Now()).
 type recordList struct {
 	mu   sync.Mutex
 	t0   int64
