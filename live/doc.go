@@ -55,21 +55,9 @@
 //
 // # Training steps
 //
-// A StepJob is the [workload] points of a scenario (package workload's
-// training steps) for one world size. Every rank runs RunStepRank: for
-// each point, workload.Run, the program the simulator runs, on the rank's
-// realnet link, its streams goroutines, compute emulated on the device's
-// timeline by a precise sleep (computeEmulator: sleeping leaves the cores
-// to the communication, as a GPU's kernels leave the host's; a late wake
-// does not make the compute after it late). Each step starts at an
-// instant the ranks agreed on, as a collective's iterations do; its time
-// is the slowest rank's, and its accounts come from the stream records,
-// timed from that instant and gathered on rank 0, through workload.Stats
-// as the simulator's do, so that measured and simulated steps are defined
-// alike. A point's row (workload.Row, step.csv) is the median over the
-// timed steps. StepWorker is one rank under any launcher;
-// verify.PredictSteps simulates each measured point on a network (the
-// scenario's, or a calibrated one) for compare.csv.
+// Training steps (package workload's [workload] points, nexar-live step)
+// are measured by package step (live/step), on the same harness
+// (live/harness) and launcher as a sweep's points.
 //
 // # Running on a cluster
 //

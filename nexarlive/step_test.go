@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/step"
 	"github.com/nexar-go/nexar-go/verify"
 	"github.com/nexar-go/nexar-go/workload"
 )
@@ -83,7 +83,7 @@ func TestStep(t *testing.T) {
 			t.Errorf("stdout lacks %q", want)
 		}
 	}
-	f, err := os.Open(filepath.Join(out, live.StepFile))
+	f, err := os.Open(filepath.Join(out, step.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestStep(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout2, "predicted by the simulator on "+file+"'s [network]") || !strings.Contains(stdout2, "4 points: median") {
 		t.Errorf("--reuse: exit %d\n%s\n%s", code, stdout2, stderr)
 	}
-	times, err := os.ReadFile(filepath.Join(out, live.StepTimesFile))
+	times, err := os.ReadFile(filepath.Join(out, step.TimesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
