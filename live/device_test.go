@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/nexar-go/nexar-go/device/cuda"
 	"github.com/nexar-go/nexar-go/device/cuda/cudamock"
 	"github.com/nexar-go/nexar-go/realnet"
+	"github.com/nexar-go/nexar-go/results"
+	"github.com/nexar-go/nexar-go/scenario"
 )
 
 func TestParseDevice(t *testing.T) {
@@ -130,10 +133,10 @@ bytes = ["96KiB"]
 	var table bytes.Buffer
 	// Rank 0 hands its results to Output.Compare (nexar-live's predicts
 	// them, with the staging copies: verify's tests), on the run's device.
-	var compared []Result
-	var comparedOut Output
-	compare := func(out Output, rs []Result) ([]string, error) {
-		compared, comparedOut = rs, out
+	var compared []results.Row
+	var comparedScenario *scenario.Scenario
+	compare := func(s *scenario.Scenario, _ string, _ io.Writer, rs []results.Row) ([]string, error) {
+		compared, comparedScenario = rs, s
 		return nil, nil
 	}
 	reps := make([]*Report, world)
@@ -178,8 +181,8 @@ bytes = ["96KiB"]
 	if err != nil || len(rs) != len(rep.Results) || rs[0].Device != DeviceCUDA {
 		t.Errorf("results.csv: %d results, %v", len(rs), err)
 	}
-	if len(compared) != len(rep.Results) || comparedOut.Device != DeviceCUDA || comparedOut.Scenario == nil {
-		t.Errorf("Compare had %d results for %d, on device %q, scenario %v", len(compared), len(rep.Results), comparedOut.Device, comparedOut.Scenario)
+	if len(compared) != len(rep.Results) || compared[0].Device != DeviceCUDA || comparedScenario == nil {
+		t.Errorf("Compare had %d rows for %d results (%+v), scenario %v", len(compared), len(rep.Results), compared, comparedScenario)
 	}
 	after := mock.Counts()
 	if after.Launches == before.Launches {

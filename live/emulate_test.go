@@ -2,12 +2,14 @@ package live
 
 import (
 	"context"
+	"io"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nexar-go/nexar-go/realnet"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 )
 
@@ -76,7 +78,7 @@ bytes = [8, "16KiB"]
 	var table strings.Builder
 	compared := 0
 	rep, err := RunEmulated(context.Background(), Emulation{Latency: 2 * time.Millisecond, Bandwidth: 20e6}, job,
-		Output{Table: &table, Scenario: s, Compare: func(_ Output, rs []Result) ([]string, error) {
+		Output{Table: &table, Scenario: s, Compare: func(_ *scenario.Scenario, _ string, _ io.Writer, rs []results.Row) ([]string, error) {
 			compared += len(rs)
 			return []string{"compared"}, nil
 		}}, realnet.Config{Timeout: 20 * time.Second})

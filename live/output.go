@@ -39,12 +39,12 @@ type Output struct {
 	Scenario *scenario.Scenario
 	// Compare, if not nil, is called on rank 0 once results.csv holds
 	// every row of a run that finished (wrong data included), with the
-	// run's results: it holds them against a model. nexar-live's is
-	// verify.CompareRun, which predicts each point on the scenario's
-	// network and writes compare.csv and compare.png into Dir, and a
-	// summary into Table. Its warnings go into the Report; its error
-	// fails the run.
-	Compare func(out Output, rs []Result) (warnings []string, err error)
+	// Scenario, Dir, Table and the rows: it holds them against a model.
+	// nexar-live's is verify.CompareRun, which predicts each point on the
+	// scenario's network and writes compare.csv and compare.png into the
+	// directory, and a summary into the table. Its warnings go into the
+	// Report; its error fails the run.
+	Compare func(s *scenario.Scenario, dir string, table io.Writer, rows []results.Row) (warnings []string, err error)
 
 	// Device is where the ranks' buffers are (DeviceHost if ""): a run on
 	// GPUs adds the device column to results.csv (and a comparison
@@ -199,7 +199,7 @@ func (r *recorder) finish(runErr error) (*Report, error) {
 		return &r.rep, fmt.Errorf("live: writing results: %w", r.err)
 	}
 	if r.out.Compare != nil {
-		warnings, err := r.out.Compare(r.out, r.rep.Results)
+		warnings, err := r.out.Compare(r.out.Scenario, r.out.Dir, r.out.Table, Rows(r.rep.Results))
 		r.rep.Warnings = append(r.rep.Warnings, warnings...)
 		if err != nil {
 			return &r.rep, err

@@ -21,6 +21,7 @@ import (
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/verify"
 )
@@ -329,7 +330,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 // comparer is what a run holds its results against at its end: the
 // scenario's model (verify.CompareRun: compare.csv and compare.png), or
 // nothing with --no-compare.
-func comparer(noCompare bool) func(live.Output, []live.Result) ([]string, error) {
+func comparer(noCompare bool) func(*scenario.Scenario, string, io.Writer, []results.Row) ([]string, error) {
 	if noCompare {
 		return nil
 	}

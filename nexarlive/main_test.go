@@ -531,7 +531,7 @@ data = "host"
 		}
 		r := rs[0]
 		r.BulkThreshold, r.EagerThreshold = 0, 0 // recorded none
-		cs, err := verify.Predict(s, []live.Result{r})
+		cs, err := verify.Predict(s, []results.Row{r.Row})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,13 +35,13 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 		return exitUsage
 	}
-	cs, err := verify.Predict(s, rs)
+	cs, err := verify.Predict(s, live.Rows(rs))
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "model %q of %s against %s\n", s.Network.Model, pos[0], pos[1])
-	if note := verify.StagingNote(s, rs); note != "" {
+	if note := verify.StagingNote(s, live.Rows(rs)); note != "" {
 		fmt.Fprintln(stdout, note)
 	}
 	printSummary(stdout, cs)

@@ -34,7 +34,7 @@ func peerCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live peer: %v\n", err)
 		return exitUsage
 	}
-	rows, err := verify.ComparePeer(rs, log.Samples())
+	rows, err := verify.ComparePeer(live.Rows(rs), log.Samples())
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live peer: %v\n", err)
 		return exitUsage

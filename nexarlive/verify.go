@@ -153,13 +153,13 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		var cs []verify.Comparison
 		if pred != nil {
-			if cs, err = verify.Predict(pred, rs); err != nil {
+			if cs, err = verify.Predict(pred, live.Rows(rs)); err != nil {
 				fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 				return exitUsage
 			}
 		} else {
 			for _, r := range rs {
-				cs = append(cs, verify.Comparison{Result: r})
+				cs = append(cs, verify.Comparison{Row: r.Row})
 			}
 		}
 		cks, err := verify.Crossovers(targets, cs, pred != nil)

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"testing"
 
-	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 )
@@ -38,9 +37,9 @@ bytes = ["32KiB"]
 
 // predicted is compare.csv's predicted_s of the one row Predict makes of
 // r on s.
-func predicted(t *testing.T, s *scenario.Scenario, r live.Result) string {
+func predicted(t *testing.T, s *scenario.Scenario, r results.Row) string {
 	t.Helper()
-	cs, err := Predict(s, []live.Result{r})
+	cs, err := Predict(s, []results.Row{r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +62,9 @@ func predicted(t *testing.T, s *scenario.Scenario, r live.Result) string {
 func TestPredictRecordedThresholds(t *testing.T) {
 	// 2 ranks' ring allreduce of 32 KiB sends messages of 16 KiB: on the
 	// bulk path from 4 KiB, on QUIC below 64 KiB.
-	row := func(bulk int) live.Result {
-		return live.Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 32 << 10, DType: "f32", Op: "sum", Time: 1e-3,
-			BulkThreshold: bulk}}
+	row := func(bulk int) results.Row {
+		return results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 32 << 10, DType: "f32", Op: "sum", Time: 1e-3,
+			BulkThreshold: bulk}
 	}
 	file64 := realnetScenario(t, "model = \"realnet\"\nbulk_threshold = \"64KiB\"")
 	file4 := realnetScenario(t, "model = \"realnet\"\nbulk_threshold = \"4KiB\"")

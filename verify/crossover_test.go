@@ -9,7 +9,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
-	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -70,13 +70,13 @@ func TestCrossovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	pts, _ := sweep.Plan(s)
-	var rs []live.Result
+	var rs []results.Row
 	for _, p := range pts {
 		row, err := sweep.RunPoint(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs = append(rs, live.Result{Row: row.Row})
+		rs = append(rs, row.Row)
 	}
 	cs, err := Predict(s, rs)
 	if err != nil {

@@ -1,11 +1,16 @@
-// Package verify holds measurements of real runs (package live's results)
-// against the simulator: how far the model's predictions are from what
-// real ranks measured, where the crossovers a tuning table predicts
-// really lie, and how nexar-live compares with another library on the
-// same machine. It is the library behind nexar-live's compare, verify and
-// peer commands, and behind the compare.csv and compare.png that run and
-// step write at their end; package live, which runs and measures, knows
-// nothing of the simulator, of fitting or of figures.
+// Package verify holds measurements of real runs against the simulator:
+// how far the model's predictions are from what real ranks measured,
+// where the crossovers a tuning table predicts really lie, and how
+// nexar-live compares with another library on the same machine. It is the
+// library behind nexar-live's compare, verify and peer commands, and
+// behind the compare.csv and compare.png that run and step write at their
+// end.
+//
+// Its input is results.csv rows (results.Row: nexar-live's, read back or
+// handed over at the end of a run), not package live's types: verify sits
+// beneath the real run, and live, which runs and measures, knows nothing
+// of the simulator, of fitting or of figures. The command joins the two:
+// it sets a run's live.Output.Compare to CompareRun.
 //
 // # Predictions
 //
@@ -17,8 +22,7 @@
 // (StagingNote says how). WriteCompareCSV writes compare.csv, prediction
 // beside measurement; Summarize is the error over the points, and
 // ComparePlot draws both against message size (through package plots).
-// CompareRun is all of that at the end of a run: nexar-live sets it as
-// the run's live.Output.Compare. PredictSteps does the same for training
+// CompareRun is all of that at the end of a run. PredictSteps does the same for training
 // steps (nexar-live step), on the scenario's network or a calibrated one.
 //
 // # Crossovers

@@ -6,7 +6,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/calibrate"
-	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/units"
 )
 
@@ -20,8 +20,8 @@ type PeerRow struct {
 	Peer float64
 	// Best is nexar-live's fastest algorithm at this size; Auto its
 	// "auto" dispatcher, if it ran (nil otherwise).
-	Best live.Result
-	Auto *live.Result
+	Best results.Row
+	Auto *results.Row
 	// factor is the collective's bus factor at World.
 	factor float64
 }
@@ -42,7 +42,7 @@ func (r PeerRow) Ratio() float64 { return r.Best.BusBW / r.PeerBusBW() }
 // collective, world size and size: the fastest algorithm there, and auto.
 // Samples nexar-live has no result for, and point-to-point ones, are
 // left out.
-func ComparePeer(rs []live.Result, peer []calibrate.Sample) ([]PeerRow, error) {
+func ComparePeer(rs []results.Row, peer []calibrate.Sample) ([]PeerRow, error) {
 	var out []PeerRow
 	for _, s := range peer {
 		if s.Collective == calibrate.PointToPoint {

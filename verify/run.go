@@ -2,10 +2,12 @@ package verify
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/results"
+	"github.com/nexar-go/nexar-go/scenario"
 )
 
 // Files this package writes into an output directory.
@@ -21,15 +23,14 @@ const (
 	CrossoverPlotFile = "verify.png"
 )
 
-// CompareRun holds the results rs of a finished run against the network
-// model of its scenario (out.Scenario; nothing without one): it predicts
-// every point (Predict), prints the error over them to out.Table, and
-// writes compare.csv and compare.png into out.Dir. It is the
+// CompareRun holds the rows rs of a finished run against the network
+// model of its scenario s (nothing without one): it predicts every point
+// (Predict), prints the error over them to table (if not nil), and writes
+// compare.csv and compare.png into dir (if not ""). It is the
 // live.Output.Compare of nexar-live's runs. A prediction the model cannot
 // make, or a figure that cannot be drawn, is a warning; a compare.csv that
 // cannot be written is an error.
-func CompareRun(out live.Output, rs []live.Result) ([]string, error) {
-	s := out.Scenario
+func CompareRun(s *scenario.Scenario, dir string, table io.Writer, rs []results.Row) ([]string, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -37,16 +38,16 @@ func CompareRun(out live.Output, rs []live.Result) ([]string, error) {
 	if err != nil {
 		return []string{fmt.Sprintf("no comparison with the model: %v", err)}, nil
 	}
-	if out.Table != nil {
-		fmt.Fprintf(out.Table, "# Model %q of %s: %v\n", s.Network.Model, s.File, Summarize(cs))
+	if table != nil {
+		fmt.Fprintf(table, "# Model %q of %s: %v\n", s.Network.Model, s.File, Summarize(cs))
 		if note := StagingNote(s, rs); note != "" {
-			fmt.Fprintf(out.Table, "# %s\n", note)
+			fmt.Fprintf(table, "# %s\n", note)
 		}
 	}
-	if out.Dir == "" {
+	if dir == "" {
 		return nil, nil
 	}
-	f, err := os.Create(filepath.Join(out.Dir, CompareFile))
+	f, err := os.Create(filepath.Join(dir, CompareFile))
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func CompareRun(out live.Output, rs []live.Result) ([]string, error) {
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	if err := ComparePlot(filepath.Join(out.Dir, ComparePlotFile), CompareSubtitle(s), cs); err != nil {
+	if err := ComparePlot(filepath.Join(dir, ComparePlotFile), CompareSubtitle(s), cs); err != nil {
 		return []string{fmt.Sprintf("no comparison plot: %v", err)}, nil
 	}
 	return nil, nil

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 )
@@ -32,14 +31,14 @@ bytes = [1024, 4096]
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []live.Result
+	var rs []results.Row
 	for _, n := range []int{1024, 4096} {
-		rs = append(rs, live.Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum",
-			Time: 1e-4, TimeMin: 9e-5, TimeMax: 2e-4}})
+		rs = append(rs, results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum",
+			Time: 1e-4, TimeMin: 9e-5, TimeMax: 2e-4})
 	}
 	dir := t.TempDir()
 	var table bytes.Buffer
-	warnings, err := CompareRun(live.Output{Dir: dir, Table: &table, Scenario: s}, rs)
+	warnings, err := CompareRun(s, dir, &table, rs)
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("warnings %q, %v", warnings, err)
 	}
@@ -59,11 +58,11 @@ bytes = [1024, 4096]
 		t.Errorf("table: %q", table.String())
 	}
 	rs[0].Collective = "no_such_collective"
-	warnings, err = CompareRun(live.Output{Dir: t.TempDir(), Scenario: s}, rs)
+	warnings, err = CompareRun(s, t.TempDir(), nil, rs)
 	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "no comparison with the model: ") {
 		t.Errorf("unknown collective: warnings %q, %v", warnings, err)
 	}
-	if warnings, err := CompareRun(live.Output{Dir: t.TempDir()}, rs); err != nil || warnings != nil {
+	if warnings, err := CompareRun(nil, t.TempDir(), nil, rs); err != nil || warnings != nil {
 		t.Errorf("no scenario: warnings %q, %v", warnings, err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
@@ -63,10 +62,10 @@ bytes = [8]
 				t.Fatal(err)
 			}
 			for _, n := range []int{4 << 10, 8 << 20} {
-				host := live.Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum", Time: 1}}
+				host := results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum", Time: 1}
 				gpu := host
-				gpu.Device = live.DeviceCUDA
-				cs, err := Predict(s, []live.Result{host, gpu})
+				gpu.Device = results.DeviceCUDA
+				cs, err := Predict(s, []results.Row{host, gpu})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -78,11 +77,11 @@ bytes = [8]
 					t.Errorf("bytes %d: staged - unstaged = %g s, want %g s", n, got, want)
 				}
 			}
-			gpu := live.Result{Row: results.Row{World: 2, Device: live.DeviceCUDA}}
-			if note := StagingNote(s, []live.Result{gpu}); !strings.Contains(note, c.note) {
+			gpu := results.Row{World: 2, Device: results.DeviceCUDA}
+			if note := StagingNote(s, []results.Row{gpu}); !strings.Contains(note, c.note) {
 				t.Errorf("note %q, want it to say %q", note, c.note)
 			}
-			if note := StagingNote(s, []live.Result{{Row: results.Row{World: 2}}}); note != "" {
+			if note := StagingNote(s, []results.Row{{World: 2}}); note != "" {
 				t.Errorf("note %q for a run on host memory", note)
 			}
 		})
