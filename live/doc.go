@@ -12,7 +12,9 @@
 // (Job.Skipped), so one scenario file serves runs of several sizes. Every
 // rank runs RunRank with the same job: for each point it restores its
 // input, starts the collective at an instant all ranks agreed on (ranks on
-// one host share one clock; see harness.Starter), times it from there, then
+// one host share one clock; see package harness, live/harness: the job
+// check, the warm-up, the clocks and the agreed start, beneath this
+// package), times it from there, then
 // checks its output element by element against algotest's references.
 // Warm-up iterations come first and are not timed. Rank 0 gathers every
 // rank's times; a point's time is, per iteration, the slowest rank's, and
@@ -43,21 +45,24 @@
 //
 // # Against the model
 //
-// What moved out, and where: the comparison with the model (Predict,
-// compare.csv, compare.png, the staged predictions of runs on GPUs), the
-// verification of a tuning table's crossovers, the peers (Open MPI,
-// nccl-tests and OSU logs) and the step comparison are package verify's,
-// its figures package plots'; the rule that reads a crossover from
-// measured times is package derive's (MeasuredCrossover), the one its
-// predicted crossovers are read by. A run holds its results against the
-// model through Output.Compare, which nexar-live sets to
-// verify.CompareRun: rank 0 calls it once results.csv is written.
+// This package holds nothing against the model; what did, and where it
+// went: the comparison with the model (Predict, compare.csv, compare.png,
+// the staged predictions of runs on GPUs), the verification of a tuning
+// table's crossovers, the peers (Open MPI, nccl-tests and OSU logs) and
+// the step comparison are package verify's, which reads results.csv rows
+// and imports nothing of this package; their figures are package plots';
+// the rule that reads a crossover from measured times is package derive's
+// (MeasuredCrossover), the one its predicted crossovers are read by. A
+// run hands its rows over through Output.Compare, which nexar-live sets
+// to verify.CompareRun: rank 0 calls it once results.csv is written. The
+// training steps moved to package step (live/step), the agreed start and
+// the clocks to package harness (live/harness).
 //
 // # Training steps
 //
 // Training steps (package workload's [workload] points, nexar-live step)
-// are measured by package step (live/step), on the same harness
-// (live/harness) and launcher as a sweep's points.
+// are measured by package step (live/step), on the same harness and
+// launcher as a sweep's points.
 //
 // # Running on a cluster
 //
