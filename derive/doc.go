@@ -48,6 +48,27 @@
 //     by how much the simulation says it gains. docs/nccl-tuner.md says
 //     how to load the file into NCCL and measure the difference.
 //
+// # One rule for every crossover
+//
+// A crossover is read by one rule, whether from simulated times (the
+// Crossovers and the table's steps above, the transport's thresholds) or
+// from measured ones (MeasuredCrossover, which nexar-live verify uses):
+// between two sizes b1 < b2 where f = ln(tA/tB) changes sign, the
+// straight line through (ln b1, f1) and (ln b2, f2) crosses zero at
+// ln b* = ln b1 + (ln b2 - ln b1) f1/(f1 - f2): log-time interpolated in
+// log-size. Sizes are swept on a geometric grid (powers of two, x2 or x4
+// steps) and times span decades, from a latency to a bandwidth bound, so
+// the log-log axes are the ones on which a curve between two neighbouring
+// sizes is nearly straight: a power law t = c·n^k is exactly straight
+// there, and so the crossover of two is exact, where interpolating times
+// linearly in the size is exact only for affine times. (On affine times
+// the log-log rule is close: alpha-beta times crossing at 20000 bytes
+// read 20038 between 16000 and 32000.) One rule makes a predicted and a
+// measured crossover comparable: a difference between them is the
+// model's or the machine's, never the rules'. Measured times are noisy,
+// so MeasuredCrossover first picks the one boundary the fewest sizes
+// contradict (a Boundary, with how many do), then interpolates there.
+//
 // For training steps (package workload), BestBuckets reads the rows of
 // step.csv: for each network (scenario), layout, schedule, ZeRO stage and
 // choice of algorithms, the gradient bucket size that gave the shortest

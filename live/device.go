@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device/cuda"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/staging"
 )
 
@@ -20,7 +21,7 @@ import (
 // QUIC link, and the results are checked on a copy in host memory.
 const (
 	DeviceHost = "host"
-	DeviceCUDA = "cuda"
+	DeviceCUDA = results.DeviceCUDA
 )
 
 // Devices lists the values of --device.

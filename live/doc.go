@@ -1,6 +1,8 @@
 // Package live measures the algorithms of algos on real ranks, over
-// realnet's QUIC links, and holds the measurements against the
-// simulator: it is the library behind the nexar-live command.
+// realnet's QUIC links: it is the real run behind the nexar-live command.
+// It imports neither the simulator nor anything that fits models or draws
+// figures; holding its measurements against the simulator is package
+// verify's.
 //
 // # Measuring
 //
@@ -10,7 +12,9 @@
 // (Job.Skipped), so one scenario file serves runs of several sizes. Every
 // rank runs RunRank with the same job: for each point it restores its
 // input, starts the collective at an instant all ranks agreed on (ranks on
-// one host share one clock; see start.go), times it from there, then
+// one host share one clock; see package harness, live/harness: the job
+// check, the warm-up, the clocks and the agreed start, beneath this
+// package), times it from there, then
 // checks its output element by element against algotest's references.
 // Warm-up iterations come first and are not timed. Rank 0 gathers every
 // rank's times; a point's time is, per iteration, the slowest rank's, and
@@ -41,36 +45,24 @@
 //
 // # Against the model
 //
-// Predict simulates each measured point on the scenario's network model
-// (a model of realnet's transport with the thresholds the point's run
-// recorded, not the file's); compare.csv puts prediction and measurement
-// side by side and ComparePlot draws them. Fitting a model's parameters to
-// measurements, and reading the logs of nccl-tests and of the OSU
-// micro-benchmarks, is package calibrate's.
-//
-// Verify takes a tuning table nexar-sim derived (algos.Tuning), measures
-// the two algorithms of each crossover at sizes around the predicted
-// crossover, denser near it, and reports where the measured crossover
-// lies (MeasuredCrossover: the boundary that the fewest measured sizes
-// disagree with, interpolated where the time ratio crosses 1).
+// This package holds nothing against the model; what did, and where it
+// went: the comparison with the model (Predict, compare.csv, compare.png,
+// the staged predictions of runs on GPUs), the verification of a tuning
+// table's crossovers, the peers (Open MPI, nccl-tests and OSU logs) and
+// the step comparison are package verify's, which reads results.csv rows
+// and imports nothing of this package; their figures are package plots';
+// the rule that reads a crossover from measured times is package derive's
+// (MeasuredCrossover), the one its predicted crossovers are read by. A
+// run hands its rows over through Output.Compare, which nexar-live sets
+// to verify.CompareRun: rank 0 calls it once results.csv is written. The
+// training steps moved to package step (live/step), the agreed start and
+// the clocks to package harness (live/harness).
 //
 // # Training steps
 //
-// A StepJob is the [workload] points of a scenario (package workload's
-// training steps) for one world size. Every rank runs RunStepRank: for
-// each point, workload.Run, the program the simulator runs, on the rank's
-// realnet link, its streams goroutines, compute emulated on the device's
-// timeline by a precise sleep (computeEmulator: sleeping leaves the cores
-// to the communication, as a GPU's kernels leave the host's; a late wake
-// does not make the compute after it late). Each step starts at an
-// instant the ranks agreed on, as a collective's iterations do; its time
-// is the slowest rank's, and its accounts come from the stream records,
-// timed from that instant and gathered on rank 0, through workload.Stats
-// as the simulator's do, so that measured and simulated steps are defined
-// alike. A point's row (workload.Row, step.csv) is the median over the
-// timed steps. StepWorker is one rank under any launcher; PredictSteps
-// simulates each measured point on a network (the scenario's, or a
-// calibrated one) for compare.csv.
+// Training steps (package workload's [workload] points, nexar-live step)
+// are measured by package step (live/step), on the same harness and
+// launcher as a sweep's points.
 //
 // # Running on a cluster
 //

@@ -51,7 +51,7 @@ type Timing string
 const (
 	// TimingStart starts every iteration at an instant all ranks agreed
 	// on and times it from there to the slowest rank's end; the point's
-	// time is the median over the timed iterations (see start.go). It is
+	// time is the median over the timed iterations (harness.Starter). It is
 	// the time the simulator predicts.
 	TimingStart Timing = "start"
 	// TimingLoop is nccl-tests' and OSU's way: a barrier, then the timed

@@ -11,17 +11,8 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/live/harness"
 	"github.com/nexar-go/nexar-go/sweep"
-)
-
-// Communicators of the harness's own messages, at the top of the
-// communicator space so that they never meet the measured collectives
-// (communicator 0) or the sub-communicators algorithms split off (which
-// count up from 1).
-const (
-	commHello   = 1<<algos.CommBits - 1
-	commBarrier = 1<<algos.CommBits - 2
-	commStats   = 1<<algos.CommBits - 3
 )
 
 // RankHooks let the caller of RunRank follow a rank's progress.
@@ -39,25 +30,10 @@ type RankHooks struct {
 	Boundary func(next int) (bool, error)
 }
 
-// JobMismatchError reports ranks that were started with another job
-// (another scenario file, world size or options) than rank 0.
-type JobMismatchError struct {
-	// Ranks are the ranks whose job differs from rank 0's; empty on a rank
-	// other than 0, which only learns that rank 0 refused.
-	Ranks []int
-}
-
-func (e *JobMismatchError) Error() string {
-	if len(e.Ranks) == 0 {
-		return "live: rank 0 runs another job (scenario file, world size or options differ)"
-	}
-	return fmt.Sprintf("live: ranks %v run another job than rank 0 (scenario file, world size or options differ)", e.Ranks)
-}
-
 // RunRank measures every point of job on one rank, l, of a world of
 // job's world size; every rank of the world calls it with the same job.
 // For each point each rank restores its input, starts at an instant all
-// ranks agreed on (see start.go: not a barrier, which ranks leave a
+// ranks agreed on (harness.Starter: not a barrier, which ranks leave a
 // latency apart), runs the collective and times it from that instant;
 // then it checks its output against the reference. Warm-up iterations
 // come first and are not timed. After each point every rank sends its
@@ -72,17 +48,17 @@ func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Re
 	if len(job.Points) > 0 && job.Points[0].World != l.Size() {
 		return nil, fmt.Errorf("live: job for world size %d on a world of %d ranks", job.Points[0].World, l.Size())
 	}
-	if err := hello(ctx, l, job.ID); err != nil {
+	if err := harness.Hello(ctx, l, job.ID); err != nil {
 		return nil, err
 	}
-	if err := warmUp(ctx, l); err != nil {
+	if err := harness.WarmUp(ctx, l); err != nil {
 		return nil, fmt.Errorf("live: warming the connections up: %w", err)
 	}
 	cl := &countingLink{Link: l}
 	opt := job.Options.withDefaults()
 	var results []Result
 	var seq uint64
-	start := &starter{l: l}
+	start := harness.NewStarter(l)
 	for i, p := range job.Points {
 		if hooks.Point != nil {
 			hooks.Point(p)
@@ -114,83 +90,6 @@ func RunRank(ctx context.Context, l algos.Link, job *Job, hooks RankHooks) ([]Re
 	return results, nil
 }
 
-// hello makes sure every rank runs the same job: each sends rank 0 its
-// job ID, and rank 0 answers each with a go (1) or a refusal (0).
-func hello(ctx context.Context, l algos.Link, id [32]byte) error {
-	sl := algos.Scoped(l, commHello, 0)
-	if l.Rank() != 0 {
-		if err := algos.Send(ctx, sl, 0, 0, device.Host(id[:])); err != nil {
-			return fmt.Errorf("live: joining rank 0: %w", err)
-		}
-		ok := make(device.Host, 1)
-		if err := algos.Recv(ctx, sl, 0, 1, ok); err != nil {
-			return fmt.Errorf("live: joining rank 0: %w", err)
-		}
-		if ok[0] != 1 {
-			return &JobMismatchError{}
-		}
-		return nil
-	}
-	p := l.Size()
-	ids := make([]device.Host, p)
-	reqs := make([]algos.Request, 0, p)
-	for r := 1; r < p; r++ {
-		ids[r] = make(device.Host, len(id))
-		reqs = append(reqs, sl.Irecv(r, 0, ids[r]))
-	}
-	if err := l.Wait(ctx, reqs...); err != nil {
-		return fmt.Errorf("live: waiting for the ranks to join: %w", err)
-	}
-	var bad []int
-	answers := make([]device.Host, p)
-	reqs = reqs[:0]
-	for r := 1; r < p; r++ {
-		answers[r] = device.Host{1}
-		if string(ids[r]) != string(id[:]) {
-			bad = append(bad, r)
-			answers[r][0] = 0
-		}
-		reqs = append(reqs, sl.Isend(r, 1, answers[r]))
-	}
-	if err := l.Wait(ctx, reqs...); err != nil {
-		return fmt.Errorf("live: answering the ranks: %w", err)
-	}
-	if len(bad) > 0 {
-		return &JobMismatchError{Ranks: bad}
-	}
-	return nil
-}
-
-// warmUp exchanges messages of a few sizes, on either side of the bulk
-// threshold, between every pair of ranks, a few times: connections,
-// congestion windows and buffers are then past their start-up, which
-// the first points measured would otherwise pay (per-point warm-up
-// iterations are too few for that, on the first point).
-func warmUp(ctx context.Context, l algos.Link) error {
-	p, me := l.Size(), l.Rank()
-	seq := uint64(1)
-	for range 3 {
-		for _, n := range []int{8, 16 << 10, 1 << 20} {
-			sl := algos.Scoped(l, commHello, seq)
-			seq++
-			out := make(device.Host, n)
-			in := make([]device.Host, p)
-			reqs := make([]algos.Request, 0, 2*p)
-			for r := range p {
-				if r == me {
-					continue
-				}
-				in[r] = make(device.Host, n)
-				reqs = append(reqs, sl.Irecv(r, 0, in[r]), sl.Isend(r, 0, out))
-			}
-			if err := l.Wait(ctx, reqs...); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // rankStats is what a rank measured of one point.
 type rankStats struct {
 	times    []float64 // timed iterations, seconds
@@ -202,7 +101,7 @@ type rankStats struct {
 	iters int64
 }
 
-func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, start *starter, beat func()) (rankStats, error) {
+func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Options, seq *uint64, start *harness.Starter, beat func()) (rankStats, error) {
 	cl.machine = p.Machine()
 	d, err := newRankData(p, cl)
 	if err != nil {
@@ -219,10 +118,10 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 	if opt.Timing == TimingLoop {
 		return measureLoop(ctx, cl, p, d, opt, seq, start, beat)
 	}
-	if err := start.sync(ctx); err != nil {
+	if err := start.Sync(ctx); err != nil {
 		return rankStats{}, fmt.Errorf("synchronising clocks: %w", err)
 	}
-	late0 := start.late
+	late0 := start.Late()
 	st := rankStats{times: make([]float64, 0, opt.Iters)}
 	var timed int64 // on rank 0: its own time in the timed iterations
 	for it := 0; ; it++ {
@@ -232,7 +131,7 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 		// MinTime in all, up to MaxIters.
 		n := it - opt.Warmup
 		more := n < opt.Iters || timed < int64(opt.MinTime) && n < opt.MaxIters
-		t0, more, err := start.start(ctx, more)
+		t0, more, err := start.Start(ctx, more)
 		if err != nil {
 			return st, fmt.Errorf("starting iteration %d: %w", it, err)
 		}
@@ -241,7 +140,7 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 		}
 		before := cl.sent.Load()
 		err = p.Algorithm.Run(ctx, algos.Scoped(cl, 0, *seq), d.call)
-		elapsed := clock() - t0
+		elapsed := harness.Now() - t0
 		*seq++
 		if err != nil {
 			return st, fmt.Errorf("iteration %d: %w", it, err)
@@ -261,7 +160,7 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 		}
 	}
 	if cl.Rank() != 0 {
-		st.late = start.late - late0
+		st.late = start.Late() - late0
 	}
 	return st, nil
 }
@@ -274,7 +173,7 @@ func measurePoint(ctx context.Context, cl *countingLink, p sweep.Point, opt Opti
 // pace of its warm-up. One more iteration, from a restored input and
 // untimed, is checked, as nccl-tests checks its results apart from its
 // timed loop.
-func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankData, opt Options, seq *uint64, start *starter, beat func()) (rankStats, error) {
+func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankData, opt Options, seq *uint64, start *harness.Starter, beat func()) (rankStats, error) {
 	var st rankStats
 	run := func(what string, i int) error {
 		err := p.Algorithm.Run(ctx, algos.Scoped(cl, 0, *seq), d.call)
@@ -284,7 +183,7 @@ func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankDa
 		}
 		return nil
 	}
-	t0 := clock()
+	t0 := harness.Now()
 	for i := range opt.Warmup {
 		d.reset()
 		if err := run("warm-up", i); err != nil {
@@ -294,16 +193,16 @@ func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankDa
 	}
 	n := int64(opt.Iters)
 	if opt.MinTime > 0 && opt.Warmup > 0 {
-		per := max((clock()-t0)/int64(opt.Warmup), 1)
+		per := max((harness.Now()-t0)/int64(opt.Warmup), 1)
 		n = min(max(n, int64(opt.MinTime)/per), int64(opt.MaxIters))
 	}
-	n, err := start.barrier(ctx, n)
+	n, err := start.Barrier(ctx, n)
 	if err != nil {
 		return st, fmt.Errorf("barrier: %w", err)
 	}
 	d.reset()
 	before := cl.sent.Load()
-	t0 = clock()
+	t0 = harness.Now()
 	for i := range n {
 		if err := run("timed", int(i)); err != nil {
 			return st, err
@@ -315,7 +214,7 @@ func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankDa
 			beat()
 		}
 	}
-	st.times = []float64{float64(clock()-t0) / float64(n) / 1e9}
+	st.times = []float64{float64(harness.Now()-t0) / float64(n) / 1e9}
 	st.iters = n
 	d.reset()
 	if err := run("checked", 0); err != nil {
@@ -341,7 +240,7 @@ func gatherStats(ctx context.Context, l algos.Link, p sweep.Point, st rankStats)
 		binary.LittleEndian.PutUint64(b[8*n+16:], uint64(st.late))
 		return b
 	}
-	sl := algos.Scoped(l, commStats, uint64(p.Index))
+	sl := algos.Scoped(l, harness.CommStats, uint64(p.Index))
 	if l.Rank() != 0 {
 		return Result{}, algos.Send(ctx, sl, 0, 0, encode(st))
 	}

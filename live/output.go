@@ -15,18 +15,17 @@ import (
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
-// Files a run writes into its output directory.
+// Files a run writes into its output directory (Output.Compare may add
+// its own: nexar-live's compare.csv and compare.png, package verify's).
 const (
 	ResultsFile        = "results.csv"
 	PartialResultsFile = "results.partial.csv" // what a failed run had measured
-	CompareFile        = "compare.csv"
-	ComparePlotFile    = "compare.png"
 )
 
 // Output says where rank 0 of a run puts what it measures.
 type Output struct {
-	// Dir receives results.csv and, unless NoCompare, compare.csv and
-	// compare.png; empty writes no files.
+	// Dir receives results.csv (and what Compare writes); empty writes
+	// no files.
 	Dir string
 	// Table, if not nil, receives the nccl-tests-style table as points
 	// finish.
@@ -35,14 +34,21 @@ type Output struct {
 	Preamble []string
 	// Timing is named in the table's block headers.
 	Timing Timing
-	// Scenario is the scenario run, whose network model predicts each
-	// point for compare.csv.
-	Scenario  *scenario.Scenario
-	NoCompare bool
+	// Scenario is the scenario run (Worker sets it from its file), which
+	// Compare holds the results against.
+	Scenario *scenario.Scenario
+	// Compare, if not nil, is called on rank 0 once results.csv holds
+	// every row of a run that finished (wrong data included), with the
+	// Scenario, Dir, Table and the rows: it holds them against a model.
+	// nexar-live's is verify.CompareRun, which predicts each point on the
+	// scenario's network and writes compare.csv and compare.png into the
+	// directory, and a summary into the table. Its warnings go into the
+	// Report; its error fails the run.
+	Compare func(s *scenario.Scenario, dir string, table io.Writer, rows []results.Row) (warnings []string, err error)
 
 	// Device is where the ranks' buffers are (DeviceHost if ""): a run on
-	// GPUs adds the device column to results.csv, and compare.csv predicts
-	// its points with the staging copies (see networkFor).
+	// GPUs adds the device column to results.csv (and a comparison
+	// predicts its points with the staging copies).
 	Device string
 	// Transport, if set, is the thresholds the ranks' transport uses:
 	// results.csv records them in its results.ThresholdColumns.
@@ -68,12 +74,11 @@ func (e *WrongDataError) Error() string {
 	return fmt.Sprintf("live: %d wrong element(s) in %d point(s): see the wrong column of %s", e.Wrong, e.Points, ResultsFile)
 }
 
-// Report is what a run measured and predicted.
+// Report is what a run measured.
 type Report struct {
-	Results     []Result
-	Comparisons []Comparison
-	// Warnings are problems that did not fail the run (a prediction that
-	// could not be made).
+	Results []Result
+	// Warnings are problems that did not fail the run (Output.Compare's:
+	// a prediction that could not be made).
 	Warnings []string
 	// Recoveries are the rebuilds of the world after a lost rank
 	// (--recovery shrink; recovery.go).
@@ -151,8 +156,8 @@ func (r *recorder) write(res Result) {
 }
 
 // finish closes the outputs. After a successful run whose every row was
-// written, the rows go to results.csv, followed by the comparison with
-// the model. After a failed run (runErr), or one whose rows could not all
+// written, the rows go to results.csv, followed by Output.Compare's
+// comparison with the model. After a failed run (runErr), or one whose rows could not all
 // be written (a full disk), what was written goes to the partial file,
 // and an earlier results.csv is left as it was.
 func (r *recorder) finish(runErr error) (*Report, error) {
@@ -193,15 +198,11 @@ func (r *recorder) finish(runErr error) (*Report, error) {
 		}
 		return &r.rep, fmt.Errorf("live: writing results: %w", r.err)
 	}
-	if !r.out.NoCompare && r.out.Scenario != nil {
-		cs, err := Predict(r.out.Scenario, r.rep.Results)
+	if r.out.Compare != nil {
+		warnings, err := r.out.Compare(r.out.Scenario, r.out.Dir, r.out.Table, Rows(r.rep.Results))
+		r.rep.Warnings = append(r.rep.Warnings, warnings...)
 		if err != nil {
-			r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf("no comparison with the model: %v", err))
-		} else {
-			r.rep.Comparisons = cs
-			if err := r.writeComparison(cs); err != nil {
-				return &r.rep, err
-			}
+			return &r.rep, err
 		}
 	}
 	var wrong int64
@@ -216,33 +217,6 @@ func (r *recorder) finish(runErr error) (*Report, error) {
 		return &r.rep, &WrongDataError{Wrong: wrong, Points: points}
 	}
 	return &r.rep, nil
-}
-
-func (r *recorder) writeComparison(cs []Comparison) error {
-	if r.out.Table != nil {
-		fmt.Fprintf(r.out.Table, "# Model %q of %s: %v\n", r.out.Scenario.Network.Model, r.out.Scenario.File, Summarize(cs))
-		if note := StagingNote(r.out.Scenario, r.rep.Results); note != "" {
-			fmt.Fprintf(r.out.Table, "# %s\n", note)
-		}
-	}
-	if r.out.Dir == "" {
-		return nil
-	}
-	f, err := os.Create(filepath.Join(r.out.Dir, CompareFile))
-	if err != nil {
-		return err
-	}
-	if err := WriteCompareCSV(f, cs); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := ComparePlot(filepath.Join(r.out.Dir, ComparePlotFile), CompareSubtitle(r.out.Scenario), cs); err != nil {
-		r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf("no comparison plot: %v", err))
-	}
-	return nil
 }
 
 // tempFormat names the temporary file a recorder writes its rows into

@@ -16,6 +16,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
+	"github.com/nexar-go/nexar-go/live/harness"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -136,16 +137,12 @@ func resizeJob(job *Job, from, world int) (*Job, []int) {
 // members waiting to join can enter (an elastic world).
 var errRegroup = errors.New("live: leaving the world at a point boundary for members that join")
 
-// commElastic carries rank 0's decision at each point boundary of an
-// elastic world.
-const commElastic = 1<<algos.CommBits - 4
-
 // boundaryVote is an elastic world's point boundary: rank 0 decides
 // whether the ranks leave the world here for members waiting to join
 // (the coordinator asked: grow is closed), and tells every rank, so that
 // all leave after the same point.
 func boundaryVote(ctx context.Context, l algos.Link, grow <-chan struct{}, seq uint64) (bool, error) {
-	sl := algos.Scoped(l, commElastic, seq)
+	sl := algos.Scoped(l, harness.CommElastic, seq)
 	if l.Rank() != 0 {
 		b := make(device.Host, 1)
 		if err := algos.Recv(ctx, sl, 0, 0, b); err != nil {
@@ -170,7 +167,7 @@ func boundaryVote(ctx context.Context, l algos.Link, grow <-chan struct{}, seq u
 // link the coordinator stopped), which shrink recovers from, rather than
 // a problem every world would have.
 func recoverable(err error) bool {
-	var jm *JobMismatchError
+	var jm *harness.JobMismatchError
 	if err == nil || IsWrongData(err) || errors.As(err, &jm) {
 		return false
 	}
@@ -191,127 +188,164 @@ func recoverable(err error) bool {
 // place in the world it joined.
 func runShrink(ctx context.Context, link *realnet.Link, member *realnet.Member, job *Job, out Output, net realnet.Config, st *launch.StatusWriter,
 	elastic bool, joined *realnet.Rebuild) (*Report, *realnet.Link, error) {
-	var rec *recorder
-	first := 0
-	cur := job
+	r := &shrinkRun{link: link, member: member, job: job, cur: job, out: out, net: net, st: st, elastic: elastic}
 	if joined != nil {
-		cur, _ = resizeJob(job, joined.Point, joined.World)
-		first = joined.Point
-		if err := hello(ctx, link, cur.ID); err != nil {
+		r.cur, _ = resizeJob(job, joined.Point, joined.World)
+		r.first = joined.Point
+		if err := harness.Hello(ctx, link, r.cur.ID); err != nil {
 			err = fmt.Errorf("live: the world joined: %w", err)
 			st.Error(err)
 			return nil, link, err
 		}
 	}
 	for {
-		var votes uint64 // each world counts its boundaries from 0
-		if link.Rank() == 0 && rec == nil {
+		if r.link.Rank() == 0 && r.rec == nil {
 			var err error
-			if rec, err = newRecorder(out); err != nil {
+			if r.rec, err = newRecorder(out); err != nil {
 				st.Error(err)
-				return nil, link, err
+				return nil, r.link, err
 			}
 		}
-		started := first
-		hooks := RankHooks{
-			Point: func(p sweep.Point) {
-				started = p.Index
-				st.Point(p.Index, p.String())
-			},
-			Iter: st.Beat,
-		}
-		if rec != nil {
-			hooks.Result = rec.add
-		}
-		next := -1
-		if elastic {
-			grow := member.Grow()
-			hooks.Boundary = func(n int) (bool, error) {
-				votes++
-				next = n
-				return boundaryVote(ctx, link, grow, votes)
-			}
-		}
-		ended := make(chan struct{})
-		stopped := member.Stopped()
-		go func() {
-			select {
-			case <-stopped:
-				link.Abort() // another rank is lost: leave this world now
-			case <-ended:
-			}
-		}()
-		var err error
-		if len(cur.Points) > 0 {
-			_, err = RunRank(ctx, link, cur, hooks)
-		}
-		close(ended)
+		started, next, err := r.runWorld(ctx)
 		regroup := errors.Is(err, errRegroup)
 		if !regroup && (!recoverable(err) || ctx.Err() != nil) {
 			if err != nil {
 				st.Error(err)
 			}
-			if rec == nil {
-				return nil, link, err
+			if r.rec == nil {
+				return nil, r.link, err
 			}
-			rep, err := rec.finish(err)
-			return rep, link, err
+			rep, err := r.rec.finish(err)
+			return rep, r.link, err
 		}
-		failedAt := time.Now()
-		before := link.Size()
 		if regroup {
 			// Every rank left after the same point: a farewell, not a
 			// failure.
-			started = next
-			err = nil
-			link.Close()
-			st.Regrouping(next)
-		} else {
-			link.Abort()
-			st.Recovering(err)
+			started, err = next, nil
 		}
-		nl, rb, rerr := member.Rebuild(ctx, started, err, net)
-		if rerr != nil {
-			rerr = fmt.Errorf("live: rebuilding the world after %v: %w", err, rerr)
-			st.Error(rerr)
-			if rec != nil {
-				rec.finish(rerr)
-			}
-			return nil, link, rerr
-		}
-		link = nl
-		var left []int
-		cur, left = resizeJob(job, rb.Point, rb.World)
-		first = rb.Point
-		// Every rank answers the new world's hello before its first
-		// point: time the rebuild up to there.
-		if err := hello(ctx, link, cur.ID); err != nil {
-			err = fmt.Errorf("live: the rebuilt world: %w", err)
-			st.Error(err)
-			if rec != nil {
-				rec.finish(err)
-			}
-			return nil, link, err
-		}
-		ev := RecoveryEvent{Epoch: rb.Epoch, WorldBefore: before, WorldAfter: rb.World, Failed: rb.Failed, Causes: rb.Causes,
-			Joined: rb.Joined, Members: rb.Members, ResumePoint: rb.Point, AgreedS: rb.Agreed.Seconds(),
-			RebuildS: time.Since(failedAt).Seconds(), LeftOut: left}
-		if err != nil {
-			ev.Error = err.Error()
-		}
-		st.Rebuilt(link.Rank(), link.Size())
-		if link.Rank() == 0 {
-			if rec == nil {
-				// This rank was not rank 0 before: the rows of the old
-				// rank 0 died with it.
-				if rec, err = newRecorder(out); err != nil {
-					st.Error(err)
-					return nil, link, err
-				}
-			}
-			rec.recovered(ev)
+		if err := r.rebuild(ctx, started, regroup, err); err != nil {
+			return nil, r.link, err
 		}
 	}
+}
+
+// shrinkRun is a run with --recovery shrink across the worlds it
+// rebuilds: the current world's link and what is left of the job at its
+// size, from point first, and rank 0's recorder (nil on the other ranks,
+// and on a rank that became rank 0 in a rebuild until then).
+type shrinkRun struct {
+	link    *realnet.Link
+	member  *realnet.Member
+	job     *Job // the whole job, at the first world's size
+	cur     *Job // the rest of it, at the current world's size
+	first   int
+	out     Output
+	net     realnet.Config
+	st      *launch.StatusWriter
+	elastic bool
+	rec     *recorder
+}
+
+// runWorld runs the rest of the job in the current world until it ends,
+// fails, or (elastic) leaves the world at a point boundary (errRegroup).
+// It returns the index of the last point started and, after a regroup,
+// the point to go on from.
+func (r *shrinkRun) runWorld(ctx context.Context) (started, next int, err error) {
+	var votes uint64 // each world counts its boundaries from 0
+	started, next = r.first, -1
+	link := r.link
+	hooks := RankHooks{
+		Point: func(p sweep.Point) {
+			started = p.Index
+			r.st.Point(p.Index, p.String())
+		},
+		Iter: r.st.Beat,
+	}
+	if r.rec != nil {
+		hooks.Result = r.rec.add
+	}
+	if r.elastic {
+		grow := r.member.Grow()
+		hooks.Boundary = func(n int) (bool, error) {
+			votes++
+			next = n
+			return boundaryVote(ctx, link, grow, votes)
+		}
+	}
+	ended := make(chan struct{})
+	stopped := r.member.Stopped()
+	go func() {
+		select {
+		case <-stopped:
+			link.Abort() // another rank is lost: leave this world now
+		case <-ended:
+		}
+	}()
+	if len(r.cur.Points) > 0 {
+		_, err = RunRank(ctx, link, r.cur, hooks)
+	}
+	close(ended)
+	return started, next, err
+}
+
+// rebuild leaves the current world, which failed with err (regroup: which
+// every rank left at a point boundary, err nil), and goes on in the one
+// the membership coordinator rebuilds, from point started, with the job
+// resized to it; the new rank 0 records the rebuild. An error ends the
+// run: rank 0's rows are saved.
+func (r *shrinkRun) rebuild(ctx context.Context, started int, regroup bool, err error) error {
+	failedAt := time.Now()
+	before := r.link.Size()
+	if regroup {
+		r.link.Close()
+		r.st.Regrouping(started)
+	} else {
+		r.link.Abort()
+		r.st.Recovering(err)
+	}
+	nl, rb, rerr := r.member.Rebuild(ctx, started, err, r.net)
+	if rerr != nil {
+		return r.fail(fmt.Errorf("live: rebuilding the world after %v: %w", err, rerr))
+	}
+	r.link = nl
+	var left []int
+	r.cur, left = resizeJob(r.job, rb.Point, rb.World)
+	r.first = rb.Point
+	// Every rank answers the new world's hello before its first point:
+	// time the rebuild up to there.
+	if err := harness.Hello(ctx, r.link, r.cur.ID); err != nil {
+		return r.fail(fmt.Errorf("live: the rebuilt world: %w", err))
+	}
+	ev := RecoveryEvent{Epoch: rb.Epoch, WorldBefore: before, WorldAfter: rb.World, Failed: rb.Failed, Causes: rb.Causes,
+		Joined: rb.Joined, Members: rb.Members, ResumePoint: rb.Point, AgreedS: rb.Agreed.Seconds(),
+		RebuildS: time.Since(failedAt).Seconds(), LeftOut: left}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	r.st.Rebuilt(r.link.Rank(), r.link.Size())
+	if r.link.Rank() != 0 {
+		return nil
+	}
+	if r.rec == nil {
+		// This rank was not rank 0 before: the rows of the old rank 0
+		// died with it.
+		var err error
+		if r.rec, err = newRecorder(r.out); err != nil {
+			r.st.Error(err)
+			return err
+		}
+	}
+	r.rec.recovered(ev)
+	return nil
+}
+
+// fail reports err, which ends the run, and has rank 0 save its rows.
+func (r *shrinkRun) fail(err error) error {
+	r.st.Error(err)
+	if r.rec != nil {
+		r.rec.finish(err)
+	}
+	return err
 }
 
 // recovered records a rebuild: a line in the table, and recovery.json.

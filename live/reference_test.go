@@ -100,7 +100,7 @@ func TestRegisteredCollectiveCheckedEverywhere(t *testing.T) {
 	}
 	var table strings.Builder
 	rep, err := RunEmulated(context.Background(), Emulation{Latency: 100 * time.Microsecond, Bandwidth: 1e9}, job,
-		Output{Table: &table, Scenario: s, NoCompare: true}, realnet.Config{Timeout: 20 * time.Second})
+		Output{Table: &table, Scenario: s}, realnet.Config{Timeout: 20 * time.Second})
 	var wde *WrongDataError
 	if !errors.As(err, &wde) || wde.Points != 2 {
 		t.Fatalf("nexar-live: error %v, want wrong data in the noop's 2 points\n%s", err, table.String())

@@ -33,6 +33,15 @@ type Result struct {
 	LateStarts int64
 }
 
+// Rows returns the results.csv rows of rs.
+func Rows(rs []Result) []results.Row {
+	out := make([]results.Row, len(rs))
+	for i, r := range rs {
+		out[i] = r.Row
+	}
+	return out
+}
+
 // Transport returns the transport thresholds the ranks used (the
 // bulk_threshold and eager_threshold columns); nil when the row does not
 // record them (a file of nexar-sim's, or of nexar-live's before it wrote

@@ -232,3 +232,22 @@ func FuzzReadPartialResults(f *testing.F) {
 		}
 	})
 }
+
+// TestResultsDeviceColumn: a run on GPUs writes a device column, which
+// reads back; a bad device is an error naming the line.
+func TestResultsDeviceColumn(t *testing.T) {
+	in := Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32",
+		Time: 1e-4, Op: "sum", Repeats: 1, TimeMin: 1e-4, TimeMax: 1e-4, Messages: 4, Device: DeviceCUDA}}
+	b := writeResults(t, DeviceCUDA, nil, in)
+	if !strings.HasPrefix(b.String(), strings.Join(results.LiveColumns(true, false), ",")+"\n") || !strings.HasSuffix(b.String(), ",cuda\n") {
+		t.Fatalf("file:\n%s", b.String())
+	}
+	bad := strings.Replace(b.String(), ",cuda\n", ",tpu\n", 1)
+	out, err := ReadResults(b)
+	if err != nil || len(out) != 1 || out[0].Device != DeviceCUDA {
+		t.Fatalf("read back %+v, %v", out, err)
+	}
+	if _, err := ReadResults(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `2: column "device": "tpu" is not a device`) {
+		t.Errorf("bad device: %v", err)
+	}
+}

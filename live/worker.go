@@ -142,26 +142,10 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 		return fail(fmt.Errorf("live: joining a world of %d through %s: %w", la.World, la.Seed, err))
 	}
 	st.Ready(link.Rank())
-	out := cfg.Output
-	if cfg.ResumeFrom > 0 && link.Rank() == 0 {
-		if out, err = resumeOutput(out, full, cfg.ResumeFrom); err != nil {
-			link.Abort()
-			return fail(err)
-		}
-	}
-	out.Scenario = s
-	out.Timing = job.Options.Timing
-	if out.Preamble == nil {
-		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
-	}
-	if out.ResumeFile != "" {
-		out.Preamble = append(out.Preamble, fmt.Sprintf("resumed after the %d points %s holds", len(out.Resume), out.ResumeFile))
-	}
-	out.Device = cfg.Device
-	used := ThresholdsOf(cfg.Net)
-	out.Transport = &used
-	if dev != nil {
-		out.Preamble = append(out.Preamble, dev.describe(link.Rank()))
+	out, err := rankOutput(cfg, la, s, job, full, dev, link.Rank())
+	if err != nil {
+		link.Abort()
+		return fail(err)
 	}
 	if rankLink, job, err = dev.stage(link, job); err != nil {
 		link.Abort()
@@ -186,6 +170,37 @@ func Worker(ctx context.Context, cfg WorkerConfig) (*Report, error) {
 	}
 	st.Done()
 	return rep, err // nil, or wrong data (which every rank finished)
+}
+
+// rankOutput is where rank of the world la describes writes what it
+// measures of job (the rest of full after cfg.ResumeFrom points), on
+// device dev (nil: host memory): cfg.Output with the scenario s, the
+// timing, the table's preamble, the device and the thresholds the
+// transport uses, and on rank 0 of a resumed run the rows the partial
+// file holds.
+func rankOutput(cfg WorkerConfig, la realnet.Launch, s *scenario.Scenario, job, full *Job, dev *rankDevice, rank int) (Output, error) {
+	out := cfg.Output
+	if cfg.ResumeFrom > 0 && rank == 0 {
+		var err error
+		if out, err = resumeOutput(out, full, cfg.ResumeFrom); err != nil {
+			return out, err
+		}
+	}
+	out.Scenario = s
+	out.Timing = job.Options.Timing
+	if out.Preamble == nil {
+		out.Preamble = Preamble(job, fmt.Sprintf("%d ranks over QUIC, launched by %s, seed %s", la.World, la.Launcher, la.Seed))
+	}
+	if out.ResumeFile != "" {
+		out.Preamble = append(out.Preamble, fmt.Sprintf("resumed after the %d points %s holds", len(out.Resume), out.ResumeFile))
+	}
+	out.Device = cfg.Device
+	used := ThresholdsOf(cfg.Net)
+	out.Transport = &used
+	if dev != nil {
+		out.Preamble = append(out.Preamble, dev.describe(rank))
+	}
+	return out, nil
 }
 
 // runLinked runs job on one connected rank; rank 0 records the results

@@ -21,7 +21,9 @@ import (
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/verify"
 )
 
 // Exit statuses.
@@ -195,124 +197,46 @@ func (m *measureFlags) checkEmulate(emulate string) error {
 	return nil
 }
 
+// runLine is nexar-live run's command line, read and checked.
+type runLine struct {
+	m         measureFlags
+	rf        recoveryFlags
+	mf        meshFlag
+	nf        nccltests.Flags
+	np        int
+	out       string
+	emulate   string
+	device    string
+	noCompare bool
+	resume    bool
+	// file is the scenario file; fromFlags says nccl-tests' flags
+	// describe the sweep instead, and file is written from them.
+	file      string
+	fromFlags bool
+	opt       live.Options
+	cfg       realnet.Config
+}
+
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	var m measureFlags
-	m.register(fs)
-	var rf recoveryFlags
-	rf.register(fs, true)
-	var mf meshFlag
-	mf.register(fs)
-	np := fs.Int("np", 0, "number of ranks (the world size measured)")
-	out := fs.String("out", "", "output directory")
-	emulate := fs.String("emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
-	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
-	resume := fs.Bool("resume", false, "continue the run whose rows DIR/"+live.PartialResultsFile+" holds")
-	device := deviceFlag(fs)
-	var nf nccltests.Flags
-	nf.Register(fs, defaultNetwork, true) // -c is taken: real runs always check
-	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
+	l, status, ok := parseRun(args, stdout, stderr)
 	if !ok {
 		return status
 	}
-	fromFlags := len(pos) == 0 && len(nf.Given()) > 0
-	switch {
-	case len(pos) == 1 && len(nf.Given()) > 0:
-		return cmdline.UsageError(stderr, "run", "%s: a scenario file describes the sweep; leave out %s", pos[0], strings.Join(nf.Given(), ", "))
-	case len(pos) != 1 && !fromFlags:
-		return cmdline.UsageError(stderr, "run", "want one scenario file, or nccl-tests' flags such as -b 8 -e 64K -f 8; got %d arguments", len(pos))
-	case !flagGiven(fs, "np"):
-		return cmdline.UsageError(stderr, "run", "missing --np N (the number of ranks)")
-	case *np < 1:
-		return cmdline.UsageError(stderr, "run", "--np %d: want at least 1 rank", *np)
-	case *out == "":
-		return cmdline.UsageError(stderr, "run", "missing --out DIR")
-	case *emulate != "" && *device != live.DeviceHost:
-		return cmdline.UsageError(stderr, "run", "--device %s runs each rank in a process of its own: leave out --emulate", *device)
-	}
-	if status, ok := checkDevice(stderr, "run", *device); !ok {
+	s, job, status, ok := l.job(stderr)
+	if !ok {
 		return status
-	}
-	if _, _, err := rf.check(*np); err != nil {
-		return cmdline.UsageError(stderr, "run", "%v", err)
-	}
-	if (rf.recovery != string(live.RecoveryAbort) || len(rf.kill) > 0) && *emulate != "" {
-		return cmdline.UsageError(stderr, "run", "--recovery shrink and --kill need rank processes: leave out --emulate")
-	}
-	if *resume && rf.recovery != string(live.RecoveryAbort) {
-		return cmdline.UsageError(stderr, "run", "--resume continues a run without --recovery shrink (whose rows change world size)")
-	}
-	if err := m.checkEmulate(*emulate); err != nil {
-		return cmdline.UsageError(stderr, "run", "%v", err)
-	}
-	opt, err := m.options()
-	if err != nil {
-		return cmdline.UsageError(stderr, "run", "%v", err)
-	}
-	cfg, err := m.config()
-	if err != nil {
-		return cmdline.UsageError(stderr, "run", "%v", err)
-	}
-	if err := mf.apply(&cfg, *np); err != nil {
-		return cmdline.UsageError(stderr, "run", "--mesh: %v", err)
-	}
-	var s *scenario.Scenario
-	if fromFlags {
-		file, err := writeFlagsScenario(&nf, *np, *out)
-		if err != nil {
-			return cmdline.UsageError(stderr, "run", "%v", err)
-		}
-		pos = []string{file}
-	}
-	s, err = scenario.Load(pos[0])
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitUsage
-	}
-	job, err := live.NewJob(s, *np, opt)
-	if err != nil {
-		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
-		return exitUsage
-	}
-	if len(job.Skipped) > 0 {
-		fmt.Fprintf(stderr, "nexar-live run: measuring world size %d only; leaving out the scenario's world sizes %v\n", *np, job.Skipped)
-	}
-	// Rows a run whose launcher was killed left in a temporary file.
-	saved, err := live.RecoverLeftovers(*out)
-	for _, p := range saved {
-		fmt.Fprintf(stderr, "nexar-live run: an earlier run, whose launcher was killed, left rows in a temporary file: they are in %s now\n", p)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
-		return exitRanks
 	}
 	start := time.Now()
 	var res resumed
-	if *resume {
-		used := cfg
-		used.NoBulk = *emulate != "" // the emulated network is QUIC only
-		if res, err = resumeRun(job, *out, used, *device); err != nil {
-			return cmdline.UsageError(stderr, "run", "--resume: %v", err)
-		}
-		switch {
-		case res.file == "":
-			fmt.Fprintf(stderr, "nexar-live run: no %s in %s; starting from the first point\n", live.PartialResultsFile, *out)
-		case len(res.rows) == len(job.Points):
-			fmt.Fprintf(stderr, "nexar-live run: %s holds all %d points already\n", res.file, len(job.Points))
-			o := live.Output{Dir: *out, Table: stdout, Scenario: s, NoCompare: *noCompare, Device: *device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
-			_, err := live.FinishResumed(o)
-			return finish(context.Background(), stderr, "run", *out, start, err)
-		default:
-			fmt.Fprintf(stderr, "nexar-live run: resuming after the %d points %s holds, of %d\n", len(res.rows), res.file, len(job.Points))
-			if job, err = job.From(len(res.rows)); err != nil {
-				fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
-				return exitUsage
-			}
+	if l.resume {
+		var done bool
+		if res, job, status, done = l.resumeJob(s, job, start, stdout, stderr); done {
+			return status
 		}
 	}
 	var em *live.Emulation
-	if *emulate != "" {
-		e, err := live.ParseEmulation(*emulate)
+	if l.emulate != "" {
+		e, err := live.ParseEmulation(l.emulate)
 		if err != nil {
 			return cmdline.UsageError(stderr, "run", "--emulate: %v", err)
 		}
@@ -320,9 +244,153 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	err = measure(ctx, measurement{np: *np, file: pos[0], s: s, job: job, out: *out, m: m, cfg: cfg, emulate: em, noCompare: *noCompare,
-		device: *device, recovery: &rf, mesh: &mf, resume: res}, stdout, stderr)
-	return finish(ctx, stderr, "run", *out, start, err)
+	err := measure(ctx, measurement{np: l.np, file: l.file, s: s, job: job, out: l.out, m: l.m, cfg: l.cfg, emulate: em, noCompare: l.noCompare,
+		device: l.device, recovery: &l.rf, mesh: &l.mf, resume: res}, stdout, stderr)
+	return finish(ctx, stderr, "run", l.out, start, err)
+}
+
+// parseRun reads run's command line and checks its flags together; ok
+// false returns status.
+func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, ok bool) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	l = &runLine{}
+	l.m.register(fs)
+	l.rf.register(fs, true)
+	l.mf.register(fs)
+	fs.IntVar(&l.np, "np", 0, "number of ranks (the world size measured)")
+	fs.StringVar(&l.out, "out", "", "output directory")
+	fs.StringVar(&l.emulate, "emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
+	fs.BoolVar(&l.noCompare, "no-compare", false, "do not predict the points with the scenario's model")
+	fs.BoolVar(&l.resume, "resume", false, "continue the run whose rows DIR/"+live.PartialResultsFile+" holds")
+	device := deviceFlag(fs)
+	l.nf.Register(fs, defaultNetwork, true) // -c is taken: real runs always check
+	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
+	if !ok {
+		return nil, status, false
+	}
+	l.device = *device
+	l.fromFlags = len(pos) == 0 && len(l.nf.Given()) > 0
+	usage := func(format string, a ...any) (*runLine, int, bool) {
+		return nil, cmdline.UsageError(stderr, "run", format, a...), false
+	}
+	switch {
+	case len(pos) == 1 && len(l.nf.Given()) > 0:
+		return usage("%s: a scenario file describes the sweep; leave out %s", pos[0], strings.Join(l.nf.Given(), ", "))
+	case len(pos) != 1 && !l.fromFlags:
+		return usage("want one scenario file, or nccl-tests' flags such as -b 8 -e 64K -f 8; got %d arguments", len(pos))
+	case !flagGiven(fs, "np"):
+		return usage("missing --np N (the number of ranks)")
+	case l.np < 1:
+		return usage("--np %d: want at least 1 rank", l.np)
+	case l.out == "":
+		return usage("missing --out DIR")
+	case l.emulate != "" && l.device != live.DeviceHost:
+		return usage("--device %s runs each rank in a process of its own: leave out --emulate", l.device)
+	}
+	if len(pos) == 1 {
+		l.file = pos[0]
+	}
+	if status, ok := checkDevice(stderr, "run", l.device); !ok {
+		return nil, status, false
+	}
+	if _, _, err := l.rf.check(l.np); err != nil {
+		return usage("%v", err)
+	}
+	if (l.rf.recovery != string(live.RecoveryAbort) || len(l.rf.kill) > 0) && l.emulate != "" {
+		return usage("--recovery shrink and --kill need rank processes: leave out --emulate")
+	}
+	if l.resume && l.rf.recovery != string(live.RecoveryAbort) {
+		return usage("--resume continues a run without --recovery shrink (whose rows change world size)")
+	}
+	if err := l.m.checkEmulate(l.emulate); err != nil {
+		return usage("%v", err)
+	}
+	var err error
+	if l.opt, err = l.m.options(); err != nil {
+		return usage("%v", err)
+	}
+	if l.cfg, err = l.m.config(); err != nil {
+		return usage("%v", err)
+	}
+	if err := l.mf.apply(&l.cfg, l.np); err != nil {
+		return usage("--mesh: %v", err)
+	}
+	return l, exitOK, true
+}
+
+// job loads the scenario (written from nccl-tests' flags first, if they
+// describe the sweep) and makes the job of its points on l.np ranks; it
+// saves the rows that a run whose launcher was killed left in out.
+func (l *runLine) job(stderr io.Writer) (*scenario.Scenario, *live.Job, int, bool) {
+	if l.fromFlags {
+		file, err := writeFlagsScenario(&l.nf, l.np, l.out)
+		if err != nil {
+			return nil, nil, cmdline.UsageError(stderr, "run", "%v", err), false
+		}
+		l.file = file
+	}
+	s, err := scenario.Load(l.file)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, nil, exitUsage, false
+	}
+	job, err := live.NewJob(s, l.np, l.opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
+		return nil, nil, exitUsage, false
+	}
+	if len(job.Skipped) > 0 {
+		fmt.Fprintf(stderr, "nexar-live run: measuring world size %d only; leaving out the scenario's world sizes %v\n", l.np, job.Skipped)
+	}
+	// Rows a run whose launcher was killed left in a temporary file.
+	saved, err := live.RecoverLeftovers(l.out)
+	for _, p := range saved {
+		fmt.Fprintf(stderr, "nexar-live run: an earlier run, whose launcher was killed, left rows in a temporary file: they are in %s now\n", p)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
+		return nil, nil, exitRanks, false
+	}
+	return s, job, exitOK, true
+}
+
+// resumeJob continues the run whose partial file is in out (--resume):
+// it returns the rows found and the job of the points after them, or done
+// with the status to exit with: the file holds every point (the run's
+// outputs are written from it), or it is not this run's.
+func (l *runLine) resumeJob(s *scenario.Scenario, job *live.Job, start time.Time, stdout, stderr io.Writer) (res resumed, rest *live.Job, status int, done bool) {
+	used := l.cfg
+	used.NoBulk = l.emulate != "" // the emulated network is QUIC only
+	res, err := resumeRun(job, l.out, used, l.device)
+	if err != nil {
+		return res, job, cmdline.UsageError(stderr, "run", "--resume: %v", err), true
+	}
+	switch {
+	case res.file == "":
+		fmt.Fprintf(stderr, "nexar-live run: no %s in %s; starting from the first point\n", live.PartialResultsFile, l.out)
+	case len(res.rows) == len(job.Points):
+		fmt.Fprintf(stderr, "nexar-live run: %s holds all %d points already\n", res.file, len(job.Points))
+		o := live.Output{Dir: l.out, Table: stdout, Scenario: s, Compare: comparer(l.noCompare), Device: l.device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
+		_, err := live.FinishResumed(o)
+		return res, job, finish(context.Background(), stderr, "run", l.out, start, err), true
+	default:
+		fmt.Fprintf(stderr, "nexar-live run: resuming after the %d points %s holds, of %d\n", len(res.rows), res.file, len(job.Points))
+		if job, err = job.From(len(res.rows)); err != nil {
+			fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
+			return res, job, exitUsage, true
+		}
+	}
+	return res, job, exitOK, false
+}
+
+// comparer is what a run holds its results against at its end: the
+// scenario's model (verify.CompareRun: compare.csv and compare.png), or
+// nothing with --no-compare.
+func comparer(noCompare bool) func(*scenario.Scenario, string, io.Writer, []results.Row) ([]string, error) {
+	if noCompare {
+		return nil
+	}
+	return verify.CompareRun
 }
 
 // resumed is what --resume found: the rows of the first points of the
@@ -385,7 +453,7 @@ type measurement struct {
 // measure runs it; rank 0 writes its outputs into out.
 func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error {
 	if r.emulate != nil {
-		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, NoCompare: r.noCompare, Resume: r.resume.rows, ResumeFile: r.resume.file}
+		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, Compare: comparer(r.noCompare), Resume: r.resume.rows, ResumeFile: r.resume.file}
 		_, err := live.RunEmulated(ctx, *r.emulate, r.job, o, r.cfg)
 		return err
 	}
@@ -542,7 +610,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	rep, err := live.Worker(ctx, live.WorkerConfig{
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
-		Output:      live.Output{Dir: *out, Table: stdout, NoCompare: *noCompare},
+		Output:      live.Output{Dir: *out, Table: stdout, Compare: comparer(*noCompare)},
 		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb, Elastic: rf.maxNP > 0,
 		ResumeFrom: *resumeFrom,
 	})

@@ -277,8 +277,10 @@ there. Both algorithms run at sizes around it (--span octaves each side,
 one size per octave, and --per-octave sizes per octave within --dense
 octaves of it), then the measured crossover is read from their times: the
 boundary that the fewest sizes contradict (the fastest algorithm changes
-once, noise aside), interpolated where the difference of the two times
-crosses zero.
+once, noise aside), interpolated where the log of the two times' ratio
+crosses zero on a log size axis: the rule nexar-sim's derived crossovers
+are read by, so that the table's, the simulated and the measured
+crossover compare alike.
 
 Writes DIR/pN/ (the generated scenario, results.csv), DIR/verify.csv
 (collective, world, below, above, table_bytes, simulated_bytes,

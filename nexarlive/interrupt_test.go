@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/step"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -168,7 +169,7 @@ func TestStepInterrupted(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("exit status %d (%v), want %d, saying it was interrupted\n%s", code, err, exitInterrupted, stderr.String())
 	}
-	f, err := os.Open(filepath.Join(out, live.StepPartialFile))
+	f, err := os.Open(filepath.Join(out, step.PartialFile))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -177,8 +178,8 @@ func TestStepInterrupted(t *testing.T) {
 	if err != nil || len(rows) < 1 || len(rows) >= 4 {
 		t.Errorf("step.partial.csv: %d rows (%v), want from 1 to 3", len(rows), err)
 	}
-	if _, err := os.Stat(filepath.Join(out, live.StepFile)); err == nil {
-		t.Errorf("an interrupted run wrote %s", live.StepFile)
+	if _, err := os.Stat(filepath.Join(out, step.File)); err == nil {
+		t.Errorf("an interrupted run wrote %s", step.File)
 	}
 	if !strings.Contains(stderr.String(), "the points measured before are in") {
 		t.Errorf("stderr does not name the partial file:\n%s", stderr.String())

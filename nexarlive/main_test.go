@@ -19,6 +19,7 @@ import (
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
+	"github.com/nexar-go/nexar-go/verify"
 )
 
 var full = flag.Bool("full", false, "run the full loopback sweep (every allreduce algorithm, 8 B..64 MiB, 4 ranks; minutes)")
@@ -56,14 +57,14 @@ func checkRun(t *testing.T, out string, np, points int) {
 			t.Errorf("%s/%s p=%d %d B: wrong %d, time %g", r.Collective, r.Algorithm, r.World, r.Bytes, r.Wrong, r.Time)
 		}
 	}
-	cmp, err := os.ReadFile(filepath.Join(out, live.CompareFile))
+	cmp, err := os.ReadFile(filepath.Join(out, verify.CompareFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lines := strings.Count(string(cmp), "\n"); lines != points+1 {
 		t.Errorf("compare.csv has %d lines, want %d", lines, points+1)
 	}
-	if _, err := os.Stat(filepath.Join(out, live.ComparePlotFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, verify.ComparePlotFile)); err != nil {
 		t.Error(err)
 	}
 }
@@ -115,7 +116,7 @@ func checkCalibrate(t *testing.T, out string) {
 	if code != exitOK || !strings.Contains(stdout, "40 points: median |predicted/measured - 1|") {
 		t.Fatalf("compare: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(out, "cal", live.ComparePlotFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "cal", verify.ComparePlotFile)); err != nil {
 		t.Error(err)
 	}
 }
@@ -252,7 +253,7 @@ func TestVerifyEmulated(t *testing.T) {
 		t.Skip("runs in real time")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runCLI("verify", "../live/testdata/tuning-p3.toml", "--np", "3", "--emulate", "latency=2ms,bandwidth=20MB/s",
+	code, stdout, stderr := runCLI("verify", "../verify/testdata/tuning-p3.toml", "--np", "3", "--emulate", "latency=2ms,bandwidth=20MB/s",
 		"--out", out, "--span", "3", "--warmup", "1", "--iters", "3")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -262,7 +263,7 @@ func TestVerifyEmulated(t *testing.T) {
 		t.Fatalf("no crossover table:\n%s", stdout)
 	}
 	t.Logf("%s", stdout[i:])
-	data, err := os.ReadFile(filepath.Join(out, verifyFile))
+	data, err := os.ReadFile(filepath.Join(out, verify.CrossoverFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestVerifyEmulated(t *testing.T) {
 	if err != nil || f[9] != "" || ratio < 0.25 || ratio > 4 {
 		t.Errorf("verify.csv row %q: want a crossover within a factor 4 of the table's", lines[1])
 	}
-	if _, err := os.Stat(filepath.Join(out, verifyPlotFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, verify.CrossoverPlotFile)); err != nil {
 		t.Error(err)
 	}
 }
@@ -305,7 +306,7 @@ func TestPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	code, stdout, stderr := runCLI("peer", "--name", "ompi", file, "../live/testdata/ompi-allreduce.log")
+	code, stdout, stderr := runCLI("peer", "--name", "ompi", file, "../verify/testdata/ompi-allreduce.log")
 	if code != exitOK || !strings.Contains(stdout, "ompi time") || !strings.Contains(stdout, "    0.50") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -511,7 +512,7 @@ data = "host"
 	if len(rs) != 1 || rs[0].Transport() == nil || *rs[0].Transport() != (live.Thresholds{Bulk: 4 << 10}) {
 		t.Fatalf("results.csv: %+v, want one row recording a bulk threshold of 4 KiB", rs)
 	}
-	f, err := os.Open(filepath.Join(out, live.CompareFile))
+	f, err := os.Open(filepath.Join(out, verify.CompareFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +531,7 @@ data = "host"
 		}
 		r := rs[0]
 		r.BulkThreshold, r.EagerThreshold = 0, 0 // recorded none
-		cs, err := live.Predict(s, []live.Result{r})
+		cs, err := verify.Predict(s, []results.Row{r.Row})
 		if err != nil {
 			t.Fatal(err)
 		}

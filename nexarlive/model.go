@@ -12,6 +12,7 @@ import (
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/units"
+	"github.com/nexar-go/nexar-go/verify"
 )
 
 func compareCmd(args []string, stdout, stderr io.Writer) int {
@@ -34,13 +35,13 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 		return exitUsage
 	}
-	cs, err := live.Predict(s, rs)
+	cs, err := verify.Predict(s, live.Rows(rs))
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "model %q of %s against %s\n", s.Network.Model, pos[0], pos[1])
-	if note := live.StagingNote(s, rs); note != "" {
+	if note := verify.StagingNote(s, live.Rows(rs)); note != "" {
 		fmt.Fprintln(stdout, note)
 	}
 	printSummary(stdout, cs)
@@ -49,26 +50,26 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 			return cmdline.UsageError(stderr, "compare", "--out: %v", err)
 		}
 		var b bytes.Buffer
-		if err := live.WriteCompareCSV(&b, cs); err != nil {
+		if err := verify.WriteCompareCSV(&b, cs); err != nil {
 			fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 			return exitRanks
 		}
-		if err := os.WriteFile(filepath.Join(*out, live.CompareFile), b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(*out, verify.CompareFile), b.Bytes(), 0o644); err != nil {
 			fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 			return exitRanks
 		}
-		if err := live.ComparePlot(filepath.Join(*out, live.ComparePlotFile), live.CompareSubtitle(s), cs); err != nil {
+		if err := verify.ComparePlot(filepath.Join(*out, verify.ComparePlotFile), verify.CompareSubtitle(s), cs); err != nil {
 			fmt.Fprintf(stderr, "nexar-live compare: no plot: %v\n", err)
 		}
-		fmt.Fprintf(stderr, "nexar-live compare: wrote %s and %s\n", filepath.Join(*out, live.CompareFile), filepath.Join(*out, live.ComparePlotFile))
+		fmt.Fprintf(stderr, "nexar-live compare: wrote %s and %s\n", filepath.Join(*out, verify.CompareFile), filepath.Join(*out, verify.ComparePlotFile))
 	}
 	return exitOK
 }
 
 // printSummary prints the error of a model over points, and its worst
 // points.
-func printSummary(w io.Writer, cs []live.Comparison) {
-	s := live.Summarize(cs)
+func printSummary(w io.Writer, cs []verify.Comparison) {
+	s := verify.Summarize(cs)
 	fmt.Fprintf(w, "%v\n", s)
 	if len(s.Worst) == 0 {
 		return

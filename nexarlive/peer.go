@@ -7,6 +7,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/calibrate"
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/verify"
 )
 
 func peerCmd(args []string, stdout, stderr io.Writer) int {
@@ -33,11 +34,11 @@ func peerCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live peer: %v\n", err)
 		return exitUsage
 	}
-	rows, err := live.ComparePeer(rs, log.Samples())
+	rows, err := verify.ComparePeer(live.Rows(rs), log.Samples())
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live peer: %v\n", err)
 		return exitUsage
 	}
-	live.WritePeerTable(stdout, rows, *name)
+	verify.WritePeerTable(stdout, rows, *name)
 	return exitOK
 }

@@ -13,10 +13,11 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
-	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/live/launch"
+	"github.com/nexar-go/nexar-go/live/step"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/units"
+	"github.com/nexar-go/nexar-go/verify"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -38,7 +39,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	np := fs.Int("np", 0, "number of ranks (the layouts of this world size are measured)")
 	out := fs.String("out", "", "output directory")
 	model := fs.String("model", "", "predict with this scenario's [network] (a calibrated one, as nexar-live calibrate --out writes) instead of SCENARIO's")
-	reuse := fs.Bool("reuse", false, "measure nothing: predict the rows of DIR/"+live.StepFile+" of an earlier run again (with another --model)")
+	reuse := fs.Bool("reuse", false, "measure nothing: predict the rows of DIR/"+step.File+" of an earlier run again (with another --model)")
 	pos, status, ok := cmdline.ParseCmd("step", fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -66,7 +67,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	job, err := live.NewStepJob(s, *np, m.warmup, m.iters)
+	job, err := step.NewJob(s, *np, m.warmup, m.iters)
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
 		return exitUsage
@@ -94,7 +95,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 			return status
 		}
 	}
-	path := filepath.Join(*out, live.StepFile)
+	path := filepath.Join(*out, step.File)
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
@@ -113,29 +114,29 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	cs, err := live.PredictSteps(s, network, rows)
+	cs, err := verify.PredictSteps(s, network, rows)
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: no prediction: %v\n", err)
 		return exitRanks
 	}
 	var b bytes.Buffer
-	err = live.WriteStepCompareCSV(&b, cs)
+	err = verify.WriteStepCompareCSV(&b, cs)
 	if err == nil {
-		err = atomicfile.WriteFile(filepath.Join(*out, live.CompareFile), b.Bytes())
+		err = atomicfile.WriteFile(filepath.Join(*out, verify.CompareFile), b.Bytes())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
 		return exitRanks
 	}
 	printStepTable(stdout, s, modelName, cs)
-	fmt.Fprintf(stderr, "nexar-live step: wrote %s\n", filepath.Join(*out, live.CompareFile))
+	fmt.Fprintf(stderr, "nexar-live step: wrote %s\n", filepath.Join(*out, verify.CompareFile))
 	return exitOK
 }
 
 // measureSteps runs job's points on np rank processes, whose transport
 // uses the thresholds t; rank 0 writes the rows into out. It returns
 // false, and the exit status, on failure.
-func measureSteps(job *live.StepJob, file string, np int, out string, m measureFlags, t algos.Thresholds, stdout, stderr io.Writer) (int, bool) {
+func measureSteps(job *step.Job, file string, np int, out string, m measureFlags, t algos.Thresholds, stdout, stderr io.Writer) (int, bool) {
 	fmt.Fprintf(stderr, "nexar-live step: %s (%s): %d point(s) on %d ranks, %d warm-up and %d timed steps each\n",
 		file, job.Scenario.Workload.Model, len(job.Points), np, m.warmup, m.iters)
 	wargs := append([]string{"step-worker", abs(file), "--out", abs(out),
@@ -154,20 +155,20 @@ func measureSteps(job *live.StepJob, file string, np int, out string, m measureF
 			err, status = fmt.Errorf("interrupted"), exitInterrupted
 		}
 		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
-		partial := filepath.Join(out, live.StepPartialFile)
+		partial := filepath.Join(out, step.PartialFile)
 		if info, serr := os.Stat(partial); serr == nil && !info.ModTime().Before(start) {
 			fmt.Fprintf(stderr, "nexar-live step: the points measured before are in %s\n", partial)
 		}
 		return status, false
 	}
 	fmt.Fprintf(stderr, "nexar-live step: measured in %.1fs; wrote %s and %s\n", time.Since(start).Seconds(),
-		filepath.Join(out, live.StepFile), filepath.Join(out, live.StepTimesFile))
+		filepath.Join(out, step.File), filepath.Join(out, step.TimesFile))
 	return exitOK, true
 }
 
 // printStepTable prints every point's predicted and measured step, and
 // the median error.
-func printStepTable(w io.Writer, s *scenario.Scenario, modelName string, cs []live.StepComparison) {
+func printStepTable(w io.Writer, s *scenario.Scenario, modelName string, cs []verify.StepComparison) {
 	fmt.Fprintf(w, "# %s: %s, predicted by the simulator on %s\n", s.Name, s.Workload.Model, modelName)
 	fmt.Fprintf(w, "# step = the slowest rank's, median over the timed steps; exposed = the compute stream's waits for communication, mean over the ranks\n")
 	fmt.Fprintf(w, "%5s  %-14s %10s  %-22s %11s %11s %7s  %11s %11s\n", "point", "layout", "bucket", "algorithms",
@@ -181,7 +182,7 @@ func printStepTable(w io.Writer, s *scenario.Scenario, modelName string, cs []li
 		fmt.Fprintf(w, "%5d  %-14s %10s  %-22s %11s %11s %7.3f  %11s %11s\n", m.Point, m.Layout, units.FormatBytes(float64(m.Bucket)), algs,
 			units.FormatSeconds(p.Step), units.FormatSeconds(m.Step), c.Ratio(), units.FormatSeconds(p.Exposed), units.FormatSeconds(m.Exposed))
 	}
-	n, med, mean := live.SummarizeSteps(cs)
+	n, med, mean := verify.SummarizeSteps(cs)
 	fmt.Fprintf(w, "%d points: median |predicted/measured - 1| = %.1f%%, mean %.1f%%\n", n, 100*med, 100*mean)
 }
 
@@ -213,7 +214,7 @@ func stepWorkerCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	_, err = live.StepWorker(ctx, live.StepWorkerConfig{Scenario: pos[0], Warmup: m.warmup, Iters: m.iters, Net: cfg,
+	_, err = step.Worker(ctx, step.WorkerConfig{Scenario: pos[0], Warmup: m.warmup, Iters: m.iters, Net: cfg,
 		Dir: *out, Status: statusW, Progress: stdout, JoinTimeout: m.timeout})
 	if err == nil {
 		return exitOK

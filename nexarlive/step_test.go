@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/step"
+	"github.com/nexar-go/nexar-go/verify"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -82,7 +83,7 @@ func TestStep(t *testing.T) {
 			t.Errorf("stdout lacks %q", want)
 		}
 	}
-	f, err := os.Open(filepath.Join(out, live.StepFile))
+	f, err := os.Open(filepath.Join(out, step.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestStep(t *testing.T) {
 			t.Errorf("point %d (%s): exposed dp %g s, bubble %g s", r.Point, r.Layout, r.ExposedBy[workload.DP], r.Bubble)
 		}
 	}
-	cf, err := os.Open(filepath.Join(out, live.CompareFile))
+	cf, err := os.Open(filepath.Join(out, verify.CompareFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 5 || strings.Join(recs[0], ",") != strings.Join(live.StepCompareColumns, ",") {
+	if len(recs) != 5 || strings.Join(recs[0], ",") != strings.Join(verify.StepCompareColumns, ",") {
 		t.Fatalf("compare.csv: %d lines, header %q", len(recs), recs[0])
 	}
 	for _, rec := range recs[1:] {
@@ -136,7 +137,7 @@ func TestStep(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout2, "predicted by the simulator on "+file+"'s [network]") || !strings.Contains(stdout2, "4 points: median") {
 		t.Errorf("--reuse: exit %d\n%s\n%s", code, stdout2, stderr)
 	}
-	times, err := os.ReadFile(filepath.Join(out, live.StepTimesFile))
+	times, err := os.ReadFile(filepath.Join(out, step.TimesFile))
 	if err != nil {
 		t.Fatal(err)
 	}

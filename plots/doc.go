@@ -22,6 +22,13 @@
 // stacked compute, exposed communication by group, bubble and idle time;
 // their input is [StepPoint]s.
 //
+// For measurements held against the model (package verify: nexar-live
+// compare and verify), [WriteComparePNG] draws measured and predicted
+// times against message size, a panel per collective, algorithm and world
+// size, and [WriteRatioPNG] the ratio of two variants' times around a
+// crossover, with the table's, the model's and the measured crossover
+// marked; their input is [Measured] points and [RatioPanel]s.
+//
 // [WriteAll] writes all of those that apply, as PNG and SVG, for every
 // collective in a sweep; it is what `nexar-sim run` and `nexar-sim plot`
 // call. [Winners] is the table the crossover map is drawn from, exported so

@@ -124,14 +124,6 @@ func subtitleStyle() text.Style {
 	return sty
 }
 
-// SubtitleStyle is the style figures draw their subtitles in, for figures
-// drawn outside Figure (nexar-live's) to look the same.
-func SubtitleStyle() text.Style { return subtitleStyle() }
-
-// WrapSubtitle breaks s into lines no wider than width in SubtitleStyle,
-// as a Figure wraps its subtitle.
-func WrapSubtitle(s string, width vg.Length) []string { return wrapText(subtitleStyle(), s, width) }
-
 // subtitleLines breaks the subtitle into lines no wider than width, at
 // spaces.
 func (f *Figure) subtitleLines(width vg.Length) []string {

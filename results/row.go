@@ -71,6 +71,10 @@ type Row struct {
 	BulkThreshold, EagerThreshold int
 }
 
+// DeviceCUDA is the device column's value for a run whose buffers were
+// on GPUs (nexar-live run --device cuda).
+const DeviceCUDA = "cuda"
+
 // HasThresholds reports whether r records the transport thresholds its
 // ranks used (BulkThreshold and EagerThreshold).
 func (r Row) HasThresholds() bool { return r.BulkThreshold != 0 }

@@ -54,6 +54,16 @@ var rules = []rule{
 		Why:   "realnet is a transport: it knows the Link and nothing of the simulator or the tools",
 	},
 	{
+		From:  []string{"live"},
+		Never: []string{"sim/...", "calibrate", "plots", "gonum.org/v1/plot/..."},
+		Why:   "live keeps the real run: holding its measurements against the simulator is verify's, fitting models calibrate's, drawing figures plots'",
+	},
+	{
+		From:  []string{"verify"},
+		Never: []string{"live/..."},
+		Why:   "verify holds results.csv rows against the model, beneath the real run: the command hands it a run's rows (live.Output.Compare)",
+	},
+	{
 		From: []string{"units", "mesh", "internal/atomicfile", "internal/cli"},
 		Only: []string{},
 		Why:  "leaves stay leaves: every package may use them because they use none",

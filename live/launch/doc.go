@@ -28,12 +28,12 @@
 //     processes, pipes, the clock and the coordinator into events and
 //     carries out the actions.
 //
-// The worker itself is package live's (live.Worker, live.StepWorker): it
-// writes its status through this package's StatusWriter and reads its
-// environment through its variables. So live imports launch, and launch
-// imports nothing of live: the protocol, which both ends need, lives on
-// the side that needs nothing else of the other (the launcher runs any
-// command; it knows workers only by the lines they write), and the
-// launcher's tests, which run live's worker, are an external test
-// package.
+// The worker itself is package live's (live.Worker, and step.Worker for
+// training steps): it writes its status through this package's
+// StatusWriter and reads its environment through its variables. So live
+// imports launch, and launch imports nothing of live: the protocol, which
+// both ends need, lives on the side that needs nothing else of the other
+// (the launcher runs any command; it knows workers only by the lines they
+// write), and the launcher's tests, which run live's worker, are an
+// external test package.
 package launch

@@ -59,7 +59,7 @@ func testWorker() int {
 		Scenario: os.Getenv("LIVE_TEST_SCENARIO"),
 		Options:  live.Options{Warmup: 1, Iters: iters},
 		Net:      realnet.Config{Timeout: 20 * time.Second, PeerTimeout: 2 * time.Second},
-		Output:   live.Output{Dir: os.Getenv("LIVE_TEST_OUT"), Table: os.Stdout, NoCompare: true},
+		Output:   live.Output{Dir: os.Getenv("LIVE_TEST_OUT"), Table: os.Stdout},
 		Status:   st,
 	})
 	if err != nil {

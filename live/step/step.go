@@ -1,4 +1,4 @@
-package live
+package step
 
 import (
 	"bytes"
@@ -20,47 +20,27 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/atomicfile"
+	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/harness"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
-// Training steps measured on real ranks (nexar-live step).
-//
-// Every rank runs workload.Run, the program the simulator runs, on its
-// realnet link: a compute stream and a stream per kind of communication,
-// each a goroutine, the collectives on realnet. Compute is emulated: the
-// compute stream sleeps for the stated time (computeEmulator, on the
-// device's timeline), as a GPU's kernels leave the host's cores to the
-// communication (NCCL's proxy thread) while they run. Spinning would hold one of the cores the
-// ranks' communication needs (on a machine with fewer cores than ranks,
-// every spinning rank takes a core from the others' transfers) and
-// charge compute's CPU to the communication it is meant to hide.
-//
-// Each step starts at an instant the ranks agreed on (the starter of
-// start.go, as the collectives' iterations do: it is the barrier between
-// steps, without a barrier's skew); a rank's step runs from that instant
-// to the end of its streams, and the step's time is the slowest rank's.
-// The accounts of a step (compute, exposed communication by group and
-// collective, bubble, busy time) come from the same stream records, and
-// the same workload.Stats, as the simulator's: each rank sends its
-// records, timed from the agreed instant, to rank 0 after the step.
-// A point's row is the median over the timed steps of each column.
-
 // Files nexar-live step writes into its output directory.
 const (
-	// StepFile is the measured rows, in workload's step.csv columns.
-	StepFile = "step.csv"
-	// StepPartialFile is the rows of a run that did not finish.
-	StepPartialFile = "step.partial.csv"
-	// StepTimesFile is every timed step of every point.
-	StepTimesFile = "step_times.csv"
+	// File is the measured rows, in workload's step.csv columns.
+	File = "step.csv"
+	// PartialFile is the rows of a run that did not finish.
+	PartialFile = "step.partial.csv"
+	// TimesFile is every timed step of every point.
+	TimesFile = "step_times.csv"
 )
 
-// StepJob is what every rank of a measured training step runs: the
+// Job is what every rank of a measured training step runs: the
 // scenario's [workload] points of the run's world size, each planned.
-type StepJob struct {
+type Job struct {
 	Scenario *scenario.Scenario
 	Points   []scenario.WorkloadPoint
 	Plans    []*workload.Plan
@@ -72,11 +52,11 @@ type StepJob struct {
 	ID [32]byte
 }
 
-// NewStepJob makes the job of a run of s's [workload] on world ranks:
+// NewJob makes the job of a run of s's [workload] on world ranks:
 // its points of that world size (the layouts of other sizes are left
 // out, Skipped lists them). warmup is the untimed steps (0 or more),
 // iters the timed ones (at least 1).
-func NewStepJob(s *scenario.Scenario, world, warmup, iters int) (*StepJob, error) {
+func NewJob(s *scenario.Scenario, world, warmup, iters int) (*Job, error) {
 	switch {
 	case s.Workload == nil:
 		return nil, fmt.Errorf("%s: no [workload] table: nexar-live step measures training steps (nexar-live run measures sweeps)", s.File)
@@ -87,7 +67,7 @@ func NewStepJob(s *scenario.Scenario, world, warmup, iters int) (*StepJob, error
 	case warmup < 0:
 		return nil, fmt.Errorf("live: %d warm-up steps: want 0 or more", warmup)
 	}
-	j := &StepJob{Scenario: s, Warmup: warmup, Iters: iters}
+	j := &Job{Scenario: s, Warmup: warmup, Iters: iters}
 	for _, p := range s.Workload.Points {
 		if w := p.Spec.World(); w != world {
 			if !slices.Contains(j.Skipped, w) {
@@ -120,7 +100,7 @@ func NewStepJob(s *scenario.Scenario, world, warmup, iters int) (*StepJob, error
 }
 
 // EmulateCompute performs d of emulated compute: it sleeps for d on the
-// precise sleep of the agreed starts (sleepUntil: a timerfd on Linux,
+// precise sleep of the agreed starts (harness.SleepUntil: a timerfd on Linux,
 // which holds no processor while it waits), so the rank's communication
 // goroutines, and the other ranks, have the cores meanwhile. A sleep that
 // wakes late makes the compute longer. A measured step's compute stream
@@ -129,7 +109,7 @@ func EmulateCompute(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sleepUntil(clock() + int64(d))
+	harness.SleepUntil(harness.Now() + int64(d))
 	return ctx.Err()
 }
 
@@ -151,14 +131,14 @@ const blockingWait = int64(20 * time.Microsecond)
 // makes up for a late wake before it is shorter than stated.
 type computeEmulator struct {
 	mu         sync.Mutex
-	due, ready int64 // clock(): the last compute's due end; the last blocking wait's end
+	due, ready int64 // harness.Now(): the last compute's due end; the last blocking wait's end
 }
 
 func (e *computeEmulator) compute(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := clock()
+	now := harness.Now()
 	e.mu.Lock()
 	start := max(e.due, e.ready)
 	if start == 0 || start > now {
@@ -167,12 +147,12 @@ func (e *computeEmulator) compute(ctx context.Context, d time.Duration) error {
 	e.due = start + int64(d)
 	due := e.due
 	e.mu.Unlock()
-	sleepUntil(due)
+	harness.SleepUntil(due)
 	return ctx.Err()
 }
 
 // observe learns the compute stream's blocking waits (rec timed on
-// clock(), the step link's).
+// harness.Now(), the step link's).
 func (e *computeEmulator) observe(rec algos.StreamRecord) {
 	if rec.Stream == workload.StreamCompute && rec.Kind == algos.KindWait && int64(rec.End-rec.Start) > blockingWait {
 		e.mu.Lock()
@@ -181,23 +161,23 @@ func (e *computeEmulator) observe(rec algos.StreamRecord) {
 	}
 }
 
-// StepTime is one timed step of a point.
-type StepTime struct {
+// Timed is one timed step of a point.
+type Timed struct {
 	Point, Iter int
 	// Step is the slowest rank's time from the agreed start to its end;
 	// Compute and Exposed are the means over the ranks (as Row's).
 	Step, Compute, Exposed float64
 }
 
-// StepMeasurement is what rank 0 of a measured step returns: a row per
+// Measurement is what rank 0 of a measured step returns: a row per
 // point (the median over its timed steps), and every timed step.
-type StepMeasurement struct {
+type Measurement struct {
 	Rows  []workload.Row
-	Times []StepTime
+	Times []Timed
 }
 
-// StepHooks let the caller of RunStepRank follow a rank's progress.
-type StepHooks struct {
+// Hooks let the caller of RunRank follow a rank's progress.
+type Hooks struct {
 	// Point, if not nil, is called when the rank starts a point, with
 	// the workload point's index and its swept values.
 	Point func(index int, desc string)
@@ -207,22 +187,22 @@ type StepHooks struct {
 	Row func(workload.Row)
 }
 
-// RunStepRank measures every point of job on one rank, l, of a world of
+// RunRank measures every point of job on one rank, l, of a world of
 // the job's size; every rank calls it with the same job. Rank 0 returns
 // the measurement (with the points measured so far if it fails); the
 // others return nil.
-func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHooks) (*StepMeasurement, error) {
-	if err := hello(ctx, l, job.ID); err != nil {
+func RunRank(ctx context.Context, l algos.Link, job *Job, hooks Hooks) (*Measurement, error) {
+	if err := harness.Hello(ctx, l, job.ID); err != nil {
 		return nil, err
 	}
-	if err := warmUp(ctx, l); err != nil {
+	if err := harness.WarmUp(ctx, l); err != nil {
 		return nil, fmt.Errorf("live: warming the connections up: %w", err)
 	}
 	sl := &stepLink{Link: l}
-	start := &starter{l: l}
-	var m *StepMeasurement
+	start := harness.NewStarter(l)
+	var m *Measurement
 	if l.Rank() == 0 {
-		m = &StepMeasurement{}
+		m = &Measurement{}
 	}
 	var exchange uint64
 	for i, p := range job.Points {
@@ -230,12 +210,12 @@ func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHook
 		if hooks.Point != nil {
 			hooks.Point(p.Index, pointDesc(job.Scenario.Workload, p))
 		}
-		if err := start.sync(ctx); err != nil {
+		if err := start.Sync(ctx); err != nil {
 			return m, fmt.Errorf("point %d: synchronising clocks: %w", p.Index, err)
 		}
 		var rows []workload.Row
 		for it := 0; ; it++ {
-			t0, more, err := start.start(ctx, it < job.Warmup+job.Iters)
+			t0, more, err := start.Start(ctx, it < job.Warmup+job.Iters)
 			if err != nil {
 				return m, fmt.Errorf("point %d: starting step %d: %w", p.Index, it, err)
 			}
@@ -247,7 +227,7 @@ func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHook
 			before := sl.sent.Load()
 			opt := workload.Options{Tuning: job.Scenario.Workload.Tuning, FLOPS: job.Scenario.Workload.FLOPS, Compute: em.compute, Observer: rec}
 			err = workload.Run(ctx, sl, plan, opt)
-			elapsed := clock() - t0
+			elapsed := harness.Now() - t0
 			if err != nil {
 				return m, fmt.Errorf("point %d: step %d: %w", p.Index, it, err)
 			}
@@ -266,7 +246,7 @@ func RunStepRank(ctx context.Context, l algos.Link, job *StepJob, hooks StepHook
 				row := workload.NewRow(job.Scenario.Name, p.Index, p.Spec, res)
 				row.Messages = msgs
 				rows = append(rows, row)
-				m.Times = append(m.Times, StepTime{Point: p.Index, Iter: it - job.Warmup, Step: res.Step, Compute: res.Compute, Exposed: res.ExposedTotal})
+				m.Times = append(m.Times, Timed{Point: p.Index, Iter: it - job.Warmup, Step: res.Step, Compute: res.Compute, Exposed: res.ExposedTotal})
 			}
 		}
 		if m != nil {
@@ -292,14 +272,14 @@ func pointDesc(w *scenario.Workload, p scenario.WorkloadPoint) string {
 }
 
 // stepLink is a rank's link during a measured step: it counts the
-// messages sent to other ranks, and its clock is clock(), the agreed
+// messages sent to other ranks, and its clock is harness.Now(), the agreed
 // starts' (the stream records are timed on it).
 type stepLink struct {
 	algos.Link
 	sent atomic.Int64
 }
 
-func (s *stepLink) Now() time.Duration { return time.Duration(clock()) }
+func (s *stepLink) Now() time.Duration { return time.Duration(harness.Now()) }
 
 // Unwrap lets the streams find the inner link's Spawner.
 func (s *stepLink) Unwrap() algos.Link { return s.Link }
@@ -312,7 +292,7 @@ func (s *stepLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Reques
 }
 
 // recordList keeps a rank's stream records of one step, timed from t0
-// (the agreed start, on clock()).
+// (the agreed start, on harness.Now()).
 type recordList struct {
 	mu   sync.Mutex
 	t0   int64
@@ -331,14 +311,11 @@ func (r *recordList) StreamItem(rec algos.StreamRecord) {
 	r.mu.Unlock()
 }
 
-// commStep is the communicator of the steps' records, sent to rank 0.
-const commStep = 1<<algos.CommBits - 5
-
 // gatherStep sends every rank's records of a step (and its time and
 // messages) to rank 0, which accounts for the step with workload.Stats:
 // the same accounts as the simulator's. Other ranks return nil.
 func gatherStep(ctx context.Context, l algos.Link, seq uint64, plan *workload.Plan, rec *recordList, elapsed, sent int64) (*workload.Result, int64, error) {
-	sl := algos.Scoped(l, commStep, seq)
+	sl := algos.Scoped(l, harness.CommStep, seq)
 	payload := encodeRecords(rec.recs, elapsed, sent)
 	if l.Rank() != 0 {
 		var n [8]byte
@@ -463,6 +440,15 @@ func decodeRecords(b []byte, rank int) (recs []algos.StreamRecord, elapsed, sent
 	return recs, elapsed, sent, nil
 }
 
+// median of sorted values.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
 // medianRow is rows' first row with each measured column the median over
 // rows (the timed steps of one point).
 func medianRow(rows []workload.Row) workload.Row {
@@ -495,14 +481,14 @@ func medianRow(rows []workload.Row) workload.Row {
 	return out
 }
 
-// StepWorkerConfig configures one rank process of a measured step.
-type StepWorkerConfig struct {
+// WorkerConfig configures one rank process of a measured step.
+type WorkerConfig struct {
 	// Scenario is the path of the scenario file, with a [workload].
 	Scenario      string
 	Warmup, Iters int
 	Net           realnet.Config
-	// Dir is where rank 0 writes StepFile and StepTimesFile (or
-	// StepPartialFile when the run fails).
+	// Dir is where rank 0 writes File and TimesFile (or
+	// PartialFile when the run fails).
 	Dir string
 	// Getenv reads the launcher's environment (os.Getenv if nil).
 	Getenv func(string) string
@@ -515,17 +501,17 @@ type StepWorkerConfig struct {
 	JoinTimeout time.Duration
 }
 
-// StepWorker runs one rank of a measured step under any launcher, as
-// Worker runs one of a sweep: it joins the world the environment
+// Worker runs one rank of a measured step under any launcher, as
+// live.Worker runs one of a sweep: it joins the world the environment
 // describes, measures the [workload] points of its size, and on rank 0
 // writes the rows. It returns rank 0's measurement (nil on other ranks).
-func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, error) {
+func Worker(ctx context.Context, cfg WorkerConfig) (*Measurement, error) {
 	getenv := cfg.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	st := launch.NewStatusWriter(cfg.Status, Blamed)
-	fail := func(err error) (*StepMeasurement, error) {
+	st := launch.NewStatusWriter(cfg.Status, live.Blamed)
+	fail := func(err error) (*Measurement, error) {
 		st.Error(err)
 		return nil, err
 	}
@@ -537,13 +523,13 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 	if err != nil {
 		return fail(err)
 	}
-	job, err := NewStepJob(s, la.World, cfg.Warmup, cfg.Iters)
+	job, err := NewJob(s, la.World, cfg.Warmup, cfg.Iters)
 	if err != nil {
 		return fail(err)
 	}
 	jt := cfg.JoinTimeout
 	if jt <= 0 {
-		jt = DefaultJoinTimeout
+		jt = live.DefaultJoinTimeout
 	}
 	jctx, cancel := context.WithTimeout(ctx, jt)
 	link, err := realnet.Start(jctx, la, cfg.Net)
@@ -552,7 +538,7 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 		return fail(fmt.Errorf("live: joining a world of %d through %s: %w", la.World, la.Seed, err))
 	}
 	st.Ready(link.Rank())
-	hooks := StepHooks{
+	hooks := Hooks{
 		Point: st.Point,
 		Iter:  st.Beat,
 	}
@@ -562,13 +548,13 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 				r.Point, pointDesc(s.Workload, s.Workload.Points[r.Point]), 1e3*r.Step, 1e3*r.Compute, 1e3*r.Exposed, job.Iters)
 		}
 	}
-	m, err := RunStepRank(ctx, link, job, hooks)
+	m, err := RunRank(ctx, link, job, hooks)
 	if link.Rank() == 0 && cfg.Dir != "" {
 		switch werr := writeStepFiles(cfg.Dir, m, err); {
 		case werr != nil && err == nil:
 			err = werr
 		case werr != nil:
-			fmt.Fprintf(os.Stderr, "nexar-live step-worker: saving the points measured to %s: %v\n", StepPartialFile, werr)
+			fmt.Fprintf(os.Stderr, "nexar-live step-worker: saving the points measured to %s: %v\n", PartialFile, werr)
 		}
 	}
 	if err != nil {
@@ -584,10 +570,10 @@ func StepWorker(ctx context.Context, cfg StepWorkerConfig) (*StepMeasurement, er
 	return m, nil
 }
 
-// writeStepFiles writes rank 0's rows: StepFile and StepTimesFile after
-// a run that finished, StepPartialFile (the points measured) after one
+// writeStepFiles writes rank 0's rows: File and TimesFile after
+// a run that finished, PartialFile (the points measured) after one
 // that failed with runErr.
-func writeStepFiles(dir string, m *StepMeasurement, runErr error) error {
+func writeStepFiles(dir string, m *Measurement, runErr error) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
@@ -595,12 +581,12 @@ func writeStepFiles(dir string, m *StepMeasurement, runErr error) error {
 		if m == nil || len(m.Rows) == 0 {
 			return nil
 		}
-		return writeAtomic(filepath.Join(dir, StepPartialFile), func(w io.Writer) error { return workload.WriteCSV(w, m.Rows) })
+		return writeAtomic(filepath.Join(dir, PartialFile), func(w io.Writer) error { return workload.WriteCSV(w, m.Rows) })
 	}
-	if err := writeAtomic(filepath.Join(dir, StepTimesFile), func(w io.Writer) error { return WriteStepTimes(w, m.Times) }); err != nil {
+	if err := writeAtomic(filepath.Join(dir, TimesFile), func(w io.Writer) error { return WriteTimes(w, m.Times) }); err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, StepFile), func(w io.Writer) error { return workload.WriteCSV(w, m.Rows) })
+	return writeAtomic(filepath.Join(dir, File), func(w io.Writer) error { return workload.WriteCSV(w, m.Rows) })
 }
 
 // writeAtomic writes what fn writes to path, whole or not at all.
@@ -612,12 +598,12 @@ func writeAtomic(path string, fn func(io.Writer) error) error {
 	return atomicfile.WriteFile(path, b.Bytes())
 }
 
-// StepTimesColumns are the columns of StepTimesFile.
-var StepTimesColumns = []string{"point", "iteration", "step_s", "compute_s", "exposed_s"}
+// TimesColumns are the columns of TimesFile.
+var TimesColumns = []string{"point", "iteration", "step_s", "compute_s", "exposed_s"}
 
-// WriteStepTimes writes every timed step.
-func WriteStepTimes(w io.Writer, ts []StepTime) error {
-	if _, err := fmt.Fprintln(w, strings.Join(StepTimesColumns, ",")); err != nil {
+// WriteTimes writes every timed step.
+func WriteTimes(w io.Writer, ts []Timed) error {
+	if _, err := fmt.Fprintln(w, strings.Join(TimesColumns, ",")); err != nil {
 		return err
 	}
 	for _, t := range ts {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package live
+package harness
 
 // bootID is empty where processes cannot tell that they share a clock:
 // every rank's offset is then estimated.

@@ -1,4 +1,4 @@
-package live
+package step
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/live/harness"
 	"github.com/nexar-go/nexar-go/workload"
 )
 
@@ -57,12 +58,12 @@ func TestMedianRow(t *testing.T) {
 func TestComputeEmulator(t *testing.T) {
 	e := &computeEmulator{}
 	ctx := context.Background()
-	t0 := clock()
+	t0 := harness.Now()
 	if err := e.compute(ctx, 2*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	first := e.due
-	if first < t0+int64(2*time.Millisecond) || first > clock() {
+	if first < t0+int64(2*time.Millisecond) || first > harness.Now() {
 		t.Fatalf("first compute due %d ns after its start", first-t0)
 	}
 	time.Sleep(time.Millisecond) // a late wake
@@ -72,9 +73,9 @@ func TestComputeEmulator(t *testing.T) {
 	if e.due != first+int64(2*time.Millisecond) {
 		t.Errorf("second compute due %d ns after the first, want 2 ms", e.due-first)
 	}
-	w0 := clock()
+	w0 := harness.Now()
 	time.Sleep(time.Millisecond)
-	e.observe(algos.StreamRecord{ItemInfo: algos.ItemInfo{Stream: workload.StreamCompute, Kind: algos.KindWait}, Start: time.Duration(w0), End: time.Duration(clock())})
+	e.observe(algos.StreamRecord{ItemInfo: algos.ItemInfo{Stream: workload.StreamCompute, Kind: algos.KindWait}, Start: time.Duration(w0), End: time.Duration(harness.Now())})
 	ready := e.ready
 	if err := e.compute(ctx, time.Millisecond); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,9 @@
-package live
+package verify
 
 import (
 	"fmt"
 
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/staging"
@@ -10,7 +11,7 @@ import (
 
 // staged reports whether a result's messages were staged through host
 // memory.
-func staged(r Result) bool { return r.Device == DeviceCUDA }
+func staged(r results.Row) bool { return r.Device == results.DeviceCUDA }
 
 // networkFor returns the network that predicts result r of a run on the
 // network n: n itself for a run on host memory; for a run on GPUs, n with
@@ -18,7 +19,7 @@ func staged(r Result) bool { return r.Device == DeviceCUDA }
 // bandwidth, the host_bandwidth of n's hierarchical topology
 // (sim.Staged, with staging's DefaultChunk, the chunk of nexar-live's
 // staging Link), or n itself if n has none (StagingNote says so).
-func networkFor(n *scenario.Network, r Result) (*scenario.Network, error) {
+func networkFor(n *scenario.Network, r results.Row) (*scenario.Network, error) {
 	if !staged(r) {
 		return n, nil
 	}
@@ -34,7 +35,7 @@ func networkFor(n *scenario.Network, r Result) (*scenario.Network, error) {
 // StagingNote says how predictions of results rs on the network of s
 // treat the staging copies of points measured on GPUs: "" if there are
 // none.
-func StagingNote(s *scenario.Scenario, rs []Result) string {
+func StagingNote(s *scenario.Scenario, rs []results.Row) string {
 	for _, r := range rs {
 		if !staged(r) {
 			continue

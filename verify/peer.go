@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/calibrate"
+	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/units"
 )
 
@@ -19,8 +20,8 @@ type PeerRow struct {
 	Peer float64
 	// Best is nexar-live's fastest algorithm at this size; Auto its
 	// "auto" dispatcher, if it ran (nil otherwise).
-	Best Result
-	Auto *Result
+	Best results.Row
+	Auto *results.Row
 	// factor is the collective's bus factor at World.
 	factor float64
 }
@@ -41,7 +42,7 @@ func (r PeerRow) Ratio() float64 { return r.Best.BusBW / r.PeerBusBW() }
 // collective, world size and size: the fastest algorithm there, and auto.
 // Samples nexar-live has no result for, and point-to-point ones, are
 // left out.
-func ComparePeer(rs []Result, peer []calibrate.Sample) ([]PeerRow, error) {
+func ComparePeer(rs []results.Row, peer []calibrate.Sample) ([]PeerRow, error) {
 	var out []PeerRow
 	for _, s := range peer {
 		if s.Collective == calibrate.PointToPoint {
@@ -69,7 +70,7 @@ func ComparePeer(rs []Result, peer []calibrate.Sample) ([]PeerRow, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("live: no result shares a collective, world size and size with the peer's")
+		return nil, fmt.Errorf("verify: no result shares a collective, world size and size with the peer's")
 	}
 	return out, nil
 }

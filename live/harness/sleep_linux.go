@@ -1,4 +1,4 @@
-package live
+package harness
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sleepUntil sleeps until the clock (clock(), CLOCK_MONOTONIC) reaches t,
+// SleepUntil sleeps until the clock (Now(), CLOCK_MONOTONIC) reaches t,
 // on a timerfd read through Go's network poller: the kernel wakes the
 // poller at t to the nanosecond (a timerfd has no timer slack), and the
 // sleeping goroutine holds no processor meanwhile, so that what it left to
@@ -18,7 +18,7 @@ import (
 // an idle process takes up to milliseconds, during which the goroutines
 // queued on it wait. It reports false if no timerfd could be had, having
 // slept with time.Sleep then.
-func sleepUntil(t int64) bool {
+func SleepUntil(t int64) bool {
 	tf, err := getTimer()
 	if err != nil {
 		sleepGo(t)
@@ -32,7 +32,7 @@ func sleepUntil(t int64) bool {
 	}
 	var b [8]byte
 	for {
-		if _, err := tf.f.Read(b[:]); err == nil || clock() >= t {
+		if _, err := tf.f.Read(b[:]); err == nil || Now() >= t {
 			return true
 		}
 	}

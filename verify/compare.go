@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"encoding/csv"
@@ -15,10 +15,10 @@ import (
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
-// Comparison is one measured point beside the simulator's prediction of
-// it on the scenario's network model.
+// Comparison is one measured point (its results.csv row) beside the
+// simulator's prediction of it on the scenario's network model.
 type Comparison struct {
-	Result
+	results.Row
 	// Predicted is the simulated time in seconds.
 	Predicted float64
 }
@@ -45,7 +45,7 @@ var CompareHeader = []string{"collective", "algorithm", "world", "bytes", "dtype
 // the result records the transport thresholds its run used and the model
 // has realnet's (model = "realnet"), the model takes the result's, not the
 // file's (scenario.Network.WithThresholds).
-func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
+func PointFor(s *scenario.Scenario, r results.Row) (sweep.Point, error) {
 	coll, err := algos.Lookup(r.Collective)
 	if err != nil {
 		return sweep.Point{}, err
@@ -83,8 +83,8 @@ func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
 		p.Root = 0
 	}
 	n := &s.Network
-	if t := r.Transport(); t != nil {
-		n = n.WithThresholds(*t)
+	if r.HasThresholds() {
+		n = n.WithThresholds(algos.Thresholds{Bulk: r.BulkThreshold, Eager: r.EagerThreshold})
 	}
 	if p.Network, err = networkFor(n, r); err != nil {
 		return sweep.Point{}, err
@@ -99,7 +99,7 @@ func PointFor(s *scenario.Scenario, r Result) (sweep.Point, error) {
 }
 
 // Predict simulates every result's point on the network of s.
-func Predict(s *scenario.Scenario, rs []Result) ([]Comparison, error) {
+func Predict(s *scenario.Scenario, rs []results.Row) ([]Comparison, error) {
 	out := make([]Comparison, 0, len(rs))
 	for _, r := range rs {
 		p, err := PointFor(s, r)
@@ -110,7 +110,7 @@ func Predict(s *scenario.Scenario, rs []Result) ([]Comparison, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Comparison{Result: r, Predicted: row.Time})
+		out = append(out, Comparison{Row: r, Predicted: row.Time})
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"encoding/csv"
@@ -31,7 +31,7 @@ func (c StepComparison) Ratio() float64 {
 func (c StepComparison) RelErr() float64 { return math.Abs(c.Ratio() - 1) }
 
 // PredictSteps simulates the point of every measured row of s (a row of
-// StepFile: its Point is the index of s's [workload] point) on network,
+// step.csv: its Point is the index of s's [workload] point) on network,
 // the [network] of s or of a calibrated scenario (nexar-live calibrate
 // --out), with s's seed, FLOP rate and tuning.
 func PredictSteps(s *scenario.Scenario, network *scenario.Network, rows []workload.Row) ([]StepComparison, error) {
@@ -99,3 +99,5 @@ func SummarizeSteps(cs []StepComparison) (n int, med, mean float64) {
 	slices.Sort(errs)
 	return len(errs), median(errs), mean / float64(len(errs))
 }
+
+func secs(v float64) string { return strconv.FormatFloat(v, 'f', 9, 64) }

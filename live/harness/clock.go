@@ -1,4 +1,4 @@
-package live
+package harness
 
 import _ "unsafe" // for go:linkname
 
@@ -10,3 +10,9 @@ import _ "unsafe" // for go:linkname
 //
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
+
+// Now reads the local clock in nanoseconds: the monotonic clock, which on
+// Linux every process of one boot shares. Every time of a real run is
+// read on it (a step's stream records too), and SleepUntil and the
+// Starter's instants are on it.
+func Now() int64 { return nanotime() }

@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"math"
@@ -23,11 +23,11 @@ func TestComparePeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	peer := log.Samples()
-	res := func(alg string, bytes int, time float64) Result {
-		return Result{Row: results.Row{Collective: "allreduce", Algorithm: alg, World: 4, Bytes: bytes, DType: "f32", Time: time,
-			BusBW: float64(bytes) / time / 1e9 * 1.5}}
+	res := func(alg string, bytes int, time float64) results.Row {
+		return results.Row{Collective: "allreduce", Algorithm: alg, World: 4, Bytes: bytes, DType: "f32", Time: time,
+			BusBW: float64(bytes) / time / 1e9 * 1.5}
 	}
-	rs := []Result{
+	rs := []results.Row{
 		res("ring", 8, 400e-6), res("binomial_tree", 8, 200e-6), res("auto", 8, 420e-6),
 		res("ring", 1<<20, 4.82e-3), res("auto", 1<<20, 5e-3),
 		res("ring", 1<<20, 1e-3), // another world's would not count; this one is the same point twice

@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"bytes"
@@ -37,9 +37,9 @@ bytes = ["32KiB"]
 
 // predicted is compare.csv's predicted_s of the one row Predict makes of
 // r on s.
-func predicted(t *testing.T, s *scenario.Scenario, r Result) string {
+func predicted(t *testing.T, s *scenario.Scenario, r results.Row) string {
 	t.Helper()
-	cs, err := Predict(s, []Result{r})
+	cs, err := Predict(s, []results.Row{r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +62,9 @@ func predicted(t *testing.T, s *scenario.Scenario, r Result) string {
 func TestPredictRecordedThresholds(t *testing.T) {
 	// 2 ranks' ring allreduce of 32 KiB sends messages of 16 KiB: on the
 	// bulk path from 4 KiB, on QUIC below 64 KiB.
-	row := func(bulk int) Result {
-		r := Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 32 << 10, DType: "f32", Op: "sum", Time: 1e-3}}
-		if bulk != 0 {
-			r.setTransport(&Thresholds{Bulk: bulk})
-		}
-		return r
+	row := func(bulk int) results.Row {
+		return results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 32 << 10, DType: "f32", Op: "sum", Time: 1e-3,
+			BulkThreshold: bulk}
 	}
 	file64 := realnetScenario(t, "model = \"realnet\"\nbulk_threshold = \"64KiB\"")
 	file4 := realnetScenario(t, "model = \"realnet\"\nbulk_threshold = \"4KiB\"")

@@ -1,4 +1,4 @@
-package live
+package harness
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/nexar-go/nexar-go/device"
 )
 
-// How the ranks start each iteration together (the default timing,
-// TimingStart).
+// How the ranks start each iteration together (the Starter: live's
+// default timing, TimingStart, and every training step).
 //
 // The simulator times a collective from one instant at which every rank
 // starts to the instant the last one finishes. A barrier cannot give
@@ -34,7 +34,7 @@ import (
 //
 // The wait must end on time: a sleeping thread wakes tens of microseconds
 // late on a busy machine, more than a small collective takes. So a rank
-// sleeps (sleepUntil) until a little before the instant and spins for the
+// sleeps (SleepUntil) until a little before the instant and spins for the
 // rest; the margin follows how late its sleeps have woken. A rank that
 // gets the instant after it has passed starts at once and counts a late
 // start (so does one whose sleep woke after it); rank 0 doubles its lead
@@ -42,10 +42,6 @@ import (
 // shrinks it again, towards two round trips, when they arrive early.
 // The empty collective measures what all this costs (nexar-live ladder's
 // "empty" rung).
-
-// clock reads the local clock in nanoseconds: the monotonic clock, which
-// on Linux every process of one boot shares.
-func clock() int64 { return nanotime() }
 
 // Ping-pongs per rank in each clock synchronisation of a rank on another
 // host.
@@ -60,8 +56,10 @@ const (
 // bootIDLen is the length of a boot id on the wire.
 const bootIDLen = 48
 
-// starter agrees on start instants for the iterations of one point.
-type starter struct {
+// Starter agrees on start instants for the iterations of one point (of a
+// sweep, or a training step's), on every rank of a link: make one per
+// run with NewStarter, Sync it once per point, then Start each iteration.
+type Starter struct {
 	l   algos.Link
 	seq uint64 // operation sequence of the harness, per message exchange
 	// On rank 0: each rank's clock minus rank 0's, and the least round
@@ -83,15 +81,22 @@ type starter struct {
 	next  int
 }
 
-func (s *starter) link() algos.Link {
+// NewStarter returns the starter of the ranks of l.
+func NewStarter(l algos.Link) *Starter { return &Starter{l: l} }
+
+// Late counts the iterations this rank started late: the instant had
+// passed when it arrived, or the wait woke after it.
+func (s *Starter) Late() int64 { return s.late }
+
+func (s *Starter) link() algos.Link {
 	s.seq++
-	return algos.Scoped(s.l, commBarrier, s.seq)
+	return algos.Scoped(s.l, CommStart, s.seq)
 }
 
-// sync learns the ranks' clock offsets (rank 0 pings every rank in turn;
+// Sync learns the ranks' clock offsets (rank 0 pings every rank in turn;
 // a rank on rank 0's host answers the first ping with its boot id, and
 // shares rank 0's clock).
-func (s *starter) sync(ctx context.Context) error {
+func (s *Starter) Sync(ctx context.Context) error {
 	p, me := s.l.Size(), s.l.Rank()
 	s.offset, s.rtt = make([]int64, p), make([]int64, p)
 	ping := make(device.Host, 8)
@@ -107,14 +112,14 @@ func (s *starter) sync(ctx context.Context) error {
 			tag := algos.Tag(3 * i)
 			shared := false
 			if me == 0 {
-				t0 := clock()
+				t0 := Now()
 				if err := algos.Send(ctx, sl, r, tag, ping); err != nil {
 					return err
 				}
 				if err := algos.Recv(ctx, sl, r, tag+1, pong); err != nil {
 					return err
 				}
-				t1 := clock()
+				t1 := Now()
 				shared = boot != "" && string(pong[8:8+len(boot)]) == boot
 				if t1-t0 < best {
 					best = t1 - t0
@@ -135,7 +140,7 @@ func (s *starter) sync(ctx context.Context) error {
 				if err := algos.Recv(ctx, sl, 0, tag, ping); err != nil {
 					return err
 				}
-				binary.LittleEndian.PutUint64(pong, uint64(clock()))
+				binary.LittleEndian.PutUint64(pong, uint64(Now()))
 				copy(pong[8:], boot)
 				if err := algos.Send(ctx, sl, 0, tag+1, pong); err != nil {
 					return err
@@ -176,7 +181,7 @@ const (
 // instant reached a rank: doubled when it came too late, shrunk by an
 // eighth towards minLead when it came with room to spare (a long lead
 // costs wall time, and a long sleep wakes later).
-func (s *starter) adjustLead(margin int64) {
+func (s *Starter) adjustLead(margin int64) {
 	switch {
 	case margin < leadMargin:
 		s.lead = min(2*s.lead, maxLead)
@@ -185,11 +190,11 @@ func (s *starter) adjustLead(margin int64) {
 	}
 }
 
-// start returns, on every rank, the local instant at which the next
+// Start returns, on every rank, the local instant at which the next
 // iteration starts, once it has come, or more false when rank 0 decides
 // (from its argument more, which only rank 0's counts) that the point has
 // had iterations enough: then nothing starts.
-func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
+func (s *Starter) Start(ctx context.Context, more bool) (int64, bool, error) {
 	p, me := s.l.Size(), s.l.Rank()
 	sl := s.link()
 	if me != 0 {
@@ -206,7 +211,7 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 			return 0, false, nil
 		}
 		t := int64(binary.LittleEndian.Uint64(at))
-		s.margin = t - clock()
+		s.margin = t - Now()
 		if s.margin < 0 || s.waitUntil(t) {
 			s.late++
 		}
@@ -228,7 +233,7 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 		}
 		s.adjustLead(margin)
 	}
-	t := clock() + s.lead
+	t := Now() + s.lead
 	reqs = reqs[:0]
 	ats := make([]device.Host, p)
 	for r := 1; r < p; r++ {
@@ -257,18 +262,18 @@ func (s *starter) start(ctx context.Context, more bool) (int64, bool, error) {
 // (plus a tenth), within [minSpin, maxSpin]: a wake's lateness has a long
 // tail on a busy machine, and a spinning rank holds a core that another
 // rank (ranks may outnumber cores) or process may need.
-func (s *starter) waitUntil(t int64) (late bool) {
+func (s *Starter) waitUntil(t int64) (late bool) {
 	if s.spin == 0 {
 		s.spin = 4 * minSpin
 	}
 	wake := t - s.spin
-	if wake > clock() {
-		sleepUntil(wake)
-		over := clock() - wake
+	if wake > Now() {
+		SleepUntil(wake)
+		over := Now() - wake
 		late = over > s.spin
 		s.learnOversleep(over)
 	}
-	for clock() < t {
+	for Now() < t {
 		// Spin without yielding: runtime.Gosched would wake an idle
 		// processor's thread at every turn, a system call and a
 		// core taken from the other ranks.
@@ -281,7 +286,7 @@ const spinWindow = 32
 
 // learnOversleep records how late a sleep woke and sets the spin margin
 // to the 90th percentile of the recent ones, plus a tenth.
-func (s *starter) learnOversleep(over int64) {
+func (s *Starter) learnOversleep(over int64) {
 	if len(s.overs) < spinWindow {
 		s.overs = append(s.overs, over)
 	} else {
@@ -294,11 +299,12 @@ func (s *starter) learnOversleep(over int64) {
 	s.spin = min(max(q+q/10, minSpin), maxSpin)
 }
 
-// barrier returns on every rank once every rank has called it: rank 0
+// Barrier returns on every rank once every rank has called it: rank 0
 // hears from every rank, then answers each with n, which barrier returns
 // (rank 0's argument; the others' is ignored). Ranks leave it up to a
-// latency apart, as they leave any barrier.
-func (s *starter) barrier(ctx context.Context, n int64) (int64, error) {
+// latency apart, as they leave any barrier: live's TimingLoop starts its
+// back-to-back iterations with one, as nccl-tests does.
+func (s *Starter) Barrier(ctx context.Context, n int64) (int64, error) {
 	p, me := s.l.Size(), s.l.Rank()
 	sl := s.link()
 	buf := make(device.Host, 8)
@@ -328,6 +334,6 @@ func (s *starter) barrier(ctx context.Context, n int64) (int64, error) {
 	return n, s.l.Wait(ctx, reqs...)
 }
 
-func (s *starter) String() string {
+func (s *Starter) String() string {
 	return fmt.Sprintf("lead %v, spin %v, offsets %v ns, round trips %v ns", time.Duration(s.lead), time.Duration(s.spin), s.offset, s.rtt)
 }

@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"math"
@@ -10,25 +10,6 @@ import (
 	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/staging"
 )
-
-// TestResultsDeviceColumn: a run on GPUs writes a device column, which
-// reads back; a bad device is an error naming the line.
-func TestResultsDeviceColumn(t *testing.T) {
-	in := Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32",
-		Time: 1e-4, Op: "sum", Repeats: 1, TimeMin: 1e-4, TimeMax: 1e-4, Messages: 4, Device: DeviceCUDA}}
-	b := writeResults(t, DeviceCUDA, nil, in)
-	if !strings.HasPrefix(b.String(), strings.Join(results.LiveColumns(true, false), ",")+"\n") || !strings.HasSuffix(b.String(), ",cuda\n") {
-		t.Fatalf("file:\n%s", b.String())
-	}
-	bad := strings.Replace(b.String(), ",cuda\n", ",tpu\n", 1)
-	out, err := ReadResults(b)
-	if err != nil || len(out) != 1 || out[0].Device != DeviceCUDA {
-		t.Fatalf("read back %+v, %v", out, err)
-	}
-	if _, err := ReadResults(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `2: column "device": "tpu" is not a device`) {
-		t.Errorf("bad device: %v", err)
-	}
-}
 
 // TestPredictStaged checks the prediction of a ring allreduce of 2 ranks
 // on GPUs, on the flow model over a hierarchical topology of one device
@@ -81,10 +62,10 @@ bytes = [8]
 				t.Fatal(err)
 			}
 			for _, n := range []int{4 << 10, 8 << 20} {
-				host := Result{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum", Time: 1}}
+				host := results.Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: n, DType: "f32", Op: "sum", Time: 1}
 				gpu := host
-				gpu.Device = DeviceCUDA
-				cs, err := Predict(s, []Result{host, gpu})
+				gpu.Device = results.DeviceCUDA
+				cs, err := Predict(s, []results.Row{host, gpu})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,11 +77,11 @@ bytes = [8]
 					t.Errorf("bytes %d: staged - unstaged = %g s, want %g s", n, got, want)
 				}
 			}
-			gpu := Result{Row: results.Row{World: 2, Device: DeviceCUDA}}
-			if note := StagingNote(s, []Result{gpu}); !strings.Contains(note, c.note) {
+			gpu := results.Row{World: 2, Device: results.DeviceCUDA}
+			if note := StagingNote(s, []results.Row{gpu}); !strings.Contains(note, c.note) {
 				t.Errorf("note %q, want it to say %q", note, c.note)
 			}
-			if note := StagingNote(s, []Result{{Row: results.Row{World: 2}}}); note != "" {
+			if note := StagingNote(s, []results.Row{{World: 2}}); note != "" {
 				t.Errorf("note %q for a run on host memory", note)
 			}
 		})

@@ -1,4 +1,4 @@
-package live
+package verify
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/derive"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
@@ -30,10 +31,10 @@ func (v Variant) String() string {
 	return v.Algorithm + "(" + strings.ReplaceAll(sweep.FormatParams(v.Params), ";", ",") + ")"
 }
 
-// CrossoverTarget is a crossover a tuning table predicts: on World ranks,
-// Below is chosen under Predicted bytes and Above from there on. Sizes are
-// where Verify measures both.
-type CrossoverTarget struct {
+// Target is a crossover a tuning table predicts: on World ranks, Below
+// is chosen under Predicted bytes and Above from there on. Sizes are where
+// nexar-live verify measures both.
+type Target struct {
 	Collective   string
 	World        int
 	Below, Above Variant
@@ -79,9 +80,9 @@ func (o TargetOptions) withDefaults() TargetOptions {
 // first giving one target. The notes say what was left out: rules are not
 // crossovers, and a table without an entry for the world has nothing to
 // verify there.
-func Targets(t *algos.Tuning, world int, opt TargetOptions) ([]CrossoverTarget, []string) {
+func Targets(t *algos.Tuning, world int, opt TargetOptions) ([]Target, []string) {
 	opt = opt.withDefaults()
-	var out []CrossoverTarget
+	var out []Target
 	var notes []string
 	for _, c := range t.Collectives {
 		var x *algos.Crossover
@@ -104,7 +105,7 @@ func Targets(t *algos.Tuning, world int, opt TargetOptions) ([]CrossoverTarget, 
 		}
 		for k := 1; k < len(x.Steps); k++ {
 			lo, hi := x.Steps[k-1], x.Steps[k]
-			out = append(out, CrossoverTarget{
+			out = append(out, Target{
 				Collective: c.Name, World: world,
 				Below:     Variant{lo.Algorithm, lo.Params},
 				Above:     Variant{hi.Algorithm, hi.Params},
@@ -143,12 +144,12 @@ func sizesAround(pred int, world int, opt TargetOptions) []int {
 	return sizes
 }
 
-// VerifyScenario writes the scenario file of a verification run: for
+// WriteScenario writes the scenario file of a verification run: for
 // each target, a sweep of its two variants at its sizes on its world,
 // with real data; network is the [network] table to put in it (the
 // model that predicts the points, or a placeholder: a run measures, it
 // does not use the model).
-func VerifyScenario(w io.Writer, name string, network string, targets []CrossoverTarget, dt device.DType) error {
+func WriteScenario(w io.Writer, name string, network string, targets []Target, dt device.DType) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Written by nexar-live verify: both algorithms of each predicted crossover,\n# at sizes around it.\n")
 	fmt.Fprintf(&b, "name = %s\nseed = 1\n\n[network]\n%s\n", strconv.Quote(name), strings.TrimSpace(network))
@@ -171,111 +172,20 @@ func VerifyScenario(w io.Writer, name string, network string, targets []Crossove
 		}
 	}
 	if _, err := scenario.Parse(name+".toml", b.Bytes()); err != nil {
-		return fmt.Errorf("live: the verification scenario does not parse: %w", err)
+		return fmt.Errorf("verify: the verification scenario does not parse: %w", err)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// Crossover is where the faster of two variants changes, as read from
-// times at a set of sizes.
-type Crossover struct {
-	// Bytes is the crossover size: interpolated between Lo and Hi where
-	// the difference of the times crosses 0, else their geometric mean.
-	// NaN when the same variant wins at every size (see Side).
-	Bytes  float64
-	Lo, Hi int
-	// Side is "" for a crossover within the sizes, "below" when Below won
-	// everywhere (the crossover is above the largest size), "above" when
-	// Above won everywhere (it is below the smallest).
-	Side string
-	// Disagree is how many sizes the crossover misclassifies: sizes under
-	// it where Above was faster and over it where Below was. 0 for a
-	// clean crossover; noise shows here.
-	Disagree int
-}
-
-func (c Crossover) String() string {
-	switch c.Side {
-	case "below":
-		return fmt.Sprintf("> %s", units.FormatBytesExact(int64(c.Lo)))
-	case "above":
-		return fmt.Sprintf("< %s", units.FormatBytesExact(int64(c.Hi)))
-	}
-	return units.FormatBytesG(c.Bytes)
-}
-
-// MeasuredCrossover finds the crossover of two variants from their times
-// at ascending sizes: the boundary that the fewest sizes disagree with
-// (Below faster under it, Above over it), the one nearest hint (a
-// predicted size; 0 for none) among equally good ones, interpolated
-// linearly where the difference of their times crosses 0 (exact for
-// times affine in the size, as alpha-beta's are). Measured
-// times are noisy: a single crossover that a few sizes contradict is a
-// better reading of them than every sign change.
-func MeasuredCrossover(sizes []int, below, above []float64, hint float64) Crossover {
-	m := len(sizes)
-	f := make([]float64, m)
-	for i := range sizes {
-		f[i] = math.Log(below[i] / above[i])
-	}
-	best, bestCost := -1, math.MaxInt
-	dist := func(j int) float64 {
-		if hint <= 0 {
-			return 0
-		}
-		var at float64
-		switch j {
-		case 0:
-			at = float64(sizes[0])
-		case m:
-			at = float64(sizes[m-1])
-		default:
-			at = math.Sqrt(float64(sizes[j-1]) * float64(sizes[j]))
-		}
-		return math.Abs(math.Log(at / hint))
-	}
-	for j := 0; j <= m; j++ { // the crossover lies before sizes[j]
-		cost := 0
-		for i := range m {
-			if i < j && f[i] > 0 || i >= j && f[i] < 0 {
-				cost++
-			}
-		}
-		if cost < bestCost || cost == bestCost && dist(j) < dist(best) {
-			best, bestCost = j, cost
-		}
-	}
-	c := Crossover{Disagree: bestCost, Bytes: math.NaN()}
-	switch best {
-	case 0:
-		c.Side, c.Hi, c.Lo = "above", sizes[0], sizes[0]
-		return c
-	case m:
-		c.Side, c.Lo, c.Hi = "below", sizes[m-1], sizes[m-1]
-		return c
-	}
-	c.Lo, c.Hi = sizes[best-1], sizes[best]
-	i := best - 1
-	if f[i] <= 0 && f[i+1] >= 0 && f[i] != f[i+1] {
-		// Times are close to affine in the size (alpha-beta's are
-		// exactly), so their difference is close to linear in it: its
-		// zero, interpolated linearly, is the crossover.
-		d1, d2 := below[i]-above[i], below[i+1]-above[i+1]
-		c.Bytes = float64(c.Lo) + float64(c.Hi-c.Lo)*d1/(d1-d2)
-	} else {
-		c.Bytes = math.Sqrt(float64(c.Lo) * float64(c.Hi))
-	}
-	return c
-}
-
-// CrossoverCheck is a predicted crossover beside the measured one.
-type CrossoverCheck struct {
-	Target CrossoverTarget
+// Check is a predicted crossover beside the measured one, both read by
+// derive.MeasuredCrossover (the rule of derive's predicted crossovers).
+type Check struct {
+	Target Target
 	// Simulated is the crossover of the model's predictions at the
 	// measured sizes (nil without a model).
-	Simulated *Crossover
-	Measured  Crossover
+	Simulated *derive.Boundary
+	Measured  derive.Boundary
 	// Times at each size of Target.Sizes that both variants ran:
 	// measured and (with a model) predicted, seconds.
 	Sizes                          []int
@@ -285,14 +195,14 @@ type CrossoverCheck struct {
 
 // Ratio is the measured crossover over the table's, NaN when there is no
 // measured crossover within the sizes.
-func (c CrossoverCheck) Ratio() float64 {
+func (c Check) Ratio() float64 {
 	return c.Measured.Bytes / float64(c.Target.Predicted)
 }
 
-// CheckCrossovers reads each target's crossover from measured comparisons
+// Crossovers reads each target's crossover from measured comparisons
 // (results with predictions; predictions may be zero when there is no
-// model).
-func CheckCrossovers(targets []CrossoverTarget, cs []Comparison, withModel bool) ([]CrossoverCheck, error) {
+// model), and with a model the simulated one at the same sizes.
+func Crossovers(targets []Target, cs []Comparison, withModel bool) ([]Check, error) {
 	type key struct {
 		alg   string
 		world int
@@ -302,9 +212,9 @@ func CheckCrossovers(targets []CrossoverTarget, cs []Comparison, withModel bool)
 	for _, c := range cs {
 		byKey[key{c.Collective + "\x00" + c.Algorithm, c.World, c.Bytes}] = c
 	}
-	var out []CrossoverCheck
+	var out []Check
 	for _, t := range targets {
-		ck := CrossoverCheck{Target: t}
+		ck := Check{Target: t}
 		for _, n := range t.Sizes {
 			b, okB := byKey[key{t.Collective + "\x00" + t.Below.String(), t.World, n}]
 			a, okA := byKey[key{t.Collective + "\x00" + t.Above.String(), t.World, n}]
@@ -316,12 +226,12 @@ func CheckCrossovers(targets []CrossoverTarget, cs []Comparison, withModel bool)
 			ck.BelowPredicted, ck.AbovePredicted = append(ck.BelowPredicted, b.Predicted), append(ck.AbovePredicted, a.Predicted)
 		}
 		if len(ck.Sizes) < 2 {
-			return nil, fmt.Errorf("live: %s on %d ranks, %s against %s: measured at %d sizes, want at least 2",
+			return nil, fmt.Errorf("verify: %s on %d ranks, %s against %s: measured at %d sizes, want at least 2",
 				t.Collective, t.World, t.Below, t.Above, len(ck.Sizes))
 		}
-		ck.Measured = MeasuredCrossover(ck.Sizes, ck.BelowTime, ck.AboveTime, float64(t.Predicted))
+		ck.Measured = derive.MeasuredCrossover(ck.Sizes, ck.BelowTime, ck.AboveTime, float64(t.Predicted))
 		if withModel {
-			s := MeasuredCrossover(ck.Sizes, ck.BelowPredicted, ck.AbovePredicted, float64(t.Predicted))
+			s := derive.MeasuredCrossover(ck.Sizes, ck.BelowPredicted, ck.AbovePredicted, float64(t.Predicted))
 			ck.Simulated = &s
 		}
 		out = append(out, ck)
@@ -329,17 +239,17 @@ func CheckCrossovers(targets []CrossoverTarget, cs []Comparison, withModel bool)
 	return out, nil
 }
 
-// VerifyHeader is the header of verify.csv.
-var VerifyHeader = []string{"collective", "world", "below", "above", "table_bytes", "simulated_bytes",
+// CrossoverHeader is the header of verify.csv.
+var CrossoverHeader = []string{"collective", "world", "below", "above", "table_bytes", "simulated_bytes",
 	"measured_bytes", "measured_lo", "measured_hi", "measured_side", "disagreeing_sizes", "sizes", "ratio"}
 
-// WriteVerifyCSV writes checks as verify.csv: for each crossover, the
+// WriteCrossoverCSV writes checks as verify.csv: for each crossover, the
 // table's size, the simulated crossover at the measured sizes, the
 // measured one (the sizes it lies between, or which variant won at every
 // size), how many sizes contradict it, and measured / table.
-func WriteVerifyCSV(w io.Writer, checks []CrossoverCheck) error {
+func WriteCrossoverCSV(w io.Writer, checks []Check) error {
 	cw := csv.NewWriter(w)
-	cw.Write(VerifyHeader)
+	cw.Write(CrossoverHeader)
 	for _, c := range checks {
 		sim := ""
 		if c.Simulated != nil {
@@ -353,8 +263,8 @@ func WriteVerifyCSV(w io.Writer, checks []CrossoverCheck) error {
 	return cw.Error()
 }
 
-// WriteVerifyTable prints checks as a table for people.
-func WriteVerifyTable(w io.Writer, checks []CrossoverCheck) {
+// WriteCrossoverTable prints checks as a table for people.
+func WriteCrossoverTable(w io.Writer, checks []Check) {
 	fmt.Fprintf(w, "%-12s %5s  %-40s %10s %10s %10s %7s  %s\n", "collective", "world", "crossover (below -> above)", "table", "simulated", "measured", "ratio", "disagreeing sizes")
 	for _, c := range checks {
 		sim := "-"

@@ -1,0 +1,65 @@
+package verify
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/nexar-go/nexar-go/results"
+	"github.com/nexar-go/nexar-go/scenario"
+)
+
+// Files this package writes into an output directory.
+const (
+	// CompareFile is predictions beside measurements (WriteCompareCSV, or
+	// WriteStepCompareCSV for training steps), ComparePlotFile their
+	// figure (ComparePlot).
+	CompareFile     = "compare.csv"
+	ComparePlotFile = "compare.png"
+	// CrossoverFile is nexar-live verify's crossovers (WriteCrossoverCSV),
+	// CrossoverPlotFile their figure (CrossoverPlot).
+	CrossoverFile     = "verify.csv"
+	CrossoverPlotFile = "verify.png"
+)
+
+// CompareRun holds the rows rs of a finished run against the network
+// model of its scenario s (nothing without one): it predicts every point
+// (Predict), prints the error over them to table (if not nil), and writes
+// compare.csv and compare.png into dir (if not ""). It is the
+// live.Output.Compare of nexar-live's runs. A prediction the model cannot
+// make, or a figure that cannot be drawn, is a warning; a compare.csv that
+// cannot be written is an error.
+func CompareRun(s *scenario.Scenario, dir string, table io.Writer, rs []results.Row) ([]string, error) {
+	if s == nil {
+		return nil, nil
+	}
+	cs, err := Predict(s, rs)
+	if err != nil {
+		return []string{fmt.Sprintf("no comparison with the model: %v", err)}, nil
+	}
+	if table != nil {
+		fmt.Fprintf(table, "# Model %q of %s: %v\n", s.Network.Model, s.File, Summarize(cs))
+		if note := StagingNote(s, rs); note != "" {
+			fmt.Fprintf(table, "# %s\n", note)
+		}
+	}
+	if dir == "" {
+		return nil, nil
+	}
+	f, err := os.Create(filepath.Join(dir, CompareFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteCompareCSV(f, cs); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := ComparePlot(filepath.Join(dir, ComparePlotFile), CompareSubtitle(s), cs); err != nil {
+		return []string{fmt.Sprintf("no comparison plot: %v", err)}, nil
+	}
+	return nil, nil
+}
