@@ -53,10 +53,12 @@ run() {
 	(cd "$root" && PATH="$work/$side-bin:$PATH" OUT="$out" "$@" >"$out/stdout" 2>"$out/stderr")
 	echo $? >"$out/status"
 	set -e
-	# Paths of the temporary folders differ between the sides by design, and
+	# Paths of the temporary folders differ between the sides by design (in
+	# every file, as manifest.json records them), and
 	# so do validate's estimates of time and the memory free now: both are
 	# measured on this machine as the command runs.
-	sed -i -E -e "s|$work/$side|OUT|g" -e 's/roughly [^;]*(;|$)/roughly T\1/' \
+	grep -rlI -F "$work/$side" "$out" | xargs -r sed -i "s|$work/$side|OUT|g"
+	sed -i -E -e 's/roughly [^;]*(;|$)/roughly T\1/' \
 		-e 's/\(the machine has [^)]*\)/(the machine has M)/' "$out/stdout" "$out/stderr"
 }
 
