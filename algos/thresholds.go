@@ -52,21 +52,18 @@ const BulkNever = -1
 // should be the only default is for a measurement of the bulk path
 // against QUIC at 16 KiB and at 64 KiB (nexar-live ladder) to say.
 const (
-	// DefaultBulkThreshold is nexar-live's: the bulk threshold of its
-	// ranks unless --bulk-threshold or --tuning says otherwise (the
-	// default its --help prints), and the one calibrate holds a model's
-	// thresholds at for samples whose file does not record their run's.
-	// It is what realnet's own default was until BenchmarkCrossover moved
-	// that to 16 KiB; nexar-live has used 64 KiB since its first version
-	// and was not moved with it.
+	// DefaultBulkThreshold is the one default bulk threshold: realnet's
+	// (a Config that leaves it 0), nexar-live's ranks' (unless
+	// --bulk-threshold or --tuning says otherwise; its --help prints it),
+	// a scenario's realnet model's without bulk_threshold, and the one
+	// calibrate holds a model's thresholds at for samples whose file does
+	// not record their run's. Chosen by measurement: nexar-live's ladder
+	// (realnet-quic-bw against realnet-bulk-bw, 2000 transfers of one
+	// message and a 1 B acknowledgement, 5 passes, 3 runs on a quiet
+	// 2-core machine) had the bulk path at 0.78x QUIC's bandwidth at 16
+	// KiB, 0.97x at 32 KiB and 1.27x at 64 KiB: 64 KiB is the first power
+	// of two at which the rendezvous pays for itself.
 	DefaultBulkThreshold = 64 << 10
-	// RealnetBulkThreshold is realnet's own: the bulk threshold of a
-	// realnet.Config that leaves it 0, and of a scenario's realnet model
-	// (sim.TwoPaths) without bulk_threshold. It comes from realnet's
-	// BenchmarkCrossover: from 16 KiB on, the bulk path moved a message
-	// sooner than QUIC on loopback despite its rendezvous (the crossover
-	// lay between 4 and 16 KiB over runs on the development machine).
-	RealnetBulkThreshold = 16 << 10
 )
 
 // DefaultThresholds are nexar-live's: DefaultBulkThreshold, eager mode

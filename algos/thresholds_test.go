@@ -16,7 +16,7 @@ func TestThresholdsString(t *testing.T) {
 		want string
 	}{
 		{algos.DefaultThresholds(), "bulk=64KiB,eager=off"},
-		{algos.Thresholds{Bulk: algos.RealnetBulkThreshold}, "bulk=16KiB,eager=off"},
+		{algos.Thresholds{Bulk: 16 << 10}, "bulk=16KiB,eager=off"},
 		{algos.Thresholds{Bulk: algos.BulkNever, Eager: 16 << 10}, "bulk=never,eager=16KiB"},
 		{algos.Thresholds{Bulk: 0}, "bulk=0,eager=off"},
 		{algos.Thresholds{Bulk: 1, Eager: 1000}, "bulk=1,eager=1000"},

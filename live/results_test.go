@@ -125,7 +125,7 @@ func TestThresholdsOf(t *testing.T) {
 		cfg  realnet.Config
 		want Thresholds
 	}{
-		{realnet.Config{}, Thresholds{Bulk: algos.RealnetBulkThreshold}},
+		{realnet.Config{}, Thresholds{Bulk: algos.DefaultBulkThreshold}},
 		{realnet.Config{Thresholds: Thresholds{Bulk: 64 << 10}}, Thresholds{Bulk: 64 << 10}},
 		{realnet.Config{Thresholds: Thresholds{Bulk: -1}}, Thresholds{Bulk: -1}},
 		{realnet.Config{Thresholds: Thresholds{Bulk: 1, Eager: 4096}}, Thresholds{Bulk: 1, Eager: 4096}},

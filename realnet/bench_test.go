@@ -209,7 +209,7 @@ func BenchmarkSend(b *testing.B) {
 // BenchmarkAllreduce: allreduce of f32 at p = 4 in one process: the ring
 // (the figure) and the pipelined ring (segments, reduction
 // overlapping transfer, as Open MPI's large-message allreduce does), with
-// the default configuration (bulk path from 16 KiB) with TLS, and on a
+// the default configuration (bulk path from 64 KiB) with TLS, and on a
 // trusted network (plaintext bulk TCP, as Open MPI's TCP transport is).
 // busbw is nccl-tests' bus bandwidth, bytes/t x 2(p-1)/p.
 func BenchmarkAllreduce(b *testing.B) {
@@ -464,7 +464,7 @@ func BenchmarkPingPong(b *testing.B) {
 
 // BenchmarkCrossover times a one-way message (half a ping-pong) of each
 // size on the QUIC path and on the bulk path (TLS), to place realnet's
-// default bulk threshold (algos.RealnetBulkThreshold): the bulk path pays
+// default bulk threshold (algos.DefaultBulkThreshold): the bulk path pays
 // a rendezvous round trip on QUIC and wins once the payload's transfer
 // time on QUIC exceeds it.
 func BenchmarkCrossover(b *testing.B) {

@@ -43,7 +43,7 @@ type Config struct {
 	// small messages. The receiver bounds what it buffers by the credit it
 	// grants (within MaxUnexpected).
 	//
-	// Bulk 0 means realnet's default, algos.RealnetBulkThreshold; 1 sends
+	// Bulk 0 means the default, algos.DefaultBulkThreshold; 1 sends
 	// every message that has a payload on the bulk path (what a threshold
 	// of 0 means in a tuning table). Config.Used gives the thresholds a
 	// rank so configured uses.
@@ -100,7 +100,7 @@ func (c *Config) ApplyTuning(t *algos.Tuning) {
 }
 
 // Used returns the thresholds a rank configured with c uses: Bulk
-// algos.RealnetBulkThreshold where c leaves it 0, and with NoBulk the bulk
+// algos.DefaultBulkThreshold where c leaves it 0, and with NoBulk the bulk
 // path never (nor the eager one, which needs it). It is what nexar-live's
 // results.csv records of a run.
 func (c Config) Used() algos.Thresholds {
@@ -111,7 +111,7 @@ func (c Config) Used() algos.Thresholds {
 	case t.Bulk < 0:
 		t.Bulk = algos.BulkNever
 	case t.Bulk == 0:
-		t.Bulk = algos.RealnetBulkThreshold
+		t.Bulk = algos.DefaultBulkThreshold
 	}
 	return t
 }
@@ -130,7 +130,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.HandshakeTimeout = 10 * time.Second
 	}
 	if c.Thresholds.Bulk == 0 {
-		c.Thresholds.Bulk = algos.RealnetBulkThreshold
+		c.Thresholds.Bulk = algos.DefaultBulkThreshold
 	}
 	if e := c.Thresholds.Eager; e < 0 || e > MaxEagerThreshold {
 		return c, fmt.Errorf("realnet: Config.Thresholds.Eager %d: want 0 (off) to %d bytes", e, MaxEagerThreshold)

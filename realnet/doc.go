@@ -98,10 +98,11 @@
 // a TCP one per bulk message, and the single TCP byte stream of a pair
 // never carries a payload nobody is ready for. The one-way time of a
 // message on each path (BenchmarkCrossover) crosses between 4 and 16 KiB
-// over runs on loopback (near 8 KiB; 8-16 KiB while the clear-to-send still
-// took QUIC), hence realnet's default, algos.RealnetBulkThreshold (16 KiB),
-// where the bulk path wins in every run (nexar-live's ranks use
-// algos.DefaultBulkThreshold unless told otherwise); the crossover belongs
+// over runs on loopback, but a stream of messages, each acknowledged (the
+// ladder's realnet-quic-bw and realnet-bulk-bw rungs), crosses near 32 KiB:
+// the bulk path moved 0.78x QUIC's bandwidth at 16 KiB and 1.27x at 64 KiB.
+// Hence the default, algos.DefaultBulkThreshold (64 KiB), the one
+// nexar-live's ranks and the scenario's realnet model use too; the crossover belongs
 // in each site's tuning table ([transport] bulk_threshold, which nexar-sim
 // derives from a scenario's [network.transport] and Config.ApplyTuning
 // reads).

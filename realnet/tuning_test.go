@@ -91,7 +91,7 @@ func TestUsed(t *testing.T) {
 		cfg  Config
 		want algos.Thresholds
 	}{
-		{Config{}, algos.Thresholds{Bulk: algos.RealnetBulkThreshold}},
+		{Config{}, algos.Thresholds{Bulk: algos.DefaultBulkThreshold}},
 		{Config{Thresholds: algos.DefaultThresholds()}, algos.DefaultThresholds()},
 		{Config{Thresholds: algos.Thresholds{Bulk: algos.BulkNever}}, algos.Thresholds{Bulk: algos.BulkNever}},
 		{Config{Thresholds: algos.Thresholds{Bulk: -5, Eager: 4096}}, algos.Thresholds{Bulk: algos.BulkNever, Eager: 4096}},

@@ -157,7 +157,7 @@ var models = []modelSpec{
 				"(request on QUIC, clear to send on TCP) on the bulk TCP path; with eager_threshold every message on TCP; each path alpha-beta, from [network.transport]",
 			Keys: []KeyInfo{
 				{"bulk_threshold", false, `payload size from which messages take the bulk path, as the tuning table's [transport] bulk_threshold: "` +
-					algos.FormatBulkThreshold(algos.RealnetBulkThreshold) + `" (default, realnet's), or "never"`},
+					algos.FormatBulkThreshold(algos.DefaultBulkThreshold) + `" (default), or "never"`},
 				{"eager_threshold", false, `realnet's eager mode, as the tuning table's [transport] eager_threshold: every message on TCP, eagerly below this size, by rendezvous from it: "64KiB" (default 0: off)`},
 				keyReduceBandwidth,
 			},
@@ -324,10 +324,10 @@ func (p placed) NewNetworkChecked(e *sim.Engine) (sim.Network, error) {
 
 // buildRealnet reads the realnet model: its paths from
 // [network.transport], read before the model. Without bulk_threshold the
-// model takes realnet's own default, algos.RealnetBulkThreshold.
+// model takes the one default, algos.DefaultBulkThreshold.
 func buildRealnet(t, _ *table) *builtModel {
 	rbw, ok := t.bandwidth("reduce_bandwidth", false, math.Inf(1))
-	threshold := int64(algos.RealnetBulkThreshold)
+	threshold := int64(algos.DefaultBulkThreshold)
 	if v, present := t.m["bulk_threshold"]; present && v == "never" {
 		t.known = append(t.known, "bulk_threshold")
 		threshold = algos.BulkNever

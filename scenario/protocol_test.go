@@ -173,7 +173,7 @@ bulk_bandwidth = "1.09GB/s"`
 		t.Errorf("eager_threshold = \"64KiB\": %v, %v", err, s)
 	}
 	s, err = Parse("r.toml", []byte(withNetwork(strings.Replace(paths, "%s", "", 1), "")))
-	if err != nil || s.Network.Sim.(sim.TwoPaths).Thresholds.Bulk != algos.RealnetBulkThreshold {
+	if err != nil || s.Network.Sim.(sim.TwoPaths).Thresholds.Bulk != algos.DefaultBulkThreshold {
 		t.Errorf("no bulk_threshold: %v, %v", err, s)
 	}
 	_, err = Parse("r.toml", []byte(withNetwork(`model = "realnet"`, "")))
