@@ -8,10 +8,11 @@
 #   scripts/same-outputs/run.sh [--quick] [BASE_REV]     (default BASE_REV: HEAD)
 #
 # The inputs:
-#   - nexar-sim run on every shipped scenario of scenarios/ that runs in
-#     seconds (the NCCL tuner's conf sweep and the training-step study take
-#     minutes and are left out; --quick keeps three scenarios only), and with
-#     nccl-tests' flags and no file;
+#   - nexar-sim run on every shipped scenario at the top of scenarios/ that
+#     runs in seconds to a minute (the NCCL tuner's conf sweep, the
+#     training-step study and the machines of scenarios/nccl-choice/ take
+#     minutes each on 2 cores and are left out; --quick keeps three
+#     scenarios only), and with nccl-tests' flags and no file;
 #   - nexar-sim validate on every shipped scenario, and nexar-sim list;
 #   - a results.csv that nexar-live wrote (testdata/, 3 ranks on loopback,
 #     live/examples/loopback-ci.toml) read by every command that reads one:
@@ -35,7 +36,7 @@ git -C "$root" worktree add --quiet --detach "$work/base-src" "$base"
 (cd "$work/base-src" && go build -o "$work/base-bin/" ./cmd/nexar-sim ./cmd/nexar-live)
 (cd "$root" && go build -o "$work/new-bin/" ./cmd/nexar-sim ./cmd/nexar-live)
 
-scenarios=$(cd "$root" && ls scenarios/*.toml scenarios/nccl-choice/*.toml | grep -v -e nccl-tuner-dgx-h100 -e gpt3-13b)
+scenarios=$(cd "$root" && ls scenarios/*.toml | grep -v -e nccl-tuner-dgx-h100 -e gpt3-13b)
 if [ "$quick" = 1 ]; then
 	scenarios="scenarios/scenarios.toml scenarios/torus.toml scenarios/dgx-h100.toml"
 fi
