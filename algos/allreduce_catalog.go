@@ -34,7 +34,7 @@ func init() {
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return RecursiveDoublingNearestAllreduce(ctx, l, c.Buf, c.DType, c.Op)
 				}},
-			{Name: "binomial_tree", Summary: "binomial-tree reduce to rank 0, farthest subtree first, then binomial-tree broadcast, nearest first",
+			{Name: "binomial_tree", Summary: "binomial-tree reduce to rank 0, farthest subtree first, then MPICH's binomial-tree broadcast, farthest first",
 				Run: func(ctx context.Context, l Link, c Call) error {
 					return BinomialTreeAllreduce(ctx, l, c.Buf, c.DType, c.Op)
 				}},

@@ -90,10 +90,11 @@
 // to rank 0 then binomial broadcast, lg p (2α + 2nβ + nγ) for p = 2^k.
 // Twice recursive doubling's rounds for the same bytes per round, so never
 // better on a flat network: the baseline that composing rooted collectives
-// gives. Its reduce goes farthest subtree first; MPICH's reduce then
-// broadcast ([BinomialTreeNearestAllreduce], "binomial_tree_nearest":
-// [BinomialReduce] then [BinomialBroadcast]) goes nearest first, with the
-// same time for p = 2^k.
+// gives. Its reduce goes farthest subtree first, then MPICH's broadcast
+// ([BinomialBroadcast]); MPICH's reduce then broadcast
+// ([BinomialTreeNearestAllreduce], "binomial_tree_nearest":
+// [BinomialReduce] then [BinomialBroadcast]) reduces nearest first, with
+// the same time for p = 2^k and on a crossbar.
 //
 // Reduce-scatter + allgather ([RSAGAllreduce], "rs_ag"): a ring
 // reduce-scatter into a block of one's own, then a ring allgather of the

@@ -19,6 +19,9 @@ type finding struct {
 	// required or not, at its Default if it is optional, else where it
 	// is (its value changes nothing).
 	unused bool
+	// keep is set for a required latency the samples do not determine
+	// beside a bandwidth they do: it is held where the fit put it.
+	keep bool
 }
 
 // shares is, for each parameter, the largest part of a sample's
@@ -54,7 +57,7 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 			if spec.Params[j].Symbol == "gamma" && !pr.reduces() {
 				why = "no sample reduces data"
 			}
-			found = append(found, finding{j, why, true})
+			found = append(found, finding{param: j, why: why, unused: true})
 		}
 	}
 	if len(found) > 0 {
@@ -114,6 +117,16 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 			if len(found) > 0 {
 				return found, "" // and judge this one again
 			}
+			if !p.PerByte && !p.Factor && pr.bandwidthDetermined(shares, held) {
+				// Every sample is bandwidth-bound: the bandwidth is what
+				// they measure, and the latency is held where the fit
+				// put it, named, rather than the fit refused.
+				marked[j] = true
+				found = append(found, finding{param: j, keep: true, why: fmt.Sprintf(
+					"it accounts for at most %.1f%% of any sample's time: every sample lies where bandwidth dominates, so they do not determine it; "+
+						"held where the fit put it, which predicts small sizes poorly (add smaller sizes, or hold %s at a value you know)", 100*shares[j], p.Name)})
+				continue
+			}
 			return nil, pr.regime(p, shares[j])
 		}
 		why := fmt.Sprintf("it accounts for at most %.1f%% of any sample's time, too little to determine it", 100*shares[j])
@@ -127,6 +140,23 @@ func (pr *problem) undetermined(sol *solution, held map[int]bool) (found []findi
 		found = append(found, finding{param: j, why: why})
 	}
 	return found, ""
+}
+
+// bandwidthDetermined reports whether every required per-byte
+// parameter that is free accounts for a large part (half) of some
+// sample's time: the samples determine the bandwidth well.
+func (pr *problem) bandwidthDetermined(shares []float64, held map[int]bool) bool {
+	some := false
+	for j, p := range pr.spec.Params {
+		if !p.Required || !p.PerByte || held[j] {
+			continue
+		}
+		if shares[j] < 0.5 {
+			return false
+		}
+		some = true
+	}
+	return some
 }
 
 // unused reports whether column j of the Jacobian is zero: no sample's

@@ -47,7 +47,12 @@
 // SelectModel ranks candidate models by their error on points they did
 // not fit (K-fold cross-validation): more parameters always fit the
 // fitted points better, and only held-out points say whether they follow
-// the machine or its noise. FitCandidates fits several algorithms assumed
+// the machine or its noise; DefaultModels are the candidates when none is
+// named (simplest first, so that a tie goes to the simpler).
+// Fit.Implausible holds a fit against what hardware can do (Bounds: no
+// bandwidth above the memory's, no reduction slower than a CPU core adds,
+// no latency at zero or above the fastest sample it is part of) and says
+// which values not to trust. FitCandidates fits several algorithms assumed
 // for logs that do not say which ran, and ranks them. Fit.WriteScenario
 // writes the calibrated model as a scenario nexar-sim runs.
 //

@@ -127,3 +127,32 @@ allreduce,recursive_doubling,4,4194304,f32,0.012722912
 	// bulk_threshold held at 64 KiB (given: false)
 	// eager_threshold held at 0 (off) (given: false)
 }
+
+// A fit held against what hardware can do: the log's 100 GB/s is above
+// a memory of 50 GB/s, which no link outruns. DefaultModels are the
+// models calibrate ranks when none is named: for another library's log,
+// those that assume neither realnet nor ranks sharing one machine.
+func ExampleFit_Implausible() {
+	log, err := calibrate.Read("ticket.log", []byte(ticket), "", calibrate.LogOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(calibrate.DefaultModels(log.Samples()))
+	fit, err := calibrate.Calibrate(log.Samples(), "alpha-beta", calibrate.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	warnings, err := fit.Implausible(calibrate.Bounds{MaxBandwidth: 50e9, MaxWhy: "50 GB/s, given"}, calibrate.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, w := range warnings {
+		fmt.Println(w[:strings.Index(w, ":")])
+	}
+	// Output:
+	// [alpha-beta alpha-beta-protocol loggp]
+	// bandwidth (beta) = 100 GB/s is above the memory's bandwidth, 50 GB/s, given
+}

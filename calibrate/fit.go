@@ -291,7 +291,7 @@ func Calibrate(samples []Sample, model string, opt Options) (*Fit, error) {
 		theta = sol.theta
 		for _, u := range found {
 			j := u.param
-			if !u.unused || !spec.Params[j].Required {
+			if !u.keep && (!u.unused || !spec.Params[j].Required) {
 				theta[j] = spec.Params[j].Default
 			}
 			held[j], why[j] = true, u.why

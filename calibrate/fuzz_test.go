@@ -77,7 +77,7 @@ func checkRead(t *testing.T, log *Log, err error) {
 }
 
 func FuzzReadNCCLTests(f *testing.F) {
-	for _, p := range []string{"nccl-*", "*.md"} {
+	for _, p := range []string{"nccl-*", "*.md", "all_reduce_perf-*"} {
 		corpus(f, p, func(b []byte) { f.Add(b, uint8(0)) })
 	}
 	f.Add([]byte("# Collective test starting: allreduce (algorithm ring(x=1), 3 ranks)\n#  size count type\n 8 2 float\n"), uint8(1))

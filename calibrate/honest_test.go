@@ -9,6 +9,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/sim"
+	"github.com/nexar-go/nexar-go/units"
 )
 
 // peakBusBW is the highest bus bandwidth of a log's allreduce samples,
@@ -88,7 +89,6 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"one size", []int{1 << 20, 1 << 20, 1 << 20}, "every sample is of one size (1 MiB, allreduce on 8 ranks): latency and bandwidth change its time alike", "bandwidth"},
 		{"latency regime", []int{8, 64, 512, 1024}, "bandwidth (beta) accounts for at most 0.2% of any sample's time: the samples (8 B to 1 KiB) all lie where latency dominates", "bandwidth"},
-		{"bandwidth regime", []int{256 << 20, 1 << 30, 4 << 30}, "latency (alpha) accounts for at most 0.2% of any sample's time: the samples (256 MiB to 4 GiB) all lie where bandwidth dominates", "latency"},
 	} {
 		ss := ringSamples(t, m, c.sizes...)
 		_, err := Calibrate(ss, "alpha-beta", Options{})
@@ -109,12 +109,47 @@ func TestRefusals(t *testing.T) {
 			other = "bandwidth"
 		}
 		j := f.Model.Param(other)
-		if c.name != "bandwidth regime" && math.Abs(f.Values[j]/truth[other]-1) > 0.01 {
+		if math.Abs(f.Values[j]/truth[other]-1) > 0.01 {
 			t.Errorf("%s, %s held: %s = %g, want %g", c.name, c.hold, other, f.Values[j], truth[other])
 		}
 		if !f.Estimates[f.Model.Param(c.hold)].Held {
 			t.Errorf("%s: %s not reported held", c.name, c.hold)
 		}
+	}
+}
+
+// TestBandwidthRegime: samples that all lie where bandwidth dominates
+// determine the bandwidth; the latency is held where the fit put it and
+// named, rather than the fit refused.
+func TestBandwidthRegime(t *testing.T) {
+	m := sim.AlphaBeta{Latency: sim.FromSeconds(5e-6), Bandwidth: 12.5e9}
+	f, err := Calibrate(ringSamples(t, m, 256<<20, 1<<30, 4<<30), "alpha-beta", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat, bw := f.Estimates[f.Model.Param("latency")], f.Estimates[f.Model.Param("bandwidth")]
+	want := "accounts for at most 0.2% of any sample's time: every sample lies where bandwidth dominates"
+	if !lat.Held || !strings.Contains(lat.Why, want) || !hasNote(f.Notes, "latency (alpha) is held at") {
+		t.Errorf("latency %+v, notes %q: want it held, saying %q", lat, f.Notes, want)
+	}
+	if bw.Held || math.Abs(bw.Value*12.5e9-1) > 0.01 {
+		t.Errorf("bandwidth %s (held %v), want 12.5 GB/s fitted", formatRateHuman(bw.Value), bw.Held)
+	}
+	// A log of the same shape, as nccl-tests' bandwidth checks run it (64
+	// MiB to 8 GiB, 100 GB/s of busbw): read and fitted, not refused.
+	log, err := ReadFile("testdata/nccl-bandwidth-only.log", "", LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err = Calibrate(log.Samples(), "alpha-beta", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat, bw = f.Estimates[f.Model.Param("latency")], f.Estimates[f.Model.Param("bandwidth")]
+	// busbw 100 GB/s is the ring's link bandwidth.
+	if !lat.Held || bw.Held || math.Abs(bw.Value*100e9-1) > 0.01 {
+		t.Errorf("the log: latency %s (held %v), bandwidth %s (held %v): want the latency held, 100 GB/s fitted",
+			units.FormatSeconds(lat.Value), lat.Held, formatRateHuman(bw.Value), bw.Held)
 	}
 }
 

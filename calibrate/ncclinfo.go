@@ -26,6 +26,10 @@ type NCCLInfo struct {
 	// communicator (NVLink domains with multi-node NVLink) and the ranks
 	// of the first.
 	Nodes, LocalRanks int
+	// Ranks is the communicator's ranks, from the same line, or from
+	// older releases' "comm 0x... rank 0 nranks 16 cudaDev 0 ... Init
+	// COMPLETE", which gives no nodes.
+	Ranks int
 	// Channels is the communicator's collective channels ("16 coll
 	// channels, ..." of NCCL 2.12 and later, else the count of its rings'
 	// "Channel 05/16 :" lines), NVLSChannels its NVLS channels ("16 nvls
@@ -73,7 +77,7 @@ func (c NCCLChoice) Variant() string {
 }
 
 var (
-	infoComm     = regexp.MustCompile(`NCCL INFO comm 0x[0-9a-f]+ rank \d+ n[Rr]anks (\d+) nNodes (\d+)(?: localRanks (\d+))?`)
+	infoComm     = regexp.MustCompile(`NCCL INFO comm 0x[0-9a-f]+ rank \d+ n[Rr]anks (\d+)(?: nNodes (\d+))?(?: localRanks (\d+))?`)
 	infoChannels = regexp.MustCompile(`NCCL INFO (\d+) coll channels,(?: (\d+) collnet channels,)?(?: (\d+) nvls channels,)?`)
 	infoRing     = regexp.MustCompile(`NCCL INFO Channel (\d+)/(\d+) :((?:\s+\d+)+)\s*$`)
 	infoTrees    = regexp.MustCompile(`NCCL INFO Trees((?:\s*\[\d+\]\s*\S+)+)`)
@@ -136,6 +140,9 @@ func (s *infoScanner) scan(line string, n int) bool {
 		}
 	case infoComm.MatchString(line):
 		m := infoComm.FindStringSubmatch(line)
+		if s.info.Ranks == 0 {
+			s.info.Ranks = positive(m[1])
+		}
 		if s.info.Nodes == 0 {
 			s.info.Nodes = positive(m[2])
 			s.info.LocalRanks = positive(m[3])
@@ -240,6 +247,8 @@ func (i *NCCLInfo) String() string {
 		parts = append(parts, fmt.Sprintf("%d node(s) (NCCL's comm line)", i.Nodes))
 	case i.Hosts > 0:
 		parts = append(parts, fmt.Sprintf("%d host(s)", i.Hosts))
+	case i.Ranks > 0:
+		parts = append(parts, fmt.Sprintf("a communicator of %d ranks (NCCL's comm line)", i.Ranks))
 	}
 	if i.Channels > 0 {
 		parts = append(parts, fmt.Sprintf("%d channels", i.Channels))

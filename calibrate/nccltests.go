@@ -368,7 +368,7 @@ func (p *ncclReader) readRow(f []string) error {
 				break
 			}
 		}
-		if n, ok := parseNumber(f[w]); ok && n > 0 {
+		if n, ok := parseNumber(f[w]); ok && n > wrongAbove(cols[w], s.DType) {
 			p.wrong = append(p.wrong, p.line)
 			return nil
 		}
@@ -376,6 +376,27 @@ func (p *ncclReader) readRow(f []string) error {
 	s.Time = us * 1e-6
 	run.rows = append(run.rows, ncclRow{line: p.line, s: s})
 	return nil
+}
+
+// wrongAbove is the least value of a row's validation column that makes
+// it wrong: above 0 for "#wrong", a count of wrong elements; for the
+// older layouts' "error", the largest relative error of the result, above
+// the tolerance nccl-tests held it to (DeltaMaxValue: 5e-2 for 16-bit
+// floats, 1e-5 for float, 1e-12 for double, exact for integers), so that
+// a sum's rounding (1e-07 in a float allreduce) is no error.
+func wrongAbove(col string, dt device.DType) float64 {
+	if col != "error" {
+		return 0
+	}
+	switch dt {
+	case device.F16, device.BF16:
+		return 5e-2
+	case device.F32:
+		return 1e-5
+	case device.F64:
+		return 1e-12
+	}
+	return 0
 }
 
 // endRun resolves the current run's collective and world size and adds
@@ -496,6 +517,9 @@ func (p *ncclReader) world(run *ncclRun, at int) (int, string, error) {
 	case perProcess > 0 && procs > 0:
 		world = procs * perProcess
 		from = fmt.Sprintf("%d processes (%s) x nThread %d x nGpus %d", procs, procsFrom, run.nThread, run.nGpus)
+	case run.info.info.Ranks > 0:
+		world = run.info.info.Ranks
+		from = fmt.Sprintf("NCCL's communicator of %d ranks (its \"comm ... nranks\" line)", world)
 	case perProcess == 0 && procs > 0:
 		world = procs
 		from = fmt.Sprintf("%d processes (%s), one GPU each (no \"# nThread\" line: nccl-tests' default)", procs, procsFrom)

@@ -218,8 +218,15 @@ func (p *osuReader) untitled(run *osuRun) error {
 		return &LogError{p.log.File, p.line, "rows of numbers with no OSU title before them (a log whose \"#\" lines were lost): name the benchmark (allreduce, osu_latency, osu_bw, ...)"}
 	}
 	c, b, ok := benchmarkName(name)
-	if !ok {
+	if !ok && from == "given" {
 		return &LogError{p.log.File, p.line, fmt.Sprintf("benchmark %q (%s) is not one nexar-go models", name, from)}
+	}
+	if !ok {
+		// A benchmark of a suite that nexar-go does not model (a
+		// message rate, a non-blocking or one-sided test): skipped, as
+		// under its title, and the others read.
+		run.title, run.skip = name, fmt.Sprintf("named by %s, it is not a benchmark nexar-go models", from)
+		return nil
 	}
 	run.title, run.collective, run.bench = name, c, b
 	p.log.note(p.line, "rows with no OSU title before them: read as %s (%s)", name, from)

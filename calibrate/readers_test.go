@@ -127,6 +127,25 @@ func TestReadCorpus(t *testing.T) {
 			[]string{"Hello World Test v7.3 skipped: a start-up test", "Init Test v7.3 skipped: a start-up test",
 				"Multiple Bandwidth / Message Rate Test v7.3 skipped: a message-rate test", "Allgatherv Latency Test v7.3 skipped: a vector collective",
 				"Non-blocking Allreduce Latency Test v7.3 skipped: a non-blocking collective", "MPI_Put Latency Test v7.3 skipped: not a benchmark of MPI"}},
+		// The older layout's "error" is the result's largest relative
+		// error, not a count: a float sum's rounding (1e-07) is no wrong
+		// result. Three collectives one after the other, as a script's
+		// loop prints them, each named by its echo; the middle one, an
+		// allreduce, rounds.
+		{"nccl-three-old.log", LogOptions{}, []wantRun{{"allgather", "ring", 4, 7}, {"allreduce", "ring", 4, 7}, {"broadcast", "binomial_tree", 4, 7}},
+			[]wantSample{{0, 8, device.F32, 24.79}, {7, 8, device.F32, 25.04}, {-1, 2 << 20, device.F32, 232.69}}, nil},
+		// An excerpt of an old two-node run: no command line, no rank
+		// lines, NCCL INFO lines under the headers; the world from NCCL's
+		// own "comm ... nranks 16" line (nGpus 8 would say one node), the
+		// benchmark from the file's name.
+		{"all_reduce_perf-2node-old.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 13}},
+			[]wantSample{{0, 8, device.F32, 39.68}, {-1, 128 << 20, device.F32, 22932.82}}, []string{"all_reduce_perf taken from the file's name"}},
+		// A suite whose "#" lines were lost: each benchmark named by the
+		// lines before its rows; those nexar-go does not model skipped
+		// and named, the others read.
+		{"osu-suite-no-hash.log", LogOptions{}, []wantRun{{PointToPoint, PingPong, 2, 11}, {"allreduce", "ring", 4, 10}},
+			[]wantSample{{0, 1, device.U8, 0.90}, {11, 4, device.F32, 3.12}},
+			[]string{"read as osu_latency (line 7)", "osu_mbw_mr skipped: named by line 21, it is not a benchmark nexar-go models"}},
 		// The "#" lines lost: the benchmark from the file's name.
 		{"osu_latency-numbers-only.txt", LogOptions{}, []wantRun{{PointToPoint, PingPong, 2, 23}},
 			[]wantSample{{0, 1, device.U8, 1.70}}, []string{"read as osu_latency (the file's name)"}},
@@ -327,15 +346,19 @@ func TestReadResultsThresholds(t *testing.T) {
 
 func TestLogFormat(t *testing.T) {
 	for file, want := range map[string]string{
-		"nccl-allreduce.log":           FormatNCCLTests,
-		"nccl-allgather-old.log":       FormatNCCLTests,
-		"nccl-tag-output.log":          FormatNCCLTests,
-		"nccl-srun-label.log":          FormatNCCLTests,
-		"nccl-markdown.md":             FormatNCCLTests,
-		"osu-allreduce.log":            FormatOSU,
-		"osu-barrier.log":              FormatOSU,
-		"osu-suite.log":                FormatOSU,
-		"osu_latency-numbers-only.txt": FormatOSU,
+		"nccl-allreduce.log":            FormatNCCLTests,
+		"nccl-allgather-old.log":        FormatNCCLTests,
+		"nccl-tag-output.log":           FormatNCCLTests,
+		"nccl-srun-label.log":           FormatNCCLTests,
+		"nccl-markdown.md":              FormatNCCLTests,
+		"osu-allreduce.log":             FormatOSU,
+		"osu-barrier.log":               FormatOSU,
+		"osu-suite.log":                 FormatOSU,
+		"osu_latency-numbers-only.txt":  FormatOSU,
+		"osu-suite-no-hash.log":         FormatOSU,
+		"nccl-three-old.log":            FormatNCCLTests,
+		"all_reduce_perf-2node-old.log": FormatNCCLTests,
+		"nccl-bandwidth-only.log":       FormatNCCLTests,
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {

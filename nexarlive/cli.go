@@ -53,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"ca":        caCmd,
 		"ladder":    ladderCmd,
 		"step":      stepCmd,
+		"tune":      tuneCmd,
 		// The rank processes of a step; not for users.
 		"step-worker": stepWorkerCmd,
 		// The other process of a ladder; not for users.

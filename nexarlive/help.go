@@ -19,6 +19,7 @@ Usage:
   nexar-live ca DIR
   nexar-live ladder [--only RUNGS] [--csv FILE]
   nexar-live step --np N SCENARIO.toml --out DIR [--iters K --warmup W] [--model MODEL.toml]
+  nexar-live tune --np N[,M...] SCENARIO.toml --out DIR   (measure, calibrate, simulate, verify)
   nexar-live help [COMMAND]
   nexar-live --version
 
@@ -39,6 +40,9 @@ Commands:
   step       run the training steps of a scenario's [workload] on N ranks
              (compute emulated), write DIR/step.csv as nexar-sim step does,
              and DIR/compare.csv: the simulator's prediction against them
+  tune       the whole loop in one command: run, calibrate, simulate the
+             calibrated model, verify its crossovers; DIR/tune.md says how
+             far off the model was before and after
   help       show help for a command
 
 Exit status: 0 on success; 1 when the run finished but some results were
@@ -267,6 +271,7 @@ Example:
   nexar-live compare calibrated.toml live-out/results.csv --out live-out/calibrated/
 `,
 	"calibrate": calibratecmd.Help("nexar-live"),
+	"tune":      tuneHelp,
 	"verify": `Usage: nexar-live verify TUNING.toml --np N[,M...] --out DIR [flags]
 
 Checks the crossovers of a tuning table (algos.Tuning's format, as

@@ -104,7 +104,7 @@ func checkCalibrate(t *testing.T, out string) {
 	t.Helper()
 	results := filepath.Join(out, live.ResultsFile)
 	cal := filepath.Join(out, "calibrated.toml")
-	code, stdout, stderr := runCLI("calibrate", results, "--out", cal)
+	code, stdout, stderr := runCLI("calibrate", "--model", "alpha-beta", results, "--out", cal)
 	if code != exitOK || !strings.Contains(stdout, "alpha-beta model fitted to 40 samples") {
 		t.Fatalf("calibrate: exit %d\n%s%s", code, stdout, stderr)
 	}

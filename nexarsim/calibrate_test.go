@@ -18,7 +18,10 @@ func TestCalibrate(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{logs + "nccl-multinode-allreduce.log"}, []string{"allreduce on 16 ranks (ranks 0-15 listed), 32 samples", "(182.9 GB/s)", "the model does not follow 12 of 32 samples"}},
+		{[]string{"--model", "alpha-beta", logs + "nccl-multinode-allreduce.log"}, []string{"allreduce on 16 ranks (ranks 0-15 listed), 32 samples", "(182.9 GB/s)", "the model does not follow 12 of 32 samples"}},
+		// By default, the model of least held-out error: NCCL's protocols
+		// follow a model with one.
+		{[]string{logs + "nccl-multinode-allreduce.log"}, []string{"chose alpha-beta-protocol: the least median error on points it did not fit", "alpha-beta-protocol model fitted to 32 samples"}},
 		{[]string{logs + "osu-pt2pt-v5.log"}, []string{"pt2pt on 2 ranks", "alpha  = 1.6 µs", "(11.49 GB/s)"}},
 		{[]string{"--algorithm", "ring,recursive_doubling,binomial_tree", logs + "nccl-several-runs.log"}, []string{"algorithms assumed for the logs, best first:\n", "  ring      ", "  binomial_tree   "}},
 		{[]string{"--hold", "latency=2us", logs + "nccl-srun-label.log"}, []string{"alpha  = 2 µs", "held: given", "fitted; up to"}},

@@ -93,6 +93,30 @@ func (h holds) values(models []string) (map[string]float64, error) {
 	return out, nil
 }
 
+// suited keeps the models that have every parameter and setting held,
+// in their order; if none has them all, the first alone, whose error
+// names what it has.
+func (h holds) suited(models []string) []string {
+	var out []string
+	for _, m := range models {
+		spec, err := calibrate.LookupModel(m)
+		if err != nil {
+			continue
+		}
+		all := true
+		for name := range h {
+			all = all && (spec.Param(name) >= 0 || spec.Setting(name) >= 0)
+		}
+		if all {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 && len(models) > 0 {
+		return models[:1]
+	}
+	return out
+}
+
 // paramValue reads a held value of p.
 func paramValue(p calibrate.Param, value string) (float64, error) {
 	switch {
@@ -150,11 +174,18 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 		m := calibrate.Machine{Preset: *f.preset, Keys: map[string]any(f.sets)}
 		return runMachine(m, samples, pos, *f.noFit, f.holdKeys, *f.jobs, *f.verbose, *f.out, *f.name, writeFailed, prog, stdout, stderr)
 	}
-	models, candidates, fopt, err := f.fitOptions()
+	models, candidates, fopt, err := f.fitOptions(samples)
 	if err != nil {
 		return prog.UsageError(stderr, "calibrate", "%s", err)
 	}
-	fit, err := fitModel(stdout, samples, models, candidates, fopt)
+	bounds, err := f.bounds()
+	if err != nil {
+		return prog.UsageError(stderr, "calibrate", "%s", err)
+	}
+	if *f.model == "" && len(models) > 1 {
+		fmt.Fprintf(stdout, "no --model given: the one of least error on points it did not fit, of %s\n", strings.Join(models, ", "))
+	}
+	fit, err := fitModel(stdout, samples, models, candidates, fopt, *f.model == "")
 	var refused *calibrate.RefusedError
 	if errors.As(err, &refused) {
 		return fail(prog, stderr, "%v (hold a parameter with --hold NAME=VALUE)", err)
@@ -163,6 +194,13 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 		return fail(prog, stderr, "%v", err)
 	}
 	report(stdout, fit, pos, *f.verbose)
+	warnings, err := fit.Implausible(bounds, fopt)
+	if err != nil {
+		return fail(prog, stderr, "%v", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
 	if *f.out == "" {
 		return cli.ExitOK
 	}
@@ -183,6 +221,7 @@ func run(prog *cli.Program, writeFailed int, args []string, stdout, stderr io.Wr
 // default) and the GPU machine's (with --preset).
 type flags struct {
 	model, out, name, format, algorithms, preset *string
+	memoryBandwidth                              *string
 	folds, minBytes, jobs                        *int
 	leastSquares, verbose, noFit                 *bool
 	log                                          calibrate.LogOptions
@@ -194,8 +233,9 @@ type flags struct {
 // newFlags defines the command's flags on fs.
 func newFlags(fs *flag.FlagSet) *flags {
 	f := &flags{hold: holds{}, sets: keySets{}}
-	f.model = fs.String("model", "alpha-beta", `model(s) to fit, comma-separated: `+strings.Join(calibrate.ModelNames(), ", ")+
-		`; with several, the one of least error on points it did not fit is reported`)
+	f.model = fs.String("model", "", `model(s) to fit, comma-separated: `+strings.Join(calibrate.ModelNames(), ", ")+
+		`; with several, the one of least error on points it did not fit is reported (default: all the samples suit)`)
+	f.memoryBandwidth = fs.String("memory-bandwidth", "", `the memory's bandwidth, above which a fitted bandwidth is implausible: a bandwidth, or "measure" (this machine's memcpy) (default 8TB/s)`)
 	f.folds = fs.Int("folds", 5, "with several models: the folds of the cross-validation that ranks them")
 	f.out = fs.String("out", "", "write the calibrated scenario file here")
 	f.name = fs.String("name", "calibrated", "name of the calibrated scenario")
@@ -264,12 +304,20 @@ func readSamples(stdout io.Writer, files []string, format string, opt calibrate.
 // fitOptions checks the flags of a network model's fit and returns the
 // models and algorithms to try and the fit's options; its errors are
 // usage errors.
-func (f *flags) fitOptions() (models, candidates []string, opt calibrate.Options, err error) {
+func (f *flags) fitOptions(samples []calibrate.Sample) (models, candidates []string, opt calibrate.Options, err error) {
 	if len(f.sets) > 0 || *f.noFit || len(f.holdKeys) > 0 {
 		return nil, nil, opt, errors.New("--set, --hold-key and --no-fit need --preset")
 	}
+	candidates = splitList(*f.algorithms)
 	models = splitList(*f.model)
-	if len(models) == 0 {
+	switch {
+	case *f.model == "" && len(candidates) > 0:
+		// Choose the model first, then the algorithm: with the
+		// algorithms to choose from, the simplest model.
+		models = []string{"alpha-beta"}
+	case *f.model == "":
+		models = f.hold.suited(calibrate.DefaultModels(samples))
+	case len(models) == 0:
 		return nil, nil, opt, errors.New("--model: no model given")
 	}
 	held, err := f.hold.values(models)
@@ -280,7 +328,6 @@ func (f *flags) fitOptions() (models, candidates []string, opt calibrate.Options
 		return nil, nil, opt, fmt.Errorf("--folds %d: want 2 or more", *f.folds)
 	}
 	opt = calibrate.Options{Hold: held, LeastSquares: *f.leastSquares, Folds: *f.folds}
-	candidates = splitList(*f.algorithms)
 	if len(models) > 1 && len(candidates) > 0 {
 		return nil, nil, opt, errors.New("--algorithm with several models: choose the model first, then the algorithm")
 	}
@@ -290,11 +337,19 @@ func (f *flags) fitOptions() (models, candidates []string, opt calibrate.Options
 // fitModel fits the samples: with several models, the one of least
 // error on the folds it did not fit; with several algorithms, the one
 // that fits best; else the one model. It prints the ranking it made.
-func fitModel(stdout io.Writer, samples []calibrate.Sample, models, candidates []string, opt calibrate.Options) (*calibrate.Fit, error) {
+func fitModel(stdout io.Writer, samples []calibrate.Sample, models, candidates []string, opt calibrate.Options, auto bool) (*calibrate.Fit, error) {
 	switch {
 	case len(models) > 1:
 		cs, err := calibrate.SelectModel(samples, models, opt)
 		reportChoices(stdout, cs, opt.Folds)
+		reportChoice(stdout, cs)
+		if err != nil && auto {
+			// None could be ranked (too few samples to hold any out, or
+			// none determined): the simplest alone, whose own error
+			// says what the samples lack.
+			fmt.Fprintf(stdout, "no model could be ranked: the simplest, %s, fitted to every sample\n", models[0])
+			return calibrate.Calibrate(samples, models[0], opt)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -111,17 +111,37 @@ Sizes above 256 MiB are extrapolated from the times at 128 and 256 MiB of
 the algorithm NCCL runs there (the bandwidth regime, where a pipelined
 collective's time is affine in its size).
 
-Several models (--model alpha-beta,realnet): each is fitted and they are
-ranked by their error on points they did not fit: the points are dealt
-into --folds parts, each part predicted by the model fitted on the
-others, and the median |predicted/measured - 1| over all points decides.
-A model with more parameters always fits its own points better; only the
-held-out error says whether it follows the machine. The best is reported
-and written.
+Which model: by default, every model the samples suit is fitted (for
+nexar-live's results.csv all five; for other libraries' logs alpha-beta,
+alpha-beta-protocol and loggp, which assume neither realnet nor ranks
+sharing one machine), and they are ranked by their error on points they
+did not fit: the points are dealt into --folds parts, each part
+predicted by the model fitted on the others, and the median
+|predicted/measured - 1| over all points decides. A model with more
+parameters always fits its own points better; only the held-out error
+says whether it follows the machine. The report says which it chose, its
+held-out error beside the runners-up', and which models the samples do
+not determine, and why; a tie goes to the one of fewer parameters. The
+chosen one is written. --model names one model (fitted alone) or the
+list to rank; with --algorithm, the model is alpha-beta unless named.
+Too few samples to hold any out: the simplest model alone.
+
+Values no machine has are warnings, after the fit: a bandwidth above the
+memory's (--memory-bandwidth: a bandwidth, or "measure", this machine's
+memcpy, for runs measured here; default 8TB/s, the fastest memory a
+collective's bytes pass through today, HBM3e), a reduction bandwidth
+below 1 GB/s (one CPU core adds float32 faster: the fit put another cost
+on reductions, often more ranks than cores), a latency at zero (a
+negative one fitted better) or above the time of the fastest sample it
+is part of. A warning does not stop the fit: it says which value not to
+trust, and what to hold or measure instead.
 
 Flags:
-  --model M,...      alpha-beta (default), alpha-beta-protocol, loggp or
-                     realnet; several: the best by held-out error
+  --model M,...      alpha-beta, alpha-beta-protocol, shared-host, loggp or
+                     realnet; several: the best by held-out error (default:
+                     every model the samples suit, as above)
+  --memory-bandwidth B  the bound of fitted bandwidths: a bandwidth, or
+                     "measure" (this machine's memcpy) (default 8TB/s)
   --folds K          with several models, the parts of the cross-validation
                      (default 5)
   --out FILE         write the calibrated scenario to FILE
@@ -151,6 +171,7 @@ Flags override what a log says; a note says where they disagree.
 
 Examples:
   PROG calibrate all_reduce_perf.log --out cluster.toml
+  PROG calibrate --memory-bandwidth measure live-out/results.csv --out model.toml
   PROG calibrate --algorithm ring,halving_doubling,recursive_doubling nccl.log
   PROG calibrate osu_latency.log osu_bw.log
   PROG calibrate --model alpha-beta,alpha-beta-protocol,realnet results.csv
