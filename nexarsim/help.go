@@ -107,6 +107,11 @@ writes nothing either. Nothing is written into DIR until every output is
 complete: each file is made in a private directory inside DIR and renamed
 into place, results last to first, the manifest last of all.
 
+On stdout, once the outputs are written: the rows as nccl-tests prints
+its table (size, count, type, redop, root, time, algbw, busbw, #wrong),
+one block per sweep, collective, algorithm and world size, and nothing
+else; progress and notes go to stderr.
+
 Outputs in DIR:
   results.csv      one row per point, in the order of the scenario, the
                    same whatever --jobs is:
@@ -190,7 +195,7 @@ Flags:
                    without one whose results.csv is nexar-live's, which a
                    simulation does not continue and would replace (exit 2)
   --no-plots       write no figures
-  --quiet, -q      no progress on stderr
+  --quiet, -q      no progress on stderr, and no table on stdout
 
 Without a scenario file, nccl-tests' flags describe one sweep (as
 all_reduce_perf would run it under mpirun -np N), on an alpha-beta network

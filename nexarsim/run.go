@@ -203,7 +203,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err := r.stageResults(); err != nil {
 		return r.fail(err)
 	}
-	return r.commit()
+	status = r.commit()
+	if status == exitOK && !f.quiet {
+		writeTable(stdout, r.m, r.mine, r.rows) // the table nccl-tests prints (table.go)
+	}
+	return status
 }
 
 // runFlags are the flags of run.

@@ -48,6 +48,9 @@ type Row struct {
 	// difference: the half-width of the error bar plots draw. With one
 	// run, TimeMin = TimeMax = Time and Spread = 0.
 	TimeMin, TimeMax, Spread float64
+	// TimeAvg (time_avg_s, optional: nexar-live writes it with --minmax)
+	// is the mean of the repeats; 0 in a file without the column.
+	TimeAvg float64
 	// Messages (messages) is the number of messages all ranks together
 	// sent in the (first) run.
 	Messages int64
