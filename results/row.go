@@ -100,6 +100,7 @@ const (
 	ColTimeMin        = "time_min_s"
 	ColTimeMax        = "time_max_s"
 	ColSpread         = "spread_s"
+	ColTimeAvg        = "time_avg_s"
 	ColMessages       = "messages"
 	ColWrong          = "wrong"
 	ColDevice         = "device"
@@ -113,6 +114,25 @@ const (
 var SimColumns = []string{
 	ColCollective, ColAlgorithm, ColWorld, ColBytes, ColDType, ColTime, ColAlgBW, ColBusBW,
 	ColParams, ColOp, ColRepeats, ColTimeMin, ColTimeMax, ColSpread, ColMessages,
+}
+
+// MinMaxColumns are the optional columns of nexar-live's --minmax (OSU's
+// -f): the mean of the timed iterations, beside their fastest and
+// slowest (time_min_s and time_max_s, which every file has). WithMinMax
+// adds them.
+var MinMaxColumns = []string{ColTimeAvg}
+
+// WithMinMax returns cols with the MinMaxColumns after time_max_s (at the
+// end if cols lacks it), unless cols has them already.
+func WithMinMax(cols []string) []string {
+	if slices.Contains(cols, ColTimeAvg) {
+		return cols
+	}
+	i := slices.Index(cols, ColTimeMax)
+	if i < 0 {
+		return append(slices.Clone(cols), MinMaxColumns...)
+	}
+	return slices.Insert(slices.Clone(cols), i+1, MinMaxColumns...)
 }
 
 // ThresholdColumns are the columns that record the transport thresholds

@@ -65,3 +65,43 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestMinMaxColumn: WithMinMax puts time_avg_s after time_max_s once; a
+// file with it reads its mean back, one without (an older file, or
+// nexar-sim's) reads as 0.
+func TestMinMaxColumn(t *testing.T) {
+	cols := WithMinMax(LiveColumns(false, true))
+	if i := indexOf(cols, ColTimeAvg); i < 1 || cols[i-1] != ColTimeMax || len(WithMinMax(cols)) != len(cols) {
+		t.Fatalf("WithMinMax: %v", cols)
+	}
+	if got := WithMinMax([]string{ColCollective}); len(got) != 2 || got[1] != ColTimeAvg {
+		t.Errorf("WithMinMax without time_max_s: %v", got)
+	}
+	row := Row{Collective: "allreduce", Algorithm: "ring", World: 2, Bytes: 8, DType: "f32", Time: 2e-6, TimeMin: 1e-6, TimeAvg: 2.5e-6, TimeMax: 4e-6, Repeats: 3, BulkThreshold: 65536}
+	for _, tt := range []struct {
+		cols []string
+		want float64
+	}{{cols, 2.5e-6}, {LiveColumns(false, true), 0}, {SimColumns, 0}} {
+		var b bytes.Buffer
+		w := NewWriter(&b, tt.cols, LiveDecimals)
+		if err := w.Write(row); err != nil || w.Flush() != nil {
+			t.Fatal(err)
+		}
+		tab, err := Read(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tab.Rows[0]; got.TimeAvg != tt.want || got.TimeMax != row.TimeMax {
+			t.Errorf("columns %v: read back mean %g, max %g; want %g, %g", tt.cols, got.TimeAvg, got.TimeMax, tt.want, row.TimeMax)
+		}
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
