@@ -1,0 +1,46 @@
+package report
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestSchemaDocumented: docs/results-json.md names every field of
+// results.json (JSON and the types it holds), in backquotes.
+func TestSchemaDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/results-json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type, string)
+	walk = func(typ reflect.Type, path string) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || seen[typ] {
+			return
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				t.Errorf("%s.%s has no JSON name", path, f.Name)
+				continue
+			}
+			if !strings.Contains(string(doc), "`"+name+"`") {
+				t.Errorf("docs/results-json.md does not name %s.%s (%q)", path, f.Name, name)
+			}
+			if f.Type.String() != "json.RawMessage" {
+				walk(f.Type, path+"."+name)
+			}
+		}
+	}
+	walk(reflect.TypeOf(JSON{}), "results.json")
+	if len(seen) < 8 {
+		t.Errorf("walked %d types", len(seen))
+	}
+}
