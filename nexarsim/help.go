@@ -119,7 +119,11 @@ Outputs in DIR:
                    then the extras params,op,repeats,time_min_s,time_max_s,
                    spread_s,messages
   results.json     the same rows, with the scenario, the crossovers and the
-                   best parameter settings
+                   best parameter settings (docs/results-json.md: the schema
+                   nexar-live's results.json has too)
+  report.html      one self-contained page of the run (readable on a phone):
+                   what was run, on which network, the crossovers and the
+                   tuning table, every figure, the results as tables
   crossovers.csv   per collective and world size, each size at which the
                    faster of two algorithm variants changes, interpolated
                    on the log scale between swept sizes; with

@@ -3,9 +3,9 @@ package nexarsim
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/nexar-go/nexar-go/derive"
+	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/report"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -48,7 +48,7 @@ func resultsJSON(m manifest, rows []sweep.Row, res *derive.Result) (*report.JSON
 // manifest m, made by nexar-sim's subcommand cmd with args, from the
 // files staged so far; notes are derivation's.
 func stageReport(o *outputs, m manifest, cmd string, args []string, notes []string) error {
-	info := report.Info{Title: "nexar-sim " + cmd, Command: commandLine("nexar-sim "+cmd, args), Scenario: m.Scenario, ScenarioFile: m.File,
+	info := report.Info{Title: "nexar-sim " + cmd, Command: cli.CommandLine(append([]string{"nexar-sim", cmd}, args...)), Scenario: m.Scenario, ScenarioFile: m.File,
 		Description: m.Description, Network: m.NetworkSummary, Notes: notes}
 	if info.Network == "" {
 		info.Network = m.Network
@@ -59,17 +59,4 @@ func stageReport(o *outputs, m manifest, cmd string, args []string, notes []stri
 	}
 	o.add(report.File)
 	return nil
-}
-
-// commandLine is the command name with args, each quoted as a shell
-// would need it.
-func commandLine(name string, args []string) string {
-	parts := []string{name}
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		parts = append(parts, a)
-	}
-	return strings.Join(parts, " ")
 }

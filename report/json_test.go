@@ -44,3 +44,24 @@ func TestSchemaDocumented(t *testing.T) {
 		t.Errorf("walked %d types", len(seen))
 	}
 }
+
+// TestSchemaExample: the example of docs/results-json.md reads as
+// results.json.
+func TestSchemaExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/results-json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```json\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no ```json example")
+	}
+	j, err := ReadJSON(strings.NewReader(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Tool != ToolLive || len(j.Rows) == 0 || j.Model == nil {
+		t.Errorf("example: %+v", j)
+	}
+}

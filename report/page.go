@@ -121,6 +121,7 @@ type block struct {
 type model struct {
 	Summary string
 	table
+	err *ModelError
 }
 
 // figure is an image of the folder, embedded.
@@ -285,6 +286,10 @@ func modelTable(dir string) (*model, error) {
 		m.Rows = append(m.Rows, append(line, micros(meas), micros(pred), percent(rel)))
 	}
 	m.Summary = summary(errs)
+	m.err = &ModelError{Points: len(errs)}
+	if len(errs) > 0 {
+		m.err.MedianErr, m.err.MaxErr = Median(errs), slices.Max(errs)
+	}
 	return m, nil
 }
 
@@ -325,4 +330,14 @@ func Median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// ReadModelError summarises dir's compare.csv (the model's error, as the
+// page shows it); nil if there is none.
+func ReadModelError(dir string) (*ModelError, error) {
+	m, err := modelTable(dir)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	return m.err, nil
 }
