@@ -105,10 +105,26 @@ type page struct {
 	Figures    []figure
 }
 
-// table is a header and rows of text.
+// table is a header and rows of cells.
 type table struct {
 	Header []string
-	Rows   [][]string
+	Rows   [][]cell
+}
+
+// cell is a table's cell: numbers align right, text left.
+type cell struct {
+	Text string
+	Num  bool
+}
+
+// cells are the cells of texts.
+func cells(texts []string) []cell {
+	out := make([]cell, len(texts))
+	for i, t := range texts {
+		_, err := strconv.ParseFloat(strings.TrimSuffix(t, " %"), 64)
+		out[i] = cell{t, err == nil}
+	}
+	return out
 }
 
 // block is the results of one collective, algorithm and world.
@@ -223,7 +239,7 @@ func resultBlocks(dir string) ([]block, error) {
 		if wrong {
 			line = append(line, strconv.FormatInt(r.Wrong, 10))
 		}
-		out[i].Rows = append(out[i].Rows, line)
+		out[i].Rows = append(out[i].Rows, cells(line))
 	}
 	return out, nil
 }
@@ -234,9 +250,8 @@ func micros(s float64) string { return strconv.FormatFloat(s*1e6, 'f', 2, 64) }
 // gbps formats a bandwidth in GB/s, to two decimals.
 func gbps(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
-// csvTable reads a CSV file as it is; nil if it is not there or has no
-// rows.
-func csvTable(path string) (*table, error) {
+// readCSV reads a CSV file's records; none if it is not there.
+func readCSV(path string) ([][]string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -249,10 +264,21 @@ func csvTable(path string) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(recs) < 2 {
-		return nil, nil
+	return recs, nil
+}
+
+// csvTable reads a CSV file as it is; nil if it is not there or has no
+// rows.
+func csvTable(path string) (*table, error) {
+	recs, err := readCSV(path)
+	if len(recs) < 2 || err != nil {
+		return nil, err
 	}
-	return &table{Header: recs[0], Rows: recs[1:]}, nil
+	t := &table{Header: recs[0]}
+	for _, rec := range recs[1:] {
+		t.Rows = append(t.Rows, cells(rec))
+	}
+	return t, nil
 }
 
 // modelTable reads compare.csv (verify's: predicted_s, measured_s and
@@ -260,15 +286,16 @@ func csvTable(path string) (*table, error) {
 // the median and largest |predicted/measured - 1|.
 func modelTable(dir string) (*model, error) {
 	path := filepath.Join(dir, compareFile)
-	t, err := csvTable(path)
-	if t == nil || err != nil {
+	recs, err := readCSV(path)
+	if len(recs) < 2 || err != nil {
 		return nil, err
 	}
-	col := func(name string) int { return slices.Index(t.Header, name) }
+	head := recs[0]
+	col := func(name string) int { return slices.Index(head, name) }
 	keep := []string{"collective", "algorithm", "world", "bytes", "dtype"}
 	m := &model{table: table{Header: append(slices.Clone(keep), "measured (µs)", "predicted (µs)", "error")}}
 	var errs []float64
-	for i, rec := range t.Rows {
+	for i, rec := range recs[1:] {
 		pred, err1 := strconv.ParseFloat(field(rec, col("predicted_s")), 64)
 		meas, err2 := strconv.ParseFloat(field(rec, col("measured_s")), 64)
 		if err := errors.Join(err1, err2); err != nil {
@@ -283,7 +310,7 @@ func modelTable(dir string) (*model, error) {
 			rel = pred/meas - 1
 			errs = append(errs, math.Abs(rel))
 		}
-		m.Rows = append(m.Rows, append(line, micros(meas), micros(pred), percent(rel)))
+		m.Rows = append(m.Rows, cells(append(line, micros(meas), micros(pred), percent(rel))))
 	}
 	m.Summary = summary(errs)
 	m.err = &ModelError{Points: len(errs)}

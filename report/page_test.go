@@ -70,8 +70,8 @@ func TestWrite(t *testing.T) {
 			"busbw_allreduce.svg": "<svg xmlns='http://www.w3.org/2000/svg'/>",
 			"crossovers.csv":      "collective,dtype,world,below,above,bytes,lo_bytes,hi_bytes\nallreduce,f32,4,tree,ring,2048,1024,4096\n",
 			"tuning.toml":         "[[allreduce]]\nalgorithm = \"tree\"\n",
-		}, 2, []string{"<h2>Crossovers and tuning table</h2>", "<td>tree</td><td>ring</td><td>2048</td>", "algorithm = &#34;tree&#34;",
-			"data:image/png;base64,", "data:image/svg&#43;xml;base64,", "allreduce · ring · 4 ranks (2 row(s))", "<td>1024</td><td>f32</td><td>1.02</td>"},
+		}, 2, []string{"<h2>Crossovers and tuning table</h2>", `<td class="t">tree</td><td class="t">ring</td><td>2048</td>`, "algorithm = &#34;tree&#34;",
+			"data:image/png;base64,", "data:image/svg&#43;xml;base64,", "allreduce · ring · 4 ranks (2 row(s))", `<td>1024</td><td class="t">f32</td><td>1.02</td>`},
 			[]string{"<h2>Model error</h2>", "min (µs)", "#wrong"}},
 		{"measured", results.WithMinMax(results.LiveColumns(false, true)), map[string]string{
 			"compare.png": pngFile(t),
@@ -107,7 +107,8 @@ func TestWrite(t *testing.T) {
 			if n := len(regexp.MustCompile(`<img `).FindAllString(page, -1)); n != tt.figures {
 				t.Errorf("%d images, want %d", n, tt.figures)
 			}
-			if n := strings.Count(page, "<details"); n != 2+strings.Count(page, "<h2>Model error</h2>") {
+			// The results' two blocks, the model's points, the crossovers.
+			if n := strings.Count(page, "<details"); n != 2+strings.Count(page, "<h2>Model error</h2>")+strings.Count(page, "crossovers.csv: ") {
 				t.Errorf("%d blocks", n)
 			}
 			if err := Write(dir, info); err != nil {
