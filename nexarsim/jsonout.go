@@ -2,11 +2,13 @@ package nexarsim
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/nexar-go/nexar-go/derive"
 	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/report"
+	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -59,4 +61,14 @@ func stageReport(o *outputs, m manifest, cmd string, args []string, notes []stri
 	}
 	o.add(report.File)
 	return nil
+}
+
+// writeStepReport writes report.html (package report) into out, where
+// nexar-sim step, given args, wrote the outputs of the scenarios scens.
+func writeStepReport(out string, args []string, scens []*scenario.Scenario) error {
+	info := report.Info{Title: "nexar-sim step", Command: cli.CommandLine(append([]string{"nexar-sim", "step"}, args...))}
+	for _, s := range scens {
+		info.Facts = append(info.Facts, report.Fact{Name: s.Name, Value: fmt.Sprintf("%s: %s on %s, %d point(s)", s.File, s.Workload.Model, s.Network.Summary, len(s.Workload.Points))})
+	}
+	return report.Write(out, info)
 }

@@ -61,3 +61,28 @@ func TestRunJSONReport(t *testing.T) {
 		t.Error("report.html differs between two runs of the same command")
 	}
 }
+
+// TestStepReport: nexar-sim step writes report.html beside its outputs,
+// with step.csv as a table and one image per figure.
+func TestStepReport(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.toml", strings.Replace(strings.Replace(stepScenario, "%s", "fast", 1), "%s", "2us", 1))
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := nexarSim("step", a, "--out", out, "-q"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page := string(readFile(t, filepath.Join(out, report.File)))
+	entries, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if n, want := strings.Count(page, "<img "), len(report.Figures(names)); n != want || want == 0 {
+		t.Errorf("report.html: %d images, %d figures in %v", n, want, names)
+	}
+	for _, want := range []string{"<h1>nexar-sim step</h1>", "<h2>Training step (step.csv)</h2>", "<h2>Best bucket size (best_bucket.csv)</h2>", "nexar-sim step "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}

@@ -62,11 +62,11 @@ func Write(dir string, info Info) error {
 }
 
 // Render writes the page of the run whose outputs are in dir: info, then
-// the model's error (compare.csv), the crossovers (crossovers.csv) and
-// the tuning table (tuning.toml), every figure (each PNG or SVG, the PNG
-// where both were drawn, embedded as a data: URI), the results
-// (results.csv) as nccl-tests' blocks, and the list of the folder's
-// files. Files that are not there are left out; one that does not read
+// the model's error (compare.csv), every figure (each PNG or SVG, the PNG
+// where both were drawn, embedded as a data: URI), the tuning table
+// (tuning.toml) and the crossovers (crossovers.csv), the results
+// (results.csv) as nccl-tests' blocks, nexar-sim step's tables (step.csv,
+// best_bucket.csv), and the list of the folder's files. Files that are not there are left out; one that does not read
 // is an error. The same folder and info give the same bytes.
 func Render(w io.Writer, dir string, info Info) error {
 	p := page{Info: info}
@@ -91,6 +91,15 @@ func Render(w io.Writer, dir string, info Info) error {
 	if p.Figures, err = figures(dir, p.Files); err != nil {
 		return err
 	}
+	for _, x := range extraTables {
+		t, err := csvTable(filepath.Join(dir, x.file))
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			p.Extra = append(p.Extra, block{Title: x.title, table: *t})
+		}
+	}
 	return pageTemplate.Execute(w, p)
 }
 
@@ -103,6 +112,14 @@ type page struct {
 	Crossovers *table
 	Tuning     string
 	Figures    []figure
+	Extra      []block
+}
+
+// extraTables are the other CSV files of a run the page shows as they
+// are: nexar-sim step's.
+var extraTables = []struct{ file, title string }{
+	{"step.csv", "Training step (step.csv)"},
+	{"best_bucket.csv", "Best bucket size (best_bucket.csv)"},
 }
 
 // table is a header and rows of cells.
