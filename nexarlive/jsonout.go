@@ -95,3 +95,13 @@ func liveInfo(s *scenario.Scenario, rows []results.Row, m *measureFlags, notes [
 		report.Fact{Name: "points", Value: strconv.Itoa(len(rows))})
 	return info
 }
+
+// writeStepReport writes report.html (package report) into out, where
+// nexar-live step wrote what it measured of s and the model's prediction.
+func writeStepReport(out string, s *scenario.Scenario) error {
+	info := report.Info{Title: "nexar-live step", Scenario: s.Name, ScenarioFile: s.File, Description: s.Description, Network: s.Network.Summary}
+	if len(os.Args) > 1 && os.Args[1] == "step" {
+		info.Command = cli.CommandLine(append([]string{"nexar-live"}, os.Args[1:]...))
+	}
+	return report.Write(out, info)
+}

@@ -298,9 +298,10 @@ func csvTable(path string) (*table, error) {
 	return t, nil
 }
 
-// modelTable reads compare.csv (verify's: predicted_s, measured_s and
-// ratio among its columns) into the model's error: a line per point, and
-// the median and largest |predicted/measured - 1|.
+// modelTable reads compare.csv (verify's, of collectives or of training
+// steps: the columns naming the point, then predicted_s and measured_s
+// among others) into the model's error: a line per point, and the median
+// and largest |predicted/measured - 1|.
 func modelTable(dir string) (*model, error) {
 	path := filepath.Join(dir, compareFile)
 	recs, err := readCSV(path)
@@ -309,7 +310,8 @@ func modelTable(dir string) (*model, error) {
 	}
 	head := recs[0]
 	col := func(name string) int { return slices.Index(head, name) }
-	keep := []string{"collective", "algorithm", "world", "bytes", "dtype"}
+	// The columns that name the point: those before predicted_s.
+	keep := head[:max(col("predicted_s"), 0)]
 	m := &model{table: table{Header: append(slices.Clone(keep), "measured (µs)", "predicted (µs)", "error")}}
 	var errs []float64
 	for i, rec := range recs[1:] {

@@ -76,7 +76,8 @@ func TestWrite(t *testing.T) {
 		{"measured", results.WithMinMax(results.LiveColumns(false, true)), map[string]string{
 			"compare.png": pngFile(t),
 			"compare.csv": "collective,algorithm,world,bytes,dtype,params,op,predicted_s,measured_s,ratio\nallreduce,ring,4,1024,f32,,sum,0.000002,0.000001,2\nallreduce,tree,4,1024,f32,,sum,0.000001,0.000001,1\n",
-		}, 1, []string{"<h2>Model error</h2>", "2 point(s): median error 50.0 %, largest 100.0 %", "<td>100.0 %</td>", "min (µs)", "#wrong", "<td>3.00</td>"},
+		}, 1, []string{"<h2>Model error</h2>", "2 point(s): median error 50.0 %, largest 100.0 %", "<td>100.0 %</td>", "min (µs)", "#wrong", "<td>3.00</td>",
+			"<th>op</th><th>measured (µs)</th>"},
 			[]string{"<h2>Crossovers and tuning table</h2>"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
