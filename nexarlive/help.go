@@ -78,7 +78,8 @@ var measureFlagsHelp = `  --warmup W           untimed iterations before the tim
                        table, the fastest, mean and slowest timed iteration of
                        the point, and time_avg_s to results.csv and
                        results.json (time_min_s and time_max_s are always
-                       there)
+                       there); with --timing loop the iterations are not timed
+                       one by one, and all three are the loop's mean
   --timeout D          how long a collective may wait for its peers before
                        it fails naming them (default 2m)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
