@@ -3,6 +3,7 @@ package nexarsim
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/nexar-go/nexar-go/derive"
@@ -71,4 +72,14 @@ func writeStepReport(out string, args []string, scens []*scenario.Scenario) erro
 		info.Facts = append(info.Facts, report.Fact{Name: s.Name, Value: fmt.Sprintf("%s: %s on %s, %d point(s)", s.File, s.Workload.Model, s.Network.Summary, len(s.Workload.Points))})
 	}
 	return report.Write(out, info)
+}
+
+// finiteBandwidth is bw, or 0 (no single figure) where it is not finite:
+// a network whose links never bind (bandwidth "inf", as loopback's
+// model) has no busbw ceiling, and JSON no infinity.
+func finiteBandwidth(bw float64) float64 {
+	if math.IsInf(bw, 0) || math.IsNaN(bw) {
+		return 0
+	}
+	return bw
 }

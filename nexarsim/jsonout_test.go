@@ -86,3 +86,37 @@ func TestStepReport(t *testing.T) {
 		}
 	}
 }
+
+// TestRunInfiniteLink: a network whose ports never bind (bandwidth
+// "inf", as the loopback model nexar-live ships) runs and writes its
+// outputs: no link bandwidth, which JSON cannot hold, in results.json or
+// manifest.json. (It failed before with "json: unsupported value: +Inf".)
+func TestRunInfiniteLink(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "loopback.toml", `name = "loopback"
+seed = 1
+
+[network]
+model = "flow"
+topology = "crossbar"
+latency = "143.8us"
+bandwidth = "inf"
+backplane_bandwidth = "238MB/s"
+reduce_bandwidth = "inf"
+
+[[sweep]]
+collective = "allreduce"
+algorithms = ["ring", "recursive_doubling"]
+world = [4]
+bytes = "1KiB..64KiB x8"
+`)
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := nexarSim("run", file, "--out", out, "-q"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{report.JSONFile, "manifest.json"} {
+		if data := readFile(t, filepath.Join(out, name)); bytes.Contains(data, []byte("link_bandwidth")) {
+			t.Errorf("%s has a link bandwidth", name)
+		}
+	}
+}

@@ -373,7 +373,7 @@ type runner struct {
 func newRunner(ctx context.Context, f *runFlags, p *runPlan, o *outputs, stderr io.Writer) *runner {
 	s := p.s
 	m := manifest{Scenario: s.Name, Description: s.Description, File: p.file, Hash: s.Hash, Network: s.Network.Model, NetworkSummary: s.Network.Summary,
-		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: p.sh.i, Shards: p.sh.n, Points: len(p.points)}
+		LinkBandwidth: finiteBandwidth(s.Network.LinkBandwidth), Transport: s.Network.Transport, Shard: p.sh.i, Shards: p.sh.n, Points: len(p.points)}
 	if cl, err := s.Network.NCCLCluster(); err == nil {
 		m.NCCLCluster = &cl
 	}

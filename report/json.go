@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"math"
 
 	"github.com/nexar-go/nexar-go/derive"
 	"github.com/nexar-go/nexar-go/results"
@@ -168,8 +169,14 @@ func params(s string) map[string]int {
 }
 
 // Encode writes j as results.json: indented by one space, the fields in
-// the order of the type, so that the same run gives the same bytes.
+// the order of the type, so that the same run gives the same bytes. A
+// link bandwidth that is not finite is left out.
 func (j *JSON) Encode(w io.Writer) error {
+	// An unbounded link (bandwidth "inf", loopback's ports) is no single
+	// figure: JSON has no infinity.
+	if math.IsInf(j.Scenario.LinkBandwidth, 0) || math.IsNaN(j.Scenario.LinkBandwidth) {
+		j.Scenario.LinkBandwidth = 0
+	}
 	if j.Rows == nil {
 		j.Rows = []Row{}
 	}

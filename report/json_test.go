@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -63,5 +64,21 @@ func TestSchemaExample(t *testing.T) {
 	}
 	if j.Tool != ToolLive || len(j.Rows) == 0 || j.Model == nil {
 		t.Errorf("example: %+v", j)
+	}
+}
+
+// TestEncodeInfiniteLink: a network whose links do not bind (bandwidth
+// "inf") encodes without its link bandwidth, which JSON cannot hold.
+func TestEncodeInfiniteLink(t *testing.T) {
+	j := JSON{Tool: ToolLive, Scenario: Scenario{Scenario: "loopback", LinkBandwidth: math.Inf(1)}}
+	var b strings.Builder
+	if err := j.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "link_bandwidth") {
+		t.Errorf("infinite link bandwidth encoded:\n%s", b.String())
+	}
+	if _, err := ReadJSON(strings.NewReader(b.String())); err != nil {
+		t.Error(err)
 	}
 }
