@@ -60,7 +60,8 @@ func liveJSON(s *scenario.Scenario, dir string, rows []results.Row, timing strin
 		Description: fmt.Sprintf("derived by nexar-live from the measurements of scenario %q", s.Name),
 		Source:      "nexar-live run " + filepath.Base(s.File)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", report.JSONFile, err)
+		// What was measured stays good: say why there are no crossovers.
+		res = &derive.Result{Notes: []string{fmt.Sprintf("no crossovers read out of the measurements: %v", err)}}
 	}
 	rep.Crossovers, rep.BestParams, rep.Notes = res.Crossovers, res.BestParams, res.Notes
 	if rep.Model, err = report.ReadModelError(dir); err != nil {
