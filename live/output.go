@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,10 @@ type Output struct {
 	Preamble []string
 	// Timing is named in the table's block headers.
 	Timing Timing
+	// MinMax adds the fastest, mean and slowest timed iteration of each
+	// point to the table, and the mean (results.MinMaxColumns) to
+	// results.csv (nexar-live run --minmax, OSU's -f).
+	MinMax bool
 	// Scenario is the scenario run (Worker sets it from its file), which
 	// Compare holds the results against.
 	Scenario *scenario.Scenario
@@ -105,6 +110,7 @@ func newRecorder(out Output) (*recorder, error) {
 	if out.Table != nil {
 		r.table = NewTable(out.Table, out.Preamble...)
 		r.table.Timing = out.Timing
+		r.table.MinMax = out.MinMax
 	}
 	if out.Dir == "" {
 		return r, nil
@@ -119,6 +125,9 @@ func newRecorder(out Output) (*recorder, error) {
 	f.Chmod(0o644) // CreateTemp makes it private; results are not
 	r.tmp = f
 	r.csv = newResultsWriter(f, out.Device, out.Transport)
+	if out.MinMax {
+		r.csv = results.NewWriter(f, results.WithMinMax(resultsColumns(out.Device, out.Transport)), results.LiveDecimals)
+	}
 	if err := r.csv.WriteHeader(); err != nil {
 		f.Close()
 		os.Remove(f.Name()) // nothing measured yet
@@ -134,6 +143,11 @@ func newRecorder(out Output) (*recorder, error) {
 func (r *recorder) add(p sweep.Point, res Result) {
 	res.Device = r.out.Device
 	res.setTransport(r.out.Transport)
+	if r.out.MinMax && len(res.Times) > 0 {
+		// To the nanosecond of the clock, as results.csv holds it.
+		_, avg, _ := results.MinAvgMax(res.Times)
+		res.TimeAvg = math.Round(avg*1e9) / 1e9
+	}
 	r.rep.Results = append(r.rep.Results, res)
 	if r.table != nil {
 		r.table.Add(p, res)

@@ -41,12 +41,6 @@ func reference(p sweep.Point) (algotest.Data, error) {
 	return ref(p.Case()), nil
 }
 
-// used is the count p runs on, the table's count column.
-func used(p sweep.Point) int {
-	_, _, u := p.Layout()
-	return u
-}
-
 // newRankData allocates and fills the buffers of l's rank for p: in host
 // memory, or, if l's Alloc gives memory of another kind (a staging link's
 // GPU memory), in that memory, with the inputs and the reference kept in

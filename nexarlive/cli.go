@@ -75,6 +75,7 @@ type measureFlags struct {
 	eagerSet   bool // --eager-threshold was given: it wins over --tuning
 	tuning     string
 	trusted    bool
+	minmax     bool // --minmax: min/avg/max columns (jsonout.go)
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -86,6 +87,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&m.minTime, "min-time", 0, "add timed iterations while a point's have taken less than this")
 	fs.IntVar(&m.maxIters, "max-iters", 1000, "at most this many timed iterations with --min-time")
 	fs.StringVar(&m.timing, "timing", string(live.TimingStart), `"start" (an agreed start per iteration, median) or "loop" (back to back after a barrier, mean, as nccl-tests)`)
+	fs.BoolVar(&m.minmax, "minmax", false, "add the fastest, mean and slowest timed iteration of each point to the table and results (OSU's -f)")
 	m.registerNet(fs)
 }
 
@@ -171,6 +173,9 @@ func (m *measureFlags) workerArgs(t algos.Thresholds) []string {
 		"--warmup", strconv.Itoa(m.warmup), "--iters", strconv.Itoa(m.iters),
 		"--min-time", m.minTime.String(), "--max-iters", strconv.Itoa(m.maxIters),
 		"--timing", m.timing,
+	}
+	if m.minmax {
+		args = append(args, "--minmax")
 	}
 	return append(args, m.netArgs(t)...)
 }
@@ -371,7 +376,7 @@ func (l *runLine) resumeJob(s *scenario.Scenario, job *live.Job, start time.Time
 		fmt.Fprintf(stderr, "nexar-live run: no %s in %s; starting from the first point\n", live.PartialResultsFile, l.out)
 	case len(res.rows) == len(job.Points):
 		fmt.Fprintf(stderr, "nexar-live run: %s holds all %d points already\n", res.file, len(job.Points))
-		o := live.Output{Dir: l.out, Table: stdout, Scenario: s, Compare: comparer(l.noCompare), Device: l.device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
+		o := live.Output{Dir: l.out, Table: stdout, Scenario: s, Compare: runOutputs(comparer(l.noCompare), &l.m), MinMax: l.m.minmax, Device: l.device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
 		_, err := live.FinishResumed(o)
 		return res, job, finish(context.Background(), stderr, "run", l.out, start, err), true
 	default:
@@ -454,7 +459,7 @@ type measurement struct {
 // measure runs it; rank 0 writes its outputs into out.
 func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error {
 	if r.emulate != nil {
-		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, Compare: comparer(r.noCompare), Resume: r.resume.rows, ResumeFile: r.resume.file}
+		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, Compare: runOutputs(comparer(r.noCompare), &r.m), MinMax: r.m.minmax, Resume: r.resume.rows, ResumeFile: r.resume.file}
 		_, err := live.RunEmulated(ctx, *r.emulate, r.job, o, r.cfg)
 		return err
 	}
@@ -611,7 +616,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	rep, err := live.Worker(ctx, live.WorkerConfig{
 		Scenario: pos[0], Options: opt, Net: cfg, Status: statusW,
-		Output:      live.Output{Dir: *out, Table: stdout, Compare: comparer(*noCompare)},
+		Output:      live.Output{Dir: *out, Table: stdout, Compare: runOutputs(comparer(*noCompare), &m), MinMax: m.minmax},
 		JoinTimeout: m.timeout, Device: *device, Recovery: recovery, Heartbeat: hb, Elastic: rf.maxNP > 0,
 		ResumeFrom: *resumeFrom,
 	})

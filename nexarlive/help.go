@@ -78,6 +78,12 @@ var measureFlagsHelp = `  --warmup W           untimed iterations before the tim
                        way, a barrier, then the iterations back to back, the
                        point's time the slowest rank's mean per iteration (one
                        more iteration, untimed, is checked)
+  --minmax             OSU's -f: add min, avg and max (µs) to each line of the
+                       table, the fastest, mean and slowest timed iteration of
+                       the point, and time_avg_s to results.csv and
+                       results.json (time_min_s and time_max_s are always
+                       there); with --timing loop the iterations are not timed
+                       one by one, and all three are the loop's mean
   --timeout D          how long a collective may wait for its peers before
                        it fails naming them (default 2m)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
@@ -124,6 +130,11 @@ one block per collective and algorithm, and in DIR:
                 predicted_s (the simulator, on the scenario's [network]),
                 measured_s, ratio = predicted_s / measured_s
   compare.png   predicted and measured time against size, per algorithm
+  results.json  the same rows, the crossovers measured among them and the
+                model's error, in the schema nexar-sim's results.json has
+                too (docs/results-json.md)
+  report.html   one self-contained page of the run: what was run, on which
+                network, the tables, the figures, the model's error
 `
 
 var commandHelp = map[string]string{

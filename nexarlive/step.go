@@ -128,6 +128,10 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
 		return exitRanks
 	}
+	if err := writeStepReport(*out, s); err != nil { // report.html (jsonout.go)
+		fmt.Fprintf(stderr, "nexar-live step: %v\n", err)
+		return exitRanks
+	}
 	printStepTable(stdout, s, modelName, cs)
 	fmt.Fprintf(stderr, "nexar-live step: wrote %s\n", filepath.Join(*out, verify.CompareFile))
 	return exitOK

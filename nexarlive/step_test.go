@@ -132,6 +132,11 @@ func TestStep(t *testing.T) {
 			t.Errorf("compare.csv row %q", rec)
 		}
 	}
+	// report.html beside them, with the model's error over the steps.
+	if page, err := os.ReadFile(filepath.Join(out, "report.html")); err != nil || !strings.Contains(string(page), "<h2>Model error</h2>") ||
+		!strings.Contains(string(page), "4 point(s): median error") {
+		t.Errorf("report.html: %v", err)
+	}
 	// --reuse predicts the same rows again, on the scenario's network.
 	code, stdout2, stderr := runCLI("step", "--np", "3", file, "--out", out, "--reuse")
 	if code != exitOK || !strings.Contains(stdout2, "predicted by the simulator on "+file+"'s [network]") || !strings.Contains(stdout2, "4 points: median") {

@@ -107,6 +107,11 @@ writes nothing either. Nothing is written into DIR until every output is
 complete: each file is made in a private directory inside DIR and renamed
 into place, results last to first, the manifest last of all.
 
+On stdout, once the outputs are written: the rows as nccl-tests prints
+its table (size, count, type, redop, root, time, algbw, busbw, #wrong),
+one block per sweep, collective, algorithm and world size, and nothing
+else; progress and notes go to stderr.
+
 Outputs in DIR:
   results.csv      one row per point, in the order of the scenario, the
                    same whatever --jobs is:
@@ -114,7 +119,11 @@ Outputs in DIR:
                    then the extras params,op,repeats,time_min_s,time_max_s,
                    spread_s,messages
   results.json     the same rows, with the scenario, the crossovers and the
-                   best parameter settings
+                   best parameter settings (docs/results-json.md: the schema
+                   nexar-live's results.json has too)
+  report.html      one self-contained page of the run (readable on a phone):
+                   what was run, on which network, the crossovers and the
+                   tuning table, every figure, the results as tables
   crossovers.csv   per collective and world size, each size at which the
                    faster of two algorithm variants changes, interpolated
                    on the log scale between swept sizes; with
@@ -190,7 +199,7 @@ Flags:
                    without one whose results.csv is nexar-live's, which a
                    simulation does not continue and would replace (exit 2)
   --no-plots       write no figures
-  --quiet, -q      no progress on stderr
+  --quiet, -q      no progress on stderr, and no table on stdout
 
 Without a scenario file, nccl-tests' flags describe one sweep (as
 all_reduce_perf would run it under mpirun -np N), on an alpha-beta network

@@ -144,6 +144,9 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	notes, err := writeFull(o, m, rows, *noPlots)
 	if err == nil {
+		err = stageReport(o, m, "merge", args, notes) // report.html (jsonout.go)
+	}
+	if err == nil {
 		err = o.commit(m)
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package nexarsim
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -49,74 +48,6 @@ func writeCSV(o *outputs, rows []sweep.Row) error {
 	})
 }
 
-// jsonRow is a row of results.json: a results.csv row, with the variant's
-// algorithm and parameters spelled out.
-type jsonRow struct {
-	Collective    string         `json:"collective"`
-	Algorithm     string         `json:"algorithm"`
-	BaseAlgorithm string         `json:"base_algorithm"`
-	Params        map[string]int `json:"params,omitempty"`
-	World         int            `json:"world"`
-	Bytes         int            `json:"bytes"`
-	DType         string         `json:"dtype"`
-	Op            string         `json:"op,omitempty"`
-	Time          float64        `json:"time_s"`
-	AlgBW         float64        `json:"algbw_GB_per_s"`
-	BusBW         float64        `json:"busbw_GB_per_s"`
-	Repeats       int            `json:"repeats"`
-	TimeMin       float64        `json:"time_min_s"`
-	TimeMax       float64        `json:"time_max_s"`
-	Spread        float64        `json:"spread_s"`
-	Messages      int64          `json:"messages"`
-	// Recovery is the recovery from the scenario's shrinking rank
-	// failure, on the point it struck.
-	Recovery *jsonRecovery `json:"recovery,omitempty"`
-	// Join is the growth of the elastic world before the point at which
-	// the scenario's ranks joined.
-	Join *jsonJoin `json:"join,omitempty"`
-}
-
-// jsonJoin is sim.Grown in results.json: times in seconds from the point
-// boundary at which the ranks joined.
-type jsonJoin struct {
-	Joined    int     `json:"joined"`
-	WorldFrom int     `json:"world_before"`
-	WorldTo   int     `json:"world_after"`
-	Agreed    float64 `json:"agreed_at_s"`
-	Rebuilt   float64 `json:"rebuilt_at_s"`
-	End       float64 `json:"end_s"`
-}
-
-// jsonRecovery is sim.Shrunk in results.json: times in seconds from the
-// point's start.
-type jsonRecovery struct {
-	FailedRank int     `json:"failed_rank"`
-	WorldFrom  int     `json:"world_before"`
-	WorldTo    int     `json:"world_after"`
-	Hit        bool    `json:"work_lost"`
-	FailedAt   float64 `json:"failed_at_s"`
-	Detected   float64 `json:"detected_at_s"`
-	Agreed     float64 `json:"agreed_at_s"`
-	Rebuilt    float64 `json:"rebuilt_at_s"`
-	End        float64 `json:"end_s"`
-}
-
-// report is results.json.
-type report struct {
-	Scenario   manifest           `json:"scenario"`
-	Rows       []jsonRow          `json:"rows"`
-	Crossovers []derive.Crossover `json:"crossovers"`
-	BestParams []derive.BestParam `json:"best_params"`
-	// Transport is the bulk threshold derived from the scenario's
-	// [network.transport], with the times behind it.
-	Transport *derive.Transport `json:"transport,omitempty"`
-	// Tuning says whether tuning.toml was written, NCCLTuner whether
-	// nccl_tuner.conf was; Notes what derivation left out.
-	Tuning    bool     `json:"tuning_table"`
-	NCCLTuner bool     `json:"nccl_tuner_conf,omitempty"`
-	Notes     []string `json:"notes,omitempty"`
-}
-
 // writeFull stages everything a whole run writes besides results.csv:
 // results.json, crossovers.csv, tuning.toml (when some collective had
 // competing algorithms) and, unless noPlots, the figures. It returns the
@@ -138,35 +69,11 @@ func writeFull(o *outputs, m manifest, rows []sweep.Row, noPlots bool) ([]string
 	if err != nil {
 		return nil, err
 	}
-	rep := report{Scenario: m, Crossovers: res.Crossovers, BestParams: res.BestParams, Transport: res.Transport, Tuning: res.Tuning != nil,
-		NCCLTuner: res.NCCLTuner != nil, Notes: res.Notes}
-	rep.Scenario.Files, rep.Scenario.Changes = nil, nil
-	if rep.Crossovers == nil {
-		rep.Crossovers = []derive.Crossover{}
+	rep, err := resultsJSON(m, rows, res)
+	if err != nil {
+		return nil, err
 	}
-	if rep.BestParams == nil {
-		rep.BestParams = []derive.BestParam{}
-	}
-	rep.Rows = make([]jsonRow, len(rows))
-	for i, r := range rows {
-		params, _ := sweep.ParseParams(r.Params)
-		rep.Rows[i] = jsonRow{Collective: r.Collective, Algorithm: r.Algorithm, BaseAlgorithm: sweep.BaseAlgorithm(r.Algorithm), Params: params,
-			World: r.World, Bytes: r.Bytes, DType: r.DType, Op: r.Op, Time: r.Time, AlgBW: r.AlgBW, BusBW: r.BusBW,
-			Repeats: r.Repeats, TimeMin: r.TimeMin, TimeMax: r.TimeMax, Spread: r.Spread, Messages: r.Messages}
-		if x := r.Recovery; x != nil {
-			rep.Rows[i].Recovery = &jsonRecovery{FailedRank: x.Failed, WorldFrom: x.World, WorldTo: x.World - 1, Hit: x.Hit,
-				FailedAt: x.FailedAt.Seconds(), Detected: x.Detected.Seconds(), Agreed: x.Agreed.Seconds(), Rebuilt: x.Rebuilt.Seconds(), End: x.End.Seconds()}
-		}
-		if g := r.Join; g != nil {
-			rep.Rows[i].Join = &jsonJoin{Joined: g.Joined, WorldFrom: g.World, WorldTo: g.World + g.Joined,
-				Agreed: g.Agreed.Seconds(), Rebuilt: g.Rebuilt.Seconds(), End: g.End.Seconds()}
-		}
-	}
-	if err := o.write(jsonFile, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(rep)
-	}); err != nil {
+	if err := o.write(jsonFile, rep.Encode); err != nil {
 		return nil, err
 	}
 	if err := o.write(crossoversFile, func(w io.Writer) error {

@@ -203,7 +203,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err := r.stageResults(); err != nil {
 		return r.fail(err)
 	}
-	return r.commit()
+	status = r.commit()
+	if status == exitOK && !f.quiet {
+		writeTable(stdout, r.m, r.mine, r.rows) // the table nccl-tests prints (table.go)
+	}
+	return status
 }
 
 // runFlags are the flags of run.
@@ -215,12 +219,13 @@ type runFlags struct {
 	traces, links                                    []string // --trace and --links, each as often as given
 	traceRanks, traceWindow, traceFormat, traceLimit string
 	nccl                                             ncclFlags // a sweep described by nccl-tests' flags
+	args                                             []string  // the command line, for report.html
 }
 
 // parseRunFlags parses run's command line and checks what it can without
 // reading a file; pos is the scenario file, if one is given.
 func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, pos []string, status int, ok bool) {
-	f = &runFlags{}
+	f = &runFlags{args: args}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&f.out, "out", "", "output directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
@@ -368,7 +373,7 @@ type runner struct {
 func newRunner(ctx context.Context, f *runFlags, p *runPlan, o *outputs, stderr io.Writer) *runner {
 	s := p.s
 	m := manifest{Scenario: s.Name, Description: s.Description, File: p.file, Hash: s.Hash, Network: s.Network.Model, NetworkSummary: s.Network.Summary,
-		LinkBandwidth: s.Network.LinkBandwidth, Transport: s.Network.Transport, Shard: p.sh.i, Shards: p.sh.n, Points: len(p.points)}
+		LinkBandwidth: finiteBandwidth(s.Network.LinkBandwidth), Transport: s.Network.Transport, Shard: p.sh.i, Shards: p.sh.n, Points: len(p.points)}
 	if cl, err := s.Network.NCCLCluster(); err == nil {
 		m.NCCLCluster = &cl
 	}
@@ -546,6 +551,9 @@ func (r *runner) stageResults() error {
 	}
 	if r.sh.n == 1 {
 		if r.notes, err = writeFull(r.o, r.m, r.rows, r.flags.noPlots); err != nil {
+			return err
+		}
+		if err := stageReport(r.o, r.m, "run", r.flags.args, r.notes); err != nil { // report.html (jsonout.go)
 			return err
 		}
 	}

@@ -150,6 +150,10 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-sim step: %v\n", err)
 		return exitFailed
 	}
+	if err := writeStepReport(f.out, args, scens); err != nil { // report.html (jsonout.go)
+		fmt.Fprintf(stderr, "nexar-sim step: %v\n", err)
+		return exitFailed
+	}
 	r.logf("nexar-sim: wrote %d row(s) to %s", len(jobs), filepath.Join(f.out, "step.csv"))
 	return exitOK
 }

@@ -67,7 +67,7 @@ func TestStepCommand(t *testing.T) {
 		t.Errorf("exposed %g on the slow network, %g on the fast", rows[8].Exposed, rows[0].Exposed)
 	}
 	for _, name := range []string{"exposed.csv", "best_bucket.csv", "ranks.csv", "trace_step_slow_p5.pftrace",
-		"step_buckets_fast.png", "step_buckets_slow.svg", "step_breakdown_slow.png"} {
+		"step_buckets_fast.png", "step_buckets_slow.svg", "step_breakdown_slow.png", "report.html"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -38,6 +38,7 @@ var columns = map[string]column{
 	ColTimeMin:        seconds(func(r *Row) *float64 { return &r.TimeMin }, false),
 	ColTimeMax:        seconds(func(r *Row) *float64 { return &r.TimeMax }, false),
 	ColSpread:         seconds(func(r *Row) *float64 { return &r.Spread }, false),
+	ColTimeAvg:        seconds(func(r *Row) *float64 { return &r.TimeAvg }, false),
 	ColMessages:       integer(func(r *Row) *int64 { return &r.Messages }, 0, math.MaxInt64, false, "a number of messages"),
 	ColWrong:          integer(func(r *Row) *int64 { return &r.Wrong }, -1, math.MaxInt64, false, "a number of elements, or -1 (unknown)"),
 	ColDevice:         text(func(r *Row) *string { return &r.Device }, false, ""),

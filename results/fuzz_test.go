@@ -22,6 +22,8 @@ func FuzzRead(f *testing.F) {
 	f.Add(sim+"allreduce,ring,8,8388608,f32,0.0015380064,5.454,9.5445,,sum,1,0.0015380064,0.0015380064,0,112\n", uint8(12))
 	f.Add(sim+"allreduce,\"a,b\",8,1,f32,1e-9,1,1,x=1;y=2,,2,0,0,0,0\n", uint8(9))
 	f.Add(live+"allreduce,ring,2,8,f32,1,1,1,,sum,1,1,1,0,2,0,cuda,-1,4096\n", uint8(9))
+	minmax := strings.Join(results.WithMinMax(results.LiveColumns(false, true)), ",") + "\n"
+	f.Add(minmax+"allreduce,ring,2,8,f32,2e-6,1,1,,sum,3,1e-6,4e-6,2.5e-6,1.5e-6,2,0,65536,0\n", uint8(9))
 	f.Add("\ufeff Time_S , bytes,world,algorithm,collective,busbw_gbps\r\n1e-5, 64 ,2,tree,bcast,\r\n", uint8(3))
 	f.Add("collective,algorithm,world,bytes,time_s\n\"a\nb\",\"x\"\"y\",2,8,1\n", uint8(0))
 	f.Add("collective,algorithm,world,bytes,time_s,colour\nc,a,2,8,0x1p-3,red\n", uint8(12))

@@ -48,6 +48,9 @@ type Row struct {
 	// difference: the half-width of the error bar plots draw. With one
 	// run, TimeMin = TimeMax = Time and Spread = 0.
 	TimeMin, TimeMax, Spread float64
+	// TimeAvg (time_avg_s, optional: nexar-live writes it with --minmax)
+	// is the mean of the repeats; 0 in a file without the column.
+	TimeAvg float64
 	// Messages (messages) is the number of messages all ranks together
 	// sent in the (first) run.
 	Messages int64
@@ -97,6 +100,7 @@ const (
 	ColTimeMin        = "time_min_s"
 	ColTimeMax        = "time_max_s"
 	ColSpread         = "spread_s"
+	ColTimeAvg        = "time_avg_s"
 	ColMessages       = "messages"
 	ColWrong          = "wrong"
 	ColDevice         = "device"
@@ -110,6 +114,25 @@ const (
 var SimColumns = []string{
 	ColCollective, ColAlgorithm, ColWorld, ColBytes, ColDType, ColTime, ColAlgBW, ColBusBW,
 	ColParams, ColOp, ColRepeats, ColTimeMin, ColTimeMax, ColSpread, ColMessages,
+}
+
+// MinMaxColumns are the optional columns of nexar-live's --minmax (OSU's
+// -f): the mean of the timed iterations, beside their fastest and
+// slowest (time_min_s and time_max_s, which every file has). WithMinMax
+// adds them.
+var MinMaxColumns = []string{ColTimeAvg}
+
+// WithMinMax returns cols with the MinMaxColumns after time_max_s (at the
+// end if cols lacks it), unless cols has them already.
+func WithMinMax(cols []string) []string {
+	if slices.Contains(cols, ColTimeAvg) {
+		return cols
+	}
+	i := slices.Index(cols, ColTimeMax)
+	if i < 0 {
+		return append(slices.Clone(cols), MinMaxColumns...)
+	}
+	return slices.Insert(slices.Clone(cols), i+1, MinMaxColumns...)
 }
 
 // ThresholdColumns are the columns that record the transport thresholds
