@@ -43,6 +43,10 @@ func TestProgressETA(t *testing.T) {
 		{"on time", 1, &sweep.PointProgress{Runs: 1, Progress: sim.Progress{Messages: 4500}}, 1, 55 * time.Second, 45 * time.Second, 45 * time.Second},
 		// Two at a time: the long point alone is left, 90 s.
 		{"two jobs", 0, nil, 2, 0, 90 * time.Second, 90 * time.Second},
+		// Two at a time, the long point half done at 45 s, on time: it
+		// is the run's wall time, 45 s left (counting the small point
+		// as half the work done would make the pace look slow).
+		{"two jobs, the long point half done", 1, &sweep.PointProgress{Runs: 1, Progress: sim.Progress{Messages: 4500}}, 2, 45 * time.Second, 45 * time.Second, 45 * time.Second},
 	} {
 		p := newProgress(nil, true, 0, 2)
 		p.weigh(points, c, tc.jobs)

@@ -273,15 +273,21 @@ func (p *progress) status() string {
 }
 
 // eta is the time the run has left: the estimated wall time of the work
-// left, jobs at a time, scaled by the pace of the work this run has done
-// as far as that pace can be trusted (cli.ETA); ok is false without
-// estimates.
+// left, scaled by the pace of the work this run has done as far as that
+// pace can be trusted (cli.ETA); ok is false without estimates. Points run
+// jobs at a time, each on one core: the wall time of work is its
+// estimated seconds over jobs, or its longest point's, whichever is more,
+// and the work done is the wall time of the run less that of the work
+// left.
 func (p *progress) eta(elapsed time.Duration) (time.Duration, bool) {
 	if p.secs == nil {
 		return 0, false
 	}
-	var done, left, longest float64
+	var all, left, longest, longestLeft float64
 	for i, sec := range p.secs {
+		if i < p.startDone {
+			continue
+		}
 		part := 0.0
 		switch pr, running := p.running[i]; {
 		case i < p.done:
@@ -289,22 +295,22 @@ func (p *progress) eta(elapsed time.Duration) (time.Duration, bool) {
 		case running:
 			part = p.partOf(i, pr)
 		}
-		if i >= p.startDone {
-			done += sec * part
-		}
+		all += sec
 		left += sec * (1 - part)
-		longest = max(longest, sec*(1-part))
+		longest = max(longest, sec)
+		longestLeft = max(longestLeft, sec*(1-part))
 	}
-	// Points run jobs at a time; a point runs on one core.
 	jobs := float64(p.jobs)
-	left = max(left/jobs, longest)
+	wall := func(sum, longest float64) float64 { return max(sum/jobs, longest) }
+	leftW := wall(left, longestLeft)
+	doneW := max(wall(all, longest)-leftW, 0)
 	// Until some work counts as done (a large point records its ranks
 	// first), the time elapsed is the work under way's.
 	current := 0.0
-	if done == 0 {
+	if doneW == 0 {
 		current = elapsed.Seconds()
 	}
-	eta := cli.ETA(left, done/jobs, elapsed.Seconds(), current)
+	eta := cli.ETA(leftW, doneW, elapsed.Seconds(), current)
 	return time.Duration(eta * float64(time.Second)), true
 }
 
