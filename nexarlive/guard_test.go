@@ -237,10 +237,15 @@ func TestComparePlotUnwritable(t *testing.T) {
 	if code == exitOK || !strings.Contains(stderr, verify.ComparePlotFile) {
 		t.Errorf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	// compare, from the results the run wrote.
-	code, stdout, stderr = runCLI("compare", file, filepath.Join(out, live.ResultsFile), "--out", out)
+	// compare, from the results the run wrote; the model (100 us) is far
+	// off the emulated network (1 ms): the hint names the commands.
+	results := filepath.Join(out, live.ResultsFile)
+	code, stdout, stderr = runCLI("compare", file, results, "--out", out)
 	if code == exitOK || !strings.Contains(stderr, verify.ComparePlotFile) {
 		t.Errorf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if want := "nexar-live calibrate --model " + calibrateModels + " --out " + filepath.Join(out, "calibrated.toml") + " " + results; !strings.Contains(stderr, want) {
+		t.Errorf("compare: no hint %q:\n%s", want, stderr)
 	}
 }
 
