@@ -54,12 +54,14 @@ const (
 	hostPerByte = 3.7e-9
 )
 
-// newProgress returns the progress of job (of a scenario s, measured with
-// opt), whose first points' rows res holds already; it estimates each
-// point's time by predicting it on the scenario's model.
+// newProgress returns the progress of job, whose first points were
+// measured already (a resumed run); it estimates each point's time by
+// predicting it on the model of s (nil: no model, no estimates).
 func newProgress(w io.Writer, cmd string, s *scenario.Scenario, job *live.Job, first int) *progress {
 	p := &progress{w: w, cmd: cmd, points: job.Points, first: first, done: first, now: time.Now}
-	p.secs, _ = estimatePoints(s, job, thisMachine().cores)
+	if s != nil {
+		p.secs, _ = estimatePoints(s, job, thisMachine().cores)
+	}
 	return p
 }
 

@@ -205,7 +205,12 @@ func (v *verification) world(ctx context.Context, np int, stdout, stderr io.Writ
 	if !v.reuse {
 		fmt.Fprintf(stderr, "nexar-live verify: %d ranks: %d crossover(s), %d points (%s)\n", np, len(targets), len(job.Points), s.File)
 		start := time.Now()
-		err = measure(ctx, measurement{np: np, file: s.File, s: s, job: job, out: dir, m: v.m, cfg: v.cfg, emulate: v.emulate, noCompare: true}, stdout, stderr)
+		model := v.predictor
+		if model == nil && v.emulate != nil {
+			model = s // the emulated network's nominal model
+		}
+		err = measure(ctx, measurement{np: np, file: s.File, s: s, job: job, out: dir, m: v.m, cfg: v.cfg, emulate: v.emulate, noCompare: true,
+			progress: newProgress(stderr, "verify", model, job, 0)}, stdout, stderr)
 		if code := finish(ctx, stderr, "verify", dir, start, err); code != exitOK {
 			return nil, code
 		}
