@@ -59,6 +59,11 @@ type Output struct {
 	// results.csv records them in its results.ThresholdColumns.
 	Transport *Thresholds
 
+	// Started, if not nil, is called on rank 0 with the index of each
+	// point as the rank starts it (an in-process run's progress; a
+	// launcher follows its workers' on their status pipes).
+	Started func(index int)
+
 	// Resume are the rows of the run this one resumes (the job's first
 	// points, measured already), which go first in results.csv and in
 	// the comparison; ResumeFile is the partial file they came from,

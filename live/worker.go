@@ -215,8 +215,13 @@ func runLinked(ctx context.Context, link algos.Link, job *Job, out Output, st *l
 		}
 	}
 	hooks := RankHooks{
-		Point: func(p sweep.Point) { st.Point(p.Index, p.String()) },
-		Iter:  st.Beat,
+		Point: func(p sweep.Point) {
+			st.Point(p.Index, p.String())
+			if rec != nil && out.Started != nil {
+				out.Started(p.Index)
+			}
+		},
+		Iter: st.Beat,
 	}
 	if rec != nil {
 		hooks.Result = rec.add

@@ -215,10 +215,16 @@ type runLine struct {
 	device    string
 	noCompare bool
 	resume    bool
+	// oversubscribe lets more ranks run than the guard allows (guard.go).
+	oversubscribe bool
+	// em is --emulate's network, nil without it.
+	em *live.Emulation
 	// file is the scenario file; fromFlags says nccl-tests' flags
-	// describe the sweep instead, and file is written from them.
+	// describe the sweep instead, and file is written from them (the
+	// text flagsText), once every input is checked.
 	file      string
 	fromFlags bool
+	flagsText []byte
 	opt       live.Options
 	cfg       realnet.Config
 }
@@ -232,27 +238,37 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	start := time.Now()
+	start, whole := time.Now(), job
 	var res resumed
 	if l.resume {
+		var err error
+		if res, err = l.resumeRows(job); err != nil {
+			return cmdline.UsageError(stderr, "run", "--resume: %v", err)
+		}
+	}
+	// Every input is checked: the run may write now.
+	if l.fromFlags {
+		if err := writeFlagsScenario(l.flagsText, l.file); err != nil {
+			return cmdline.UsageError(stderr, "run", "%v", err)
+		}
+	}
+	if l.resume {
 		var done bool
-		if res, job, status, done = l.resumeJob(s, job, start, stdout, stderr); done {
+		if job, status, done = l.resumeJob(s, job, res, start, stdout, stderr); done {
 			return status
 		}
 	}
-	var em *live.Emulation
-	if l.emulate != "" {
-		e, err := live.ParseEmulation(l.emulate)
-		if err != nil {
-			return cmdline.UsageError(stderr, "run", "--emulate: %v", err)
-		}
-		em = &e
-	}
 	ctx, stop := signalContext()
 	defer stop()
-	err := measure(ctx, measurement{np: l.np, file: l.file, s: s, job: job, out: l.out, m: l.m, cfg: l.cfg, emulate: em, noCompare: l.noCompare,
-		device: l.device, recovery: &l.rf, mesh: &l.mf, resume: res}, stdout, stderr)
-	return finish(ctx, stderr, "run", l.out, start, err)
+	err := measure(ctx, measurement{np: l.np, file: l.file, s: s, job: job, out: l.out, m: l.m, cfg: l.cfg, emulate: l.em, noCompare: l.noCompare,
+		device: l.device, recovery: &l.rf, mesh: &l.mf, resume: res, progress: newProgress(stderr, "run", s, whole, len(res.rows))}, stdout, stderr)
+	status = finish(ctx, stderr, "run", l.out, start, err)
+	if status == exitOK && !l.noCompare {
+		if hint := runHint("run", l.file, l.out); hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
+	}
+	return status
 }
 
 // parseRun reads run's command line and checks its flags together; ok
@@ -268,6 +284,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, 
 	fs.StringVar(&l.emulate, "emulate", "", "run the ranks in this process over an emulated network: latency=..,bandwidth=..")
 	fs.BoolVar(&l.noCompare, "no-compare", false, "do not predict the points with the scenario's model")
 	fs.BoolVar(&l.resume, "resume", false, "continue the run whose rows DIR/"+live.PartialResultsFile+" holds")
+	fs.BoolVar(&l.oversubscribe, "oversubscribe", false, "run more ranks than the machine's cores and memory allow (mpirun's flag)")
 	device := deviceFlag(fs)
 	l.nf.Register(fs, defaultNetwork, true) // -c is taken: real runs always check
 	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
@@ -312,6 +329,13 @@ func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, 
 		return usage("%v", err)
 	}
 	var err error
+	if l.emulate != "" {
+		e, err := live.ParseEmulation(l.emulate)
+		if err != nil {
+			return usage("--emulate: %v", err)
+		}
+		l.em = &e
+	}
 	if l.opt, err = l.m.options(); err != nil {
 		return usage("%v", err)
 	}
@@ -324,19 +348,20 @@ func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, 
 	return l, exitOK, true
 }
 
-// job loads the scenario (written from nccl-tests' flags first, if they
-// describe the sweep) and makes the job of its points on l.np ranks; it
-// saves the rows that a run whose launcher was killed left in out.
+// job loads the scenario (from nccl-tests' flags, if they describe the
+// sweep: its file is written only once every input is checked), makes the
+// job of its points on l.np ranks and checks that the machine can run
+// them (guard.go); it saves the rows that a run whose launcher was killed
+// left in out.
 func (l *runLine) job(stderr io.Writer) (*scenario.Scenario, *live.Job, int, bool) {
+	var s *scenario.Scenario
+	var err error
 	if l.fromFlags {
-		file, err := writeFlagsScenario(&l.nf, l.np, l.out)
-		if err != nil {
+		l.file = filepath.Join(l.out, flagsScenarioFile)
+		if s, l.flagsText, err = flagsScenario(&l.nf, l.np, l.file); err != nil {
 			return nil, nil, cmdline.UsageError(stderr, "run", "%v", err), false
 		}
-		l.file = file
-	}
-	s, err := scenario.Load(l.file)
-	if err != nil {
+	} else if s, err = scenario.Load(l.file); err != nil {
 		fmt.Fprintln(stderr, err)
 		return nil, nil, exitUsage, false
 	}
@@ -344,6 +369,13 @@ func (l *runLine) job(stderr io.Writer) (*scenario.Scenario, *live.Job, int, boo
 	if err != nil {
 		fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
 		return nil, nil, exitUsage, false
+	}
+	warning, err := guardRanks("run", l.np, rankBytes(job, l.em != nil), thisMachine(), l.oversubscribe)
+	if err != nil {
+		return nil, nil, cmdline.UsageError(stderr, "run", "%v", err), false
+	}
+	if warning != "" {
+		fmt.Fprintln(stderr, warning)
 	}
 	if len(job.Skipped) > 0 {
 		fmt.Fprintf(stderr, "nexar-live run: measuring world size %d only; leaving out the scenario's world sizes %v\n", l.np, job.Skipped)
@@ -360,17 +392,19 @@ func (l *runLine) job(stderr io.Writer) (*scenario.Scenario, *live.Job, int, boo
 	return s, job, exitOK, true
 }
 
-// resumeJob continues the run whose partial file is in out (--resume):
-// it returns the rows found and the job of the points after them, or done
-// with the status to exit with: the file holds every point (the run's
-// outputs are written from it), or it is not this run's.
-func (l *runLine) resumeJob(s *scenario.Scenario, job *live.Job, start time.Time, stdout, stderr io.Writer) (res resumed, rest *live.Job, status int, done bool) {
+// resumeRows reads the rows --resume continues after, checking that they
+// are the first points of job, measured as this run measures.
+func (l *runLine) resumeRows(job *live.Job) (resumed, error) {
 	used := l.cfg
-	used.NoBulk = l.emulate != "" // the emulated network is QUIC only
-	res, err := resumeRun(job, l.out, used, l.device)
-	if err != nil {
-		return res, job, cmdline.UsageError(stderr, "run", "--resume: %v", err), true
-	}
+	used.NoBulk = l.em != nil // the emulated network is QUIC only
+	return resumeRun(job, l.out, used, l.device)
+}
+
+// resumeJob continues the run whose partial file in out holds res (read
+// and checked by resumeRows): it returns the job of the points after
+// them, or done with the status to exit with when the file holds every
+// point (the run's outputs are then written from it).
+func (l *runLine) resumeJob(s *scenario.Scenario, job *live.Job, res resumed, start time.Time, stdout, stderr io.Writer) (rest *live.Job, status int, done bool) {
 	switch {
 	case res.file == "":
 		fmt.Fprintf(stderr, "nexar-live run: no %s in %s; starting from the first point\n", live.PartialResultsFile, l.out)
@@ -378,15 +412,16 @@ func (l *runLine) resumeJob(s *scenario.Scenario, job *live.Job, start time.Time
 		fmt.Fprintf(stderr, "nexar-live run: %s holds all %d points already\n", res.file, len(job.Points))
 		o := live.Output{Dir: l.out, Table: stdout, Scenario: s, Compare: runOutputs(comparer(l.noCompare), &l.m), MinMax: l.m.minmax, Device: l.device, Resume: res.rows, ResumeFile: res.file, Transport: res.rows[0].Transport()}
 		_, err := live.FinishResumed(o)
-		return res, job, finish(context.Background(), stderr, "run", l.out, start, err), true
+		return job, finish(context.Background(), stderr, "run", l.out, start, err), true
 	default:
 		fmt.Fprintf(stderr, "nexar-live run: resuming after the %d points %s holds, of %d\n", len(res.rows), res.file, len(job.Points))
+		var err error
 		if job, err = job.From(len(res.rows)); err != nil {
 			fmt.Fprintf(stderr, "nexar-live run: %v\n", err)
-			return res, job, exitUsage, true
+			return job, exitUsage, true
 		}
 	}
-	return res, job, exitOK, false
+	return job, exitOK, false
 }
 
 // comparer is what a run holds its results against at its end: the
@@ -406,38 +441,6 @@ type resumed struct {
 	file string
 }
 
-// resumeRun reads the partial file in out and checks that its rows are
-// the first points of job, measured as this run would measure them.
-func resumeRun(job *live.Job, out string, cfg realnet.Config, device string) (resumed, error) {
-	path := filepath.Join(out, live.PartialResultsFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return resumed{}, nil
-	}
-	if err != nil {
-		return resumed{}, err
-	}
-	defer f.Close()
-	rows, err := live.ReadPartialResults(f)
-	if err != nil {
-		return resumed{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if _, err := job.ResumeRows(rows); err != nil {
-		return resumed{}, fmt.Errorf("%s is not of this run: %w", path, err)
-	}
-	used := live.ThresholdsOf(cfg)
-	host := func(d string) bool { return d == "" || d == live.DeviceHost }
-	for i, r := range rows {
-		if t := r.Transport(); t == nil || *t != used || r.Device != device && !(host(r.Device) && host(device)) {
-			return resumed{}, fmt.Errorf("%s: row %d was measured with other transport thresholds or on another device than this run's", path, i+1)
-		}
-	}
-	if len(rows) == 0 {
-		return resumed{}, nil
-	}
-	return resumed{rows: rows, file: path}, nil
-}
-
 // measurement is one run: a scenario's job on np ranks, as processes on
 // this machine or in this process over an emulated network.
 type measurement struct {
@@ -454,12 +457,14 @@ type measurement struct {
 	recovery  *recoveryFlags
 	mesh      *meshFlag
 	resume    resumed // --resume: the rows of the points done already
+	progress  *progress
 }
 
 // measure runs it; rank 0 writes its outputs into out.
 func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error {
 	if r.emulate != nil {
-		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, Compare: runOutputs(comparer(r.noCompare), &r.m), MinMax: r.m.minmax, Resume: r.resume.rows, ResumeFile: r.resume.file}
+		o := live.Output{Dir: r.out, Table: stdout, Scenario: r.s, Compare: runOutputs(comparer(r.noCompare), &r.m), MinMax: r.m.minmax, Resume: r.resume.rows, ResumeFile: r.resume.file,
+			Started: r.progress.started}
 		_, err := live.RunEmulated(ctx, *r.emulate, r.job, o, r.cfg)
 		return err
 	}
@@ -486,6 +491,9 @@ func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error
 	if r.recovery != nil {
 		rec, hb, _ := r.recovery.check(r.np)
 		r.recovery.apply(l, rec, hb)
+	}
+	if r.progress != nil {
+		l.Progress = r.progress.started
 	}
 	return l.Run(ctx)
 }

@@ -3,6 +3,7 @@ package nexarlive
 import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/internal/calibratecmd"
+	"github.com/nexar-go/nexar-go/internal/cli"
 )
 
 const mainHelp = `nexar-live runs nexar-go's collective algorithms on real ranks over QUIC,
@@ -56,6 +57,7 @@ ranks measures the sweeps' points of world = N and leaves the other world
 sizes out. Real runs always move and check real data, whatever a sweep's
 data key says.
 
+` + cli.VersionHelp + `
 Examples:
   nexar-live run --np 4 live/examples/loopback-allreduce.toml --out live-out/
   nexar-live run --np 2 -b 8 -e 64K -f 8 -n 5 -w 2 --out live-out/
@@ -168,12 +170,26 @@ was killed, the next run into DIR finds) are saved there too, and the
 message names the file. An earlier run's results.partial.csv is never
 overwritten: it becomes results.partial.1.csv (.2, ...) first.
 
+More ranks than the machine's cores are measured with a warning: ranks
+that share cores wait to be scheduled inside every collective, and share
+its bandwidth. More than 4 ranks per core, or more than the machine's
+available memory holds (about 32 MiB a rank process, 4 MiB an emulated
+rank, and twice its largest buffers), are refused unless --oversubscribe
+is given (mpirun's flag). Bad input is refused before anything is written.
+As the points are measured, stderr says what the run will take (each
+point's iterations predicted on the scenario's model) and, every 10 s,
+how far it is with its ETA. After a run whose model is more than 25% off
+the measurements (median |predicted/measured - 1|), stderr names the
+calibrate and compare commands that fit one to them.
+
 Flags:
   --np N               number of ranks (required)
   --out DIR            output directory (required)
+  --oversubscribe      run more ranks than the cores and memory allow
   --resume             continue the run whose rows DIR/results.partial.csv
                        holds (the same scenario, --np, options and transport
-                       thresholds): its points are not measured again, and
+                       thresholds; another's is refused, naming what
+                       differs): its points are not measured again, and
                        results.csv has them first; not with --recovery shrink
   --emulate SPEC       run the N ranks as goroutines of this process over an
                        emulated switched network instead of loopback, in real
@@ -313,6 +329,8 @@ A measured_side of "below" means the first algorithm won at every size
 Flags:
   --np N[,M...]        world sizes, one run each (required)
   --out DIR            output directory (required)
+  --oversubscribe      run more ranks than the cores and memory allow (see
+                       'nexar-live help run')
   --emulate SPEC       run over an emulated network (see 'nexar-live help run')
   --scenario FILE      scenario whose [network] predicts the points
   --span S             octaves measured on each side (default 4)
@@ -473,7 +491,7 @@ Flags:
   --reuse         measure nothing: predict DIR/step.csv of an earlier run
                   again (with another --model)
   --timeout D, --bulk-threshold S, --eager-threshold S, --tuning FILE,
-  --trusted-network   as for run
+  --trusted-network, --oversubscribe   as for run
 
 Example: calibrate loopback on the allreduce the buckets run, then predict
 the step with it (live/examples/loopback-step.toml has both):

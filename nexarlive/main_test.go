@@ -28,7 +28,9 @@ var full = flag.Bool("full", false, "run the full loopback sweep (every allreduc
 // test binary, which runs the command instead of the tests when
 // NEXAR_LIVE_TEST_MAIN is set (and sets it for the children it starts).
 func TestMain(m *testing.M) {
-	if os.Getenv("NEXAR_LIVE_TEST_MAIN") != "" {
+	// A fuzzing worker is this binary too, started with the variable set:
+	// it fuzzes.
+	if os.Getenv("NEXAR_LIVE_TEST_MAIN") != "" && !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzzworker") }) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("NEXAR_LIVE_TEST_MAIN", "1")

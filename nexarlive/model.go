@@ -45,6 +45,14 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, note)
 	}
 	printSummary(stdout, cs)
+	dir := *out
+	if dir == "" {
+		dir = filepath.Dir(pos[1])
+	}
+	sum := verify.Summarize(cs)
+	if hint := calibrateHint("compare", pos[0], sum.Median, sum.N, []string{pos[1]}, dir); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o777); err != nil {
 			return cmdline.UsageError(stderr, "compare", "--out: %v", err)
@@ -59,6 +67,10 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 			return exitRanks
 		}
 		if err := verify.ComparePlot(filepath.Join(*out, verify.ComparePlotFile), verify.CompareSubtitle(s), cs); err != nil {
+			if verify.WriteFailed(err) {
+				fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
+				return exitRanks
+			}
 			fmt.Fprintf(stderr, "nexar-live compare: no plot: %v\n", err)
 		}
 		fmt.Fprintf(stderr, "nexar-live compare: wrote %s and %s\n", filepath.Join(*out, verify.CompareFile), filepath.Join(*out, verify.ComparePlotFile))

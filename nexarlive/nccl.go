@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/internal/nccltests"
+	"github.com/nexar-go/nexar-go/scenario"
 )
 
 // flagsScenarioFile is the scenario run writes into its output directory
@@ -21,24 +23,30 @@ const flagsScenarioFile = "scenario.toml"
 // yours with --latency and --bandwidth, from 'nexar-live calibrate'.
 var defaultNetwork = nccltests.Network{Latency: "399us", Bandwidth: "413MB/s"}
 
-// writeFlagsScenario writes the scenario of nf for np ranks, checked,
-// into out, and returns its path.
-func writeFlagsScenario(nf *nccltests.Flags, np int, out string) (string, error) {
+// flagsScenario makes the scenario of nf for np ranks, to be written as
+// file: it returns it read and checked, and its text.
+func flagsScenario(nf *nccltests.Flags, np int, file string) (*scenario.Scenario, []byte, error) {
 	text, _, err := nf.Scenario([]int{np}, "host")
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	file := filepath.Join(out, flagsScenarioFile)
-	if _, err := nccltests.Parse(file, text); err != nil {
-		return "", fmt.Errorf("the sweep of the flags: %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	s, err := nccltests.Parse(file, text)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the sweep of the flags: %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	}
-	if err := os.MkdirAll(out, 0o777); err != nil {
-		return "", fmt.Errorf("--out: %v", err)
+	return s, text, nil
+}
+
+// writeFlagsScenario writes text, a scenario flagsScenario made, as file,
+// creating its directory.
+func writeFlagsScenario(text []byte, file string) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o777); err != nil {
+		return fmt.Errorf("--out: %v", err)
 	}
-	if err := os.WriteFile(file, text, 0o644); err != nil {
-		return "", fmt.Errorf("--out: %v", err)
+	if err := atomicfile.WriteFile(file, text); err != nil {
+		return fmt.Errorf("--out: %v", err)
 	}
-	return file, nil
+	return nil
 }
 
 // flagGiven reports whether the flag name was set on fs's command line.

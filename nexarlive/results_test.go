@@ -216,7 +216,9 @@ func TestRunLauncherKilled(t *testing.T) {
 	for time.Now().Before(deadline) && len(processesNaming(out)) > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
-	stderr := resumeToEnd(t, file, out)
+	// With the killed run's --iters: a partial file of other flags is
+	// refused.
+	stderr := resumeToEnd(t, file, out, "--iters", "200")
 	t.Logf("after the launcher was killed, the next run:\n%s", stderr)
 	if !strings.Contains(stderr, "whose launcher was killed") || !strings.Contains(stderr, "resuming after the") {
 		t.Errorf("the next run did not say it saved and resumed the rows left:\n%s", stderr)

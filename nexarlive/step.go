@@ -39,6 +39,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	np := fs.Int("np", 0, "number of ranks (the layouts of this world size are measured)")
 	out := fs.String("out", "", "output directory")
 	model := fs.String("model", "", "predict with this scenario's [network] (a calibrated one, as nexar-live calibrate --out writes) instead of SCENARIO's")
+	oversubscribe := fs.Bool("oversubscribe", false, "run more ranks than the machine's cores and memory allow (mpirun's flag)")
 	reuse := fs.Bool("reuse", false, "measure nothing: predict the rows of DIR/"+step.File+" of an earlier run again (with another --model)")
 	pos, status, ok := cmdline.ParseCmd("step", fs, args, stdout, stderr)
 	if !ok {
@@ -61,6 +62,15 @@ func stepCmd(args []string, stdout, stderr io.Writer) int {
 	cfg, err := m.config()
 	if err != nil {
 		return cmdline.UsageError(stderr, "step", "%v", err)
+	}
+	if !*reuse {
+		warning, err := guardRanks("step", *np, rankProcessBytes, thisMachine(), *oversubscribe)
+		if err != nil {
+			return cmdline.UsageError(stderr, "step", "%v", err)
+		}
+		if warning != "" {
+			fmt.Fprintln(stderr, warning)
+		}
 	}
 	s, err := scenario.Load(pos[0])
 	if err != nil {

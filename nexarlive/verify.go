@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,10 @@ type verification struct {
 	emulate   *live.Emulation
 	network   string
 	predictor *scenario.Scenario
+	// compared are the points the model predicted, of every world, and
+	// measured their results files: the hint to calibrate reads them.
+	compared []verify.Comparison
+	measured []string
 }
 
 func verifyCmd(args []string, stdout, stderr io.Writer) int {
@@ -62,7 +67,16 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nexar-live verify: nothing to verify in %s for world sizes %v\n", v.table, v.worlds)
 		return exitUsage
 	}
-	return v.report(checks, stdout, stderr)
+	status = v.report(checks, stdout, stderr)
+	model := "the emulated network"
+	if v.predictor != nil {
+		model = v.predictor.File
+	}
+	sum := verify.Summarize(v.compared)
+	if hint := calibrateHint("verify", model, sum.Median, sum.N, v.measured, v.out); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
+	return status
 }
 
 // parseVerify reads verify's command line; ok false returns status.
@@ -78,6 +92,7 @@ func parseVerify(args []string, stdout, stderr io.Writer) (v *verification, stat
 	fs.IntVar(&v.topt.Dense, "dense", 1, "octaves on each side measured densely")
 	fs.IntVar(&v.topt.PerOctave, "per-octave", 4, "sizes per octave in the dense part")
 	dtype := fs.String("dtype", "f32", "element type")
+	oversubscribe := fs.Bool("oversubscribe", false, "run more ranks than the machine's cores and memory allow (mpirun's flag)")
 	fs.BoolVar(&v.reuse, "reuse", false, "do not measure: read DIR/pN/results.csv of an earlier run (to predict with another --scenario)")
 	pos, status, ok := cmdline.ParseCmd("verify", fs, args, stdout, stderr)
 	if !ok {
@@ -98,6 +113,19 @@ func parseVerify(args []string, stdout, stderr io.Writer) (v *verification, stat
 			return nil, cmdline.UsageError(stderr, "verify", "--np %q: want world sizes of 2 or more", *nps), false
 		}
 		v.worlds = append(v.worlds, n)
+	}
+	if !v.reuse {
+		base := int64(rankProcessBytes)
+		if *emulate != "" {
+			base = emulatedRankBytes
+		}
+		warning, err := guardRanks("verify", slices.Max(v.worlds), base, thisMachine(), *oversubscribe)
+		if err != nil {
+			return nil, cmdline.UsageError(stderr, "verify", "%v", err), false
+		}
+		if warning != "" {
+			fmt.Fprintln(stderr, warning)
+		}
 	}
 	var err error
 	if v.dt, err = device.ParseDType(*dtype); err != nil {
@@ -177,7 +205,12 @@ func (v *verification) world(ctx context.Context, np int, stdout, stderr io.Writ
 	if !v.reuse {
 		fmt.Fprintf(stderr, "nexar-live verify: %d ranks: %d crossover(s), %d points (%s)\n", np, len(targets), len(job.Points), s.File)
 		start := time.Now()
-		err = measure(ctx, measurement{np: np, file: s.File, s: s, job: job, out: dir, m: v.m, cfg: v.cfg, emulate: v.emulate, noCompare: true}, stdout, stderr)
+		model := v.predictor
+		if model == nil && v.emulate != nil {
+			model = s // the emulated network's nominal model
+		}
+		err = measure(ctx, measurement{np: np, file: s.File, s: s, job: job, out: dir, m: v.m, cfg: v.cfg, emulate: v.emulate, noCompare: true,
+			progress: newProgress(stderr, "verify", model, job, 0)}, stdout, stderr)
 		if code := finish(ctx, stderr, "verify", dir, start, err); code != exitOK {
 			return nil, code
 		}
@@ -197,6 +230,8 @@ func (v *verification) world(ctx context.Context, np int, stdout, stderr io.Writ
 			fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 			return nil, exitUsage
 		}
+		v.compared = append(v.compared, cs...)
+		v.measured = append(v.measured, filepath.Join(dir, live.ResultsFile))
 	} else {
 		for _, r := range rs {
 			cs = append(cs, verify.Comparison{Row: r.Row})
@@ -249,6 +284,10 @@ func (v *verification) report(checks []verify.Check, stdout, stderr io.Writer) i
 		return exitRanks
 	}
 	if err := verify.CrossoverPlot(plotFile, checks); err != nil {
+		if verify.WriteFailed(err) {
+			fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
+			return exitRanks
+		}
 		fmt.Fprintf(stderr, "nexar-live verify: no plot: %v\n", err)
 	}
 	fmt.Fprintf(stderr, "nexar-live verify: wrote %s and %s\n", csvFile, plotFile)

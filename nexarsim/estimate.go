@@ -1,15 +1,12 @@
 package nexarsim
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 
+	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 	"github.com/nexar-go/nexar-go/units"
@@ -54,6 +51,27 @@ func (c *costs) weight(i int) float64 {
 		return c.ests[i].Cost()
 	}
 	return 1
+}
+
+// seconds are the points' estimated wall times on this machine, each
+// over all its runs; a point without an estimate takes the mean of the
+// others'.
+func (c *costs) seconds() []float64 {
+	out := make([]float64, len(c.ests))
+	sum, n := 0.0, 0
+	for i, e := range c.ests {
+		if c.errs[i] == nil {
+			out[i] = e.Seconds * float64(max(e.Runs, 1))
+			sum += out[i]
+			n++
+		}
+	}
+	for i := range out {
+		if c.errs[i] != nil && n > 0 {
+			out[i] = sum / float64(n)
+		}
+	}
+	return out
 }
 
 // sweepLine says what the points of one sweep, points[lo:hi], will cost.
@@ -146,42 +164,13 @@ func bigPoints(ests []sweep.Estimate, size int64) int {
 	return n
 }
 
-// machineMemory reads the machine's total and available memory from
-// /proc/meminfo; zeros where it cannot.
-func machineMemory() (total, avail int64) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	return parseMeminfo(f)
-}
+// machineMemory reads the machine's total and available memory
+// (cli.MachineMemory); zeros where it cannot.
+func machineMemory() (total, avail int64) { return cli.MachineMemory() }
 
-// parseMeminfo reads MemTotal and MemAvailable (in kB) from r.
-func parseMeminfo(r io.Reader) (total, avail int64) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			continue
-		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "MemTotal":
-			total = kb << 10
-		case "MemAvailable":
-			avail = kb << 10
-		}
-	}
-	return total, avail
-}
+// parseMeminfo reads MemTotal and MemAvailable (in kB) from r
+// (cli.ParseMeminfo).
+func parseMeminfo(r io.Reader) (total, avail int64) { return cli.ParseMeminfo(r) }
 
 // count writes n with three significant digits: "950", "12.3k", "8.59G"
 // (units.FormatCount).

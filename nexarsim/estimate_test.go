@@ -105,7 +105,7 @@ func TestProgressWeighsPoints(t *testing.T) {
 		{Estimate: sim.Estimate{Messages: 100, Events: 100}, Runs: 1},
 		{Estimate: sim.Estimate{Messages: 9900, Events: 9900}, Runs: 1},
 	}, errs: make([]error, 2)}
-	p.weigh(points, c)
+	p.weigh(points, c, 1)
 	p.step(1)
 	if f := p.fraction(); f < 0.0099 || f > 0.0101 {
 		t.Errorf("one small point done: %g of the work", f)

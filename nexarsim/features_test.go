@@ -203,14 +203,16 @@ func TestResume(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, checkpointFile)); !os.IsNotExist(err) {
 		t.Error("the checkpoint is left after a finished run")
 	}
-	// A checkpoint of another scenario is ignored.
-	writeFile(t, out, checkpointFile, checkpointMagic+" hash=abc shard=1/1\n"+partial)
-	stderr = runOK(t, "run", file, "--out", out, "--no-plots", "--resume")
-	if !strings.Contains(stderr, "another scenario or shard; starting from the first point") {
-		t.Errorf("stderr: %s", stderr)
+	// A checkpoint of another scenario is refused, named, and left as it
+	// was, with the outputs.
+	foreign := checkpointMagic + " hash=abc shard=1/1\n" + partial
+	writeFile(t, out, checkpointFile, foreign)
+	code, _, stderr := nexarSim("run", file, "--out", out, "--no-plots", "--resume")
+	if code != exitUsage || !strings.Contains(stderr, "is of another scenario (hash abc, this run's "+m.Hash[:12]+"): its rows are not this run's points") {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
-	if !bytes.Equal(readFile(t, filepath.Join(out, "results.csv")), csvData) {
-		t.Error("results differ")
+	if string(readFile(t, filepath.Join(out, checkpointFile))) != foreign || !bytes.Equal(readFile(t, filepath.Join(out, "results.csv")), csvData) {
+		t.Error("a refused --resume changed the checkpoint or the outputs")
 	}
 }
 

@@ -1,6 +1,9 @@
 package nexarsim
 
-import "github.com/nexar-go/nexar-go/internal/calibratecmd"
+import (
+	"github.com/nexar-go/nexar-go/internal/calibratecmd"
+	"github.com/nexar-go/nexar-go/internal/cli"
+)
 
 // exampleScenario is the scenario the help teaches the schema with.
 const exampleScenario = `name = "example"
@@ -86,6 +89,7 @@ or the outputs cannot be written, the rows computed kept for run --resume;
 2 for bad input or usage, in which case nothing is written; 130 when
 interrupted (run --resume continues).
 
+` + cli.VersionHelp + `
 A scenario file (TOML) names a network and sweeps to run on it:
 
 ` + exampleScenario + `

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/sweep"
 	"github.com/nexar-go/nexar-go/units"
 	"golang.org/x/term"
@@ -42,7 +43,14 @@ type progress struct {
 	weights []float64
 	sum     float64 // of weights
 	doneW   float64 // weight of the points done
-	startW  float64 // weight done when the run started (resumed points)
+	// startDone is the points done when the run started (resumed).
+	startDone int
+	// secs[i] is point i's estimated wall time on this machine (its
+	// estimate's Seconds over its runs), which the ETA adds up (nil
+	// before the estimates are known: no ETA), and jobs how many points
+	// run at once.
+	secs []float64
+	jobs int
 	// running are the points under way, with how far they are.
 	running map[int]sweep.PointProgress
 }
@@ -62,7 +70,7 @@ func newProgress(w io.Writer, quiet bool, done, total int) *progress {
 	p := &progress{w: w, tty: !quiet && isTerminal(w), quiet: quiet, total: total, done: done, start: time.Now(), stop: make(chan struct{}),
 		running: map[int]sweep.PointProgress{}}
 	p.last = p.start
-	p.weigh(nil, nil)
+	p.weigh(nil, nil, 1)
 	if p.tty {
 		// Redraw every second, so that elapsed time moves during a long
 		// point.
@@ -87,12 +95,18 @@ func newProgress(w io.Writer, quiet bool, done, total int) *progress {
 }
 
 // weigh sets the points of the run and their estimates (c may be nil:
-// every point then weighs the same), and restarts the clock of the ETA.
-func (p *progress) weigh(points []sweep.Point, c *costs) {
+// every point then weighs the same, and there is no ETA), run jobs at a
+// time, and restarts the clock of the ETA.
+func (p *progress) weigh(points []sweep.Point, c *costs, jobs int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.points = points
 	p.ests = nil
+	p.secs = nil
+	p.jobs = max(jobs, 1)
+	if c != nil {
+		p.secs = c.seconds()
+	}
 	p.weights = make([]float64, p.total)
 	p.sum, p.doneW = 0, 0
 	for i := range p.weights {
@@ -108,7 +122,7 @@ func (p *progress) weigh(points []sweep.Point, c *costs) {
 	if c != nil {
 		p.ests = c.ests
 	}
-	p.startW = p.doneW
+	p.startDone = p.done
 	p.start = time.Now()
 }
 
@@ -252,12 +266,52 @@ func (p *progress) status() string {
 		}
 	}
 	s += ", elapsed " + units.FormatElapsed(elapsed)
-	// The rate since this run started, over the work it did.
-	if doneNow := f - p.startW/p.sum; doneNow > 0 && f < 1 && elapsed > time.Second {
-		eta := time.Duration(float64(elapsed) * (1 - f) / doneNow)
+	if eta, ok := p.eta(elapsed); ok && f < 1 {
 		s += ", ETA " + units.FormatElapsed(eta)
 	}
 	return s
+}
+
+// eta is the time the run has left: the estimated wall time of the work
+// left, scaled by the pace of the work this run has done as far as that
+// pace can be trusted (cli.ETA); ok is false without estimates. Points run
+// jobs at a time, each on one core: the wall time of work is its
+// estimated seconds over jobs, or its longest point's, whichever is more,
+// and the work done is the wall time of the run less that of the work
+// left.
+func (p *progress) eta(elapsed time.Duration) (time.Duration, bool) {
+	if p.secs == nil {
+		return 0, false
+	}
+	var all, left, longest, longestLeft float64
+	for i, sec := range p.secs {
+		if i < p.startDone {
+			continue
+		}
+		part := 0.0
+		switch pr, running := p.running[i]; {
+		case i < p.done:
+			part = 1
+		case running:
+			part = p.partOf(i, pr)
+		}
+		all += sec
+		left += sec * (1 - part)
+		longest = max(longest, sec)
+		longestLeft = max(longestLeft, sec*(1-part))
+	}
+	jobs := float64(p.jobs)
+	wall := func(sum, longest float64) float64 { return max(sum/jobs, longest) }
+	leftW := wall(left, longestLeft)
+	doneW := max(wall(all, longest)-leftW, 0)
+	// Until some work counts as done (a large point records its ranks
+	// first), the time elapsed is the work under way's.
+	current := 0.0
+	if doneW == 0 {
+		current = elapsed.Seconds()
+	}
+	eta := cli.ETA(leftW, doneW, elapsed.Seconds(), current)
+	return time.Duration(eta * float64(time.Second)), true
 }
 
 // biggest returns the point under way that weighs most, if a point is

@@ -358,7 +358,7 @@ type runner struct {
 	o      *outputs
 	m      manifest
 	ckPath string
-	header string // the checkpoint's first line: its scenario and shard
+	header ckHeader // the checkpoint's first line: its scenario and shard
 	prog   *progress
 	rows   []sweep.Row
 	done0  int // the rows read from the checkpoint
@@ -379,7 +379,7 @@ func newRunner(ctx context.Context, f *runFlags, p *runPlan, o *outputs, stderr 
 	}
 	return &runner{runPlan: p, flags: f, ctx: ctx, stderr: stderr, o: o, m: m,
 		ckPath: filepath.Join(f.out, checkpointFile),
-		header: fmt.Sprintf("%s hash=%s shard=%s", checkpointMagic, s.Hash, p.sh),
+		header: ckHeader{hash: s.Hash, shard: p.sh.String(), name: s.Name},
 		prog:   newProgress(stderr, f.quiet, 0, len(p.mine))}
 }
 
@@ -401,7 +401,7 @@ func (r *runner) prepare() (status int, ok bool) {
 		return exitInterrupted, false
 	}
 	var err error
-	if r.ck, err = writeCheckpoint(r.ckPath, r.header, r.rows); err != nil {
+	if r.ck, err = writeCheckpoint(r.ckPath, r.header.String(), r.rows); err != nil {
 		r.prog.finish()
 		r.o.abort()
 		if len(r.rows) > 0 {
@@ -412,10 +412,11 @@ func (r *runner) prepare() (status int, ok bool) {
 	return exitOK, true
 }
 
-// resumeRows reads the rows of the checkpoint in DIR. Without one, or with
-// one that does not fit the plan, the run starts from the first point and
-// says so; the error is for a DIR that holds nexar-live's results, which
-// the run would replace.
+// resumeRows reads the rows of the checkpoint in DIR. Without one the run
+// starts from the first point and says so; the error is for a checkpoint
+// that is not of this run (another scenario or shard, rows of other
+// points), which the run would replace, and for a DIR that holds
+// nexar-live's results.
 func (r *runner) resumeRows() error {
 	if _, err := os.Stat(r.ckPath); errors.Is(err, os.ErrNotExist) {
 		if err := notResumed(r.flags.out); err != nil {
@@ -428,7 +429,7 @@ func (r *runner) resumeRows() error {
 	case errors.Is(err, os.ErrNotExist):
 		r.prog.line("nexar-sim: no checkpoint in %s; starting from the first point", r.flags.out)
 	case err != nil:
-		r.prog.line("nexar-sim: %v; starting from the first point", err)
+		return fmt.Errorf("%v; run without --resume to start over (the checkpoint is then replaced), or give another --out", err)
 	default:
 		r.prog.line("nexar-sim: resuming after %d of %d points", len(r.rows), len(r.mine))
 	}
@@ -443,13 +444,35 @@ func (r *runner) weigh() bool {
 	if !ok {
 		return false
 	}
+	r.costs = c
+	r.prog.step(r.done0)
+	r.prog.weigh(r.mine, c, r.flags.jobs)
+	r.announce()
 	for _, w := range append(c.warnings(r.s, r.file, r.flags.jobs), r.traceWarnings...) {
 		fmt.Fprintf(r.stderr, "nexar-sim: warning: %s\n", w)
 	}
-	r.prog.step(r.done0)
-	r.prog.weigh(r.mine, c)
-	r.costs = c
 	return true
+}
+
+// announce says, before any point runs, what each sweep and the whole
+// run will cost by the estimates.
+func (r *runner) announce() {
+	for _, rg := range sweepRanges(r.mine) {
+		sw := r.s.Sweeps[r.mine[rg[0]].Sweep]
+		r.prog.line("nexar-sim: sweep %d/%d (%s:%d): %s: %s", sw.Index+1, len(r.s.Sweeps), r.file, sw.Line, describe(sw, rg[1]-rg[0]), r.costs.sweepLine(rg[0], rg[1]))
+	}
+	left := r.mine[r.done0:]
+	if len(left) == 0 {
+		return
+	}
+	secs := r.costs.seconds()[r.done0:]
+	var sum, longest float64
+	for _, s := range secs {
+		sum += s
+		longest = max(longest, s)
+	}
+	wall := max(sum/float64(min(r.flags.jobs, len(left))), longest)
+	r.prog.line("nexar-sim: %d point(s) to run, %d at a time: roughly %s on this machine by the estimates", len(left), min(r.flags.jobs, len(left)), seconds(wall))
 }
 
 // interruption is an error that ends a run on a signal: the text says
@@ -462,19 +485,9 @@ func (i interruption) Error() string { return string(i) }
 // checkpoint as it comes.
 func (r *runner) runPoints() error {
 	r.start = time.Now()
-	ranges := sweepRanges(r.mine)
+	// The sweeps and their costs were announced before any point ran.
 	opt := sweep.Options{
-		Jobs: r.flags.jobs,
-		Sweep: func(i int, pts []sweep.Point) {
-			cost := ""
-			for _, rg := range ranges {
-				if r.mine[rg[0]].Sweep == i {
-					cost = ": " + r.costs.sweepLine(rg[0], rg[1])
-				}
-			}
-			sw := r.s.Sweeps[i]
-			r.prog.line("nexar-sim: sweep %d/%d (%s:%d): %s%s", i+1, len(r.s.Sweeps), r.file, sw.Line, describe(sw, len(pts)), cost)
-		},
+		Jobs:     r.flags.jobs,
 		Done:     func(done, _ int) { r.prog.step(r.done0 + done) },
 		Progress: func(i int, pr sweep.PointProgress) { r.prog.point(r.done0+i, pr) },
 	}
@@ -802,14 +815,14 @@ func (c *checkpoint) Close() error { return c.f.Close() }
 
 // readCheckpoint reads the rows of an interrupted run of the same
 // scenario and shard, checking that they are those of the first points.
-func readCheckpoint(path, header string, points []sweep.Point) ([]sweep.Row, error) {
+func readCheckpoint(path string, header ckHeader, points []sweep.Point) ([]sweep.Row, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	first, rest, _ := strings.Cut(string(data), "\n")
-	if first != header {
-		return nil, fmt.Errorf("the checkpoint in %s is of another scenario or shard", filepath.Dir(path))
+	if h, ok := parseCkHeader(first); !ok || h.hash != header.hash || h.shard != header.shard {
+		return nil, foreignCheckpoint(filepath.Dir(path), first, header)
 	}
 	// Set the world changes apart: each belongs to the row after it.
 	var table strings.Builder

@@ -511,6 +511,11 @@ func sweepCollective(t *table, sw *Sweep) {
 	sw.Collective = coll
 }
 
+// UnknownAlgorithmHint follows the error of an algorithm a scenario names
+// that the catalogue does not know: one that a program of the user's own
+// registers is known to that program's binary only.
+const UnknownAlgorithmHint = "; an algorithm registered by a program of your own (algos.RegisterAlgorithm) is known only to that program's binary: build it (a main that calls nexarsim.Main or nexarlive.Main, as examples/custom-algorithm/cmd/ does; docs/adding-an-algorithm.md) and give it the scenario"
+
 // sweepAlgorithms reads a sweep's algorithms, each the collective's and
 // listed once, whether by its name or by another it answers to.
 func sweepAlgorithms(t *table, sw *Sweep) {
@@ -524,7 +529,7 @@ func sweepAlgorithms(t *table, sw *Sweep) {
 		a, err := sw.Collective.Algorithm(name)
 		switch {
 		case err != nil:
-			t.errorf(key, "%v", err)
+			t.errorf(key, "%v%s", err, UnknownAlgorithmHint)
 		case seen[a.Name] == name:
 			t.errorf(key, "algorithm %q is listed twice", name)
 		case seen[a.Name] != "":

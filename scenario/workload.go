@@ -925,7 +925,7 @@ func groupChoice(g workload.Group, v any) (map[string]string, string, error) {
 			}
 		}
 		if len(out) == 0 {
-			return nil, "", fmt.Errorf("no collective of the %s group (%s) has an algorithm %q", g, strings.Join(groupCollectives[g], ", "), x)
+			return nil, "", fmt.Errorf("no collective of the %s group (%s) has an algorithm %q%s", g, strings.Join(groupCollectives[g], ", "), x, UnknownAlgorithmHint)
 		}
 		return out, x, nil
 	case map[string]any:
@@ -943,7 +943,7 @@ func groupChoice(g workload.Group, v any) (map[string]string, string, error) {
 				return nil, "", err
 			}
 			if _, err := co.Algorithm(name); err != nil && name != "auto" {
-				return nil, "", err
+				return nil, "", fmt.Errorf("%w%s", err, UnknownAlgorithmHint)
 			}
 			out[coll] = name
 			parts = append(parts, coll+"="+name)

@@ -1,8 +1,10 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -28,8 +30,8 @@ const (
 // (Predict), prints the error over them to table (if not nil), and writes
 // compare.csv and compare.png into dir (if not ""). It is the
 // live.Output.Compare of nexar-live's runs. A prediction the model cannot
-// make, or a figure that cannot be drawn, is a warning; a compare.csv that
-// cannot be written is an error.
+// make, or a figure that cannot be drawn, is a warning; a file that
+// cannot be written, compare.csv or compare.png, is an error.
 func CompareRun(s *scenario.Scenario, dir string, table io.Writer, rs []results.Row) ([]string, error) {
 	if s == nil {
 		return nil, nil
@@ -59,7 +61,19 @@ func CompareRun(s *scenario.Scenario, dir string, table io.Writer, rs []results.
 		return nil, err
 	}
 	if err := ComparePlot(filepath.Join(dir, ComparePlotFile), CompareSubtitle(s), cs); err != nil {
+		if WriteFailed(err) {
+			return nil, err
+		}
 		return []string{fmt.Sprintf("no comparison plot: %v", err)}, nil
 	}
 	return nil, nil
+}
+
+// WriteFailed reports whether err is a file's that could not be written
+// (a full disk, a directory that refuses it), as opposed to a figure that
+// could not be drawn: the first fails a command, the second is a warning.
+func WriteFailed(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	return errors.As(err, &pe) || errors.As(err, &le)
 }

@@ -80,6 +80,9 @@ type Launcher struct {
 	// one more worker starts and joins.
 	MaxNP    int
 	JoinLate []int
+	// Progress, if not nil, is called with the index of each point rank
+	// 0 starts, from the goroutine that reads its status pipe.
+	Progress func(index int)
 	// Stdout receives rank 0's standard output (the results table).
 	// Stderr receives every rank's standard error, and the other ranks'
 	// standard output, each line prefixed with "rank N: ".
@@ -369,7 +372,12 @@ func (s *session) spawn(r int) (pid int, err error) {
 	go func() {
 		defer s.readers.Done()
 		defer sr.Close()
-		readStatus(sr, func(line string) { s.events <- wrote{r, line} })
+		readStatus(sr, func(line string) {
+			if l := parseStatus(line); r == 0 && l.word == "point" && l.index >= 0 && s.l.Progress != nil {
+				s.l.Progress(l.index)
+			}
+			s.events <- wrote{r, line}
+		})
 	}()
 	go func() {
 		defer s.readers.Done()

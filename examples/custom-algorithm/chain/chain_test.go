@@ -64,7 +64,7 @@ func TestWithinRingOnTinyMessages(t *testing.T) {
 // algorithm or of the simulator that moves them shows here, as a diff
 // to review (NEXAR_UPDATE_GOLDEN=1 go test ./... accepts it).
 func TestGoldenFatTree(t *testing.T) {
-	fatTree, err := simtest.LoadNetwork("../../../scenarios/oversubscribed-ethernet.toml")
+	fatTree, err := simtest.LoadNetwork("testdata/oversubscribed-ethernet.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
