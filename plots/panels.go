@@ -227,8 +227,9 @@ func (s *selection) plottable(ok func(Point) bool) (lo, hi float64, worlds []int
 	return lo, hi, worlds
 }
 
-// drawOrder lists the algorithms in the order they are drawn: the
-// candidates by name, then auto on top.
+// drawOrder lists the algorithms in the order they are drawn: those that
+// compete by simplicity, then the lossy ones, then auto on top (thin and
+// dotted, so that the series it runs shows through).
 func (s *selection) drawOrder() []string {
 	out := append([]string(nil), s.algorithms...)
 	if s.hasAuto {
@@ -240,6 +241,9 @@ func (s *selection) drawOrder() []string {
 func (s *selection) style(alg string) seriesStyle {
 	if alg == Auto {
 		return autoStyle()
+	}
+	if !s.competes(alg) {
+		return lossyStyle(s.styleIndex(alg) - s.competing())
 	}
 	return styleFor(s.styleIndex(alg))
 }
@@ -253,6 +257,22 @@ func (s *selection) addAlgorithmLegend(f *Figure, drawn map[string]bool) {
 			continue
 		}
 		st := s.style(alg)
-		f.addLegend(alg, &plotter.Line{LineStyle: st.line}, &plotter.Scatter{GlyphStyle: st.glyph})
+		label := alg
+		if alg != Auto && !s.competes(alg) {
+			label += " (lossy)"
+		}
+		f.addLegend(label, &plotter.Line{LineStyle: st.line}, &plotter.Scatter{GlyphStyle: st.glyph})
 	}
+}
+
+// competing is how many of the collective's algorithms compete (they come
+// first in s.algorithms).
+func (s *selection) competing() int {
+	n := 0
+	for _, a := range s.algorithms {
+		if s.competes(a) {
+			n++
+		}
+	}
+	return n
 }
