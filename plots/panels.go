@@ -156,17 +156,12 @@ func ceilingStyle() draw.LineStyle {
 	}
 }
 
-// place puts panel p at position i and labels the axes of the panels on
-// the figure's outer edges only (the y label on the first column, the x
-// label on the lowest panel of each column), which gives the data more room.
+// place puts panel p at position i and labels both its axes: every
+// panel, so that any panel read alone (or cropped into a report) says
+// what it shows.
 func (f *Figure) place(i int, p *plot.Plot, xlabel, ylabel string) {
-	row, col := i/f.cols, i%f.cols
-	if (row+1)*f.cols+col >= f.n {
-		p.X.Label.Text = xlabel
-	}
-	if col == 0 {
-		p.Y.Label.Text = ylabel
-	}
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
 	p.Add(gridLines())
 	f.panels[i] = p
 }
