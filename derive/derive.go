@@ -366,12 +366,13 @@ func (d *collectiveData) bestParams() []BestParam {
 // table returns the collective's part of the tuning table, and a note
 // that says which worlds it covers and how.
 //
-// The table states what it knows: each swept world has its own entry; the
-// entry of a swept world that is not a power of two covers the worlds up
-// to the next swept one, but a power of two's covers only itself, since an
-// algorithm that folds the ranks beyond a power of two (halving-doubling)
-// costs more on the non-powers above it than where it was measured. The
-// worlds between the swept ones that no entry covers take a rule bounded
+// The table states what it knows: each swept world has its own entry. A
+// power of two's covers only itself, since an algorithm that folds the
+// ranks beyond a power of two (halving-doubling) costs more on the
+// non-powers around it than where it was measured; a swept non-power's
+// covers the worlds between its swept neighbours, which are non-powers
+// like it (or powers of two, which cost no more). The worlds between two
+// swept powers of two with nothing swept between them take a rule bounded
 // to the swept range (the variant that won most, among those that run on
 // any world); the worlds outside that range take nexar's own rule
 // (DefaultTuning's rules for the collective, if it has any), which no
@@ -387,10 +388,15 @@ func (d *collectiveData) table() (tc algos.TuningCollective, note, cover string)
 			continue
 		}
 		x := algos.Crossover{MinWorld: w, MaxWorld: w, Steps: steps}
-		if k+1 < len(d.worlds) && !powerOfTwo(w) {
-			x.MaxWorld = d.worlds[k+1] - 1
+		if !powerOfTwo(w) {
+			if k > 0 && powerOfTwo(d.worlds[k-1]) {
+				x.MinWorld = d.worlds[k-1] + 1 // a non-power's entry below covers the others
+			}
+			if k+1 < len(d.worlds) {
+				x.MaxWorld = d.worlds[k+1] - 1
+			}
 		}
-		gap = gap || w > next
+		gap = gap || x.MinWorld > next
 		next = x.MaxWorld + 1
 		tc.Crossovers = append(tc.Crossovers, x)
 	}

@@ -326,8 +326,9 @@ func TestTableShape(t *testing.T) {
 	var b bytes.Buffer
 	res.Tuning.WriteTo(&b)
 	// Worlds 2 and 4 are powers of two: their entries cover only
-	// themselves; 3 and 5, between swept worlds, take the rule bounded to
-	// the swept range, and the worlds outside it nexar's own rule.
+	// themselves; 6's covers 5 too, a non-power like it; 3, between two
+	// swept powers, takes the rule bounded to the swept range, and the
+	// worlds outside it nexar's own rule.
 	want := `# nexar-go tuning table (see algos.Tuning for the format).
 version = 1
 description = "d [allreduce from worlds 2-6 (nexar's rule elsewhere)]"
@@ -352,7 +353,8 @@ from_bytes = 513
 algorithm = "recursive_doubling"
 
 [[collective.allreduce.crossover]]
-world = 6
+min_world = 5
+max_world = 6
 [[collective.allreduce.crossover.step]]
 from_bytes = 0
 algorithm = "ring"
@@ -442,17 +444,21 @@ func TestTiesGoToTheSimpler(t *testing.T) {
 	}
 }
 
-// TestTableRange: a table swept on worlds 4, 8 and 12 says so; the entry
-// of 8, a power of two, where halving-doubling folds on the non-powers
-// above, does not pass to 9-11, which take the rule bounded to 4-12; the
-// entry of 12 covers only 12, and 2 and 16 nexar's rule.
+// TestTableRange: a table swept on worlds 4, 8, 12 and 16 says so; the
+// entry of 8, a power of two, where halving-doubling folds on the
+// non-powers above, does not pass to 9-11, which take 12's, a non-power's
+// (12's covers 9-15); 5-7, between two swept powers, take the rule bounded
+// to 4-16, and 2 and 32 nexar's rule.
 func TestTableRange(t *testing.T) {
 	var rows []sweep.Row
-	for _, w := range []int{4, 8, 12} {
+	for _, w := range []int{4, 8, 12, 16} {
 		for _, n := range []int{1000, 100000} {
 			hd := 1e-6 * float64(n) / 1000
-			if w == 8 {
+			if w == 8 || w == 16 {
 				hd /= 2
+			}
+			if w == 12 && n == 1000 {
+				hd /= 3 // 12's entry: halving-doubling below 100 KB, ring above
 			}
 			rows = append(rows,
 				row("allreduce", "ring", w, n, 1e-6*float64(n)/1000),
@@ -464,7 +470,10 @@ func TestTableRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	tun := res.Tuning
-	if !strings.Contains(tun.Description, "allreduce from worlds 4-12") {
+	if ch, err := tun.Select("allreduce", 9, 1000, 250); err != nil || ch.Algorithm != "halving_doubling" {
+		t.Errorf("world 9, 1000 bytes: %+v, %v: want 12's entry, halving_doubling", ch, err)
+	}
+	if !strings.Contains(tun.Description, "allreduce from worlds 4-16") {
 		t.Errorf("description %q does not state the worlds", tun.Description)
 	}
 	def := algos.DefaultTuning()
@@ -472,8 +481,9 @@ func TestTableRange(t *testing.T) {
 		world int
 		want  string
 	}{
-		{4, "ring"}, {8, "halving_doubling"}, {9, "ring"}, {11, "ring"}, {12, "ring"},
-		{2, "default"}, {16, "default"}, {64, "default"},
+		{4, "ring"}, {5, "halving_doubling"}, {7, "halving_doubling"}, {8, "halving_doubling"},
+		{9, "ring"}, {11, "ring"}, {12, "ring"}, {15, "ring"}, {16, "halving_doubling"},
+		{2, "default"}, {17, "default"}, {64, "default"},
 	} {
 		ch, err := tun.Select("allreduce", tc.world, 100000, 25000)
 		if err != nil {
@@ -492,7 +502,7 @@ func TestTableRange(t *testing.T) {
 		}
 	}
 	notes := strings.Join(res.Notes, "\n")
-	if !strings.Contains(notes, "worlds outside the swept 4-12 take nexar's built-in rule") {
+	if !strings.Contains(notes, "worlds outside the swept 4-16 take nexar's built-in rule") {
 		t.Errorf("notes %q do not say what happens outside the swept worlds", notes)
 	}
 }
