@@ -467,16 +467,6 @@ func worldRange(lo, hi int) string {
 
 func powerOfTwo(n int) bool { return n > 0 && n&(n-1) == 0 }
 
-// byBase returns the algorithm of a variant with base name base.
-func (d *collectiveData) byBase(base string) (*algos.Algorithm, bool) {
-	for _, v := range d.variants {
-		if v.base == base {
-			return v.algo, true
-		}
-	}
-	return nil, false
-}
-
 // stepStart returns where the step of win starts when prev was chosen at
 // b1 and win at b2: their crossover interpolated on the log scale,
 // rounded up and kept in (b1, b2]. Where the two tie at b1 (prev chosen as
