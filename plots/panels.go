@@ -141,6 +141,12 @@ func BusBWPanels(points []Point, collective string, ceilingGBps float64) (*Figur
 	if ceilingGBps > 0 {
 		f.addLegend(fmt.Sprintf("link bandwidth (%s GB/s)", sig3(ceilingGBps)), &plotter.Line{LineStyle: ceiling})
 	}
+	for _, alg := range s.algorithms {
+		if drawn[alg] && !s.competes(alg) {
+			f.Note = "Lossy algorithms (grey) send less than the data, so their bus bandwidth, counted on the whole buffer, may pass the link's; the ceiling holds for the exact ones."
+			break
+		}
+	}
 	f.finish()
 	return f, nil
 }
