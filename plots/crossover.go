@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nexar-go/nexar-go/algos"
 )
 
 // CrossoverMap draws which algorithm is fastest where: world sizes
@@ -338,8 +340,8 @@ func formatMargin(f float64) string {
 func (s *selection) notCandidates() []string {
 	var out []string
 	for _, a := range s.algorithms {
-		if !s.competes(a) {
-			out = append(out, a+" (lossy)")
+		if name := algos.VariantBase(a) + " (lossy)"; !s.competes(a) && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	if s.hasAuto {
