@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
@@ -122,6 +124,7 @@ func Derive(rows []sweep.Row, opt Options) (*Result, error) {
 	}
 	tun := &algos.Tuning{Description: opt.Description, Source: opt.Source}
 	var ncclRules []tuner.Rule
+	var covers []string
 	for _, d := range groups {
 		res.Crossovers = append(res.Crossovers, d.crossovers()...)
 		res.BestParams = append(res.BestParams, d.bestParams()...)
@@ -132,10 +135,9 @@ func Derive(rows []sweep.Row, opt Options) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: only one algorithm variant (%s) ran, so there is nothing to tune", d.name, d.variants[0].name))
 			continue
 		}
-		tc, note := d.table()
-		if note != "" {
-			res.Notes = append(res.Notes, note)
-		}
+		tc, note, cover := d.table()
+		res.Notes = append(res.Notes, note)
+		covers = append(covers, cover)
 		tun.Collectives = append(tun.Collectives, tc)
 	}
 	if opt.Transport != nil {
@@ -149,6 +151,9 @@ func Derive(rows []sweep.Row, opt Options) (*Result, error) {
 			last := x.Points[len(x.Points)-1].Bytes
 			res.Notes = append(res.Notes, fmt.Sprintf("transport: the bulk path is not faster than QUIC at any size up to %d bytes, so the table keeps every message on QUIC (bulk_threshold = \"never\")", last))
 		}
+	}
+	if len(covers) > 0 {
+		tun.Description = strings.TrimSpace(tun.Description + " [" + strings.Join(covers, "; ") + "]")
 	}
 	res.NCCLTuner = ncclConfig(ncclRules, opt)
 	if len(tun.Collectives) > 0 || tun.Transport != nil {
@@ -240,15 +245,22 @@ func group(rows []sweep.Row, res *Result) ([]*collectiveData, error) {
 // (ring and halving-doubling at p = 2) differ only by rounding.
 const TieTolerance = 1e-9
 
-// winner returns the fastest exact variant among times (a lossy one,
-// a compressed allreduce, computes something else: see
-// algos.Algorithm.Lossy); among those within TieTolerance of the fastest,
-// the first by name (as the crossover map).
+// winner returns the fastest variant among times that competes
+// (algos.Competes: not a lossy one, a compressed allreduce, which
+// computes something else); among those within TieTolerance of the
+// fastest, the simplest (algos.CompareSimplicity), the rule the crossover
+// map and the figures follow too.
 func (d *collectiveData) winner(times map[string]float64) *variant {
+	return d.fastest(times, func(v *variant) bool { return algos.Competes(d.name, v.name) })
+}
+
+// fastest returns the fastest variant among times that ok accepts, the
+// simplest among those within TieTolerance of it; nil if none.
+func (d *collectiveData) fastest(times map[string]float64, ok func(*variant) bool) *variant {
 	var best *variant
 	for _, v := range d.variants {
-		t, ok := times[v.name]
-		if ok && !v.algo.Lossy() && (best == nil || t < times[best.name]) {
+		t, ran := times[v.name]
+		if ran && ok(v) && (best == nil || t < times[best.name]) {
 			best = v
 		}
 	}
@@ -257,7 +269,7 @@ func (d *collectiveData) winner(times map[string]float64) *variant {
 	}
 	limit := times[best.name] * (1 + TieTolerance)
 	for _, v := range d.variants {
-		if t, ok := times[v.name]; ok && !v.algo.Lossy() && t <= limit && v.name < best.name {
+		if t, ran := times[v.name]; ran && ok(v) && t <= limit && algos.CompareSimplicity(d.name, v.name, best.name) < 0 {
 			best = v
 		}
 	}
@@ -333,17 +345,12 @@ func (d *collectiveData) bestParams() []BestParam {
 		for _, w := range d.worlds {
 			for _, s := range d.sizes(w) {
 				times := d.times[w][s]
-				var best *variant
+				best := d.fastest(times, func(v *variant) bool { return v.base == base })
 				slowest := 0.0
 				for _, v := range d.variants {
-					t, ok := times[v.name]
-					if v.base != base || !ok {
-						continue
+					if t, ok := times[v.name]; ok && v.base == base {
+						slowest = max(slowest, t)
 					}
-					if best == nil || t < times[best.name] {
-						best = v
-					}
-					slowest = max(slowest, t)
 				}
 				if best == nil {
 					continue
@@ -356,88 +363,117 @@ func (d *collectiveData) bestParams() []BestParam {
 	return out
 }
 
-// table returns the collective's part of the tuning table, and a note if
-// some worlds are left to the final rule.
-func (d *collectiveData) table() (algos.TuningCollective, string) {
-	tc := algos.TuningCollective{Name: d.name}
+// table returns the collective's part of the tuning table, and a note
+// that says which worlds it covers and how.
+//
+// The table states what it knows: each swept world has its own entry. A
+// power of two's covers only itself, since an algorithm that folds the
+// ranks beyond a power of two (halving-doubling) costs more on the
+// non-powers around it than where it was measured; a swept non-power's
+// covers the worlds between its swept neighbours, which are non-powers
+// like it (or powers of two, which cost no more). The worlds between two
+// swept powers of two with nothing swept between them take a rule bounded
+// to the swept range (the variant that won most, among those that run on
+// any world); the worlds outside that range take nexar's own rule
+// (DefaultTuning's rules for the collective, if it has any), which no
+// sweep confirmed.
+func (d *collectiveData) table() (tc algos.TuningCollective, note, cover string) {
+	tc = algos.TuningCollective{Name: d.name}
 	wins := map[string]int{}
-	exactOnly := 0
+	lo, hi := d.worlds[0], d.worlds[len(d.worlds)-1]
+	gap, next := false, lo // whether a world in [lo, hi] has no entry
 	for k, w := range d.worlds {
-		sizes := d.sizes(w)
-		var steps []algos.Step
-		var prev *variant
-		for i, s := range sizes {
-			win := d.winner(d.times[w][s])
-			if win == nil {
-				continue
-			}
-			wins[win.name]++
-			if prev == win {
-				continue
-			}
-			from := 0
-			if prev != nil {
-				from = d.stepStart(w, sizes[i-1], s, prev, win)
-			}
-			steps = append(steps, algos.Step{FromBytes: from, Algorithm: win.base, Params: maps.Clone(win.params)})
-			prev = win
-		}
+		steps := d.steps(w, wins)
 		if len(steps) == 0 {
 			continue
 		}
 		x := algos.Crossover{MinWorld: w, MaxWorld: w, Steps: steps}
-		pow2 := false
-		for _, st := range steps {
-			if a, _ := d.byBase(st.Algorithm); a != nil && a.PowerOfTwo {
-				pow2 = true
+		if !powerOfTwo(w) {
+			if k > 0 && powerOfTwo(d.worlds[k-1]) {
+				x.MinWorld = d.worlds[k-1] + 1 // a non-power's entry below covers the others
 			}
-		}
-		if !pow2 {
-			if k == 0 {
-				x.MinWorld = 1
-			}
-			x.MaxWorld = 0
 			if k+1 < len(d.worlds) {
 				x.MaxWorld = d.worlds[k+1] - 1
 			}
-		} else {
-			exactOnly++
 		}
+		gap = gap || x.MinWorld > next
+		next = x.MaxWorld + 1
 		tc.Crossovers = append(tc.Crossovers, x)
 	}
-	// The final rule: the variant that won most, among those that run on
-	// any world.
 	var fallback *variant
 	for _, v := range d.variants {
-		if v.algo.PowerOfTwo || v.algo.Lossy() {
+		if v.algo.PowerOfTwo || !algos.Competes(d.name, v.name) {
 			continue
 		}
-		if fallback == nil || wins[v.name] > wins[fallback.name] {
+		if fallback == nil || wins[v.name] > wins[fallback.name] ||
+			(wins[v.name] == wins[fallback.name] && algos.CompareSimplicity(d.name, v.name, fallback.name) < 0) {
 			fallback = v
 		}
 	}
-	note := ""
-	if fallback != nil {
-		tc.Rules = append(tc.Rules, algos.Rule{Algorithm: fallback.base, Params: maps.Clone(fallback.params)})
-	} else if exactOnly > 0 {
-		note = fmt.Sprintf("%s: every variant needs a power-of-two world, so the table covers only the swept worlds", d.name)
+	var notes []string
+	gap = gap || next <= hi
+	if fallback != nil && gap {
+		tc.Rules = append(tc.Rules, algos.Rule{Algorithm: fallback.base, Params: maps.Clone(fallback.params), MinWorld: lo, MaxWorld: hi})
+		notes = append(notes, fmt.Sprintf("the worlds from %d to %d that no swept world's entry covers run %s, the variant that won most", lo, hi, fallback.name))
+	} else if fallback == nil && gap {
+		notes = append(notes, "every variant needs a power-of-two world, so the table covers only the swept worlds")
 	}
-	return tc, note
-}
-
-// byBase returns the algorithm of a variant with base name base.
-func (d *collectiveData) byBase(base string) (*algos.Algorithm, bool) {
-	for _, v := range d.variants {
-		if v.base == base {
-			return v.algo, true
+	outside, elsewhere := "have no entry (auto fails there)", "no entry elsewhere"
+	if def := algos.DefaultTuning().Collective(d.name); def != nil {
+		for _, r := range def.Rules {
+			r.Params = maps.Clone(r.Params)
+			tc.Rules = append(tc.Rules, r)
 		}
+		outside = "take nexar's built-in rule, which no sweep confirmed"
+		elsewhere = "nexar's rule elsewhere"
 	}
-	return nil, false
+	notes = append(notes, fmt.Sprintf("worlds outside the swept %s %s", worldRange(lo, hi), outside))
+	note = fmt.Sprintf("%s: tuning table derived from worlds %s; %s", d.name, worldRange(lo, hi), strings.Join(notes, "; "))
+	return tc, note, fmt.Sprintf("%s from worlds %s (%s)", d.name, worldRange(lo, hi), elsewhere)
 }
 
-// stepStart returns where the step of win starts when prev was fastest at
-// b1 and win at b2: their interpolated crossover, rounded up and kept in
-// (b1, b2].
+// steps returns the steps of the table's entry for world w, counting
+// each swept size's winner in wins.
+func (d *collectiveData) steps(w int, wins map[string]int) []algos.Step {
+	sizes := d.sizes(w)
+	var steps []algos.Step
+	var prev *variant
+	for i, s := range sizes {
+		win := d.winner(d.times[w][s])
+		if win == nil {
+			continue
+		}
+		wins[win.name]++
+		if prev == win {
+			continue
+		}
+		from := 0
+		if prev != nil {
+			from = d.stepStart(w, sizes[i-1], s, prev, win)
+		}
+		steps = append(steps, algos.Step{FromBytes: from, Algorithm: win.base, Params: maps.Clone(win.params)})
+		prev = win
+	}
+	return steps
+}
+
+// worldRange writes a range of worlds: "8" or "2-64".
+func worldRange(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
+}
+
+func powerOfTwo(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// stepStart returns where the step of win starts when prev was chosen at
+// b1 and win at b2: their crossover interpolated on the log scale,
+// rounded up and kept in (b1, b2]. Where the two tie at b1 (prev chosen as
+// the simpler) and win is faster at b2, the interpolation puts the
+// crossing at b1 itself, so win starts just above it: win is no slower
+// anywhere the sweep saw, and starting it at b2 would lose what it gains
+// in between.
 func (d *collectiveData) stepStart(w, b1, b2 int, prev, win *variant) int {
 	from := b2
 	t1, t2 := d.times[w][b1], d.times[w][b2]
@@ -447,7 +483,10 @@ func (d *collectiveData) stepStart(w, b1, b2 int, prev, win *variant) int {
 	n2, ok4 := t2[win.name]
 	if b1 > 0 && ok1 && ok2 && ok3 && ok4 {
 		f1, f2 := math.Log(p1/n1), math.Log(p2/n2)
-		if f1 < -TieTolerance && f2 > TieTolerance {
+		if math.Abs(f1) <= TieTolerance {
+			f1 = 0
+		}
+		if f1 <= 0 && f2 > TieTolerance {
 			from = int(math.Ceil(crossing(b1, b2, f1, f2)))
 		}
 	}

@@ -302,7 +302,7 @@ func TestTableShape(t *testing.T) {
 			rows = append(rows,
 				row("allreduce", "ring", w, n, 1+float64(n)/1000),
 				// ties with ring everywhere: never a crossover, and ring,
-				// first by name, wins the ties.
+				// the simpler (earlier in the catalogue), wins the ties.
 				row("allreduce", "rs_ag", w, n, 1+float64(n)/1000))
 			if w != 6 {
 				// recursive_doubling is slower below 1000 bytes, faster at it:
@@ -325,14 +325,17 @@ func TestTableShape(t *testing.T) {
 	}
 	var b bytes.Buffer
 	res.Tuning.WriteTo(&b)
+	// Worlds 2 and 4 are powers of two: their entries cover only
+	// themselves; 6's covers 5 too, a non-power like it; 3, between two
+	// swept powers, takes the rule bounded to the swept range, and the
+	// worlds outside it nexar's own rule.
 	want := `# nexar-go tuning table (see algos.Tuning for the format).
 version = 1
-description = "d"
+description = "d [allreduce from worlds 2-6 (nexar's rule elsewhere)]"
 source = "s"
 
 [[collective.allreduce.crossover]]
-min_world = 1
-max_world = 3
+world = 2
 [[collective.allreduce.crossover.step]]
 from_bytes = 0
 algorithm = "ring"
@@ -341,8 +344,7 @@ from_bytes = 513
 algorithm = "recursive_doubling"
 
 [[collective.allreduce.crossover]]
-min_world = 4
-max_world = 5
+world = 4
 [[collective.allreduce.crossover.step]]
 from_bytes = 0
 algorithm = "ring"
@@ -351,13 +353,32 @@ from_bytes = 513
 algorithm = "recursive_doubling"
 
 [[collective.allreduce.crossover]]
-min_world = 6
+min_world = 5
+max_world = 6
 [[collective.allreduce.crossover.step]]
 from_bytes = 0
 algorithm = "ring"
 
 [[collective.allreduce.rule]]
 algorithm = "ring"
+min_world = 2
+max_world = 6
+
+[[collective.allreduce.rule]]
+algorithm = "pipelined_ring"
+params = { segment = 2097152 }
+min_bytes = 8388608
+
+[[collective.allreduce.rule]]
+algorithm = "ring"
+max_world = 8
+
+[[collective.allreduce.rule]]
+algorithm = "ring"
+count_below_world = true
+
+[[collective.allreduce.rule]]
+algorithm = "halving_doubling"
 `
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
@@ -375,5 +396,113 @@ algorithm = "ring"
 	}
 	if _, err := derive.Derive([]sweep.Row{row("allreduce", "nope", 2, 1, 1)}, derive.Options{}); err == nil {
 		t.Error("no error for an unknown algorithm")
+	}
+}
+
+// TestTiesGoToTheSimpler: where the pipelined ring pipelines nothing it
+// takes the ring's time, and the ring, which declares no parameter, wins
+// the tie whatever the names' order (a segment of "2MiB" sorts before
+// "ring"); where the two tie at one swept size and the pipelined ring is
+// faster at the next, it starts just above the tie, not at the next size.
+func TestTiesGoToTheSimpler(t *testing.T) {
+	const pr2, pr8 = "pipelined_ring(segment=2MiB)", "pipelined_ring(segment=8MiB)"
+	var rows []sweep.Row
+	for _, tc := range []struct {
+		n             int
+		ring, pr, pr8 float64
+	}{
+		{1 << 20, 1e-3, 1e-3, 1e-3},
+		{4 << 20, 4e-3, 4e-3, 4e-3},
+		{16 << 20, 16e-3, 12e-3, 12e-3},
+	} {
+		rows = append(rows,
+			row("allreduce", pr8, 8, tc.n, tc.pr8),
+			row("allreduce", pr2, 8, tc.n, tc.pr),
+			row("allreduce", "ring", 8, tc.n, tc.ring))
+	}
+	for i := range rows {
+		if p, ok := strings.CutPrefix(rows[i].Algorithm, "pipelined_ring(segment="); ok {
+			rows[i].Params = "segment=" + map[string]string{"2MiB)": "2097152", "8MiB)": "8388608"}[p]
+		}
+	}
+	res, err := derive.Derive(rows, derive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Tuning.Collective("allreduce").Crossovers[0].Steps
+	want := []algos.Step{
+		{FromBytes: 0, Algorithm: "ring"},
+		{FromBytes: 4<<20 + 1, Algorithm: "pipelined_ring", Params: map[string]int{"segment": 2 << 20}},
+	}
+	if !reflect.DeepEqual(steps, want) {
+		t.Errorf("steps %+v, want %+v", steps, want)
+	}
+	for _, b := range res.BestParams {
+		if b.Bytes == 16<<20 && b.Variant != pr2 {
+			t.Errorf("best segment at 16 MiB %s, want the smaller of two that tie (%s)", b.Variant, pr2)
+		}
+	}
+}
+
+// TestTableRange: a table swept on worlds 4, 8, 12 and 16 says so; the
+// entry of 8, a power of two, where halving-doubling folds on the
+// non-powers above, does not pass to 9-11, which take 12's, a non-power's
+// (12's covers 9-15); 5-7, between two swept powers, take the rule bounded
+// to 4-16, and 2 and 32 nexar's rule.
+func TestTableRange(t *testing.T) {
+	var rows []sweep.Row
+	for _, w := range []int{4, 8, 12, 16} {
+		for _, n := range []int{1000, 100000} {
+			hd := 1e-6 * float64(n) / 1000
+			if w == 8 || w == 16 {
+				hd /= 2
+			}
+			if w == 12 && n == 1000 {
+				hd /= 3 // 12's entry: halving-doubling below 100 KB, ring above
+			}
+			rows = append(rows,
+				row("allreduce", "ring", w, n, 1e-6*float64(n)/1000),
+				row("allreduce", "halving_doubling", w, n, hd))
+		}
+	}
+	res, err := derive.Derive(rows, derive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tun := res.Tuning
+	if ch, err := tun.Select("allreduce", 9, 1000, 250); err != nil || ch.Algorithm != "halving_doubling" {
+		t.Errorf("world 9, 1000 bytes: %+v, %v: want 12's entry, halving_doubling", ch, err)
+	}
+	if !strings.Contains(tun.Description, "allreduce from worlds 4-16") {
+		t.Errorf("description %q does not state the worlds", tun.Description)
+	}
+	def := algos.DefaultTuning()
+	for _, tc := range []struct {
+		world int
+		want  string
+	}{
+		{4, "ring"}, {5, "halving_doubling"}, {7, "halving_doubling"}, {8, "halving_doubling"},
+		{9, "ring"}, {11, "ring"}, {12, "ring"}, {15, "ring"}, {16, "halving_doubling"},
+		{2, "default"}, {17, "default"}, {64, "default"},
+	} {
+		ch, err := tun.Select("allreduce", tc.world, 100000, 25000)
+		if err != nil {
+			t.Fatalf("world %d: %v", tc.world, err)
+		}
+		want := tc.want
+		if want == "default" {
+			d, err := def.Select("allreduce", tc.world, 100000, 25000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = d.Algorithm
+		}
+		if ch.Algorithm != want {
+			t.Errorf("world %d: %s (%s), want %s", tc.world, ch.Algorithm, ch.From, want)
+		}
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "worlds outside the swept 4-16 take nexar's built-in rule") {
+		t.Errorf("notes %q do not say what happens outside the swept worlds", notes)
 	}
 }

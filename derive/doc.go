@@ -24,11 +24,19 @@
 //     entry; where the fastest changes between b1 and b2 the step starts
 //     at the interpolated crossover of the two, rounded up and kept within
 //     (b1, b2], so that at every swept size the table selects exactly the
-//     variant that was fastest there. A swept world's entry covers the
-//     worlds up to the next swept one (the smallest covers from 1, the
-//     largest has no bound), unless a step's algorithm needs a power of two,
-//     when it covers only its own world; a final rule without conditions
-//     selects the variant that won most often, for the worlds left.
+//     variant that was fastest there. Where two tie at b1 (the simpler
+//     chosen there) and split at b2, the crossing is at b1 itself and the
+//     step starts just above it. Lossy algorithms (algos.Competes) are
+//     never chosen. The table states the worlds it was derived from (in
+//     its description) and is not applied beyond them: a power of two's
+//     entry covers only its own world (an algorithm that folds the ranks
+//     beyond a power of two, as halving-doubling does, costs more on the
+//     non-powers above it), a non-power's covers the worlds between its
+//     swept neighbours, down to a swept power below it; worlds between two
+//     swept powers with nothing swept between take a rule bounded to the
+//     swept range (the variant that won most), and the worlds outside that
+//     range nexar's own rule (algos.DefaultTuning's rules for the
+//     collective), which no sweep confirmed.
 //   - Transport: given a description of realnet's two paths between a
 //     pair of ranks (Options.Transport, a scenario's [network.transport]),
 //     the bulk threshold of the table's [transport]: DeriveTransport
@@ -75,6 +83,7 @@
 // step, as best_bucket.csv (what to set DDP's bucket_cap_mb to there).
 //
 // Derive is deterministic: the same rows, in the same order, give the same
-// result. Where variants tie (within TieTolerance), the first by name wins,
-// as on the crossover map of package plots.
+// result. Where variants tie (within TieTolerance), the simpler wins by
+// the one declared order, algos.CompareSimplicity (fewest parameters, then
+// the catalogue's order), as on the crossover map of package plots.
 package derive

@@ -14,7 +14,8 @@ import (
 // Derive the crossover of two allreduce algorithms from four measured
 // points and write the tuning table that encodes it. ln(t_rd/t_ring) is
 // ln(20/75) at 1 KiB and ln(400/250) at 1 MiB; the straight line between
-// them on the log scale crosses zero at e^12.045 = 170199 bytes.
+// them on the log scale crosses zero at e^12.045 = 170199 bytes. The
+// table covers the one world swept; every other takes nexar's own rule.
 func ExampleDerive() {
 	rows := []sweep.Row{
 		{Row: results.Row{Collective: "allreduce", Algorithm: "recursive_doubling", World: 8, Bytes: 1 << 10, DType: "f32", Time: 20e-6}},
@@ -35,10 +36,10 @@ func ExampleDerive() {
 	// world 8: recursive_doubling below 170199 bytes, ring above
 	// # nexar-go tuning table (see algos.Tuning for the format).
 	// version = 1
-	// description = "example"
+	// description = "example [allreduce from worlds 8 (nexar's rule elsewhere)]"
 	//
 	// [[collective.allreduce.crossover]]
-	// min_world = 1
+	// world = 8
 	// [[collective.allreduce.crossover.step]]
 	// from_bytes = 0
 	// algorithm = "recursive_doubling"
@@ -47,7 +48,20 @@ func ExampleDerive() {
 	// algorithm = "ring"
 	//
 	// [[collective.allreduce.rule]]
-	// algorithm = "recursive_doubling"
+	// algorithm = "pipelined_ring"
+	// params = { segment = 2097152 }
+	// min_bytes = 8388608
+	//
+	// [[collective.allreduce.rule]]
+	// algorithm = "ring"
+	// max_world = 8
+	//
+	// [[collective.allreduce.rule]]
+	// algorithm = "ring"
+	// count_below_world = true
+	//
+	// [[collective.allreduce.rule]]
+	// algorithm = "halving_doubling"
 }
 
 // Derive the bulk threshold of realnet's two paths on loopback: QUIC at

@@ -151,6 +151,7 @@ func AutoSlowdown(points []Point, collective string, budgetPct float64) (*Figure
 	p.Y.Max = yhi + 0.12*span
 	p.Y.Tick.Marker = linearTicks{want: 6, suffix: "%"}
 	f.place(0, p, "message size", "slowdown vs best")
+	f.Note = "Best: the fastest algorithm at each point that computes the collective exactly; lossy algorithms are not compared."
 	f.finish()
 	return f, nil
 }

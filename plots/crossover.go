@@ -6,12 +6,15 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nexar-go/nexar-go/algos"
 )
 
 // CrossoverMap draws which algorithm is fastest where: world sizes
@@ -63,7 +66,7 @@ func crossoverMap(points []Point, collective string) (*Figure, *cellMap, error) 
 			}
 		}
 	}
-	slices.Sort(winners)
+	slices.SortFunc(winners, func(a, b string) int { return s.styleIndex(a) - s.styleIndex(b) })
 	for _, alg := range winners {
 		m.fill[alg] = lighten(palette[s.styleIndex(alg)%len(palette)], 0.45)
 	}
@@ -100,11 +103,14 @@ func crossoverMap(points []Point, collective string) (*Figure, *cellMap, error) 
 	if m.hasBoundary() {
 		f.addLegend("crossover", &plotter.Line{LineStyle: boundaryStyle()})
 	}
-	f.Note = "Each cell is one sweep point, coloured by its fastest algorithm; the number in it is how much slower the runner-up is (×N: N times as long; \"tie\": equal times, first name shown"
+	f.Note = "Each cell is one sweep point, coloured by its fastest algorithm; the number in it is how much slower the runner-up is (×N: N times as long; \"tie\": equal times, the simpler shown: fewer parameters, then the catalogue's order"
 	if m.hasAlone() {
 		f.Note += "; \"only\": no other algorithm ran"
 	}
 	f.Note += ")."
+	if out := s.notCandidates(); len(out) > 0 {
+		f.Note += " Never called fastest: " + strings.Join(out, ", ") + "."
+	}
 	f.finish()
 	return f, m, nil
 }
@@ -327,4 +333,19 @@ func formatMargin(f float64) string {
 		return strconv.FormatFloat(pct, 'f', 1, 64) + "%"
 	}
 	return strconv.FormatFloat(pct, 'f', 0, 64) + "%"
+}
+
+// notCandidates names what ran but is never called fastest: auto (a
+// policy) and the lossy algorithms (they compute something else).
+func (s *selection) notCandidates() []string {
+	var out []string
+	for _, a := range s.algorithms {
+		if name := algos.VariantBase(a) + " (lossy)"; !s.competes(a) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if s.hasAuto {
+		out = append(out, "auto (a policy)")
+	}
+	return out
 }

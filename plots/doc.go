@@ -15,6 +15,14 @@
 //   - [AutoSlowdown]: how much slower the dispatcher's "auto" policy is than
 //     the best algorithm at each point.
 //
+// "Fastest" and "best" follow one rule, the one derive's crossovers and
+// tuning tables follow: neither auto (a policy) nor a lossy algorithm (a
+// compressed allreduce, which computes something else) is a candidate
+// (algos.Competes), though both are drawn, the lossy ones in grey and
+// named "(lossy)"; among times within [TieTolerance] the simpler wins
+// (algos.CompareSimplicity: fewest parameters, then the catalogue's
+// order), never the first name.
+//
 // For training steps (package workload, nexar-sim step), [StepBucketPanels]
 // draws a network's step time and exposed communication against the
 // gradient bucket size, a panel per layout and a line per choice of
@@ -43,11 +51,14 @@
 // s/ms/µs/ns, bandwidth in GB/s (1e9 B/s, as nccl-tests); each algorithm
 // keeps one colour, dash pattern and marker in every figure of a collective
 // (a palette of 12 colours and 12 markers that keeps 12 lines apart,
-// colour-blind-safe Okabe-Ito colours first, with auto drawn dotted black
-// on top); one legend per figure sits between the title and the panels,
+// colour-blind-safe Okabe-Ito colours first, given to the algorithms that
+// compete in the order of simplicity, greys to the lossy ones, with auto
+// drawn thin, dotted and black, last, so that the line it runs shows
+// through); one legend per figure sits between the title and the panels,
 // never over data, and names only what the figure draws; every cell of a
-// crossover map says how far behind its runner-up is; axis titles appear on
-// the outer panels only.
+// crossover map says how far behind its runner-up is; every panel labels
+// both its axes. The compare figure ends with a panel of every point,
+// measured against predicted, with the line y = x.
 //
 // Output is deterministic: the same points, in any order, give the same
 // bytes. Figures are written atomically (a temporary file renamed into

@@ -87,7 +87,11 @@ func newFigure(title string, n int, panelW, panelH vg.Length) *Figure {
 }
 
 // finish adds the header's height to the figure once the legend is known.
+// The note is wrapped to the figure's width here.
 func (f *Figure) finish() {
+	if f.Note != "" && !strings.Contains(f.Note, "\n") {
+		f.Note = strings.Join(wrapText(noteStyle(), f.Note, f.Width-2*margin), "\n")
+	}
 	f.Height += f.headerHeight(f.Width) + f.footerHeight() + 2*margin
 }
 

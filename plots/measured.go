@@ -59,6 +59,7 @@ func WriteComparePNG(path, subtitle string, panels []ComparePanel) error {
 		meas := make(plotter.XYs, len(cp.Points))
 		pred := make(plotter.XYs, len(cp.Points))
 		errs := make(plotter.YErrors, len(cp.Points))
+		ylo, yhi := math.Inf(1), math.Inf(-1)
 		for i, c := range cp.Points {
 			meas[i] = plotter.XY{X: float64(c.Bytes), Y: c.Time}
 			pred[i] = plotter.XY{X: float64(c.Bytes), Y: c.Predicted}
@@ -67,7 +68,13 @@ func WriteComparePNG(path, subtitle string, panels []ComparePanel) error {
 				lo = 0
 			}
 			errs[i] = struct{ Low, High float64 }{lo, hi}
+			for _, v := range []float64{c.Time - lo, c.Time + hi, c.Predicted} {
+				if v > 0 {
+					ylo, yhi = math.Min(ylo, v), math.Max(yhi, v)
+				}
+			}
 		}
+		legendRoom(&p.Y, ylo, yhi)
 		if err := measuredLine(p, "measured (median)", meas, colMeasured, false); err != nil {
 			return err
 		}
@@ -84,7 +91,68 @@ func WriteComparePNG(path, subtitle string, panels []ComparePanel) error {
 		}
 		drawn = append(drawn, p)
 	}
+	if sc, err := scatterPanel(panels); err != nil {
+		return err
+	} else if sc != nil {
+		drawn = append(drawn, sc)
+	}
 	return savePanelGrid(path, subtitle, drawn, 3)
+}
+
+// scatterPanel is the compare figure's last panel: every point, measured
+// against predicted, on log-log axes with the line y = x (the model
+// exact) and the lines of 25% off either way; nil when no point has
+// both times positive.
+func scatterPanel(panels []ComparePanel) (*plot.Plot, error) {
+	var xys plotter.XYs
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, cp := range panels {
+		for _, c := range cp.Points {
+			if c.Time > 0 && c.Predicted > 0 {
+				xys = append(xys, plotter.XY{X: c.Predicted, Y: c.Time})
+				lo, hi = math.Min(lo, math.Min(c.Time, c.Predicted)), math.Max(hi, math.Max(c.Time, c.Predicted))
+			}
+		}
+	}
+	if len(xys) == 0 {
+		return nil, nil
+	}
+	if hi <= lo*1.01 {
+		lo, hi = lo/1.1, hi*1.1
+	}
+	p := plot.New()
+	p.Title.Text = "every point: measured against predicted"
+	p.X.Label.Text, p.Y.Label.Text = "predicted time", "measured time"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = logSecondsTicks{}, logSecondsTicks{}
+	p.X.Min, p.X.Max = lo, hi
+	legendRoom(&p.Y, lo, hi)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	for _, ref := range []struct {
+		f      float64
+		label  string
+		c      color.Color
+		dashes []vg.Length
+	}{{1, "y = x", color.Black, nil}, {1.25, "25% off", colGrey, []vg.Length{vg.Points(4), vg.Points(3)}}, {1 / 1.25, "", colGrey, []vg.Length{vg.Points(4), vg.Points(3)}}} {
+		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo * ref.f}, {X: hi, Y: hi * ref.f}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width, l.Dashes = ref.c, vg.Points(1), ref.dashes
+		p.Add(l)
+		if ref.label != "" {
+			p.Legend.Add(ref.label, l)
+		}
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return nil, err
+	}
+	sc.Color, sc.Radius, sc.Shape = colMeasured, vg.Points(2.2), draw.CircleGlyph{}
+	p.Add(sc)
+	p.Legend.Add("measured point", sc)
+	return p, nil
 }
 
 // Marker is a vertical line at a message size, named in the legend.
@@ -131,7 +199,7 @@ func WriteRatioPNG(path string, panels []RatioPanel) error {
 }
 
 func ratioPanel(rp RatioPanel) (*plot.Plot, error) {
-	p := measuredPanel(rp.Title, "message size", "time ratio")
+	p := measuredPanel(rp.Title, "message size", "time ratio (first / second)")
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = ratioTicks{}
 	meas := make(plotter.XYs, len(rp.Sizes))
@@ -158,6 +226,7 @@ func ratioPanel(rp RatioPanel) (*plot.Plot, error) {
 		}
 	}
 	lo, hi = lo/1.1, hi*1.1
+	legendRoom(&p.Y, lo, hi)
 	x0, x1 := float64(rp.Sizes[0]), float64(rp.Sizes[len(rp.Sizes)-1])
 	one, err := plotter.NewLine(plotter.XYs{{X: x0, Y: 1}, {X: x1, Y: 1}})
 	if err != nil {
@@ -179,24 +248,40 @@ func ratioPanel(rp RatioPanel) (*plot.Plot, error) {
 	return p, nil
 }
 
-// logSecondsTicks labels a log axis of times at 1-2-5 steps.
+// logSecondsTicks labels a log axis of times at 1-2-5 steps, or finer
+// steps where the axis spans too little for two of those, so that every
+// panel's axis has at least two labelled ticks (gonum's log ticks label
+// only powers of ten, none on an axis within one decade).
 type logSecondsTicks struct{}
 
 func (logSecondsTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		for _, m := range []float64{1, 2, 5} {
-			v := m * math.Pow(10, e)
-			if v < lo*0.999 || v > hi*1.001 {
-				continue
+	for _, steps := range [][]float64{{1, 2, 5}, {1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9}} {
+		var ts []plot.Tick
+		for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+			for _, m := range steps {
+				v := m * math.Pow(10, e)
+				if v < lo*0.999 || v > hi*1.001 {
+					continue
+				}
+				ts = append(ts, plot.Tick{Value: v, Label: units.FormatSeconds(v)})
 			}
-			ts = append(ts, plot.Tick{Value: v, Label: units.FormatSeconds(v)})
+		}
+		if len(ts) >= 2 {
+			return ts
 		}
 	}
-	if len(ts) < 2 {
-		return plot.LogTicks{}.Ticks(lo, hi)
+	// Less than a tenth of a decade: label both ends.
+	return []plot.Tick{{Value: lo, Label: units.FormatSeconds(lo)}, {Value: hi, Label: units.FormatSeconds(hi)}}
+}
+
+// legendRoom raises a log axis's top so that the legend, at the panel's
+// top left, sits above the data: a third of the data's span (in
+// decades) again.
+func legendRoom(a *plot.Axis, lo, hi float64) {
+	if !(lo > 0) || !(hi > lo) {
+		return
 	}
-	return ts
+	a.Min, a.Max = lo/math.Pow(hi/lo, 0.05), hi*math.Pow(hi/lo, 0.45)
 }
 
 // ratioTicks labels a log axis of ratios.

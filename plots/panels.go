@@ -141,6 +141,12 @@ func BusBWPanels(points []Point, collective string, ceilingGBps float64) (*Figur
 	if ceilingGBps > 0 {
 		f.addLegend(fmt.Sprintf("link bandwidth (%s GB/s)", sig3(ceilingGBps)), &plotter.Line{LineStyle: ceiling})
 	}
+	for _, alg := range s.algorithms {
+		if drawn[alg] && !s.competes(alg) {
+			f.Note = "Lossy algorithms (grey) send less than the data, so their bus bandwidth, counted on the whole buffer, may pass the link's; the ceiling holds for the exact ones."
+			break
+		}
+	}
 	f.finish()
 	return f, nil
 }
@@ -156,17 +162,12 @@ func ceilingStyle() draw.LineStyle {
 	}
 }
 
-// place puts panel p at position i and labels the axes of the panels on
-// the figure's outer edges only (the y label on the first column, the x
-// label on the lowest panel of each column), which gives the data more room.
+// place puts panel p at position i and labels both its axes: every
+// panel, so that any panel read alone (or cropped into a report) says
+// what it shows.
 func (f *Figure) place(i int, p *plot.Plot, xlabel, ylabel string) {
-	row, col := i/f.cols, i%f.cols
-	if (row+1)*f.cols+col >= f.n {
-		p.X.Label.Text = xlabel
-	}
-	if col == 0 {
-		p.Y.Label.Text = ylabel
-	}
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
 	p.Add(gridLines())
 	f.panels[i] = p
 }
@@ -227,8 +228,9 @@ func (s *selection) plottable(ok func(Point) bool) (lo, hi float64, worlds []int
 	return lo, hi, worlds
 }
 
-// drawOrder lists the algorithms in the order they are drawn: the
-// candidates by name, then auto on top.
+// drawOrder lists the algorithms in the order they are drawn: those that
+// compete by simplicity, then the lossy ones, then auto on top (thin and
+// dotted, so that the series it runs shows through).
 func (s *selection) drawOrder() []string {
 	out := append([]string(nil), s.algorithms...)
 	if s.hasAuto {
@@ -240,6 +242,9 @@ func (s *selection) drawOrder() []string {
 func (s *selection) style(alg string) seriesStyle {
 	if alg == Auto {
 		return autoStyle()
+	}
+	if !s.competes(alg) {
+		return lossyStyle(s.styleIndex(alg) - s.competing())
 	}
 	return styleFor(s.styleIndex(alg))
 }
@@ -253,6 +258,22 @@ func (s *selection) addAlgorithmLegend(f *Figure, drawn map[string]bool) {
 			continue
 		}
 		st := s.style(alg)
-		f.addLegend(alg, &plotter.Line{LineStyle: st.line}, &plotter.Scatter{GlyphStyle: st.glyph})
+		label := alg
+		if alg != Auto && !s.competes(alg) {
+			label += " (lossy)"
+		}
+		f.addLegend(label, &plotter.Line{LineStyle: st.line}, &plotter.Scatter{GlyphStyle: st.glyph})
 	}
+}
+
+// competing is how many of the collective's algorithms compete (they come
+// first in s.algorithms).
+func (s *selection) competing() int {
+	n := 0
+	for _, a := range s.algorithms {
+		if s.competes(a) {
+			n++
+		}
+	}
+	return n
 }

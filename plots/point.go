@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/nexar-go/nexar-go/algos"
 )
 
 // Auto is the algorithm name of the dispatcher's automatic policy. It is not
@@ -97,7 +99,7 @@ type selection struct {
 	collective string
 	dtype      string
 	points     []Point  // sorted by comparePoints, keys unique
-	algorithms []string // sorted, Auto excluded
+	algorithms []string // Auto excluded: those that compete, then the lossy, each by simplicity
 	hasAuto    bool
 	worlds     []int // sorted
 }
@@ -145,7 +147,22 @@ func selectPoints(points []Point, collective string) (*selection, error) {
 		}
 	}
 	slices.Sort(s.worlds)
+	slices.SortFunc(s.algorithms, func(a, b string) int {
+		return cmp.Or(cmp.Compare(boolRank(!s.competes(a)), boolRank(!s.competes(b))),
+			algos.CompareSimplicity(collective, a, b))
+	})
 	return s, nil
+}
+
+// competes reports whether alg may be called the fastest: neither auto nor
+// a lossy algorithm (algos.Competes), which are drawn but never best.
+func (s *selection) competes(alg string) bool { return algos.Competes(s.collective, alg) }
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // series returns the points of one algorithm on one world, by size, that a
@@ -161,11 +178,12 @@ func (s *selection) series(algorithm string, world int) []Point {
 }
 
 // styleIndex is the position of an algorithm among the collective's
-// algorithms, which picks its color, dash and marker; every figure of one
-// collective therefore draws an algorithm the same way.
+// algorithms (those that compete first, in the order of simplicity), which
+// picks its color, dash and marker; every figure of one collective
+// therefore draws an algorithm the same way, and the 12 simplest that
+// compete never share a colour.
 func (s *selection) styleIndex(algorithm string) int {
-	i, _ := slices.BinarySearch(s.algorithms, algorithm)
-	return i
+	return max(slices.Index(s.algorithms, algorithm), 0)
 }
 
 // title prefixes a figure title with the collective and dtype.

@@ -189,6 +189,35 @@ func autoStyle() seriesStyle {
 	}
 }
 
+// lossyGreys draw the lossy algorithms (compressed allreduces), which are
+// shown but never called best: greys, apart from the palette's colours,
+// so that the 12 that compete keep the 12 colours, and darker than the
+// ceiling's light grey (0x99), which is drawn in long dashes.
+var lossyGreys = []color.NRGBA{
+	{0x66, 0x66, 0x66, 0xFF},
+	{0x44, 0x44, 0x44, 0xFF},
+	{0x7A, 0x7A, 0x7A, 0xFF},
+}
+
+// lossyStyle is the style of the i-th lossy series: grey, thin, in
+// dash-dot, with an outlined marker that no competing series of the first
+// 12 shares in the same colour.
+func lossyStyle(i int) seriesStyle {
+	c := lossyGreys[i%len(lossyGreys)]
+	return seriesStyle{
+		line: draw.LineStyle{
+			Color:  c,
+			Width:  vg.Points(1.2),
+			Dashes: []vg.Length{vg.Points(4), vg.Points(2), vg.Points(1), vg.Points(2)},
+		},
+		glyph: draw.GlyphStyle{
+			Color:  c,
+			Radius: vg.Points(2.2),
+			Shape:  glyphs[(5+i)%len(glyphs)],
+		},
+	}
+}
+
 // lighten mixes c with white; crossover cells use it so that the black
 // boundaries stand out against every fill.
 func lighten(c color.NRGBA, f float64) color.NRGBA {

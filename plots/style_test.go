@@ -158,3 +158,38 @@ func cieLab(c color.Color, deutan bool) (l, a, b float64) {
 	fx, fy, fz := f(x), f(y), f(z)
 	return 116*fy - 16, 500 * (fx - fy), 200 * (fy - fz)
 }
+
+// TestTwelveApart: the allreduce catalogue's 12 exact algorithms, its 2
+// lossy ones and auto, in one figure: the 12 keep 12 colours of the
+// palette, in the catalogue's order of simplicity; the lossy are greys no
+// series of the palette has, and auto is drawn last.
+func TestTwelveApart(t *testing.T) {
+	names := []string{"ring", "pipelined_ring", "halving_doubling", "halving_doubling_nearest", "recursive_doubling",
+		"recursive_doubling_nearest", "binomial_tree", "binomial_tree_nearest", "rs_ag", "direct", "bucketed",
+		"hierarchical", "compressed_topk", "compressed_randomk", Auto}
+	var pts []Point
+	for i, n := range names {
+		pts = append(pts, Point{Collective: "allreduce", Algorithm: n, World: 8, Bytes: 1024, Time: float64(i + 1)})
+	}
+	s, err := selectPoints(pts, "allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := s.drawOrder()
+	if order[0] != "ring" || order[len(order)-1] != Auto || order[len(order)-2] != "compressed_randomk" {
+		t.Errorf("draw order %v: want ring first, the lossy ones next to last, auto last", order)
+	}
+	seen := map[color.Color]string{}
+	for _, alg := range order[:12] {
+		c := s.style(alg).line.Color
+		if other, dup := seen[c]; dup {
+			t.Errorf("%s and %s share colour %v", alg, other, c)
+		}
+		seen[c] = alg
+	}
+	for _, alg := range []string{"compressed_topk", "compressed_randomk"} {
+		if other, dup := seen[s.style(alg).line.Color]; dup {
+			t.Errorf("lossy %s drawn in %s's colour", alg, other)
+		}
+	}
+}

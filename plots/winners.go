@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/nexar-go/nexar-go/algos"
 )
 
 // TieTolerance is the relative difference below which two times count as
@@ -15,8 +17,11 @@ const TieTolerance = 1e-9
 // Winner is the fastest algorithm at one (world, bytes) sweep point.
 type Winner struct {
 	Bytes int64
-	// Algorithm is the fastest. Among algorithms within TieTolerance of the
-	// fastest time, the first name in byte order wins.
+	// Algorithm is the fastest of those that compete (neither auto nor a
+	// lossy algorithm, see algos.Competes). Among algorithms within
+	// TieTolerance of the fastest time, the simplest wins
+	// (algos.CompareSimplicity: fewest parameters, then the catalogue's
+	// order), the rule derive's crossovers and tuning tables follow.
 	Algorithm string
 	Time      float64 // the winner's time, seconds
 	// RunnerUp is the second fastest algorithm and RunnerUpTime its time;
@@ -48,12 +53,14 @@ type WinnerRow struct {
 
 // Winners is the table a crossover map is drawn from: for each world size
 // of the collective (ascending) and each message size (ascending), the
-// fastest algorithm. [Auto] is not a candidate. Points of zero size are
+// fastest algorithm. Neither [Auto] nor a lossy algorithm (a compressed
+// allreduce, which computes something else) is a candidate: they are drawn
+// in the other figures, never called best. Points of zero size are
 // included (a barrier's winner is still a winner). When several points share
 // an (algorithm, world, bytes) key, the fastest counts.
 //
 // The errors are those of the figure constructors: ErrNoData when no
-// algorithm other than auto ran, ErrMixedDTypes, an *InvalidPointError.
+// algorithm that competes ran, ErrMixedDTypes, an *InvalidPointError.
 func Winners(points []Point, collective string) ([]WinnerRow, error) {
 	s, err := selectPoints(points, collective)
 	if err != nil {
@@ -69,21 +76,21 @@ func (s *selection) winners() ([]WinnerRow, error) {
 	}
 	cand := make([]Point, 0, len(s.points))
 	for _, p := range s.points {
-		if p.Algorithm != Auto {
+		if p.Algorithm != Auto && s.competes(p.Algorithm) {
 			cand = append(cand, p)
 		}
 	}
 	if len(cand) == 0 {
-		return nil, fmt.Errorf("%w: collective %q has only %q points", ErrNoData, s.collective, Auto)
+		return nil, fmt.Errorf("%w: collective %q has only %q and lossy points", ErrNoData, s.collective, Auto)
 	}
 	// Group by (world, bytes), fastest first; equal times fall back to the
-	// algorithm name so the table never depends on the input order.
+	// order of simplicity so the table never depends on the input order.
 	slices.SortFunc(cand, func(a, b Point) int {
 		return cmp.Or(
 			cmp.Compare(a.World, b.World),
 			cmp.Compare(a.Bytes, b.Bytes),
 			cmp.Compare(a.Time, b.Time),
-			cmp.Compare(a.Algorithm, b.Algorithm),
+			algos.CompareSimplicity(s.collective, a.Algorithm, b.Algorithm),
 		)
 	})
 	var rows []WinnerRow
@@ -93,10 +100,10 @@ func (s *selection) winners() ([]WinnerRow, error) {
 		for j < len(cand) && (key{cand[j].World, cand[j].Bytes}) == k {
 			j++
 		}
-		g := cand[i:j] // by time, then name
+		g := cand[i:j] // by time, then simplicity
 		best := 0
 		for t := 1; t < len(g) && g[t].Time <= g[0].Time*(1+TieTolerance); t++ {
-			if g[t].Algorithm < g[best].Algorithm {
+			if algos.CompareSimplicity(s.collective, g[t].Algorithm, g[best].Algorithm) < 0 {
 				best = t
 			}
 		}

@@ -172,9 +172,43 @@ func TestWinnersSynthetic(t *testing.T) {
 			}
 		}
 	}
-	// At p = 2 ring and halving-doubling cost the same (2α + ...): ties.
-	if c := rows[0].Cells[0]; !c.Tie() || c.Algorithm != "halving_doubling" {
-		t.Errorf("p=2, 1 KiB: %+v, want a tie won by halving_doubling", c)
+	// At p = 2 ring and halving-doubling cost the same (2α + ...): ties,
+	// won by ring, the first in the catalogue (by name it was
+	// halving_doubling).
+	if c := rows[0].Cells[0]; !c.Tie() || c.Algorithm != "ring" {
+		t.Errorf("p=2, 1 KiB: %+v, want a tie won by ring", c)
+	}
+}
+
+// TestWinnersNeverLossy: a compressed allreduce, fastest everywhere, and
+// auto are never the winner, nor the runner-up; the pipelined ring that
+// ties the ring loses the tie to it (fewer parameters), whatever its
+// segment's name sorts as.
+func TestWinnersNeverLossy(t *testing.T) {
+	pts := []Point{
+		{Collective: "allreduce", Algorithm: "compressed_randomk", World: 8, Bytes: 1024, Time: 1},
+		{Collective: "allreduce", Algorithm: "auto", World: 8, Bytes: 1024, Time: 2},
+		{Collective: "allreduce", Algorithm: "pipelined_ring(segment=2MiB)", World: 8, Bytes: 1024, Time: 5},
+		{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 1024, Time: 5},
+		{Collective: "allreduce", Algorithm: "direct", World: 8, Bytes: 1024, Time: 6},
+	}
+	rows, err := Winners(pts, "allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rows[0].Cells[0]
+	if c.Algorithm != "ring" || c.RunnerUp != "pipelined_ring(segment=2MiB)" || !c.Tie() {
+		t.Errorf("winner %+v, want ring tied with the pipelined ring", c)
+	}
+	sd, err := AutoSlowdowns(pts, "allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sd[0].Best != "ring" || sd[0].Pct() >= 0 {
+		t.Errorf("auto %+v: want it compared with ring, and faster", sd[0])
+	}
+	if _, err := Winners(pts[:2], "allreduce"); !errors.Is(err, ErrNoData) {
+		t.Errorf("only lossy and auto: %v, want ErrNoData", err)
 	}
 }
 
