@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/internal/calibratecmd"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/scenario"
@@ -62,7 +63,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 			return exitRanks
 		}
-		if err := os.WriteFile(filepath.Join(*out, verify.CompareFile), b.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(*out, verify.CompareFile), b.Bytes()); err != nil {
 			fmt.Fprintf(stderr, "nexar-live compare: %v\n", err)
 			return exitRanks
 		}

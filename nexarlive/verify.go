@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/scenario"
@@ -257,7 +258,7 @@ func (v *verification) writeScenario(dir string, np int, targets []verify.Target
 		return nil, exitUsage
 	}
 	file := filepath.Join(dir, "verify-scenario.toml")
-	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(file, b.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 		return nil, exitRanks
 	}
@@ -279,7 +280,7 @@ func (v *verification) report(checks []verify.Check, stdout, stderr io.Writer) i
 		return exitRanks
 	}
 	csvFile, plotFile := filepath.Join(v.out, verify.CrossoverFile), filepath.Join(v.out, verify.CrossoverPlotFile)
-	if err := os.WriteFile(csvFile, b.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(csvFile, b.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "nexar-live verify: %v\n", err)
 		return exitRanks
 	}

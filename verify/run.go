@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nexar-go/nexar-go/internal/atomicfile"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/scenario"
 )
@@ -49,15 +51,11 @@ func CompareRun(s *scenario.Scenario, dir string, table io.Writer, rs []results.
 	if dir == "" {
 		return nil, nil
 	}
-	f, err := os.Create(filepath.Join(dir, CompareFile))
-	if err != nil {
+	var b bytes.Buffer
+	if err := WriteCompareCSV(&b, cs); err != nil {
 		return nil, err
 	}
-	if err := WriteCompareCSV(f, cs); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, CompareFile), b.Bytes()); err != nil {
 		return nil, err
 	}
 	if err := ComparePlot(filepath.Join(dir, ComparePlotFile), CompareSubtitle(s), cs); err != nil {
