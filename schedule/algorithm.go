@@ -59,10 +59,10 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 	l, s, es := r.l, r.s, r.dt.Size()
 	none := func() error { return nil }
 	r.bufs = map[byte]device.Buffer{}
-	in, out := c.Send, c.Buf
+	in, out, inIsSend := c.Send, c.Buf, true
 	switch s.Coll {
 	case "allreduce":
-		in, total = c.Buf, c.Buf.Len()/es
+		in, total, inIsSend = c.Buf, c.Buf.Len()/es, false
 		if !s.InPlace {
 			out = l.Alloc(c.Buf.Len())
 			finish = func() error { return l.Copy(c.Buf, out) }
@@ -70,7 +70,7 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 	case "allgather":
 		total = c.Buf.Len() / es
 		if !s.OutOfPlace {
-			in = c.Buf.Slice(l.Rank()*c.Send.Len(), c.Send.Len())
+			in, inIsSend = c.Buf.Slice(l.Rank()*c.Send.Len(), c.Send.Len()), false
 			if err := l.Copy(in, c.Send); err != nil {
 				return 0, nil, err
 			}
@@ -78,7 +78,7 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 	case "reducescatter":
 		total = c.Send.Len() / es
 		if !s.OutOfPlace {
-			in = r.copyOf(c.Send)
+			in, inIsSend = r.copyOf(c.Send), false
 			out = in.Slice(l.Rank()*c.Buf.Len(), c.Buf.Len())
 			finish = func() error { return l.Copy(c.Buf, out) }
 		}
@@ -88,13 +88,13 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 			if err := l.Copy(c.Buf, c.Send); err != nil {
 				return 0, nil, err
 			}
-			in = c.Buf
+			in, inIsSend = c.Buf, false
 		}
 	default:
 		_, err := s.Collective()
 		return 0, nil, err
 	}
-	if in == c.Send && r.writes('i') {
+	if inIsSend && r.writes('i') {
 		// The schedule writes its input: never the caller's send buffer.
 		in = r.copyOf(c.Send)
 	}

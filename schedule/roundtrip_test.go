@@ -78,6 +78,10 @@ func TestRoundTrip(t *testing.T) {
 		export       func(p int) *schedule.Schedule
 	}{
 		{"allreduce", "ring", schedule.RingAllreduce},
+		{"allreduce", "recursive_doubling", schedule.RecursiveDoublingAllreduce},
+		{"allgather", "ring", schedule.RingAllgather},
+		{"reduce_scatter", "ring", schedule.RingReduceScatter},
+		{"alltoall", "pairwise", schedule.PairwiseAlltoall},
 	} {
 		for _, p := range []int{1, 2, 3, 4, 5, 8} {
 			name := fmt.Sprintf("rt_%s_%s_%d", c.coll, c.native, p)

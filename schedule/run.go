@@ -34,17 +34,16 @@ type span struct {
 
 // rank is one rank's run of the schedule.
 type rank struct {
-	s      *Schedule
-	g      *GPU
-	l      algos.Link
-	dt     device.DType
-	op     device.Op
-	bufs   map[byte]device.Buffer
-	y      layout
-	iters  int
-	slice  int // elements of a chunk per iteration, 0: whole chunks
-	tbs    []*tbRun
-	nsteps int
+	s     *Schedule
+	g     *GPU
+	l     algos.Link
+	dt    device.DType
+	op    device.Op
+	bufs  map[byte]device.Buffer
+	y     layout
+	iters int
+	slice int // elements of a chunk per iteration, 0: whole chunks
+	tbs   []*tbRun
 }
 
 // tbRun is a threadblock's progress.
@@ -54,6 +53,29 @@ type tbRun struct {
 	phase int // 0: next step not begun; 1: receiving; 2: its send to post; 3: sending
 	temp  device.Buffer
 	bufs  []device.Buffer // what the step receives into or sends
+	// direct is set where a reducing step receives into its dst.
+	direct bool
+}
+
+// overlap reports whether a run of a and one of b share an element.
+func overlap(a, b []span) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.buf == y.buf && x.off < y.off+y.len && y.off < x.off+x.len {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameLens(a, b []span) bool {
+	for k := range a {
+		if a[k].len != b[k].len {
+			return false
+		}
+	}
+	return true
 }
 
 // pieces returns the runs of elements of chunks off..off+cnt-1 of buf in
@@ -208,12 +230,21 @@ func (r *rank) postRecv(t *tbRun, st *Step, it int) []algos.Request {
 	} else {
 		spans = r.pieces(st.SrcBuf, st.SrcOff, st.Cnt, it)
 	}
-	t.bufs = t.bufs[:0]
+	direct := st.Type == Recv || st.Type == RecvCopySend
+	if st.Type == RecvReduceCopy || st.Type == RecvReduceCopySd {
+		// What arrives may land in dst itself where dst is not src:
+		// dst = received op src, reduced in place after the wait.
+		dst := r.pieces(st.DstBuf, st.DstOff, st.Cnt, it)
+		if !overlap(spans, dst) && sameLens(spans, dst) {
+			spans, direct = dst, true
+		}
+	}
+	t.bufs, t.direct = t.bufs[:0], direct
 	reqs := make([]algos.Request, len(spans))
 	used := 0
 	for k, sp := range spans {
 		b := r.buffer(sp)
-		if st.Type != Recv && st.Type != RecvCopySend {
+		if !direct {
 			b = t.temp.Slice(used, b.Len())
 			used += b.Len()
 		}
@@ -270,6 +301,8 @@ func (r *rank) complete(t *tbRun) error {
 	for k, tmp := range t.bufs {
 		var err error
 		switch {
+		case t.direct:
+			err = r.l.Reduce(tmp, r.buffer(src[k]), r.dt, r.op)
 		case dst == nil:
 			err = r.l.Reduce(tmp, r.buffer(src[k]), r.dt, r.op)
 		case src[k] == dst[k]:

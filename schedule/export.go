@@ -1,0 +1,142 @@
+package schedule
+
+import "fmt"
+
+// RingAllgather is the catalogue's ring allgather (algos.AllgatherRing)
+// on p GPUs: rank r copies its input into chunk r of the output, then in
+// step s sends chunk r-s to r+1 and receives chunk r-s-1 from r-1.
+func RingAllgather(p int) *Schedule {
+	b := newBuilder(fmt.Sprintf("ring_allgather_%d", p), "allgather", p, p, false)
+	for r := range p {
+		b.s.GPUs[r].IChunks, b.s.GPUs[r].OChunks = 1, p
+		right, left := -1, -1
+		if p > 1 {
+			right, left = mod(r+1, p), mod(r-1, p)
+		}
+		send := b.tb(r, right, -1, 0)
+		b.step(r, send, Copy, 'i', 0, 'o', r, 1, noDep)
+		if p == 1 {
+			continue
+		}
+		recv, last := b.tb(r, -1, left, 0), noDep
+		for s := range p - 1 {
+			b.step(r, send, Send, 'o', mod(r-s, p), 'o', mod(r-s, p), 1, last)
+			last = b.step(r, recv, Recv, 'o', mod(r-s-1, p), 'o', mod(r-s-1, p), 1, noDep)
+		}
+	}
+	return b.s
+}
+
+// RingReduceScatter is the catalogue's ring reduce-scatter
+// (algos.ReduceScatterRing) on p GPUs: in step s rank r sends its partial
+// of chunk r-s-1 to r+1 and receives the partial of chunk r-s-2 from r-1,
+// adding its own input chunk; the partials alternate between the output
+// and a scratch chunk so that the last lands in the output.
+func RingReduceScatter(p int) *Schedule {
+	b := newBuilder(fmt.Sprintf("ring_reduce_scatter_%d", p), "reducescatter", p, p, false)
+	for r := range p {
+		g := &b.s.GPUs[r]
+		g.IChunks, g.OChunks = p, 1
+		if p == 1 {
+			b.step(r, b.tb(r, -1, -1, 0), Copy, 'i', 0, 'o', 0, 1, noDep)
+			continue
+		}
+		g.SChunks = 1
+		send, recv := b.tb(r, mod(r+1, p), -1, 0), b.tb(r, -1, mod(r-1, p), 0)
+		outBuf, outOff, last := byte('i'), mod(r-1, p), noDep
+		for s := range p - 1 {
+			b.step(r, send, Send, outBuf, outOff, outBuf, outOff, 1, last)
+			in := byte('s')
+			if (p-2-s)%2 == 0 {
+				in = 'o'
+			}
+			last = b.step(r, recv, RecvReduceCopy, 'i', mod(r-s-2, p), in, 0, 1, noDep)
+			outBuf, outOff = in, 0
+		}
+	}
+	return b.s
+}
+
+// PairwiseAlltoall is the catalogue's pairwise alltoall
+// (algos.AlltoallPairwise) on p GPUs: rank r copies its own chunk, then in
+// step s sends chunk r+s to rank r+s and receives chunk r-s from rank r-s,
+// one threadblock per peer and direction, each step waiting for the
+// previous step's receive.
+func PairwiseAlltoall(p int) *Schedule {
+	b := newBuilder(fmt.Sprintf("pairwise_alltoall_%d", p), "alltoall", p, p, false)
+	for r := range p {
+		b.s.GPUs[r].IChunks, b.s.GPUs[r].OChunks = p, p
+		first := -1
+		if p > 1 {
+			first = mod(r+1, p)
+		}
+		send := b.tb(r, first, -1, 0)
+		b.step(r, send, Copy, 'i', r, 'o', r, 1, noDep)
+		last := noDep
+		for s := 1; s < p; s++ {
+			dst, src := mod(r+s, p), mod(r-s, p)
+			if s > 1 {
+				send = b.tb(r, dst, -1, 0)
+			}
+			recv := b.tb(r, -1, src, 0)
+			b.step(r, send, Send, 'i', dst, 'i', dst, 1, last)
+			last = b.step(r, recv, Recv, 'o', src, 'o', src, 1, last)
+		}
+	}
+	return b.s
+}
+
+// RecursiveDoublingAllreduce is the catalogue's recursive_doubling
+// allreduce (algos.RecursiveDoublingAllreduce) on p GPUs: the whole buffer
+// as one chunk; off powers of two the extra ranks fold in (even rank r < 2e
+// sends to r+1, which reduces), the others exchange and reduce at
+// distances p2/2, ..., 1 of virtual ranks, and the result folds out.
+func RecursiveDoublingAllreduce(p int) *Schedule {
+	b := newBuilder(fmt.Sprintf("recursive_doubling_allreduce_%d", p), "allreduce", p, 1, true)
+	p2 := 1
+	for p2*2 <= p {
+		p2 *= 2
+	}
+	e := p - p2
+	vrank := func(r int) int {
+		switch {
+		case r >= 2*e:
+			return r - e
+		case r%2 == 1:
+			return r / 2
+		}
+		return -1
+	}
+	rank := func(v int) int {
+		if v < e {
+			return 2*v + 1
+		}
+		return v + e
+	}
+	for r := range p {
+		g := &b.s.GPUs[r]
+		g.IChunks, g.OChunks = 1, 1
+		if p == 1 {
+			continue
+		}
+		v := vrank(r)
+		if v < 0 {
+			sent := b.step(r, b.tb(r, r+1, -1, 0), Send, 'i', 0, 'i', 0, 1, noDep)
+			b.step(r, b.tb(r, -1, r+1, 0), Recv, 'i', 0, 'i', 0, 1, sent)
+			continue
+		}
+		last := noDep
+		if r < 2*e {
+			last = b.step(r, b.tb(r, -1, r-1, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, noDep)
+		}
+		for d := p2 / 2; d >= 1; d /= 2 {
+			peer := rank(v ^ d)
+			b.step(r, b.tb(r, peer, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
+			last = b.step(r, b.tb(r, -1, peer, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, last)
+		}
+		if r < 2*e {
+			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
+		}
+	}
+	return b.s
+}
