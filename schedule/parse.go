@@ -64,6 +64,9 @@ func (p *parser) next() (xml.Token, error) {
 		}
 		if err != nil {
 			var se *xml.SyntaxError
+			if errors.As(err, &se) && se.Msg == "unexpected EOF" {
+				return nil, fmt.Errorf("%s:%d: the file ends before its elements are closed: want </algo>", p.file, se.Line)
+			}
 			if errors.As(err, &se) {
 				return nil, fmt.Errorf("%s:%d: malformed XML: %s", p.file, se.Line, se.Msg)
 			}
