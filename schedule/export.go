@@ -93,49 +93,126 @@ func PairwiseAlltoall(p int) *Schedule {
 // distances p2/2, ..., 1 of virtual ranks, and the result folds out.
 func RecursiveDoublingAllreduce(p int) *Schedule {
 	b := newBuilder(fmt.Sprintf("recursive_doubling_allreduce_%d", p), "allreduce", p, 1, true)
-	p2 := 1
-	for p2*2 <= p {
-		p2 *= 2
-	}
-	e := p - p2
-	vrank := func(r int) int {
-		switch {
-		case r >= 2*e:
-			return r - e
-		case r%2 == 1:
-			return r / 2
-		}
-		return -1
-	}
-	rank := func(v int) int {
-		if v < e {
-			return 2*v + 1
-		}
-		return v + e
-	}
+	f := newFold(p)
 	for r := range p {
 		g := &b.s.GPUs[r]
 		g.IChunks, g.OChunks = 1, 1
 		if p == 1 {
 			continue
 		}
-		v := vrank(r)
+		v := f.vrank(r)
 		if v < 0 {
 			sent := b.step(r, b.tb(r, r+1, -1, 0), Send, 'i', 0, 'i', 0, 1, noDep)
 			b.step(r, b.tb(r, -1, r+1, 0), Recv, 'i', 0, 'i', 0, 1, sent)
 			continue
 		}
 		last := noDep
-		if r < 2*e {
+		if r < 2*f.e {
 			last = b.step(r, b.tb(r, -1, r-1, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, noDep)
 		}
-		for d := p2 / 2; d >= 1; d /= 2 {
-			peer := rank(v ^ d)
+		for d := f.p2 / 2; d >= 1; d /= 2 {
+			peer := f.rank(v ^ d)
 			b.step(r, b.tb(r, peer, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
 			last = b.step(r, b.tb(r, -1, peer, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, last)
 		}
-		if r < 2*e {
+		if r < 2*f.e {
 			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
+		}
+	}
+	return b.s
+}
+
+// fold is the catalogue's fold of a world that is not a power of two into
+// one of p2 ranks: the e = p - p2 even ranks below 2e fold into the next.
+type fold struct{ p, p2, e int }
+
+func newFold(p int) fold {
+	p2 := 1
+	for p2*2 <= p {
+		p2 *= 2
+	}
+	return fold{p, p2, p - p2}
+}
+
+// vrank is r's virtual rank among the p2, -1 for a rank that folds.
+func (f fold) vrank(r int) int {
+	switch {
+	case r >= 2*f.e:
+		return r - f.e
+	case r%2 == 1:
+		return r / 2
+	}
+	return -1
+}
+
+// rank is the rank of virtual rank v.
+func (f fold) rank(v int) int {
+	if v < f.e {
+		return 2*v + 1
+	}
+	return v + f.e
+}
+
+// HalvingDoublingAllreduce is the catalogue's halving_doubling allreduce
+// (algos.HalvingDoublingAllreduce, Rabenseifner's) on p GPUs: p2 chunks
+// (p2 the largest power of two not above p), the extra ranks folded in and
+// out as in RecursiveDoublingAllreduce; in the round at distance d = p2/2,
+// ..., 1 virtual rank v sends the half of its chunks it gives to v XOR d
+// and reduces the half it keeps, then the rounds are retraced, each rank
+// sending all it holds. Where the count is not a multiple of p2 the
+// catalogue halves elements and the schedule whole chunks: the data is
+// the same, the time within an element's transfer per round.
+func HalvingDoublingAllreduce(p int) *Schedule {
+	f := newFold(p)
+	b := newBuilder(fmt.Sprintf("halving_doubling_allreduce_%d", p), "allreduce", p, f.p2, true)
+	for r := range p {
+		g := &b.s.GPUs[r]
+		g.IChunks, g.OChunks = f.p2, f.p2
+		if p == 1 {
+			continue
+		}
+		v := f.vrank(r)
+		if v < 0 {
+			sent := b.step(r, b.tb(r, r+1, -1, 0), Send, 'i', 0, 'i', 0, f.p2, noDep)
+			b.step(r, b.tb(r, -1, r+1, 0), Recv, 'i', 0, 'i', 0, f.p2, sent)
+			continue
+		}
+		last := noDep
+		if r < 2*f.e {
+			last = b.step(r, b.tb(r, -1, r-1, 0), RecvReduceCopy, 'i', 0, 'i', 0, f.p2, noDep)
+		}
+		sendTB, recvTB := map[int]int{}, map[int]int{}
+		type rng struct{ off, n int }
+		var kept []rng
+		cur := rng{0, f.p2}
+		for d := f.p2 / 2; d >= 1; d /= 2 {
+			peer := f.rank(v ^ d)
+			sendTB[peer], recvTB[peer] = b.tb(r, peer, -1, 0), b.tb(r, -1, peer, 0)
+			lo, hi := rng{cur.off, cur.n / 2}, rng{cur.off + cur.n/2, cur.n / 2}
+			keep, give := lo, hi
+			if v&d != 0 {
+				keep, give = hi, lo
+			}
+			b.step(r, sendTB[peer], Send, 'i', give.off, 'i', give.off, give.n, last)
+			last = b.step(r, recvTB[peer], RecvReduceCopy, 'i', keep.off, 'i', keep.off, keep.n, last)
+			kept = append(kept, keep)
+			cur = keep
+		}
+		for i, d := len(kept)-1, 1; i >= 0; i, d = i-1, d*2 {
+			peer := f.rank(v ^ d)
+			mine, parent := kept[i], rng{0, f.p2}
+			if i > 0 {
+				parent = kept[i-1]
+			}
+			theirs := rng{parent.off, parent.n - mine.n}
+			if mine.off == parent.off {
+				theirs.off = parent.off + mine.n
+			}
+			b.step(r, sendTB[peer], Send, 'i', mine.off, 'i', mine.off, mine.n, last)
+			last = b.step(r, recvTB[peer], Recv, 'i', theirs.off, 'i', theirs.off, theirs.n, last)
+		}
+		if r < 2*f.e {
+			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, f.p2, last)
 		}
 	}
 	return b.s

@@ -66,6 +66,9 @@ var noDep = dep{-1, -1}
 // step appends a step to threadblock tb of gpu r and returns it as a dep.
 func (b *builder) step(r, tb int, op Op, src byte, srcoff int, dst byte, dstoff, cnt int, d dep) dep {
 	t := &b.s.GPUs[r].TBs[tb]
+	if d.tb == tb {
+		d = noDep // a threadblock runs its steps in order
+	}
 	if d.tb >= 0 {
 		b.s.GPUs[r].TBs[d.tb].Steps[d.s].HasDep = true
 	}
