@@ -26,14 +26,7 @@ func TestFiles(t *testing.T) {
 		{"reducescatter_direct_2ch_4gpu.xml", 4, []int{4, 8, 1000, 4096}},
 		{"alltoall_inplace_2gpu.xml", 2, []int{4, 8, 1000, 4096}},
 	} {
-		name, err := schedule.Register(filepath.Join("testdata", c.file))
-		if err != nil && !strings.Contains(err.Error(), "is taken") {
-			t.Fatal(err)
-		}
-		s, err := schedule.Load(filepath.Join("testdata", c.file))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, name := registerFile(t, c.file)
 		coll, _ := s.Collective()
 		for _, count := range c.counts {
 			var whole simtest.Case
@@ -96,11 +89,9 @@ func TestRefused(t *testing.T) {
 		want string
 	}{
 		{simtest.Case{Collective: "allreduce", Algorithm: "refused_ring_4", World: 8, Bytes: 64}, "a schedule for 4 GPUs, run on 8 ranks"},
-		{simtest.Case{Collective: "alltoall", Algorithm: "msccl_alltoall_inplace_2gpu", World: 2, Bytes: 4 * 6}, "do not cut into nchunksperloop 4 chunks"},
+		{simtest.Case{Collective: "alltoall", Algorithm: "file_alltoall_inplace_2gpu", World: 2, Bytes: 4 * 6}, "do not cut into nchunksperloop 4 chunks"},
 	} {
-		if _, err := schedule.Register(filepath.Join("testdata", "alltoall_inplace_2gpu.xml")); err != nil && !strings.Contains(err.Error(), "is taken") {
-			t.Fatal(err)
-		}
+		registerFile(t, "alltoall_inplace_2gpu.xml")
 		_, err := n.Simulate(c.cs)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want an error with %q", c.cs, err, c.want)
@@ -110,6 +101,19 @@ func TestRefused(t *testing.T) {
 	if _, err := mustParse(t, bcast).Algorithm("x"); err == nil || !strings.Contains(err.Error(), "runs allreduce, allgather, reducescatter and alltoall") {
 		t.Errorf("a broadcast schedule: got %v", err)
 	}
+}
+
+// registerFile reads testdata's file and registers it under its
+// collective as file_ and its base name, once.
+func registerFile(t *testing.T, file string) (*schedule.Schedule, string) {
+	t.Helper()
+	s, err := schedule.Load(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "file_" + strings.TrimSuffix(file, ".xml")
+	register(t, s, name)
+	return s, name
 }
 
 func xmlOf(t *testing.T, s *schedule.Schedule) string {
