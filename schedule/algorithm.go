@@ -46,7 +46,12 @@ func (s *Schedule) Run(ctx context.Context, l algos.Link, c algos.Call) error {
 		r.iters = max(1, (r.y.len(0)+r.slice-1)/r.slice)
 	}
 	r.setup()
-	if err := r.run(ctx); err != nil {
+	if sp, ok := algos.SpawnerOf(l); ok && len(r.tbs) > 1 {
+		err = r.concurrent(ctx, sp)
+	} else {
+		err = r.run(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	return finish()

@@ -28,13 +28,17 @@
 //     parameter, in bytes; 0, the default, moves whole chunks) is moved in
 //     loops of the whole program, each moving one slice of every chunk.
 //
-// The interpreter advances a rank's threadblocks in rounds: the local
-// steps that may run, then the receives and sends of every threadblock
-// whose next step may start, and a wait for all of them. Threadblocks that
-// exchange in lockstep, as the exported catalogue algorithms do, run as on
-// the executor; others wait for the round's slowest transfer. The protocol
-// is read and written back but not modelled: the Link's network model
-// charges the transfers.
+// Each threadblock runs as a process of its rank (the link's
+// algos.Spawner, which the simulator and realnet have): it waits for what
+// it receives and for the steps it depends on, which their threadblocks
+// signal with messages of the rank to itself, free in the simulator. On a
+// link that cannot spawn, the interpreter advances a rank's threadblocks
+// in rounds instead (the local steps that may run, then the receives and
+// sends of every threadblock whose next step may start, and a wait for
+// all of them): right for schedules whose threadblocks move in lockstep,
+// as the exported ones do, but it can wait where the executor would not.
+// The protocol is read and written back but not modelled: the Link's
+// network model charges the transfers.
 //
 // Parse and Load check a file fully (attributes, numbering, peers,
 // buffer bounds, dependencies) and dry-run every GPU's program together,

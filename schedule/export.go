@@ -20,8 +20,8 @@ func RingAllgather(p int) *Schedule {
 		}
 		recv, last := b.tb(r, -1, left, 0), noDep
 		for s := range p - 1 {
-			b.step(r, send, Send, 'o', mod(r-s, p), 'o', mod(r-s, p), 1, last)
-			last = b.step(r, recv, Recv, 'o', mod(r-s-1, p), 'o', mod(r-s-1, p), 1, noDep)
+			sent := b.step(r, send, Send, 'o', mod(r-s, p), 'o', mod(r-s, p), 1, last)
+			last = b.step(r, recv, Recv, 'o', mod(r-s-1, p), 'o', mod(r-s-1, p), 1, sent)
 		}
 	}
 	return b.s
@@ -45,12 +45,12 @@ func RingReduceScatter(p int) *Schedule {
 		send, recv := b.tb(r, mod(r+1, p), -1, 0), b.tb(r, -1, mod(r-1, p), 0)
 		outBuf, outOff, last := byte('i'), mod(r-1, p), noDep
 		for s := range p - 1 {
-			b.step(r, send, Send, outBuf, outOff, outBuf, outOff, 1, last)
+			sent := b.step(r, send, Send, outBuf, outOff, outBuf, outOff, 1, last)
 			in := byte('s')
 			if (p-2-s)%2 == 0 {
 				in = 'o'
 			}
-			last = b.step(r, recv, RecvReduceCopy, 'i', mod(r-s-2, p), in, 0, 1, noDep)
+			last = b.step(r, recv, RecvReduceCopy, 'i', mod(r-s-2, p), in, 0, 1, sent)
 			outBuf, outOff = in, 0
 		}
 	}
@@ -79,8 +79,8 @@ func PairwiseAlltoall(p int) *Schedule {
 				send = b.tb(r, dst, -1, 0)
 			}
 			recv := b.tb(r, -1, src, 0)
-			b.step(r, send, Send, 'i', dst, 'i', dst, 1, last)
-			last = b.step(r, recv, Recv, 'o', src, 'o', src, 1, last)
+			sent := b.step(r, send, Send, 'i', dst, 'i', dst, 1, last)
+			last = b.step(r, recv, Recv, 'o', src, 'o', src, 1, sent)
 		}
 	}
 	return b.s
@@ -111,9 +111,11 @@ func RecursiveDoublingAllreduce(p int) *Schedule {
 			last = b.step(r, b.tb(r, -1, r-1, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, noDep)
 		}
 		for d := f.p2 / 2; d >= 1; d /= 2 {
+			// The reduction waits for the round's send too, as the
+			// catalogue's SendRecv waits for both before it reduces.
 			peer := f.rank(v ^ d)
-			b.step(r, b.tb(r, peer, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
-			last = b.step(r, b.tb(r, -1, peer, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, last)
+			sent := b.step(r, b.tb(r, peer, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
+			last = b.step(r, b.tb(r, -1, peer, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, sent)
 		}
 		if r < 2*f.e {
 			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
@@ -193,8 +195,8 @@ func HalvingDoublingAllreduce(p int) *Schedule {
 			if v&d != 0 {
 				keep, give = hi, lo
 			}
-			b.step(r, sendTB[peer], Send, 'i', give.off, 'i', give.off, give.n, last)
-			last = b.step(r, recvTB[peer], RecvReduceCopy, 'i', keep.off, 'i', keep.off, keep.n, last)
+			sent := b.step(r, sendTB[peer], Send, 'i', give.off, 'i', give.off, give.n, last)
+			last = b.step(r, recvTB[peer], RecvReduceCopy, 'i', keep.off, 'i', keep.off, keep.n, sent)
 			kept = append(kept, keep)
 			cur = keep
 		}
@@ -208,8 +210,8 @@ func HalvingDoublingAllreduce(p int) *Schedule {
 			if mine.off == parent.off {
 				theirs.off = parent.off + mine.n
 			}
-			b.step(r, sendTB[peer], Send, 'i', mine.off, 'i', mine.off, mine.n, last)
-			last = b.step(r, recvTB[peer], Recv, 'i', theirs.off, 'i', theirs.off, theirs.n, last)
+			sent := b.step(r, sendTB[peer], Send, 'i', mine.off, 'i', mine.off, mine.n, last)
+			last = b.step(r, recvTB[peer], Recv, 'i', theirs.off, 'i', theirs.off, theirs.n, sent)
 		}
 		if r < 2*f.e {
 			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, f.p2, last)

@@ -221,6 +221,7 @@ const (
 	maxChunks = 1 << 16
 	maxSteps  = 1 << 16
 	maxChans  = 64
+	maxTBs    = 128
 )
 
 func (p *parser) algo(e xml.StartElement) (*Schedule, error) {
@@ -280,7 +281,7 @@ func (p *parser) gpu(e xml.StartElement) (GPU, error) {
 func (p *parser) tb(e xml.StartElement) (TB, error) {
 	a := p.attrs(e)
 	tb := TB{line: p.line()}
-	tb.ID = a.int("id", 0, maxSteps)
+	tb.ID = a.int("id", 0, maxTBs-1)
 	tb.Send = a.int("send", -1, maxGPUs-1)
 	tb.Recv = a.int("recv", -1, maxGPUs-1)
 	tb.Chan = a.int("chan", 0, maxChans-1)
@@ -307,7 +308,7 @@ func (p *parser) step(e xml.StartElement) (Step, error) {
 	st.DstBuf = a.buf("dstbuf")
 	st.DstOff = a.int("dstoff", -1, maxChunks)
 	st.Cnt = a.int("cnt", 0, maxChunks)
-	st.DepID = a.int("depid", -1, maxSteps)
+	st.DepID = a.int("depid", -1, maxTBs-1)
 	st.Deps = a.int("deps", -1, maxSteps)
 	st.HasDep = a.flag("hasdep", false, true)
 	if a.err != nil {

@@ -121,13 +121,13 @@ func (r *rank) ready(t *tbRun) bool {
 	return d.pc > it*len(d.tb.Steps)+st.Deps
 }
 
-// run advances the threadblocks in rounds: local steps whose dependencies
-// are met run at once; then every threadblock whose next step may start
-// posts its receives, then its sends, and the rank waits for all of them
-// before the reductions and copies that follow the receives. A round is as
-// long as its slowest transfer: the executor's threadblocks move in
-// lockstep where they exchange with their neighbours in step, as every
-// exported catalogue algorithm does.
+// run advances the threadblocks in rounds, on a link that cannot spawn
+// them as processes: local steps whose dependencies are met run at once;
+// then every threadblock whose next step may start posts its receives,
+// then its sends, and the rank waits for all of them before the
+// reductions and copies that follow the receives. A round is as long as
+// its slowest transfer, which is the executor's time where threadblocks
+// move in lockstep, as every exported catalogue algorithm does.
 func (r *rank) run(ctx context.Context) error {
 	for {
 		if err := r.local(); err != nil {

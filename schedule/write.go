@@ -91,16 +91,19 @@ func RingAllreduce(p int) *Schedule {
 			continue
 		}
 		send, recv := b.tb(r, mod(r+1, p), -1, 0), b.tb(r, -1, mod(r-1, p), 0)
+		// Each step's receive waits for its send, as the catalogue's
+		// SendRecv waits for both: no buffer is written while a send
+		// of it may still be reading it.
 		last := noDep
 		for s := range p - 1 {
-			b.step(r, send, Send, 'i', mod(r-s, p), 'i', mod(r-s, p), 1, last)
+			sent := b.step(r, send, Send, 'i', mod(r-s, p), 'i', mod(r-s, p), 1, last)
 			c := mod(r-1-s, p)
-			last = b.step(r, recv, RecvReduceCopy, 'i', c, 'i', c, 1, noDep)
+			last = b.step(r, recv, RecvReduceCopy, 'i', c, 'i', c, 1, sent)
 		}
 		for s := range p - 1 {
-			b.step(r, send, Send, 'i', mod(r+1-s, p), 'i', mod(r+1-s, p), 1, last)
+			sent := b.step(r, send, Send, 'i', mod(r+1-s, p), 'i', mod(r+1-s, p), 1, last)
 			c := mod(r-s, p)
-			last = b.step(r, recv, Recv, 'i', c, 'i', c, 1, noDep)
+			last = b.step(r, recv, Recv, 'i', c, 'i', c, 1, sent)
 		}
 	}
 	return b.s
