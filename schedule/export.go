@@ -163,7 +163,11 @@ func (f fold) rank(v int) int {
 // and reduces the half it keeps, then the rounds are retraced, each rank
 // sending all it holds. Where the count is not a multiple of p2 the
 // catalogue halves elements and the schedule whole chunks: the data is
-// the same, the time within an element's transfer per round.
+// the same, the time within a few elements' transfer, but for counts
+// below p2 off powers of two, where other messages are empty and a rank
+// that ran ahead can take a port a latency earlier or later (see
+// algos.HalvingDoublingAllreduce): at p = 5, one element, 35us against
+// the catalogue's 30us with a 5us latency.
 func HalvingDoublingAllreduce(p int) *Schedule {
 	f := newFold(p)
 	b := newBuilder(fmt.Sprintf("halving_doubling_allreduce_%d", p), "allreduce", p, f.p2, true)
