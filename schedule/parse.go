@@ -234,7 +234,9 @@ func (p *parser) algo(e xml.StartElement) (*Schedule, error) {
 	s.NGPUs = a.int("ngpus", 1, maxGPUs)
 	s.Coll = a.str("coll", "", true)
 	s.InPlace = a.flag("inplace", false, true)
-	s.OutOfPlace = a.flag("outofplace", true, false)
+	// msccl-tools writes no outofplace: a schedule it wrote in place
+	// relies on its input being a chunk of its output.
+	s.OutOfPlace = a.flag("outofplace", !s.InPlace, false)
 	s.MinBytes = a.int64("minBytes", 0, false)
 	s.MaxBytes = a.int64("maxBytes", 0, false)
 	if a.err != nil {

@@ -135,3 +135,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOutOfPlaceDefault: msccl-tools writes no outofplace attribute; a
+// schedule it wrote in place is run in place.
+func TestOutOfPlaceDefault(t *testing.T) {
+	for _, c := range []struct {
+		attrs      string
+		outOfPlace bool
+	}{
+		{`inplace="1"`, false},
+		{`inplace="0"`, true},
+		{`inplace="1" outofplace="1"`, true},
+		{`inplace="0" outofplace="0"`, false},
+	} {
+		s, err := schedule.Parse("f.xml", []byte(strings.Replace(good, `inplace="1"`, c.attrs, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.OutOfPlace != c.outOfPlace {
+			t.Errorf("%s: OutOfPlace %v, want %v", c.attrs, s.OutOfPlace, c.outOfPlace)
+		}
+	}
+}
