@@ -38,6 +38,11 @@ func (s *Schedule) Run(ctx context.Context, l algos.Link, c algos.Call) error {
 		return fmt.Errorf("%s: %d elements do not cut into nchunksperloop %d chunks: %s runs at counts that divide evenly", s.File, total, s.NChunksPerLoop, s.Coll)
 	}
 	r.y = layout{total, s.NChunksPerLoop}
+	if total%s.NChunksPerLoop != 0 {
+		if err := s.checkSizes(r.y); err != nil {
+			return err
+		}
+	}
 	if err := r.fit(); err != nil {
 		return err
 	}

@@ -127,7 +127,12 @@ func (s *Schedule) checkStep(g *GPU, tb *TB, j int) error {
 // end: a schedule that deadlocks on the executor.
 func (s *Schedule) dryRun() error {
 	type conn struct{ from, to, ch int }
-	queues := map[conn][]int{}
+	type msg struct {
+		cnt  int
+		from stepRef
+	}
+	queues := map[conn][]msg{}
+	s.pairs = nil
 	pc := make([][]int, len(s.GPUs))
 	for i, g := range s.GPUs {
 		pc[i] = make([]int, len(g.TBs))
@@ -150,14 +155,15 @@ func (s *Schedule) dryRun() error {
 						if len(q) == 0 {
 							break
 						}
-						if q[0] != st.Cnt {
-							return fmt.Errorf("%s: gpu %d tb %d step %d (%s) receives %d chunk(s) from gpu %d on channel %d, where that message has %d", s.where(st.line), gi, ti, st.S, st.Type, st.Cnt, tb.Recv, tb.Chan, q[0])
+						if q[0].cnt != st.Cnt {
+							return fmt.Errorf("%s: gpu %d tb %d step %d (%s) receives %d chunk(s) from gpu %d on channel %d, where that message has %d", s.where(st.line), gi, ti, st.S, st.Type, st.Cnt, tb.Recv, tb.Chan, q[0].cnt)
 						}
+						s.pairs = append(s.pairs, pair{q[0].from, stepRef{gi, ti, pc[gi][ti]}})
 						queues[k] = q[1:]
 					}
 					if st.Type.sends() {
 						k := conn{gi, tb.Send, tb.Chan}
-						queues[k] = append(queues[k], st.Cnt)
+						queues[k] = append(queues[k], msg{st.Cnt, stepRef{gi, ti, pc[gi][ti]}})
 					}
 					pc[gi][ti]++
 					progress = true
@@ -196,6 +202,46 @@ func (s *Schedule) dryRun() error {
 		})
 		k := keys[0]
 		return fmt.Errorf("%s: gpu %d sends %d message(s) to gpu %d on channel %d that no step receives", s.File, k.from, len(queues[k]), k.to, k.ch)
+	}
+	return nil
+}
+
+// stepRef names a step: gpu, threadblock, step.
+type stepRef struct{ gpu, tb, step int }
+
+// pair is a send and the receive it matches.
+type pair struct{ send, recv stepRef }
+
+func (s *Schedule) step(r stepRef) *Step { return &s.GPUs[r.gpu].TBs[r.tb].Steps[r.step] }
+
+// sentRange and recvRange are the chunks a step sends and receives into:
+// what a step forwards is its dst where it keeps what it received.
+func sentRange(st *Step) (off, cnt int) {
+	if st.Type == RecvCopySend || st.Type == RecvReduceCopySd {
+		return st.DstOff, st.Cnt
+	}
+	return st.SrcOff, st.Cnt
+}
+
+func recvRange(st *Step) (off, cnt int) {
+	if st.Type == Recv || st.Type == RecvCopySend {
+		return st.DstOff, st.Cnt
+	}
+	return st.SrcOff, st.Cnt
+}
+
+// checkSizes returns an error if, with chunks laid out by y, a message
+// would be longer or shorter than the receive it matches: chunks of
+// uneven counts differ by an element.
+func (s *Schedule) checkSizes(y layout) error {
+	size := func(off, cnt int) int { return y.off(off+cnt) - y.off(off) }
+	for _, p := range s.pairs {
+		snd, rcv := s.step(p.send), s.step(p.recv)
+		a, b := size(sentRange(snd)), size(recvRange(rcv))
+		if a != b {
+			return fmt.Errorf("%s:%d: at %d elements gpu %d tb %d step %d sends %d elements where gpu %d tb %d step %d (line %d) receives %d: the schedule runs at counts that are multiples of nchunksperloop (%d)",
+				s.File, snd.line, y.total, p.send.gpu, p.send.tb, snd.S, a, p.recv.gpu, p.recv.tb, rcv.S, rcv.line, b, s.NChunksPerLoop)
+		}
 	}
 	return nil
 }

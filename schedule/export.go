@@ -24,7 +24,7 @@ func RingAllgather(p int) *Schedule {
 			last = b.step(r, recv, Recv, 'o', mod(r-s-1, p), 'o', mod(r-s-1, p), 1, sent)
 		}
 	}
-	return b.s
+	return b.done()
 }
 
 // RingReduceScatter is the catalogue's ring reduce-scatter
@@ -54,7 +54,7 @@ func RingReduceScatter(p int) *Schedule {
 			outBuf, outOff = in, 0
 		}
 	}
-	return b.s
+	return b.done()
 }
 
 // PairwiseAlltoall is the catalogue's pairwise alltoall
@@ -83,7 +83,7 @@ func PairwiseAlltoall(p int) *Schedule {
 			last = b.step(r, recv, Recv, 'o', src, 'o', src, 1, sent)
 		}
 	}
-	return b.s
+	return b.done()
 }
 
 // RecursiveDoublingAllreduce is the catalogue's recursive_doubling
@@ -121,7 +121,7 @@ func RecursiveDoublingAllreduce(p int) *Schedule {
 			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
 		}
 	}
-	return b.s
+	return b.done()
 }
 
 // fold is the catalogue's fold of a world that is not a power of two into
@@ -221,5 +221,5 @@ func HalvingDoublingAllreduce(p int) *Schedule {
 			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, f.p2, last)
 		}
 	}
-	return b.s
+	return b.done()
 }

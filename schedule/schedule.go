@@ -29,6 +29,8 @@ type Schedule struct {
 	MinBytes, MaxBytes int64
 	GPUs               []GPU
 	line               int
+	// pairs are the sends and receives that match, found by the dry run.
+	pairs []pair
 }
 
 // GPU is the program of one rank: its buffers' sizes in chunks and its

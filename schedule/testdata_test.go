@@ -133,3 +133,19 @@ func mustParse(t *testing.T, text string) *schedule.Schedule {
 	}
 	return s
 }
+
+// TestUnevenSizes: where a count cuts chunks unevenly, a message that
+// would not fit the receive it matches is refused, naming both steps.
+func TestUnevenSizes(t *testing.T) {
+	text := strings.Replace(good, `<step s="1" type="rrc" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0"`, `<step s="1" type="rrc" srcbuf="i" srcoff="1" dstbuf="i" dstoff="1"`, 1)
+	register(t, mustParse(t, text), "uneven_sizes")
+	n := network(t)
+	_, err := n.Simulate(simtest.Case{Collective: "allreduce", Algorithm: "uneven_sizes", World: 2, Bytes: 12})
+	want := "at 3 elements gpu 0 tb 0 step 0 sends 2 elements where gpu 1 tb 0 step 1 (line 11) receives 1"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("count 3: got %v, want %q", err, want)
+	}
+	if _, err := n.Simulate(simtest.Case{Collective: "allreduce", Algorithm: "uneven_sizes", World: 2, Bytes: 16}); err != nil {
+		t.Errorf("count 4: %v", err)
+	}
+}

@@ -41,6 +41,15 @@ func mod(i, p int) int { return ((i % p) + p) % p }
 // steps others depend on.
 type builder struct{ s *Schedule }
 
+// done checks the schedule built, as Parse checks a file's: a failure is
+// a bug of the exporter.
+func (b *builder) done() *Schedule {
+	if err := b.s.check(); err != nil {
+		panic("schedule: exported schedule: " + err.Error())
+	}
+	return b.s
+}
+
 func newBuilder(name, coll string, p, nchunks int, inPlace bool) *builder {
 	s := &Schedule{File: name + ".xml", Name: name, Proto: "Simple", NChannels: 1, NChunksPerLoop: nchunks, NGPUs: p,
 		Coll: coll, InPlace: inPlace, OutOfPlace: !inPlace}
@@ -106,5 +115,5 @@ func RingAllreduce(p int) *Schedule {
 			last = b.step(r, recv, Recv, 'i', c, 'i', c, 1, sent)
 		}
 	}
-	return b.s
+	return b.done()
 }
