@@ -3,8 +3,8 @@ package schedule
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
@@ -187,26 +187,16 @@ func (s *Schedule) Algorithm(name string) (*algos.Algorithm, error) {
 }
 
 // Register reads the schedule at path and registers it as an algorithm of
-// its collective, named msccl_ and the file's base name without its
-// extension (non-alphanumerics made underscores), and returns that name.
+// its collective, named AlgorithmName(path), and returns that name (see
+// Use).
 func Register(path string) (string, error) {
-	s, err := Load(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("schedule: %w", err)
+	}
+	a, _, err := Use(path, data, "")
 	if err != nil {
 		return "", err
 	}
-	coll, err := s.Collective()
-	if err != nil {
-		return "", err
-	}
-	name := "msccl_" + strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
-	a, err := s.Algorithm(name)
-	if err != nil {
-		return "", err
-	}
-	return name, algos.RegisterAlgorithm(coll, a)
+	return a.Name, nil
 }
