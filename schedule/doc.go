@@ -44,7 +44,7 @@
 // buffer bounds, dependencies) and dry-run every GPU's program together,
 // so that a receive nobody sends or a cycle of waits is reported at load
 // with the steps each GPU waits on; errors name the file and line.
-// Schedule.Algorithm and Register make a schedule an algorithm of its
-// collective; RingAllreduce and the other exporters write the
+// Schedule.Algorithm, Register and Use make a schedule an algorithm of
+// its collective (a scenario's sweep names one as "msccl:file.xml"); RingAllreduce and the other exporters write the
 // catalogue's algorithms as schedules (WriteXML) for MSCCL and RCCL.
 package schedule
