@@ -18,6 +18,7 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/mesh"
+	"github.com/nexar-go/nexar-go/schedule"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -299,6 +300,23 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	return s, nil
 }
 
+// schedule reads the MSCCL schedule a sweep names as "msccl:file" (file
+// relative to the scenario's directory), hashes it with the scenario, and
+// registers it as an algorithm of collective (package schedule).
+func (c *checker) schedule(file, collective string) (*algos.Algorithm, error) {
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(c.file), path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("msccl:%s: %w", file, err)
+	}
+	c.hash.Write(data)
+	a, _, err := schedule.Use(path, data, collective)
+	return a, err
+}
+
 // tuning reads the tuning key of t: the path of a tuning table, relative
 // to the scenario file's directory. It returns nil if the key is absent or
 // bad (reporting why).
@@ -527,6 +545,13 @@ func sweepAlgorithms(t *table, sw *Sweep) {
 	seen := map[string]string{} // the name each algorithm was listed by
 	for _, name := range algNames {
 		a, err := sw.Collective.Algorithm(name)
+		if file, ok := strings.CutPrefix(name, "msccl:"); ok {
+			a, err = t.c.schedule(file, sw.Collective.Name)
+			if err != nil {
+				t.errorf(key, "%v", err)
+				continue
+			}
+		}
 		switch {
 		case err != nil:
 			t.errorf(key, "%v%s", err, UnknownAlgorithmHint)
@@ -588,6 +613,13 @@ func checkSweepSizes(t *table, sw *Sweep) {
 // collective's root.
 func checkSweepWorlds(t *table, sw *Sweep, rootOK bool) {
 	for _, a := range sw.Algorithms {
+		if s, ok := schedule.Of(a); ok {
+			for _, w := range sw.World {
+				if w != s.NGPUs {
+					t.errorf(joinPath(t.path, "world"), "world size %d: algorithm %q is a schedule for %d GPUs (%s)", w, a.Name, s.NGPUs, s.File)
+				}
+			}
+		}
 		if !a.PowerOfTwo {
 			continue
 		}

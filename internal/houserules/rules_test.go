@@ -39,6 +39,11 @@ var rules = []rule{
 		Why:  "the algorithms are written once against the Link: they know no transport, simulator or tool above them",
 	},
 	{
+		From: []string{"schedule"},
+		Only: []string{"algos/...", "device/...", "units"},
+		Why:  "a schedule is an algorithm over the Link: it runs on every transport, so it knows none",
+	},
+	{
 		From: []string{"device/..."},
 		Only: []string{"device/..."},
 		Why:  "device is the bottom floor (buffers, kernels, the CUDA driver): it knows nothing of links or algorithms",

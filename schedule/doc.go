@@ -1,0 +1,50 @@
+// Package schedule runs schedules written by synthesizers as algorithms:
+// MSCCL XML files, as msccl-tools writes them and the MSCCL executor
+// (Azure/msccl-executor-nccl) reads them, interpreted on the algos.Link,
+// so that a schedule runs on every transport like a catalogue algorithm.
+//
+// A schedule is <algo> (name, proto, nchannels, nchunksperloop, ngpus,
+// coll, inplace, outofplace, minBytes, maxBytes), one <gpu> per rank (its
+// input, output and scratch buffers' sizes in chunks) holding threadblocks
+// (<tb id send recv chan>) of steps (<step s type srcbuf srcoff dstbuf
+// dstoff cnt depid deps hasdep>). As on the executor:
+//
+//   - the collective's whole buffer (count times ngpus for allgather,
+//     reducescatter and alltoall) is cut into nchunksperloop chunks; chunk
+//     c of the input (i), output (o) or scratch (s) buffer is chunk c of
+//     that cut. Where the count does not divide, the executor falls back
+//     to NCCL; here an allreduce's chunks are cut as evenly as possible
+//     (the first ones an element longer, as the catalogue's ring cuts its
+//     blocks), and the other collectives are refused;
+//   - a threadblock runs its steps in order; a step with depid waits for
+//     step deps of threadblock depid of the same GPU;
+//   - s sends, r receives, rcs receives and sends on, rrs receives,
+//     reduces with src and sends the result, rrc receives and writes
+//     src op received into dst, rrcs does both, cpy copies, re reduces
+//     src into dst, nop only waits;
+//   - messages of a connection (a pair of GPUs and a channel) match in
+//     order; channels are concurrent (each has its own tag);
+//   - a buffer whose chunks are larger than a loop's slice (the "slice"
+//     parameter, in bytes; 0, the default, moves whole chunks) is moved in
+//     loops of the whole program, each moving one slice of every chunk.
+//
+// Each threadblock runs as a process of its rank (the link's
+// algos.Spawner, which the simulator and realnet have): it waits for what
+// it receives and for the steps it depends on, which their threadblocks
+// signal with messages of the rank to itself, free in the simulator. On a
+// link that cannot spawn, the interpreter advances a rank's threadblocks
+// in rounds instead (the local steps that may run, then the receives and
+// sends of every threadblock whose next step may start, and a wait for
+// all of them): right for schedules whose threadblocks move in lockstep,
+// as the exported ones do, but it can wait where the executor would not.
+// The protocol is read and written back but not modelled: the Link's
+// network model charges the transfers.
+//
+// Parse and Load check a file fully (attributes, numbering, peers,
+// buffer bounds, dependencies) and dry-run every GPU's program together,
+// so that a receive nobody sends or a cycle of waits is reported at load
+// with the steps each GPU waits on; errors name the file and line.
+// Schedule.Algorithm, Register and Use make a schedule an algorithm of
+// its collective (a scenario's sweep names one as "msccl:file.xml"); RingAllreduce and the other exporters write the
+// catalogue's algorithms as schedules (WriteXML) for MSCCL and RCCL.
+package schedule

@@ -1,0 +1,150 @@
+package schedule
+
+import "fmt"
+
+// Schedule is one MSCCL algorithm file: the <algo> element and the
+// programs of its GPUs. Its fields are the file's attributes, named as
+// msccl-tools writes them and the MSCCL executor reads them.
+type Schedule struct {
+	// File names the schedule in messages (the path it was read from).
+	File string
+	// Name is <algo name>; Proto is Simple, LL or LL128 (read and written
+	// back, not modelled: the Link's network models its own costs).
+	Name  string
+	Proto string
+	// NChannels is <algo nchannels>: every threadblock's chan is below it.
+	NChannels int
+	// NChunksPerLoop is how many chunks one loop of the buffer holds: the
+	// collective's whole buffer (count times the size multiplier, ngpus
+	// for allgather, reducescatter and alltoall) is cut into as many.
+	NChunksPerLoop int
+	NGPUs          int
+	// Coll is the collective as MSCCL names it (allreduce, allgather,
+	// reducescatter, alltoall).
+	Coll       string
+	InPlace    bool
+	OutOfPlace bool
+	// MinBytes and MaxBytes bound the buffer sizes the schedule is used
+	// for; MaxBytes 0 is no bound.
+	MinBytes, MaxBytes int64
+	GPUs               []GPU
+	line               int
+	// pairs are the sends and receives that match, found by the dry run.
+	pairs []pair
+}
+
+// GPU is the program of one rank: its buffers' sizes in chunks and its
+// threadblocks.
+type GPU struct {
+	ID                        int
+	IChunks, OChunks, SChunks int
+	TBs                       []TB
+	line                      int
+}
+
+// TB is one threadblock: a sequence of steps run in order, sending to
+// Send and receiving from Recv (-1: none) on channel Chan.
+type TB struct {
+	ID, Send, Recv, Chan int
+	Steps                []Step
+	line                 int
+}
+
+// Step is one instruction of a threadblock.
+type Step struct {
+	S    int
+	Type Op
+	// SrcBuf and DstBuf are 'i' (input), 'o' (output) or 's' (scratch);
+	// the offsets and Cnt are in chunks.
+	SrcBuf, DstBuf byte
+	SrcOff, DstOff int
+	Cnt            int
+	// DepID and Deps name the step (threadblock DepID, step Deps) this
+	// one waits for, DepID -1 for none; HasDep marks a step that others
+	// wait for.
+	DepID, Deps int
+	HasDep      bool
+	line        int
+}
+
+// Op is a step's type.
+type Op string
+
+// The step types of the MSCCL executor.
+const (
+	Send             Op = "s"    // send src
+	Recv             Op = "r"    // receive into dst
+	RecvCopySend     Op = "rcs"  // receive into dst, and send it on
+	RecvReduceSend   Op = "rrs"  // receive, reduce with src, send the result (kept nowhere)
+	RecvReduceCopy   Op = "rrc"  // receive, dst = src op received
+	RecvReduceCopySd Op = "rrcs" // receive, dst = src op received, and send dst
+	Copy             Op = "cpy"  // dst = src
+	Reduce           Op = "re"   // dst = dst op src
+	Nop              Op = "nop"  // wait for the dependency only
+)
+
+// recvs, sends and local say what a step does.
+func (o Op) recvs() bool {
+	switch o {
+	case Recv, RecvCopySend, RecvReduceSend, RecvReduceCopy, RecvReduceCopySd:
+		return true
+	}
+	return false
+}
+
+func (o Op) sends() bool {
+	switch o {
+	case Send, RecvCopySend, RecvReduceSend, RecvReduceCopySd:
+		return true
+	}
+	return false
+}
+
+func (o Op) reads() bool {
+	switch o {
+	case Send, RecvReduceSend, RecvReduceCopy, RecvReduceCopySd, Copy, Reduce:
+		return true
+	}
+	return false
+}
+
+func (o Op) writes() bool {
+	switch o {
+	case Recv, RecvCopySend, RecvReduceCopy, RecvReduceCopySd, Copy, Reduce:
+		return true
+	}
+	return false
+}
+
+func validOp(o Op) bool {
+	switch o {
+	case Send, Recv, RecvCopySend, RecvReduceSend, RecvReduceCopy, RecvReduceCopySd, Copy, Reduce, Nop:
+		return true
+	}
+	return false
+}
+
+// Collective returns the catalogue's name of the schedule's collective
+// (reducescatter is reduce_scatter), or an error for one the interpreter
+// does not run.
+func (s *Schedule) Collective() (string, error) {
+	switch s.Coll {
+	case "allreduce", "allgather", "alltoall":
+		return s.Coll, nil
+	case "reducescatter":
+		return "reduce_scatter", nil
+	}
+	return "", fmt.Errorf("%s:%d: <algo coll=%q>: the interpreter runs allreduce, allgather, reducescatter and alltoall", s.File, s.line, s.Coll)
+}
+
+// multiplier is the executor's size multiplier: the schedule's whole
+// buffer in units of the count the collective is called with.
+func (s *Schedule) multiplier() int {
+	switch s.Coll {
+	case "allgather", "reducescatter", "alltoall":
+		return s.NGPUs
+	}
+	return 1
+}
+
+func (s *Schedule) where(line int) string { return fmt.Sprintf("%s:%d", s.File, line) }
