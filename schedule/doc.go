@@ -47,4 +47,16 @@
 // Schedule.Algorithm, Register and Use make a schedule an algorithm of
 // its collective (a scenario's sweep names one as "msccl:file.xml"); RingAllreduce and the other exporters write the
 // catalogue's algorithms as schedules (WriteXML) for MSCCL and RCCL.
+//
+// TE-CCL's solutions (ParseTECCL; see teccl.go for the JSON read) become
+// MSCCL allgather schedules: per link, a threadblock that sends the
+// chunks of the solution's flows in the order of their epochs and one
+// that receives them, a chunk forwarded once it has arrived. The epochs
+// are not waited for, so on the network the solution was solved for the
+// schedule finishes no later than TE-CCL's finish time, and at it where
+// the network's model is TE-CCL's: on alpha-beta, a chain of sends one
+// chunk a link each (the simulator holds a sender's port for alpha +
+// m*beta a message, where TE-CCL overlaps a link's alpha with the next
+// chunk). UseFormat registers a file of any of the Formats (a scenario's
+// "teccl:file.json").
 package schedule
