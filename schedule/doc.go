@@ -57,6 +57,20 @@
 // the network's model is TE-CCL's: on alpha-beta, a chain of sends one
 // chunk a link each (the simulator holds a sender's port for alpha +
 // m*beta a message, where TE-CCL overlaps a link's alpha with the next
-// chunk). UseFormat registers a file of any of the Formats (a scenario's
-// "teccl:file.json").
+// chunk).
+//
+// MSCCL++ execution plans (ParseMSCCLPP; the JSON read is described in
+// mscclpp.go) become MSCCL schedules where their semantics map onto the
+// Link's messages. What maps: put, pws and pwsf over memory or port
+// channels, each put a message sent at the signal that follows it and
+// received at the peer's matching wait (the j-th wait on a channel
+// matches the j-th signal) into the chunks the put named; signal and wait
+// with no put between them (barriers: dropped, the receives order the
+// data); copy; re (dst = the reduction of its sources); nop and flush.
+// What does not, refused naming the op: get and the read_* ops (a GPU
+// reading a peer's memory), the LL packet ops, res, the switch (NVLS)
+// ops and channels, and sem_acquire, sem_release and barrier (syncs
+// between threadblocks); and a threadblock exchanging with more than one
+// peer each way. UseFormat registers a file of any of the Formats (a
+// scenario's "teccl:file.json", "mscclpp:plan.json").
 package schedule

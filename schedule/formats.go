@@ -10,8 +10,9 @@ import (
 )
 
 // Formats are the schedule formats a scenario names a file by, as
-// "format:file": msccl (MSCCL XML) and teccl (a TE-CCL solution).
-var Formats = []string{"msccl", "teccl"}
+// "format:file": msccl (MSCCL XML), teccl (a TE-CCL solution) and
+// mscclpp (an MSCCL++ execution plan).
+var Formats = []string{"msccl", "teccl", "mscclpp"}
 
 // readers read the formats other than msccl into schedules.
 var readers = map[string]struct {
@@ -25,6 +26,7 @@ var readers = map[string]struct {
 		}
 		return t.Schedule()
 	}},
+	"mscclpp": {"MSCCL++ execution plan", ParseMSCCLPP},
 }
 
 // FormatName is the name a file of format registers under: the format,
