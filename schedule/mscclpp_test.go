@@ -23,6 +23,7 @@ func TestMSCCLPPPlans(t *testing.T) {
 	}{
 		{"ring_allreduce_4gpu.json", []int{4, 13, 1000, 4099}},
 		{"ring_allreduce_3gpu.json", []int{3, 7, 999}},
+		{"ring_allreduce_8gpu.json", []int{8, 1003}},
 		{"direct_allgather_port_3gpu.json", []int{6, 600, 6000}},
 	} {
 		path := filepath.Join("testdata", "mscclpp", c.file)

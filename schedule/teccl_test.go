@@ -17,7 +17,7 @@ import (
 // beta = 1/12.5 GB/s, chunks of 12500 bytes (1us on a link), epochs of
 // 1us; so a chunk sent in epoch e is at the next GPU from epoch e+6.
 //
-//   - One chunk a GPU: each chunk's three hops are in sequence, each
+//   - One chunk a GPU (and the same on an 8-GPU ring: 42 epochs): each chunk's three hops are in sequence, each
 //     alpha + chunk*beta = 6 epochs: TE-CCL's 18 epochs, 18us; the
 //     simulator's the same, to the picosecond.
 //   - Two chunks a GPU: TE-CCL pipelines a link, its alpha a propagation
@@ -34,6 +34,7 @@ func TestTECCLReplay(t *testing.T) {
 	}{
 		{"ring4_allgather_1chunk.json", 18 * sim.Microsecond},
 		{"ring4_allgather_2chunks.json", 36 * sim.Microsecond},
+		{"ring8_allgather_1chunk.json", 42 * sim.Microsecond}, // 7 hops of 6 epochs
 	} {
 		path := filepath.Join("testdata", "teccl", c.file)
 		data, err := os.ReadFile(path)
