@@ -17,9 +17,10 @@ import (
 // beta = 1/12.5 GB/s, chunks of 12500 bytes (1us on a link), epochs of
 // 1us; so a chunk sent in epoch e is at the next GPU from epoch e+6.
 //
-//   - One chunk a GPU (and the same on an 8-GPU ring: 42 epochs): each chunk's three hops are in sequence, each
+//   - One chunk a GPU: each chunk's three hops are in sequence, each
 //     alpha + chunk*beta = 6 epochs: TE-CCL's 18 epochs, 18us; the
-//     simulator's the same, to the picosecond.
+//     simulator's the same, to the picosecond (and on an 8-GPU ring,
+//     seven hops: 42us both).
 //   - Two chunks a GPU: TE-CCL pipelines a link, its alpha a propagation
 //     delay that the next chunk's transmission overlaps, and finishes in
 //     19 epochs, 19us. The simulator's alpha-beta holds the sender's port
