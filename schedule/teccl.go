@@ -52,6 +52,10 @@ type Flow struct {
 	Chunk, Src, From, To, Epoch int
 	// Switches is the " via switches ..." part, "" for a direct link.
 	Switches string
+	// Again marks a flow that brings its receiver a chunk it already has
+	// (its own, or one an earlier flow brought): TE-CCL's solutions may
+	// carry such copies; the schedule moves them too, into scratch.
+	Again bool
 }
 
 type tecclJSON struct {
@@ -76,8 +80,9 @@ func LoadTECCL(path string) (*TECCL, error) {
 // ParseTECCL reads a TE-CCL solution, file naming it in errors. It reads
 // allgather solutions (6-Demand_Met names every chunk of every GPU at
 // every other GPU), and checks that every flow's sender holds its chunk
-// in an earlier epoch, that no GPU receives a chunk twice, and that every
-// GPU receives every chunk. An error names the file and the JSON path.
+// in an earlier epoch and that every GPU receives every chunk (a chunk
+// received again is marked Again). Other keys (8-Chunk paths) are not
+// read. An error names the file and the JSON path.
 func ParseTECCL(file string, data []byte) (*TECCL, error) {
 	var j tecclJSON
 	if err := json.Unmarshal(data, &j); err != nil {
@@ -250,9 +255,8 @@ func (t *TECCL) causal(at []int, fail failFunc) error {
 	n, k := len(t.GPUs), t.Chunks
 	// got[r][s*k+c] is 1 + the epoch r received chunk c of s in (-1: its own).
 	got := make([][]int, n)
-	from := make([][]int, n) // the flow that brought it
 	for r := range got {
-		got[r], from[r] = make([]int, n*k), make([]int, n*k)
+		got[r] = make([]int, n*k)
 		for c := range k {
 			got[r][r*k+c] = -1
 		}
@@ -265,9 +269,10 @@ func (t *TECCL) causal(at []int, fail failFunc) error {
 			return fail(path, "GPU %d sends chunk %d of GPU %d in epoch %d before it has received it", t.GPUs[f.From], f.Chunk, t.GPUs[f.Src], f.Epoch)
 		}
 		if got[f.To][ch] != 0 {
-			return fail(path, "GPU %d receives chunk %d of GPU %d a second time (first by 7-Flows[%d])", t.GPUs[f.To], f.Chunk, t.GPUs[f.Src], max(from[f.To][ch], 0))
+			t.Flows[i].Again = true // a copy its receiver has: kept, as the network carries it
+			continue
 		}
-		got[f.To][ch], from[f.To][ch] = f.Epoch+1, i
+		got[f.To][ch] = f.Epoch + 1
 	}
 	for r := range got {
 		for ch, g := range got[r] {
@@ -283,9 +288,10 @@ func (t *TECCL) causal(at []int, fail failFunc) error {
 // place, of len(GPUs) times Chunks chunks: rank r copies its input into
 // its chunks of the output; for each GPU it sends to, a threadblock sends
 // the chunks of the flows over that link in the order of their epochs
-// (its own from its input, the others from the output once received);
-// for each GPU it receives from, a threadblock receives them in the same
-// order. The epochs themselves are not kept: a chunk goes as soon as the
+// (its own from its input, the others from the output once first
+// received); for each GPU it receives from, a threadblock receives them
+// in the same order (a chunk received again into a scratch chunk of its
+// own). The epochs themselves are not kept: a chunk goes as soon as the
 // link's threadblock has sent the earlier ones and the chunk has arrived,
 // so the schedule finishes no later than the solution's epochs when the
 // network's costs are those the solution was solved for.
@@ -314,6 +320,11 @@ func (t *TECCL) Schedule() (*Schedule, error) {
 						tb = b.tb(r, -1, peer, 0)
 					}
 					ch := f.Src*k + f.Chunk
+					if f.Again {
+						b.step(r, tb, Recv, 's', g.SChunks, 's', g.SChunks, 1, noDep)
+						g.SChunks++
+						continue
+					}
 					recvAt[ch] = b.step(r, tb, Recv, 'o', ch, 'o', ch, 1, noDep)
 				}
 			}
