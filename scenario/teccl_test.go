@@ -5,10 +5,11 @@ import (
 	"testing"
 )
 
-// TestTECCLAlgorithm: a sweep names a TE-CCL solution as "teccl:file",
-// registered as teccl_<base>; one of another collective is refused.
+// TestTECCLAlgorithm: a sweep names a TE-CCL solution as "teccl:file"
+// and an MSCCL++ plan as "mscclpp:file", registered as teccl_<base> and
+// mscclpp_<base>; one of another collective or world size is refused.
 func TestTECCLAlgorithm(t *testing.T) {
-	doc := func(coll, alg string) string {
+	doc := func(coll, world, alg string) string {
 		return `name = "t"
 [network]
 model = "alpha-beta"
@@ -18,24 +19,31 @@ bandwidth = "12.5GB/s"
 [[sweep]]
 collective = "` + coll + `"
 algorithms = ["ring", "` + alg + `"]
-world = [4]
+world = [` + world + `]
 bytes = ["48KiB"]
 `
 	}
-	file := "../schedule/testdata/teccl/t.toml"
-	s, err := Parse(file, []byte(doc("allgather", "teccl:ring4_allgather_1chunk.json")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Sweeps[0].Algorithms[1].Name; got != "teccl_ring4_allgather_1chunk" {
-		t.Errorf("algorithm %q", got)
-	}
-	for _, c := range []struct{ coll, alg, want string }{
-		{"allreduce", "teccl:ring4_allgather_1chunk.json", "a schedule of allgather, where the sweep runs allreduce"},
-		{"allgather", "teccl:nothere.json", "teccl:nothere.json: open"},
-		{"allgather", "nosuchformat:x.json", "nosuchformat:x.json"},
+	file := "../schedule/testdata/t.toml"
+	for _, c := range []struct{ coll, world, alg, want string }{
+		{"allgather", "4", "teccl:teccl/ring4_allgather_1chunk.json", "teccl_ring4_allgather_1chunk"},
+		{"allreduce", "3", "mscclpp:mscclpp/ring_allreduce_3gpu.json", "mscclpp_ring_allreduce_3gpu"},
 	} {
-		_, err := Parse(file, []byte(doc(c.coll, c.alg)))
+		s, err := Parse(file, []byte(doc(c.coll, c.world, c.alg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Sweeps[0].Algorithms[1].Name; got != c.want {
+			t.Errorf("%s: algorithm %q, want %q", c.alg, got, c.want)
+		}
+	}
+	for _, c := range []struct{ coll, world, alg, want string }{
+		{"allreduce", "4", "teccl:teccl/ring4_allgather_1chunk.json", "a schedule of allgather, where the sweep runs allreduce"},
+		{"allgather", "8", "teccl:teccl/ring4_allgather_1chunk.json", `world size 8: algorithm "teccl_ring4_allgather_1chunk" is a schedule for 4 GPUs`},
+		{"allreduce", "4", "mscclpp:mscclpp/ring_allreduce_3gpu.json", `world size 4: algorithm "mscclpp_ring_allreduce_3gpu" is a schedule for 3 GPUs`},
+		{"allgather", "4", "teccl:nothere.json", "teccl:nothere.json: open"},
+		{"allgather", "4", "nosuchformat:x.json", "nosuchformat:x.json"},
+	} {
+		_, err := Parse(file, []byte(doc(c.coll, c.world, c.alg)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s on %s: got %v, want %q", c.alg, c.coll, err, c.want)
 		}
