@@ -64,7 +64,9 @@
 // Link's messages. What maps: put, pws and pwsf over memory or port
 // channels, each put a message sent at the signal that follows it and
 // received at the peer's matching wait (the j-th wait on a channel
-// matches the j-th signal) into the chunks the put named; signal and wait
+// matches the j-th signal) into the chunks the put named (the data is
+// read at the signal, not at the put: a plan that overwrites a put's
+// source before signalling it runs differently); signal and wait
 // with no put between them (barriers: dropped, the receives order the
 // data); copy; re (dst = the reduction of its sources); nop and flush.
 // What does not, refused naming the op: get and the read_* ops (a GPU
