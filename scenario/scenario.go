@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -300,20 +301,21 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	return s, nil
 }
 
-// schedule reads the MSCCL schedule a sweep names as "msccl:file" (file
-// relative to the scenario's directory), hashes it with the scenario, and
+// schedule reads the schedule a sweep names as "msccl:file" (or
+// "teccl:file", "mscclpp:file": package schedule's Formats; file relative
+// to the scenario's directory), hashes it with the scenario, and
 // registers it as an algorithm of collective (package schedule).
-func (c *checker) schedule(file, collective string) (*algos.Algorithm, error) {
+func (c *checker) schedule(format, file, collective string) (*algos.Algorithm, error) {
 	path := file
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(c.file), path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("msccl:%s: %w", file, err)
+		return nil, fmt.Errorf("%s:%s: %w", format, file, err)
 	}
 	c.hash.Write(data)
-	a, _, err := schedule.Use(path, data, collective)
+	a, _, err := schedule.UseFormat(format, path, data, collective)
 	return a, err
 }
 
@@ -545,8 +547,8 @@ func sweepAlgorithms(t *table, sw *Sweep) {
 	seen := map[string]string{} // the name each algorithm was listed by
 	for _, name := range algNames {
 		a, err := sw.Collective.Algorithm(name)
-		if file, ok := strings.CutPrefix(name, "msccl:"); ok {
-			a, err = t.c.schedule(file, sw.Collective.Name)
+		if format, file, ok := strings.Cut(name, ":"); ok && slices.Contains(schedule.Formats, format) {
+			a, err = t.c.schedule(format, file, sw.Collective.Name)
 			if err != nil {
 				t.errorf(key, "%v", err)
 				continue

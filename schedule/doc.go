@@ -47,4 +47,32 @@
 // Schedule.Algorithm, Register and Use make a schedule an algorithm of
 // its collective (a scenario's sweep names one as "msccl:file.xml"); RingAllreduce and the other exporters write the
 // catalogue's algorithms as schedules (WriteXML) for MSCCL and RCCL.
+//
+// TE-CCL's solutions (ParseTECCL; see teccl.go for the JSON read) become
+// MSCCL allgather schedules: per link, a threadblock that sends the
+// chunks of the solution's flows in the order of their epochs and one
+// that receives them, a chunk forwarded once it has arrived. The epochs
+// are not waited for, so on the network the solution was solved for the
+// schedule finishes no later than TE-CCL's finish time, and at it where
+// the network's model is TE-CCL's: on alpha-beta, a chain of sends one
+// chunk a link each (the simulator holds a sender's port for alpha +
+// m*beta a message, where TE-CCL overlaps a link's alpha with the next
+// chunk).
+//
+// MSCCL++ execution plans (ParseMSCCLPP; the JSON read is described in
+// mscclpp.go) become MSCCL schedules where their semantics map onto the
+// Link's messages. What maps: put, pws and pwsf over memory or port
+// channels, each put a message sent at the signal that follows it and
+// received at the peer's matching wait (the j-th wait on a channel
+// matches the j-th signal) into the chunks the put named (the data is
+// read at the signal, not at the put: a plan that overwrites a put's
+// source before signalling it runs differently); signal and wait
+// with no put between them (barriers: dropped, the receives order the
+// data); copy; re (dst = the reduction of its sources); nop and flush.
+// What does not, refused naming the op: get and the read_* ops (a GPU
+// reading a peer's memory), the LL packet ops, res, the switch (NVLS)
+// ops and channels, and sem_acquire, sem_release and barrier (syncs
+// between threadblocks); and a threadblock exchanging with more than one
+// peer each way. UseFormat registers a file of any of the Formats (a
+// scenario's "teccl:file.json", "mscclpp:plan.json").
 package schedule
