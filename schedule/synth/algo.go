@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -13,8 +14,8 @@ import (
 // Synth makes the packed trees of a topology algorithms: Broadcast sends
 // the root's buffer down its trees, each tree a share of the buffer in
 // proportion to its rate, pipelined in segments; Allgather broadcasts
-// every rank's block down its own trees at once, packed on 1/p of every
-// link's capacity. The trees of each world size are packed once, on the
+// every rank's block down its own trees at once (see
+// AllgatherPacking). The trees of each world size are packed once, on the
 // topology built for it (ranks on devices 0..p-1, as the flow model's
 // default placement).
 type Synth struct {
@@ -43,21 +44,112 @@ func (s *Synth) plan(p, kind int) ([]*Packing, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := g.Cap
-	if kind == 1 {
-		c = make([]float64, len(g.Cap))
-		for e, x := range g.Cap {
-			c[e] = x / float64(p)
-		}
+	var pk []*Packing
+	if kind == 0 {
+		pk, err = g.packAll(g.Cap)
+	} else {
+		pk, err = g.AllgatherPacking()
 	}
-	pk := make([]*Packing, p)
-	for r := range p {
+	if err != nil {
+		return nil, err
+	}
+	s.plans[[2]int{p, kind}] = pk
+	return pk, nil
+}
+
+// packAll packs the trees of every root on capacities c.
+func (g *Graph) packAll(c []float64) ([]*Packing, error) {
+	pk := make([]*Packing, len(g.Devices))
+	for r := range pk {
+		var err error
 		if pk[r], err = g.Pack(r, c); err != nil {
 			return nil, err
 		}
 	}
-	s.plans[[2]int{p, kind}] = pk
 	return pk, nil
+}
+
+// AllgatherPacking packs every root's trees for an allgather, where all
+// roots broadcast at once: each on 1/(p-1) of every link's capacity
+// (a rank's links carry the other ranks' blocks, not its own), packed
+// one root after another on what the roots before left, where every
+// root then reaches its bound on that share; else each on 1/p, which
+// always fits.
+func (g *Graph) AllgatherPacking() ([]*Packing, error) {
+	p := len(g.Devices)
+	if pk, ok := g.packShared(p - 1); ok {
+		return pk, nil
+	}
+	c := make([]float64, len(g.Cap))
+	for e, x := range g.Cap {
+		c[e] = x / float64(p)
+	}
+	return g.packAll(c)
+}
+
+// packShared packs the roots one after the other, each on 1/share of
+// every link's capacity but no more than the roots before it left; ok
+// is false where a root's trees fall short of its bound on that share.
+func (g *Graph) packShared(share int) ([]*Packing, bool) {
+	if share < 1 {
+		return nil, false
+	}
+	res := slices.Clone(g.Cap)
+	g.prefer = res
+	defer func() { g.prefer = nil }()
+	pk := make([]*Packing, len(g.Devices))
+	for r := range pk {
+		c := make([]float64, len(g.Cap))
+		for e, x := range g.Cap {
+			c[e] = min(x/float64(share), res[e])
+		}
+		want := g.BroadcastBound(r, scaled(g.Cap, 1/float64(share)))
+		p, err := g.Pack(r, c)
+		if err != nil || p.Rate < want*(1-1e-9) {
+			return nil, false
+		}
+		p.Bound = want
+		pk[r] = p
+		for _, t := range p.Trees {
+			for d, par := range t.Parent {
+				if par >= 0 {
+					take(res, g.Route(par, d), t.Rate)
+				}
+			}
+		}
+	}
+	return pk, g.fits(pk)
+}
+
+func scaled(c []float64, f float64) []float64 {
+	out := make([]float64, len(c))
+	for e, x := range c {
+		out[e] = x * f
+	}
+	return out
+}
+
+// fits reports whether the trees of every packing together stay within
+// the capacities.
+func (g *Graph) fits(pk []*Packing) bool {
+	load := make([]float64, len(g.Cap))
+	for _, p := range pk {
+		for _, t := range p.Trees {
+			for d, par := range t.Parent {
+				if par >= 0 {
+					for _, e := range g.Route(par, d) {
+						load[e] += t.Rate
+					}
+				}
+			}
+		}
+	}
+	for e, l := range load {
+		if l > g.Cap[e]*(1+1e-9) {
+			return false
+		}
+	}
+	return true
 }
 
 // segment is the default largest message of a tree, in bytes; a tree
@@ -153,7 +245,8 @@ func shares(n int, trees []Tree) []int {
 }
 
 // runTree moves buf down one tree: each segment received from the parent
-// (but at the root) and sent on to every child.
+// (but at the root) and sent on to every child once the previous segment
+// has left, so that the segments flow down the tree as a pipeline.
 func runTree(ctx context.Context, l algos.Link, tr Tree, buf device.Buffer, seg, es int, tag algos.Tag) error {
 	me := l.Rank()
 	var kids []int
@@ -176,6 +269,12 @@ func runTree(ctx context.Context, l algos.Link, tr Tree, buf device.Buffer, seg,
 				return fmt.Errorf("synth: tree from %d: %w", tr.Root, err)
 			}
 		}
+		// One segment in flight per child: segments sent at once would
+		// share the link and all arrive at the end, with no pipeline.
+		if err := l.Wait(ctx, reqs...); err != nil {
+			return err
+		}
+		reqs = reqs[:0]
 		for _, c := range kids {
 			reqs = append(reqs, l.Isend(c, tag, b))
 		}

@@ -21,6 +21,9 @@ type Graph struct {
 	From, To []int
 	Cap      []float64
 	routes   [][][]int
+	// prefer, where set, is the capacity other packings left, which Pack
+	// prefers arcs by (see packShared).
+	prefer []float64
 }
 
 // FromTopology reads the link graph of t and the routes between its first

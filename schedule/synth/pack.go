@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -54,8 +55,11 @@ const maxTrees = 16
 // is still the bound less x, so that the trees still to come can carry
 // the rest. A tree that cannot be finished is tried again at a lower
 // rate (the capacities left on edges, then halves of the bound left).
-// Arcs are preferred short (fewest edges), then from the deepest device,
-// then by device number: deterministic.
+// Arcs are preferred short (fewest edges), then (where the graph's
+// prefer is set, for packings that share the links) of the most capacity
+// left on the links out of the device it reaches, which may then
+// forward), then from the deepest device, then by device number:
+// deterministic.
 func (g *Graph) Pack(root int, c []float64) (*Packing, error) {
 	if c == nil {
 		c = g.Cap
@@ -141,6 +145,11 @@ func (g *Graph) grow(root int, res []float64, x, left float64) *Tree {
 			if a.hops != b.hops {
 				return a.hops - b.hops
 			}
+			if g.prefer != nil {
+				if pa, pb := g.outLeft(a.v), g.outLeft(b.v); pa != pb {
+					return cmp.Compare(pb, pa)
+				}
+			}
 			return depth[b.u] - depth[a.u]
 		})
 		found := false
@@ -164,4 +173,15 @@ func take(res []float64, route []int, x float64) {
 	for _, e := range route {
 		res[e] -= x
 	}
+}
+
+// outLeft is the capacity left (g.prefer) on the edges out of device d.
+func (g *Graph) outLeft(d int) float64 {
+	sum := 0.0
+	for e, f := range g.From {
+		if f == g.Devices[d] {
+			sum += g.prefer[e]
+		}
+	}
+	return sum
 }

@@ -56,3 +56,28 @@ func checkTrees(t *testing.T, g *Graph, p *Packing) {
 		}
 	}
 }
+
+// The allgather's packings, one per root on 1/(p-1) of every link, each
+// reach their bound and together fit the links: every rank receives the
+// p-1 other blocks at the rate its links allow.
+func TestAllgatherPacking(t *testing.T) {
+	for _, tc := range topologies(t) {
+		g, err := FromTopology(tc.topo, tc.world)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk, err := g.AllgatherPacking()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.fits(pk) {
+			t.Errorf("%s: the roots' trees together exceed a link", tc.name)
+		}
+		share := scaled(g.Cap, 1/float64(tc.world-1))
+		for r, p := range pk {
+			if want := g.BroadcastBound(r, share); math.Abs(p.Rate-want) > want*1e-9 {
+				t.Errorf("%s root %d: %.6g B/s, bound on 1/(p-1) of the links %.6g", tc.name, r, p.Rate, want)
+			}
+		}
+	}
+}
