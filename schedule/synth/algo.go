@@ -152,10 +152,11 @@ func (g *Graph) fits(pk []*Packing) bool {
 	return true
 }
 
-// segment is the default largest message of a tree, in bytes; a tree
-// moves its share in at most maxSegments messages.
+// segment is the default smallest message of a tree's pipeline, in
+// bytes: a tree moves its share in segments of that much, but in no more
+// than maxSegments messages.
 const (
-	segment     = 1 << 20
+	segment     = 16 << 10
 	maxSegments = 64
 	tagBase     = algos.Tag(0x5300)
 )
