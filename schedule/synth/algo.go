@@ -213,6 +213,12 @@ func runTrees(ctx context.Context, l algos.Link, seg, es int, rs []region) error
 			jobs = append(jobs, func(ctx context.Context) error { return runTree(ctx, l, tr, buf, seg, es, tag) })
 		}
 	}
+	return runJobs(ctx, l, jobs)
+}
+
+// runJobs runs jobs as processes of the rank where the link can spawn
+// them, else one after the other.
+func runJobs(ctx context.Context, l algos.Link, jobs []func(context.Context) error) error {
 	if sp, ok := algos.SpawnerOf(l); ok && len(jobs) > 1 {
 		reqs := make([]algos.Request, len(jobs))
 		for i, j := range jobs {
@@ -281,4 +287,24 @@ func runTree(ctx context.Context, l algos.Link, tr Tree, buf device.Buffer, seg,
 		}
 	}
 	return l.Wait(ctx, reqs...)
+}
+
+// Register registers the synthesized broadcast, allgather and allreduce
+// for the topology spec builds as algorithms of those collectives, all
+// named name (for example "synth_tree"), so that sweeps, tuning tables
+// and commands built with them (nexarsim.Main in a user's module) run
+// them like the catalogue's. The trees are packed for spec: run them on
+// that topology.
+func Register(name string, spec sim.TopologySpec) error {
+	s := NewSynth(spec)
+	bc, ag := s.Algorithms(name)
+	for _, x := range []struct {
+		coll string
+		a    *algos.Algorithm
+	}{{"broadcast", bc}, {"allgather", ag}, {"allreduce", s.Allreduce(name)}} {
+		if err := algos.RegisterAlgorithm(x.coll, x.a); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -42,6 +42,12 @@ func simulateWith(m sim.Model, world int, coll string, a *algos.Algorithm, bytes
 				copy(c.Send.(device.Host), algotest.AllgatherInput(count, dt, r, seed))
 				want = algotest.Allgathered(count, dt, world, seed)
 			}
+		} else if coll == "allreduce" {
+			c.Buf = l.Alloc(count * dt.Size())
+			if data {
+				copy(c.Buf.(device.Host), algotest.Input(count, dt, device.Sum, r, world, seed))
+				want = algotest.Reduced(count, dt, device.Sum, world, seed)
+			}
 		} else {
 			c.Buf = l.Alloc(count * dt.Size())
 			if data {
@@ -63,18 +69,24 @@ func simulateWith(m sim.Model, world int, coll string, a *algos.Algorithm, bytes
 	return res.End, nil
 }
 
-// TestSynthData checks the synthesized broadcast and allgather's data on
-// every topology, at counts that do not divide among trees and segments.
+// TestSynthData checks the synthesized broadcast, allgather and allreduce,
+// and the allgather as an MSCCL schedule (whole chunks and in loops of
+// slices), with real data on every topology: at one element per chunk,
+// and at counts that divide unevenly among trees and segments.
 func TestSynthData(t *testing.T) {
 	for _, tc := range topologies(t) {
-		bc, ag := NewSynth(tc.topo).Algorithms("synth_tree")
-		for _, bytes := range []int{4 * mscclChunks * tc.world, 4 * 1003 * mscclChunks * tc.world, 3 << 20} {
+		sy := NewSynth(tc.topo)
+		bc, ag := sy.Algorithms("synth_tree")
+		ar := sy.Allreduce("synth_tree")
+		for _, bytes := range []int{4 * mscclChunks * tc.world, 4 * 67 * mscclChunks * tc.world} {
 			for _, x := range []struct {
 				coll string
 				a    *algos.Algorithm
-			}{{"broadcast", bc}, {"allgather", ag}} {
-				if _, err := simulate(model(tc.topo), tc.world, x.coll, x.a, bytes, true); err != nil {
-					t.Errorf("%s %s %d bytes: %v", tc.name, x.coll, bytes, err)
+			}{{"broadcast", bc}, {"allgather", ag}, {"allreduce", ar}} {
+				for _, seg := range []int{segment, 300} {
+					if _, err := simulateWith(model(tc.topo), tc.world, x.coll, x.a, bytes, true, map[string]int{"segment": seg}); err != nil {
+						t.Errorf("%s %s %d bytes, segment %d: %v", tc.name, x.coll, bytes, seg, err)
+					}
 				}
 			}
 			ms := mscclAllgather(t, tc.topo, tc.world)
@@ -148,11 +160,12 @@ func TestSynthAgainstCatalogue(t *testing.T) {
 	fmt.Fprintf(&table, "| topology | collective | size | synth_tree | as MSCCL | catalogue's best | ratio |\n|---|---|---|---|---|---|---|\n")
 	for _, tc := range topologies(t) {
 		m := model(tc.topo)
-		bc, ag := NewSynth(tc.topo).Algorithms("synth_tree")
+		sy := NewSynth(tc.topo)
+		bc, ag := sy.Algorithms("synth_tree")
 		for _, x := range []struct {
 			coll string
 			a    *algos.Algorithm
-		}{{"broadcast", bc}, {"allgather", ag}} {
+		}{{"broadcast", bc}, {"allgather", ag}, {"allreduce", sy.Allreduce("synth_tree")}} {
 			for _, size := range []int{1 << 10, 1 << 20, 1 << 30} {
 				syn, err := simulate(m, tc.world, x.coll, x.a, size, false)
 				if err != nil {
