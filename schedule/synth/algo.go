@@ -289,8 +289,8 @@ func runTree(ctx context.Context, l algos.Link, tr Tree, buf device.Buffer, seg,
 	return l.Wait(ctx, reqs...)
 }
 
-// Register registers the synthesized broadcast, allgather and allreduce
-// for the topology spec builds as algorithms of those collectives, all
+// Register registers the synthesized broadcast, allgather, allreduce,
+// reduce and reduce-scatter for the topology spec builds as algorithms of those collectives, all
 // named name (for example "synth_tree"), so that sweeps, tuning tables
 // and commands built with them (nexarsim.Main in a user's module) run
 // them like the catalogue's. The trees are packed for spec: run them on
@@ -301,7 +301,7 @@ func Register(name string, spec sim.TopologySpec) error {
 	for _, x := range []struct {
 		coll string
 		a    *algos.Algorithm
-	}{{"broadcast", bc}, {"allgather", ag}, {"allreduce", s.Allreduce(name)}} {
+	}{{"broadcast", bc}, {"allgather", ag}, {"allreduce", s.Allreduce(name)}, {"reduce", s.Reduce(name)}, {"reduce_scatter", s.ReduceScatter(name)}} {
 		if err := algos.RegisterAlgorithm(x.coll, x.a); err != nil {
 			return err
 		}
