@@ -10,7 +10,9 @@ import (
 // Graph is a topology's link graph: every node of the topology (devices,
 // switches, NICs), every directed edge with its capacity in bytes per
 // second, and the route the simulator gives a message between two
-// devices, as edge indices.
+// devices, as edge indices. Its methods may not run at once from several
+// goroutines (AllgatherPacking marks what it prefers on the graph while
+// it packs).
 type Graph struct {
 	// Nodes is the number of nodes; Devices[i] is the node of device i.
 	Nodes   int
