@@ -68,8 +68,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/../peer-common.sh"
 python=${PYTHON:-/usr/bin/python3}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 if [ "$install" = 1 ]; then
 	apt-get update
@@ -79,6 +77,8 @@ if ! "$python" -c 'import torch.distributed as d; assert d.is_gloo_available()' 
 	echo "run.sh: no torch with Gloo for $python: install it (run.sh --install, or apt-get install python3-torch)" >&2
 	exit 2
 fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
 gloo() {
 	"$python" "$here/collectives.py" --np "$np" --sizes "$sizes" --warmup "$warmup" --iters "$iters" --collectives "$colls"

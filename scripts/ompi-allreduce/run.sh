@@ -59,8 +59,6 @@ case "$pairs" in '' | *[!0-9]* | 0) echo "run.sh: --pairs wants a positive numbe
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/../peer-common.sh"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 if [ "$install" = 1 ]; then
 	apt-get update
@@ -70,6 +68,8 @@ if ! command -v mpicc >/dev/null 2>&1; then
 	echo "run.sh: no mpicc: install Open MPI (run.sh --install, or apt-get install openmpi-bin libopenmpi-dev)" >&2
 	exit 2
 fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
 echo "== building ompi-allreduce" >&2
 mpicc -O2 -o "$out/ompi-allreduce" "$here/allreduce.c"
