@@ -348,7 +348,8 @@ Example (a table derived for a 5 ms, 10 MB/s network, checked on 6 ranks):
 
 Sets nexar-live's results beside another library's benchmark log of the
 same collective, world size and sizes (an nccl-tests log, such as
-scripts/ompi-allreduce's Open MPI program prints, or an OSU log): per size
+scripts/ompi-allreduce's Open MPI program and scripts/gloo-allreduce's
+Gloo program print, or an OSU log): per size
 the peer's time and bus bandwidth, nexar-live's fastest algorithm there
 with its time and busbw, auto's busbw, and the ratio of nexar-live's
 fastest busbw to the peer's.
@@ -361,7 +362,8 @@ Flags:
 
 Example:
   scripts/ompi-allreduce/run.sh --install --np 4
-  nexar-live peer ompi-peer-out/nexar/results.csv ompi-peer-out/ompi.log --name ompi
+  nexar-live peer ompi-peer-out/pair1/nexar/results.csv ompi-peer-out/pair1/peer.log --name ompi
+  scripts/gloo-allreduce/run.sh --install --np 4 --pairs 5   (PyTorch's Gloo)
 `,
 	"ca": `Usage: nexar-live ca DIR [--job JOB] [--ranks N] [--overwrite]
 
@@ -407,6 +409,8 @@ ratio to the rung below it, so that an overhead shows where it appears:
     ompi               Open MPI's 8 B MPI_Allreduce, 2 ranks, TCP, through
                        scripts/ompi-allreduce/run.sh (skipped without mpicc;
                        a loop's mean, as --timing loop)
+    gloo               PyTorch Gloo's 8 B allreduce, 2 ranks, TCP, through
+                       scripts/gloo-allreduce/run.sh (skipped without torch)
   bandwidth (a --bw-bytes message one way, then a 1 B acknowledgement)
     tcp-bw, quic-stream-bw, realnet-quic-bw, realnet-bulk-bw (TLS),
     realnet-plain-bw (--trusted-network), realnet-eager-bw (eager mode:
@@ -427,6 +431,8 @@ Flags:
   --only LIST      comma-separated rungs to run (default all)
   --ompi FILE      the Open MPI script (default scripts/ompi-allreduce/run.sh;
                    "" skips the rung)
+  --gloo FILE      the Gloo script (default scripts/gloo-allreduce/run.sh)
+  --python FILE    the Python with torch for it (default /usr/bin/python3)
   --csv FILE       also write the rungs as CSV (latency in s, bandwidth in B/s)
   --profile DIR    write CPU profiles of both processes to DIR (go tool pprof)
 

@@ -18,6 +18,9 @@ import (
 // checkout, run from its root.
 const defaultOMPIScript = "scripts/ompi-allreduce/run.sh"
 
+// defaultGlooScript is the Gloo rung's script, likewise.
+const defaultGlooScript = "scripts/gloo-allreduce/run.sh"
+
 func ladderCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ladder", flag.ContinueOnError)
 	var opt ladder.Options
@@ -29,6 +32,8 @@ func ladderCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opt.Iters, "iters", ladder.DefaultIters, "timed iterations of the nexar-live rungs")
 	only := fs.String("only", "", "comma-separated rungs to run (default all): "+strings.Join(ladder.Keys(), ","))
 	fs.StringVar(&opt.OMPIScript, "ompi", defaultOMPIScript, `Open MPI rung's script ("" skips it)`)
+	fs.StringVar(&opt.GlooScript, "gloo", defaultGlooScript, `PyTorch Gloo rung's script ("" skips it)`)
+	fs.StringVar(&opt.Python, "python", ladder.DefaultPython, "the Python with torch, for the Gloo rung")
 	csvFile := fs.String("csv", "", "also write the rungs as CSV to this file")
 	fs.StringVar(&opt.Profile, "profile", "", "write CPU profiles of both processes into this directory")
 	pos, status, ok := cmdline.ParseCmd("ladder", fs, args, stdout, stderr)

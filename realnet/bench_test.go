@@ -514,3 +514,80 @@ func BenchmarkCrossover(b *testing.B) {
 }
 
 var crossoverSizes = []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 256 << 10}
+
+// BenchmarkRecordLayer: 64 MiB one way over one loopback TCP connection,
+// through each protection the bulk path could use: none (plain, as
+// --trusted-network), Go's crypto/tls (TLS 1.3 records; Write and
+// ReadFull of the whole buffer), and realnet's own record layer
+// (bulkConn: AES-128-GCM records of bulkChunk, sealed from the sender's
+// buffer and opened into the receiver's). It tells whether crypto/tls
+// would do on the bulk connection (issue 30).
+func BenchmarkRecordLayer(b *testing.B) {
+	for _, name := range []string{"plain", "crypto-tls", "bulkconn"} {
+		b.Run(name, func(b *testing.B) {
+			w, r := recordPair(b, name)
+			defer w.Close()
+			defer r.Close()
+			src := make([]byte, p2pBytes)
+			dst := make([]byte, p2pBytes)
+			b.SetBytes(p2pBytes)
+			b.ResetTimer()
+			for b.Loop() {
+				done := make(chan error, 1)
+				go func() { done <- r.read(dst) }()
+				if err := w.write(src); err != nil {
+					b.Fatal(err)
+				}
+				if err := <-done; err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// recordEnd is one end of BenchmarkRecordLayer's connection.
+type recordEnd struct {
+	conn  net.Conn
+	write func([]byte) error
+	read  func([]byte) error
+}
+
+func (e recordEnd) Close() error { return e.conn.Close() }
+
+func recordPair(b *testing.B, name string) (w, r recordEnd) {
+	switch name {
+	case "plain", "crypto-tls":
+		a, c := tcpPair(b, name == "crypto-tls")
+		w = recordEnd{conn: a, write: func(p []byte) error { _, err := a.Write(p); return err }}
+		r = recordEnd{conn: c, read: func(p []byte) error { _, err := io.ReadFull(c, p); return err }}
+		return w, r
+	}
+	rawA, rawC := tcpPair(b, false)
+	cr := creds(b)
+	ta, tc := tls.Client(rawA, cr.clientTLS(alpnBulk)), tls.Server(rawC, cr.serverTLS(alpnBulk))
+	errc := make(chan error, 1)
+	go func() { errc <- tc.Handshake() }()
+	if err := ta.Handshake(); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
+	ba, err := newSealedBulk(rawA, ta, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bc, err := newSealedBulk(rawC, tc, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w = recordEnd{conn: rawA, write: func(p []byte) error { return ba.writeMessage(bulkHeader{Len: uint64(len(p))}, p) }}
+	r = recordEnd{conn: rawC, read: func(p []byte) error {
+		if _, err := bc.readHeader(uint64(len(p))); err != nil {
+			return err
+		}
+		return bc.readPayload(p, int64(len(p)), 0)
+	}}
+	return w, r
+}

@@ -60,6 +60,10 @@ type Options struct {
 	// rung runs with --ompi-only; empty skips the rung, as does a
 	// machine without mpicc (the rung says why).
 	OMPIScript string
+	// GlooScript is scripts/gloo-allreduce/run.sh, which the Gloo rung
+	// runs with --gloo-only under Python (default DefaultPython); empty
+	// skips the rung, as does a Python without torch (the rung says why).
+	GlooScript, Python string
 	// Only, if not empty, names the rungs to run (Rung.Key); the others
 	// are left out.
 	Only []string
@@ -68,6 +72,17 @@ type Options struct {
 	Profile string
 	// Progress, if not nil, receives a line as each rung starts.
 	Progress io.Writer
+}
+
+// DefaultPython is the interpreter of the Gloo rung: where Debian's
+// python3-torch installs.
+const DefaultPython = "/usr/bin/python3"
+
+func (o Options) python() string {
+	if o.Python == "" {
+		return DefaultPython
+	}
+	return o.Python
 }
 
 func (o Options) withDefaults() Options {
@@ -163,6 +178,7 @@ func rungs(o Options) []rungDef {
 		harness("allreduce-eager-loop", "the same, --timing loop", "ompi",
 			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingLoop, Net: eager}),
 		{Rung: Rung{Key: "ompi", Name: "Open MPI allreduce 8 B, 2 ranks, TCP (loop timing)", Below: "tcp"}, cmd: command{Kind: kindOMPI, Bytes: 8, Rounds: o.Iters * 10, Warmup: o.Iters}},
+		{Rung: Rung{Key: "gloo", Name: "PyTorch Gloo allreduce 8 B, 2 ranks, TCP (loop timing)", Below: "tcp"}, cmd: command{Kind: kindGloo, Bytes: 8, Rounds: o.Iters, Warmup: max(o.Iters/10, 5)}},
 
 		bw("tcp-bw", "raw TCP", "", command{Kind: kindTCP}),
 		bw("quic-stream-bw", "raw quic-go, one stream", "tcp-bw", command{Kind: kindQUICStream}),

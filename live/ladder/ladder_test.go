@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"math"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,16 +47,16 @@ func TestLadder(t *testing.T) {
 		t.Fatalf("%d rungs, want %d", len(rep.Rungs), len(Keys()))
 	}
 	for _, g := range rep.Rungs {
-		if g.Key == "ompi" {
+		if g.Key == "ompi" || g.Key == "gloo" {
 			if g.Skipped == "" {
-				t.Errorf("ompi rung without a script was not skipped")
+				t.Errorf("%s rung without a script was not skipped", g.Key)
 			}
 			continue
 		}
 		if g.Skipped != "" || g.Value <= 0 || g.Min <= 0 || g.Samples == 0 {
 			t.Errorf("rung %s: %+v", g.Key, g)
 		}
-		if g.Below != "" && g.Below != "tcp" && g.Below != "ompi" && g.Ratio <= 0 {
+		if g.Below != "" && g.Below != "tcp" && g.Below != "ompi" && g.Below != "gloo" && g.Ratio <= 0 {
 			t.Errorf("rung %s: no ratio to %s", g.Key, g.Below)
 		}
 		if !g.Bandwidth && g.Min > g.Value || g.Bandwidth && g.Min < g.Value {
@@ -85,20 +87,86 @@ func TestLadderUnknownRung(t *testing.T) {
 	}
 }
 
-func TestOMPITime(t *testing.T) {
-	out := `# ompi-allreduce
+const peerTable = `# ompi-allreduce
 #       size         count      type   redop    root     time   algbw   busbw #wrong
            8             2     float     sum      -1    10.91    0.00    0.00       0
      1048576        262144     float     sum      -1   318.11    3.30    3.30       0
+# load average: 0.52 0.60 0.71
 `
-	us, err := ompiTime(out, 8)
-	if err != nil || us != 10.91 {
-		t.Fatalf("ompiTime = %v, %v", us, err)
+
+func TestPeerTime(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		n         int
+		want      float64 // 0: an error
+	}{
+		{"small", peerTable, 8, 10.91},
+		{"large", peerTable, 1 << 20, 318.11},
+		{"missing size", peerTable, 64, 0},
+		{"wrong elements", strings.Replace(peerTable, "0.00       0", "0.00       3", 1), 8, 0},
+		{"time not a number", strings.Replace(peerTable, "10.91", "N/A", 1), 8, 0},
+		{"zero time", strings.Replace(peerTable, "   10.91", "    0.00", 1), 8, 0},
+		{"infinite time", strings.Replace(peerTable, "10.91", "+Inf", 1), 8, 0},
+		{"short line", "8 2 float sum -1 10.91 0.00 0.00\n", 8, 0},
+		{"gloo skip comment", "# reduce_scatter skipped: ProcessGroupGloo does not support reduce_scatter\n", 8, 0},
+	} {
+		us, err := peerTime(tc.out, tc.n)
+		switch {
+		case tc.want == 0 && err == nil:
+			t.Errorf("%s: peerTime = %v, want an error", tc.name, us)
+		case tc.want != 0 && (err != nil || us != tc.want):
+			t.Errorf("%s: peerTime = %v, %v, want %v", tc.name, us, err, tc.want)
+		}
 	}
-	if _, err := ompiTime(out, 64); err == nil {
-		t.Fatal("no error for a missing size")
+}
+
+// FuzzPeerTime: any output gives a positive finite time or an error,
+// never a panic, and a time only from a line of the size asked for.
+func FuzzPeerTime(f *testing.F) {
+	f.Add(peerTable, 8)
+	f.Add(peerTable, 1<<20)
+	f.Add("8 2 float sum -1 1e999 0 0 0", 8)
+	f.Add("8 2 float sum -1 NaN 0 0 0", 8)
+	f.Fuzz(func(t *testing.T, out string, n int) {
+		us, err := peerTime(out, n)
+		if err != nil {
+			return
+		}
+		if !(us > 0) || math.IsInf(us, 0) {
+			t.Fatalf("peerTime = %v without an error", us)
+		}
+		if !strings.Contains(out, strconv.Itoa(n)) {
+			t.Fatalf("time %v for size %d, which the output does not name", us, n)
+		}
+	})
+}
+
+// TestGlooRung runs the Gloo rung through the real script where torch
+// is installed (apt-get install python3-torch).
+func TestGlooRung(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Python processes")
 	}
-	if _, err := ompiTime(strings.Replace(out, "0.00       0", "0.00       3", 1), 8); err == nil {
-		t.Fatal("no error for wrong elements")
+	if exec.Command(DefaultPython, "-c", "import torch.distributed").Run() != nil {
+		t.Skip("no torch for " + DefaultPython)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Options{Only: []string{"tcp", "gloo"}, Rounds: 20, Warmup: 5, Iters: 20, Peer: testPeer,
+		GlooScript: "../../scripts/gloo-allreduce/run.sh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Rungs {
+		if g.Key == "gloo" && (g.Skipped != "" || g.Value <= 0 || g.Ratio <= 0) {
+			t.Errorf("gloo rung: %+v", g)
+		}
+	}
+}
+
+func TestGlooRungNoTorch(t *testing.T) {
+	_, why, err := measureGloo(context.Background(), "../../scripts/gloo-allreduce/run.sh", "/nonexistent/python3", command{Bytes: 8, Rounds: 1})
+	if err != nil || !strings.Contains(why, "python3-torch") {
+		t.Fatalf("measureGloo without torch: %q, %v", why, err)
 	}
 }

@@ -25,6 +25,7 @@ const (
 	kindLink       = "link"        // realnet Send/Recv between two ranks
 	kindHarness    = "harness"     // nexar-live's RunRank on a 2-rank realnet link
 	kindOMPI       = "ompi"        // Open MPI, run by the ladder alone
+	kindGloo       = "gloo"        // PyTorch's Gloo, run by the ladder alone
 )
 
 // command is what the ladder asks the peer to do for one rung.
@@ -93,6 +94,9 @@ func (p *peerConn) read() (reply, error) {
 func (p *peerConn) measure(ctx context.Context, c command, opt Options) ([]float64, string, error) {
 	if c.Kind == kindOMPI {
 		return measureOMPI(ctx, opt.OMPIScript, c)
+	}
+	if c.Kind == kindGloo {
+		return measureGloo(ctx, opt.GlooScript, opt.python(), c)
 	}
 	ctx, cancel := context.WithTimeout(ctx, rungTimeout)
 	defer cancel()

@@ -4,8 +4,8 @@
 # process count, in one run on this machine.
 #
 #   scripts/ompi-allreduce/run.sh [--install] [--np N] [--sizes LIST]
-#                                 [--iters N] [--warmup W] [--out DIR]
-#                                 [-- NEXAR-LIVE-RUN-FLAGS...]
+#                                 [--iters N] [--warmup W] [--pairs N]
+#                                 [--out DIR] [-- NEXAR-LIVE-RUN-FLAGS...]
 #
 # --install   install Open MPI from the distribution's packages first
 #             (apt-get update; apt-get install openmpi-bin libopenmpi-dev)
@@ -14,6 +14,8 @@
 #             (default 8,64,512,4K,32K,256K,2M,16M,64M)
 # --iters N   timed iterations per size (default 20), --warmup W untimed
 #             ones before them (default 5)
+# --pairs N   Open MPI and nexar-live runs, alternating (default 5): the
+#             summary gives per size the median ratio and its range
 # --out DIR   where the logs go (default ompi-peer-out)
 # --ompi-only run Open MPI alone and print its table (nexar-live ladder
 #             runs its rung so)
@@ -23,14 +25,17 @@
 # shared/reference/machine-figures.md; nexar-live runs every allreduce
 # algorithm of the catalogue at the same sizes, with the flags after --
 # (say --trusted-network for plaintext bulk TCP, as Open MPI's TCP is).
-# The table at the end, from 'nexar-live peer', gives per size the busbw
-# of Open MPI, of nexar-live's fastest algorithm there, and their ratio.
+# 'nexar-live peer' gives per pair the busbw of Open MPI, of nexar-live's
+# fastest algorithm there, and their ratio; the summary at the end the
+# median and range over the pairs, with the load average before and
+# after (scripts/peer-common.sh, shared with scripts/gloo-allreduce).
 set -eu
 
 np=4
 sizes=8,64,512,4K,32K,256K,2M,16M,64M
 iters=20
 warmup=5
+pairs=5
 out=ompi-peer-out
 install=0
 ompionly=0
@@ -42,17 +47,18 @@ while [ $# -gt 0 ]; do
 	--sizes) sizes=$2; shift ;;
 	--iters) iters=$2; shift ;;
 	--warmup) warmup=$2; shift ;;
+	--pairs) pairs=$2; shift ;;
 	--out) out=$2; shift ;;
 	--) shift; break ;;
 	*) echo "run.sh: unknown flag $1" >&2; exit 2 ;;
 	esac
 	shift
 done
+case "$pairs" in '' | *[!0-9]* | 0) echo "run.sh: --pairs wants a positive number, got $pairs" >&2; exit 2 ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+. "$here/../peer-common.sh"
 
 if [ "$install" = 1 ]; then
 	apt-get update
@@ -62,19 +68,26 @@ if ! command -v mpicc >/dev/null 2>&1; then
 	echo "run.sh: no mpicc: install Open MPI (run.sh --install, or apt-get install openmpi-bin libopenmpi-dev)" >&2
 	exit 2
 fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
 echo "== building ompi-allreduce" >&2
 mpicc -O2 -o "$out/ompi-allreduce" "$here/allreduce.c"
-if [ "$ompionly" = 1 ]; then
-	echo "== Open MPI, $np processes, TCP loopback" >&2
-	exec mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+ompi() {
+	mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
 		"$out/ompi-allreduce" -l "$sizes" -w "$warmup" -n "$iters"
+}
+if [ "$ompionly" = 1 ]; then
+	echo "== Open MPI, $np processes, TCP loopback; before: $(peer_load)" >&2
+	ompi
+	echo "# $(peer_load)"
+	exit 0
 fi
 echo "== building nexar-live" >&2
 (cd "$root" && go build -o "$out/nexar-live" ./cmd/nexar-live)
 
 # The same sizes for nexar-live, as a scenario of world N.
-bytes=$(echo "$sizes" | sed -e 's/\([0-9][0-9]*\)[kK]/"\1KiB"/g' -e 's/\([0-9][0-9]*\)[mM]/"\1MiB"/g' -e 's/\([0-9][0-9]*\)[gG]/"\1GiB"/g')
+bytes=$(peer_toml_bytes "$sizes")
 cat >"$out/peer.toml" <<TOML
 # Written by scripts/ompi-allreduce/run.sh: the sizes Open MPI ran.
 name = "ompi-peer"
@@ -92,12 +105,13 @@ op = "sum"
 data = "host"
 TOML
 
-echo "== Open MPI, $np processes, TCP loopback" >&2
-mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-	"$out/ompi-allreduce" -l "$sizes" -w "$warmup" -n "$iters" | tee "$out/ompi.log"
-
-echo "== nexar-live, $np processes, QUIC + bulk TCP loopback" >&2
-"$out/nexar-live" run --np "$np" "$out/peer.toml" --out "$out/nexar" --warmup "$warmup" --iters "$iters" --no-compare "$@" | tee "$out/nexar.log"
-
-echo "== busbw per size" >&2
-"$out/nexar-live" peer --name ompi "$out/nexar/results.csv" "$out/ompi.log" | tee "$out/peer.txt"
+nexar=$out/nexar-live
+peer=ompi
+nexarflags="$*"
+run_peer() { ompi >"$1/peer.log"; }
+run_nexar() {
+	# shellcheck disable=SC2086
+	"$nexar" run --np "$np" "$out/peer.toml" --out "$1/nexar" --warmup "$warmup" --iters "$iters" --no-compare $nexarflags
+}
+echo "== Open MPI and nexar-live, $np processes, TCP loopback, $pairs alternating pairs" >&2
+peer_pairs "$pairs" | tee "$out/peer.txt"
