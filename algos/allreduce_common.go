@@ -72,6 +72,30 @@ func newFold(p int) fold {
 	return fold{p: p, p2: p2, e: p - p2}
 }
 
+// Fold is the catalogue's fold of a world of P ranks that is not a power
+// of two onto P2, the largest power of two not above it, as
+// halving_doubling and recursive_doubling fold: the Extra = P - P2 even
+// ranks below 2*Extra fold into the odd rank above them. It is exported
+// for writers of schedules (package schedule) that must place the ranks
+// as the catalogue does, so that a schedule exported from an algorithm
+// runs as the algorithm runs.
+type Fold struct{ f fold }
+
+// NewFold returns the fold of p ranks.
+func NewFold(p int) Fold { return Fold{newFold(p)} }
+
+// P2 is the power of two the world folds onto.
+func (f Fold) P2() int { return f.f.p2 }
+
+// Extra is how many ranks fold into a neighbour (P - P2).
+func (f Fold) Extra() int { return f.f.e }
+
+// VRank returns the virtual rank of r among the P2, or -1 if r folds.
+func (f Fold) VRank(r int) int { return f.f.vrank(r) }
+
+// Rank returns the rank of virtual rank v.
+func (f Fold) Rank(v int) int { return f.f.rank(v) }
+
 // vrank returns the virtual rank of r, or -1 if r is an extra rank.
 func (f fold) vrank(r int) int {
 	switch {

@@ -113,3 +113,20 @@ func ExampleComm_AllReduceCompressed() {
 	// step 1 result [0 24 0 0] residual [4 0 4 2]
 	// step 2 result [32 0 0 0] residual [0 3 6 3]
 }
+
+// The fold of 6 ranks onto 4, as halving_doubling and recursive_doubling
+// place them: ranks 0 and 2 fold into 1 and 3 and take no virtual rank.
+func ExampleFold() {
+	f := algos.NewFold(6)
+	fmt.Println("P2", f.P2(), "extra", f.Extra())
+	var v []int
+	for r := range 6 {
+		v = append(v, f.VRank(r))
+	}
+	fmt.Println(v)
+	fmt.Println("virtual 2 is rank", f.Rank(2))
+	// Output:
+	// P2 4 extra 2
+	// [-1 0 -1 1 2 3]
+	// virtual 2 is rank 4
+}

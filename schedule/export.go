@@ -1,6 +1,10 @@
 package schedule
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nexar-go/nexar-go/algos"
+)
 
 // RingAllgather is the catalogue's ring allgather (algos.AllgatherRing)
 // on p GPUs: rank r copies its input into chunk r of the output, then in
@@ -93,66 +97,35 @@ func PairwiseAlltoall(p int) *Schedule {
 // distances p2/2, ..., 1 of virtual ranks, and the result folds out.
 func RecursiveDoublingAllreduce(p int) *Schedule {
 	b := newBuilder(fmt.Sprintf("recursive_doubling_allreduce_%d", p), "allreduce", p, 1, true)
-	f := newFold(p)
+	f := algos.NewFold(p)
 	for r := range p {
 		g := &b.s.GPUs[r]
 		g.IChunks, g.OChunks = 1, 1
 		if p == 1 {
 			continue
 		}
-		v := f.vrank(r)
+		v := f.VRank(r)
 		if v < 0 {
 			sent := b.step(r, b.tb(r, r+1, -1, 0), Send, 'i', 0, 'i', 0, 1, noDep)
 			b.step(r, b.tb(r, -1, r+1, 0), Recv, 'i', 0, 'i', 0, 1, sent)
 			continue
 		}
 		last := noDep
-		if r < 2*f.e {
+		if r < 2*f.Extra() {
 			last = b.step(r, b.tb(r, -1, r-1, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, noDep)
 		}
-		for d := f.p2 / 2; d >= 1; d /= 2 {
+		for d := f.P2() / 2; d >= 1; d /= 2 {
 			// The reduction waits for the round's send too, as the
 			// catalogue's SendRecv waits for both before it reduces.
-			peer := f.rank(v ^ d)
+			peer := f.Rank(v ^ d)
 			sent := b.step(r, b.tb(r, peer, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
 			last = b.step(r, b.tb(r, -1, peer, 0), RecvReduceCopy, 'i', 0, 'i', 0, 1, sent)
 		}
-		if r < 2*f.e {
+		if r < 2*f.Extra() {
 			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, 1, last)
 		}
 	}
 	return b.done()
-}
-
-// fold is the catalogue's fold of a world that is not a power of two into
-// one of p2 ranks: the e = p - p2 even ranks below 2e fold into the next.
-type fold struct{ p, p2, e int }
-
-func newFold(p int) fold {
-	p2 := 1
-	for p2*2 <= p {
-		p2 *= 2
-	}
-	return fold{p, p2, p - p2}
-}
-
-// vrank is r's virtual rank among the p2, -1 for a rank that folds.
-func (f fold) vrank(r int) int {
-	switch {
-	case r >= 2*f.e:
-		return r - f.e
-	case r%2 == 1:
-		return r / 2
-	}
-	return -1
-}
-
-// rank is the rank of virtual rank v.
-func (f fold) rank(v int) int {
-	if v < f.e {
-		return 2*v + 1
-	}
-	return v + f.e
 }
 
 // HalvingDoublingAllreduce is the catalogue's halving_doubling allreduce
@@ -169,30 +142,30 @@ func (f fold) rank(v int) int {
 // algos.HalvingDoublingAllreduce): at p = 5, one element, 35us against
 // the catalogue's 30us with a 5us latency.
 func HalvingDoublingAllreduce(p int) *Schedule {
-	f := newFold(p)
-	b := newBuilder(fmt.Sprintf("halving_doubling_allreduce_%d", p), "allreduce", p, f.p2, true)
+	f := algos.NewFold(p)
+	b := newBuilder(fmt.Sprintf("halving_doubling_allreduce_%d", p), "allreduce", p, f.P2(), true)
 	for r := range p {
 		g := &b.s.GPUs[r]
-		g.IChunks, g.OChunks = f.p2, f.p2
+		g.IChunks, g.OChunks = f.P2(), f.P2()
 		if p == 1 {
 			continue
 		}
-		v := f.vrank(r)
+		v := f.VRank(r)
 		if v < 0 {
-			sent := b.step(r, b.tb(r, r+1, -1, 0), Send, 'i', 0, 'i', 0, f.p2, noDep)
-			b.step(r, b.tb(r, -1, r+1, 0), Recv, 'i', 0, 'i', 0, f.p2, sent)
+			sent := b.step(r, b.tb(r, r+1, -1, 0), Send, 'i', 0, 'i', 0, f.P2(), noDep)
+			b.step(r, b.tb(r, -1, r+1, 0), Recv, 'i', 0, 'i', 0, f.P2(), sent)
 			continue
 		}
 		last := noDep
-		if r < 2*f.e {
-			last = b.step(r, b.tb(r, -1, r-1, 0), RecvReduceCopy, 'i', 0, 'i', 0, f.p2, noDep)
+		if r < 2*f.Extra() {
+			last = b.step(r, b.tb(r, -1, r-1, 0), RecvReduceCopy, 'i', 0, 'i', 0, f.P2(), noDep)
 		}
 		sendTB, recvTB := map[int]int{}, map[int]int{}
 		type rng struct{ off, n int }
 		var kept []rng
-		cur := rng{0, f.p2}
-		for d := f.p2 / 2; d >= 1; d /= 2 {
-			peer := f.rank(v ^ d)
+		cur := rng{0, f.P2()}
+		for d := f.P2() / 2; d >= 1; d /= 2 {
+			peer := f.Rank(v ^ d)
 			sendTB[peer], recvTB[peer] = b.tb(r, peer, -1, 0), b.tb(r, -1, peer, 0)
 			lo, hi := rng{cur.off, cur.n / 2}, rng{cur.off + cur.n/2, cur.n / 2}
 			keep, give := lo, hi
@@ -205,8 +178,8 @@ func HalvingDoublingAllreduce(p int) *Schedule {
 			cur = keep
 		}
 		for i, d := len(kept)-1, 1; i >= 0; i, d = i-1, d*2 {
-			peer := f.rank(v ^ d)
-			mine, parent := kept[i], rng{0, f.p2}
+			peer := f.Rank(v ^ d)
+			mine, parent := kept[i], rng{0, f.P2()}
 			if i > 0 {
 				parent = kept[i-1]
 			}
@@ -217,8 +190,8 @@ func HalvingDoublingAllreduce(p int) *Schedule {
 			sent := b.step(r, sendTB[peer], Send, 'i', mine.off, 'i', mine.off, mine.n, last)
 			last = b.step(r, recvTB[peer], Recv, 'i', theirs.off, 'i', theirs.off, theirs.n, sent)
 		}
-		if r < 2*f.e {
-			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, f.p2, last)
+		if r < 2*f.Extra() {
+			b.step(r, b.tb(r, r-1, -1, 0), Send, 'i', 0, 'i', 0, f.P2(), last)
 		}
 	}
 	return b.done()
