@@ -33,7 +33,7 @@
 //
 //	[[sweep]]
 //	collective = "allreduce"
-//	algorithms = ["ring", "pipelined_ring", "auto"]  # "msccl:ring.xml": an MSCCL schedule (relative to this file; package schedule), run as msccl_ring; "teccl:sol.json": a TE-CCL solution, as teccl_sol; "mscclpp:plan.json": an MSCCL++ plan, as mscclpp_plan
+//	algorithms = ["ring", "pipelined_ring", "auto"]  # "msccl:ring.xml": an MSCCL schedule (relative to this file; package schedule), run as msccl_ring; "teccl:sol.json": a TE-CCL solution, as teccl_sol; "mscclpp:plan.json": an MSCCL++ plan, as mscclpp_plan; "synth_tree": spanning trees packed for the flow model's topology (package schedule/synth; see SynthTree)
 //	world = [2, 3, 8, "16..64 x2"]
 //	bytes = [0, 1024, "8MiB", "1KiB..1GiB x4"]
 //	dtype = ["f32", "bf16"]       # one or a list; default f32

@@ -45,6 +45,8 @@ type builtModel struct {
 	linkBandwidth float64
 	// topology is the flow model's topology, nil on other models.
 	topology sim.TopologySpec
+	// placement is the flow model's placement key ("linear", ...).
+	placement string
 	// withThresholds, on a model of realnet's transport, builds the
 	// model again with other thresholds; nil on other models.
 	withThresholds func(algos.Thresholds) *builtModel
@@ -260,7 +262,7 @@ func buildFlow(t, _ *table) *builtModel {
 	}
 	// 0 slots mean 1 to sim.Flow; -1 is unlimited.
 	f := sim.Flow{Topology: topo, ReduceBandwidth: rbw, SendSlots: int(sendSlots), RecvSlots: int(recvSlots), Sharing: sharing}
-	b := &builtModel{linkBandwidth: linkBW, random: place == "random", topology: topo}
+	b := &builtModel{linkBandwidth: linkBW, random: place == "random", topology: topo, placement: place}
 	b.seeded = func(seed uint64) sim.Model {
 		var m sim.Model = f
 		if place != "linear" {

@@ -433,6 +433,7 @@ func (c *checker) network(t *table, top *table) Network {
 	faults, random, ok := c.faultList, c.faultRandom, c.faultsOK
 	if m != nil && ok && meshOK {
 		n.Random, n.LinkBandwidth, n.Topology = m.random || random, m.linkBandwidth, m.topology
+		c.synthTopo, c.synthWhy = synthTopology(name, m, faults)
 		// decorate puts the mesh's relays and the faults on a model.
 		decorate := func(seeded func(uint64) sim.Model) func(uint64) sim.Model {
 			if meshSpec.Kind != mesh.Full {
@@ -471,6 +472,9 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 	worlds, worldOK := t.list("world", `world sizes: [2, 8, "16..64 x2"]`, worldElem)
 	for _, w := range worlds {
 		sw.World = append(sw.World, int(w))
+	}
+	if worldOK {
+		c.prepareSynth(t, sw)
 	}
 	sizes, _ := t.list("bytes", `message sizes in bytes: [0, 1024, "8MiB"] or "1KiB..1GiB x2"`, sizeElem)
 	for _, b := range sizes {
@@ -547,6 +551,12 @@ func sweepAlgorithms(t *table, sw *Sweep) {
 	seen := map[string]string{} // the name each algorithm was listed by
 	for _, name := range algNames {
 		a, err := sw.Collective.Algorithm(name)
+		if name == SynthTree {
+			if a, err = t.c.synthAlgorithm(sw.Collective.Name); err != nil {
+				t.errorf(key, "%v", err)
+				continue
+			}
+		}
 		if format, file, ok := strings.Cut(name, ":"); ok && slices.Contains(schedule.Formats, format) {
 			a, err = t.c.schedule(format, file, sw.Collective.Name)
 			if err != nil {

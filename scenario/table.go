@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
-
+	"github.com/nexar-go/nexar-go/schedule/synth"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -52,6 +52,13 @@ type checker struct {
 	defaultPolicyOK bool
 	// worldsOK are the world sizes the network was checked for.
 	worldsOK map[int]bool
+	// synthTopo is what a sweep's synth_tree packs its trees on (the
+	// flow model's topology less the links failed from the start), nil
+	// with synthWhy saying why there is none; synth is its synthesizer,
+	// made at the first sweep that names synth_tree.
+	synthTopo sim.TopologySpec
+	synthWhy  string
+	synth     *synth.Synth
 }
 
 // errorf records a problem with the key at path, on its line.

@@ -27,7 +27,9 @@
 // broadcast trees, a reduce-scatter up every rank's allgather trees.
 // Synth makes them algorithms over the Link (broadcast, allgather,
 // allreduce, reduce, reduce_scatter; Register names them, for example
-// "synth_tree"), pipelined in segments; AllgatherSchedule writes the
+// "synth_tree"), pipelined in segments, and Algorithm gives any one of
+// them for a synthesizer of a topology (WithFailed: less failed links),
+// as a scenario's sweep naming "synth_tree" does; AllgatherSchedule writes the
 // allgather as an MSCCL schedule that package schedule runs. All are
 // checked with real data against algotest's references.
 //

@@ -52,3 +52,25 @@ func Example() {
 	// 4 trees, 100 GB/s of a 100 GB/s bound
 	// broadcast of 64 MiB: 896 us
 }
+
+// A synthesizer of a torus with link r1.0-r2.0 failed: the allreduce its
+// trees make, packed for 16 ranks (what a scenario's "synth_tree" does
+// with the scenario's topology and its links that fail at 0).
+func ExampleWithFailed() {
+	torus := sim.Torus{Dims: []int{4, 4}, Link: sim.LinkParams{Bandwidth: 25e9, Latency: sim.Microsecond}}
+	s := synth.NewSynth(synth.WithFailed(torus, "r1.0<->r2.0"))
+	a, err := s.Algorithm("allreduce", "synth_tree")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Prepare("allreduce", 16); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = s.Algorithm("alltoall", "synth_tree")
+	fmt.Printf("%s (%s)\n%v\n", a.Name, a.Family, err)
+	// Output:
+	// synth_tree (synth)
+	// no synthesized alltoall: the trees make broadcast, allgather, allreduce, reduce, reduce_scatter
+}
