@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -517,8 +518,41 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 	if worldOK {
 		checkSweepWorlds(t, sw, rootOK)
 	}
+	if worldOK && dtypeOK {
+		checkScheduleSizes(t, sw)
+	}
 	t.finish()
 	return sw
+}
+
+// checkScheduleSizes checks every swept size against the schedules the
+// sweep names (minBytes and maxBytes, counts that cut into the schedule's
+// chunks), so that a size a schedule cannot run is refused at validate,
+// not when its point runs.
+func checkScheduleSizes(t *table, sw *Sweep) {
+	for _, a := range sw.Algorithms {
+		s, ok := schedule.Of(a)
+		if !ok || sw.Collective == nil || sw.Collective.Layout == nil {
+			continue
+		}
+		var bad []string
+		var first error
+		for _, dt := range sw.DTypes {
+			for _, b := range sw.Bytes {
+				send, recv, _ := sw.Collective.Layout(b/dt.Size(), s.NGPUs)
+				if err := s.Fits(send, recv, dt.Size()); err != nil {
+					bad = append(bad, fmt.Sprintf("%d (%s)", b, dt))
+					first = cmp.Or(first, err)
+				}
+			}
+		}
+		if len(bad) > 0 {
+			if len(bad) > 5 {
+				bad = append(bad[:5], fmt.Sprintf("and %d more", len(bad)-5))
+			}
+			t.errorf(joinPath(t.path, "bytes"), "%s: algorithm %q cannot run these sizes: %v", strings.Join(bad, ", "), a.Name, first)
+		}
+	}
 }
 
 // sweepCollective reads a sweep's collective, which its other keys (the

@@ -31,18 +31,10 @@ func (s *Schedule) Run(ctx context.Context, l algos.Link, c algos.Call) error {
 	if err != nil || total == 0 {
 		return err
 	}
-	if nb := int64(total * es); nb < s.MinBytes || (s.MaxBytes > 0 && nb > s.MaxBytes) {
-		return fmt.Errorf("%s: a buffer of %d bytes, outside the schedule's minBytes %d to maxBytes %d", s.File, nb, s.MinBytes, s.MaxBytes)
-	}
-	if total%s.NChunksPerLoop != 0 && s.multiplier() != 1 {
-		return fmt.Errorf("%s: %d elements do not cut into nchunksperloop %d chunks: %s runs at counts that divide evenly", s.File, total, s.NChunksPerLoop, s.Coll)
+	if err := s.Fits(total, total, es); err != nil {
+		return err
 	}
 	r.y = layout{total, s.NChunksPerLoop}
-	if total%s.NChunksPerLoop != 0 {
-		if err := s.checkSizes(r.y); err != nil {
-			return err
-		}
-	}
 	if err := r.fit(); err != nil {
 		return err
 	}

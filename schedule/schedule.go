@@ -148,3 +148,30 @@ func (s *Schedule) multiplier() int {
 }
 
 func (s *Schedule) where(line int) string { return fmt.Sprintf("%s:%d", s.File, line) }
+
+// Fits reports whether a call with send and recv elements per rank (the
+// collective's algos.Collective.Layout of a swept size) of es bytes each
+// runs this schedule: its whole buffer within minBytes and maxBytes, and
+// cut into nchunksperloop chunks where the collective needs it. The
+// scenario asks it for every swept size at validate, so that a sweep the
+// schedule cannot run is refused, naming why, before any point runs; Run
+// checks the same at run time.
+func (s *Schedule) Fits(send, recv, es int) error {
+	total := recv
+	if s.Coll == "reducescatter" {
+		total = send
+	}
+	if total == 0 {
+		return nil
+	}
+	if nb := int64(total * es); nb < s.MinBytes || (s.MaxBytes > 0 && nb > s.MaxBytes) {
+		return fmt.Errorf("%s: a buffer of %d bytes, outside the schedule's minBytes %d to maxBytes %d", s.File, nb, s.MinBytes, s.MaxBytes)
+	}
+	if total%s.NChunksPerLoop == 0 {
+		return nil
+	}
+	if s.multiplier() != 1 {
+		return fmt.Errorf("%s: %d elements do not cut into nchunksperloop %d chunks: %s runs at counts that divide evenly", s.File, total, s.NChunksPerLoop, s.Coll)
+	}
+	return s.checkSizes(layout{total, s.NChunksPerLoop})
+}
