@@ -251,22 +251,34 @@ func shares(n int, trees []Tree) []int {
 	return parts
 }
 
+// children returns the devices that receive from r in the tree.
+func (tr Tree) children(r int) []int {
+	var kids []int
+	for d, par := range tr.Parent {
+		if par == r {
+			kids = append(kids, d)
+		}
+	}
+	return kids
+}
+
+// segments is how many segments a buffer of n bytes moves in down or up a
+// tree: segments of seg bytes, at least one and at most maxSegments.
+func segments(n, seg int) int {
+	return min(maxSegments, max(1, (n+seg-1)/max(seg, 1)))
+}
+
 // runTree moves buf down one tree: each segment received from the parent
 // (but at the root) and sent on to every child once the previous segment
 // has left, so that the segments flow down the tree as a pipeline.
 func runTree(ctx context.Context, l algos.Link, tr Tree, buf device.Buffer, seg, es int, tag algos.Tag) error {
 	me := l.Rank()
-	var kids []int
-	for d, par := range tr.Parent {
-		if par == me {
-			kids = append(kids, d)
-		}
-	}
+	kids := tr.children(me)
 	n := buf.Len() / es
 	if n == 0 {
 		return nil
 	}
-	k := min(maxSegments, max(1, (buf.Len()+seg-1)/max(seg, 1)))
+	k := segments(buf.Len(), seg)
 	var reqs []algos.Request
 	for s := range k {
 		lo, hi := n*s/k, n*(s+1)/k

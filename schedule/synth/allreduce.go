@@ -40,17 +40,12 @@ func (s *Synth) Allreduce(name string) *algos.Algorithm {
 // parent once its previous segment has left.
 func reduceUp(ctx context.Context, l algos.Link, tr Tree, buf device.Buffer, seg int, dt device.DType, op device.Op, tag algos.Tag) error {
 	me, es := l.Rank(), dt.Size()
-	var kids []int
-	for d, par := range tr.Parent {
-		if par == me {
-			kids = append(kids, d)
-		}
-	}
+	kids := tr.children(me)
 	n := buf.Len() / es
 	if n == 0 {
 		return nil
 	}
-	k := min(maxSegments, max(1, (buf.Len()+seg-1)/max(seg, 1)))
+	k := segments(buf.Len(), seg)
 	var tmp []device.Buffer
 	for range kids {
 		tmp = append(tmp, l.Alloc((n/k+1)*es))
