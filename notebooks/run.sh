@@ -45,21 +45,8 @@ for p in "${packages[@]}"; do
 	fi
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	echo "== installing ${missing[*]} (apt-get)"
-	sudo=()
-	if [ "$(id -u)" -ne 0 ]; then
-		if ! command -v sudo >/dev/null; then
-			echo "notebooks/run.sh: ${missing[*]} missing, and neither root nor sudo to install them" >&2
-			exit 2
-		fi
-		sudo=(sudo)
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	"${sudo[@]}" apt-get update -qq
-	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
-		echo "notebooks/run.sh: apt-get could not install ${missing[*]}" >&2
-		exit 2
-	}
+	. scripts/apt-install.sh
+	apt_install notebooks/run.sh "${missing[@]}"
 fi
 if ! "$py" -c 'import tomllib, nbclient, ipykernel, pandas, matplotlib' 2>/dev/null; then
 	echo "notebooks/run.sh: $py lacks tomllib (Python 3.11 or later), nbclient, ipykernel, pandas or matplotlib" >&2

@@ -33,21 +33,8 @@ done
 
 chromium=/usr/bin/chromium
 if [ ! -x "$chromium" ]; then
-	echo "== installing chromium (apt-get)"
-	sudo=()
-	if [ "$(id -u)" -ne 0 ]; then
-		if ! command -v sudo >/dev/null; then
-			echo "scripts/report-check/run.sh: chromium missing, and neither root nor sudo to install it" >&2
-			exit 2
-		fi
-		sudo=(sudo)
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	"${sudo[@]}" apt-get update -qq
-	"${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null || {
-		echo "scripts/report-check/run.sh: apt-get could not install chromium" >&2
-		exit 2
-	}
+	. scripts/apt-install.sh
+	apt_install scripts/report-check/run.sh chromium
 fi
 
 tmp=$(mktemp -d)
