@@ -118,33 +118,51 @@ func symmetricProgram(progs *programs, world int, g symGroup) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	// same caches the programs whose normalised form does not depend on
-	// the rank and equals rank 0's.
-	same := map[*program]bool{}
+	// same caches the programs found equal to rank 0's, with the bits of
+	// the rank their normalised form depends on (see normalise).
+	same := map[symSeen]bool{}
+	masks := map[*program]int{}
 	var buf []byte
 	for r := 1; r < world; r++ {
 		p := progs.ranks[r]
-		if same[p] {
+		if m, ok := masks[p]; ok && same[symSeen{p, r & m}] {
 			continue
 		}
-		var dependent bool
-		buf, dependent, ok = normalise(progs, p, r, world, g, buf[:0])
+		var dep depends
+		buf, dep, ok = normalise(progs, p, r, world, g, buf[:0])
 		if !ok || string(buf) != string(ref) {
 			return "", false
 		}
-		if !dependent {
-			same[p] = true
+		if !dep.all {
+			masks[p] = dep.bits
+			same[symSeen{p, r & dep.bits}] = true
 		}
 	}
 	return string(ref), true
 }
 
+// symSeen is a program and the bits of a rank that its normalised form
+// depends on.
+type symSeen struct {
+	p    *program
+	bits int
+}
+
+// depends is what of the rank a normalised program depends on: under
+// the cyclic group, a peer written as rank XOR 2^b becomes +2^b or -2^b
+// as bit b of the rank is 0 or 1, and bits collects those bits; under
+// the xor group a peer written as a difference depends on the whole rank
+// (all).
+type depends struct {
+	all  bool
+	bits int
+}
+
 // normalise appends to out program p of rank r with every peer written
-// relative to r under g, and every tag absolute; dependent says whether
-// the result depends on r (a peer written in the other group's way). It
-// fails on a switch operation.
-func normalise(progs *programs, p *program, r, world int, g symGroup, out []byte) ([]byte, bool, bool) {
-	dependent := false
+// relative to r under g, and every tag absolute, and says what of r the
+// result depends on. It fails on a switch operation.
+func normalise(progs *programs, p *program, r, world int, g symGroup, out []byte) ([]byte, depends, bool) {
+	var dep depends
 	for _, id := range p.chunks {
 		code := progs.chunks[id]
 		var tag algos.Tag
@@ -164,10 +182,12 @@ func normalise(progs *programs, p *program, r, world int, g symGroup, out []byte
 				var rel int
 				if g == symXor {
 					rel = peer ^ r
-					dependent = dependent || (op&opXorPeer == 0 && peer != r)
+					dep.all = dep.all || (op&opXorPeer == 0 && peer != r)
 				} else {
 					rel = ((peer-r)%world + world) % world
-					dependent = dependent || op&opXorPeer != 0
+					if op&opXorPeer != 0 {
+						dep.bits |= 1 << pv
+					}
 				}
 				tag += algos.Tag(unzigzag(dt))
 				out = append(out, kind)
@@ -187,11 +207,11 @@ func normalise(progs *programs, p *program, r, world int, g symGroup, out []byte
 				out = append(out, kind)
 				out, i = append(out, code[i:j]...), j
 			default:
-				return out, dependent, false
+				return out, dep, false
 			}
 		}
 	}
-	return out, dependent, true
+	return out, dep, true
 }
 
 // skipUvarints returns where the n uvarints at s[i:] end.

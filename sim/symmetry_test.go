@@ -26,8 +26,16 @@ var updateSymmetry = flag.Bool("sim.update-symmetry", false, "rewrite testdata/s
 
 const symmetryGolden = "testdata/symmetry_golden.txt"
 
+// symmetryModels are the models the shortcut is checked on: the worked
+// example, and one with messages of no time (no latency, empty messages)
+// and free reductions, where many events share an instant.
+var symmetryModels = []struct {
+	name  string
+	model sim.Model
+}{{"worked", worked}, {"no-latency", sim.AlphaBeta{Bandwidth: 1e9}}}
+
 // symmetryCases calls fn with every checked run.
-func symmetryCases(fn func(name string, p int, body sim.Body)) {
+func symmetryCases(fn func(name string, model sim.Model, p int, body sim.Body)) {
 	for _, cname := range algos.CollectiveNames() {
 		c, err := algos.Lookup(cname)
 		if err != nil {
@@ -47,7 +55,9 @@ func symmetryCases(fn func(name string, p int, body sim.Body)) {
 						}
 						return a.Run(ctx, l, call)
 					}
-					fn(fmt.Sprintf("%s/%s/p=%d/count=%d", cname, a.Name, p, count), p, body)
+					for _, m := range symmetryModels {
+						fn(fmt.Sprintf("%s/%s/%s/p=%d/count=%d", cname, a.Name, m.name, p, count), m.model, p, body)
+					}
 				}
 			}
 		}
@@ -63,9 +73,9 @@ func TestSymmetryExact(t *testing.T) {
 	var b bytes.Buffer
 	b.WriteString("# name group end: see symmetry_test.go (group - : run in full)\n")
 	taken := 0
-	symmetryCases(func(name string, p int, body sim.Body) {
-		full, ferr := sim.Run(sim.Config{World: p, Model: worked, Replay: true}, body)
-		short, serr := sim.Run(sim.Config{World: p, Model: worked, Replay: true, Symmetry: sim.SymmetryAuto}, body)
+	symmetryCases(func(name string, model sim.Model, p int, body sim.Body) {
+		full, ferr := sim.Run(sim.Config{World: p, Model: model, Replay: true}, body)
+		short, serr := sim.Run(sim.Config{World: p, Model: model, Replay: true, Symmetry: sim.SymmetryAuto}, body)
 		if (ferr == nil) != (serr == nil) || (ferr != nil && ferr.Error() != serr.Error()) {
 			t.Errorf("%s: errors differ: full %v, shortcut %v", name, ferr, serr)
 			return
