@@ -3,6 +3,7 @@ package sim
 import (
 	"container/heap"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/nexar-go/nexar-go/algos"
 )
@@ -56,6 +57,25 @@ const (
 	SymmetryAuto
 )
 
+var symmetryNames = []string{"off", "auto"}
+
+func (s Symmetry) String() string {
+	if int(s) < len(symmetryNames) {
+		return symmetryNames[s]
+	}
+	return fmt.Sprintf("symmetry(%d)", uint8(s))
+}
+
+// ParseSymmetry returns the Symmetry named s ("off" or "auto").
+func ParseSymmetry(s string) (Symmetry, error) {
+	for i, n := range symmetryNames {
+		if n == s {
+			return Symmetry(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown symmetry %q (want off or auto)", s)
+}
+
 // symGroup is a group acting on the ranks.
 type symGroup uint8
 
@@ -101,6 +121,9 @@ func runSymmetric(cfg Config, progs *programs) (*Result, bool) {
 			Events: n * s.events, Replayed: true, SymmetryGroup: g.String()}
 		for i := range res.Finish {
 			res.Finish[i] = s.finish
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Recorded: cfg.World, Now: s.now, Messages: res.Messages, Events: res.Events})
 		}
 		return res, true
 	}
