@@ -47,6 +47,7 @@ bytes = [0, 1024, "8MiB", "1KiB..1GiB x4"]   # per rank, as nccl-tests counts
 dtype = "f32"                   # default f32, or a list: f16 bf16 f32 f64 i8..i64 u8..u64
 op = "sum"                      # default sum: sum prod min max
 data = "phantom"                # default; "host" moves real bytes and checks them
+symmetry = "auto"               # default: simulate one rank for all where proved exact; "off"
 params = { segment = ["512KiB", "2MiB"] }   # algorithm parameters, one value or a list:
                                 # pipelined_ring runs as pipelined_ring(segment=512KiB)
                                 # and pipelined_ring(segment=2MiB)

@@ -507,7 +507,29 @@ func (r *runner) runPoints() error {
 	if err != nil && r.ctx.Err() != nil {
 		return interruption(fmt.Sprintf("interrupted after %d of %d points; run again with --resume to continue", len(r.rows), len(r.mine)))
 	}
+	if line := symmetryLine(r.rows[r.done0:]); err == nil && line != "" {
+		r.prog.line("%s", line)
+	}
 	return err
+}
+
+// symmetryLine says how many of rows were simulated as one rank for all
+// (sweep.Row.Symmetry), by group; "" if none.
+func symmetryLine(rows []sweep.Row) string {
+	var cyclic, xor int
+	for _, row := range rows {
+		switch row.Symmetry {
+		case "cyclic":
+			cyclic++
+		case "xor":
+			xor++
+		}
+	}
+	if cyclic+xor == 0 {
+		return ""
+	}
+	return fmt.Sprintf("nexar-sim: %d of %d point(s) simulated one rank for all, which the simulator proved exact (groups: cyclic %d, xor %d); symmetry = \"off\" in a sweep runs every rank",
+		cyclic+xor, len(rows), cyclic, xor)
 }
 
 // interruptedWriting is the end of a run that a signal came to after its

@@ -39,6 +39,7 @@
 //	dtype = ["f32", "bf16"]       # one or a list; default f32
 //	op = "sum"                    # default sum
 //	data = "phantom"              # default; or "host": move and check real data
+//	symmetry = "auto"             # default: one rank for all where proved exact; or "off"
 //	params = { segment = ["512KiB", "2MiB"] }  # one value or a list each
 //	repeat = 5                    # runs per point, seeds seed..seed+4: median and spread
 //	tuning = "other.toml"         # this sweep's auto table, instead of the file's

@@ -223,6 +223,10 @@ type Sweep struct {
 	// collectives use it.
 	Op   device.Op
 	Data Data
+	// Symmetry lets phantom runs simulate one rank for all where the
+	// simulator proves that the others repeat it, exactly (key
+	// "symmetry": "auto", the default, or "off"; sim.Config.Symmetry).
+	Symmetry sim.Symmetry
 	// Root is the root rank of rooted collectives (default 0).
 	Root int
 	// Params are the values of each algorithm parameter the sweep sets, by
@@ -495,6 +499,13 @@ func (c *checker) sweep(t *table, index int) *Sweep {
 			t.errorf(key("data"), "%v", err)
 		}
 		sw.Data = d
+	}
+	if s, ok := t.str("symmetry", false, "auto", `"auto" or "off"`); ok {
+		y, err := sim.ParseSymmetry(s)
+		if err != nil {
+			t.errorf(key("symmetry"), "%v", err)
+		}
+		sw.Symmetry = y
 	}
 	root, rootOK := t.integer("root", 0, 0, MaxWorld-1)
 	sw.Root = int(root)

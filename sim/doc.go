@@ -149,6 +149,15 @@
 //
 //	go test ./sim -run '^$' -bench 'Scale' -benchtime 1x -sim.big
 //
+// A replayed run may go further ([Config.Symmetry]): where the programs
+// prove that every rank does what rank 0 does, moved by the cyclic group
+// (rings, Bruck, pairwise exchanges) or the xor group (recursive doubling,
+// halving-doubling), and the model is plain [AlphaBeta], rank 0 alone is
+// simulated and the account scaled ([Result.SymmetryGroup] says so); a
+// test holds every such shortcut on the catalogue to the full run's
+// result, exactly. Rooted collectives, uneven chunks and other models run
+// in full.
+//
 // [Config.Context] stops a run within milliseconds, [Config.Progress]
 // reports how far it is, and [EstimateRun] says what a run will cost
 // (messages, events, memory) before it runs.

@@ -54,6 +54,9 @@ type Config struct {
 	// is called from one goroutine at a time, not always Run's, and must
 	// be quick; it cannot change the run.
 	Progress func(Progress)
+	// Symmetry, with Replay, lets the engine simulate one rank for all
+	// where it proves that the others repeat it (see Symmetry).
+	Symmetry Symmetry
 }
 
 // Progress says how far a run is.
@@ -93,6 +96,9 @@ type Result struct {
 	// Config.Replay) rather than run as coroutines; nothing else in the
 	// result depends on it.
 	Replayed bool
+	// SymmetryGroup names the group ("cyclic", "xor") under which one
+	// rank was simulated for all (Config.Symmetry), "" for a full run.
+	SymmetryGroup string
 }
 
 // Engine runs one simulation. Models use it to read the clock, schedule
@@ -409,6 +415,9 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 			return nil, false, nil
 		}
 		return nil, true, err
+	}
+	if res, ok := runSymmetric(cfg, progs); ok {
+		return res, true, nil
 	}
 	c := cfg
 	c.Observer = nil

@@ -65,6 +65,7 @@ collective = "allreduce"
 algorithms = ["ring"]
 world = [2, 1024]
 bytes = ["64MiB"]
+symmetry = "off"
 `)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)

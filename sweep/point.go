@@ -37,6 +37,9 @@ type Point struct {
 	// Params are the parameters the algorithm reads.
 	Params map[string]int
 	Data   scenario.Data
+	// Symmetry lets a phantom run simulate one rank for all where the
+	// simulator proves the others repeat it (sim.Config.Symmetry).
+	Symmetry sim.Symmetry
 	// Seed seeds the first run; repeat k runs with Seed + k.
 	Seed uint64
 	// Repeat is how many runs the point takes (0 counts as 1).
@@ -179,7 +182,7 @@ func Plan(s *scenario.Scenario) ([]Point, error) {
 						p := Point{
 							Index: len(points), Sweep: sw.Index, Collective: sw.Collective, Algorithm: v.Algorithm, Name: v.Name,
 							World: w, Bytes: b, DType: dt, Op: sw.Op, Root: sw.Root,
-							Params: v.Params, Data: sw.Data, Seed: s.Seed, Repeat: sw.Repeat,
+							Params: v.Params, Data: sw.Data, Symmetry: sw.Symmetry, Seed: s.Seed, Repeat: sw.Repeat,
 							Network: &s.Network, Tuning: sw.Tuning,
 						}
 						if p.Data == scenario.Host && !tooBig && p.hostBytes() > MaxHostBytes {

@@ -34,6 +34,10 @@ type Row struct {
 	// the scenario's ranks joined; nil for every other point. The row's
 	// World is the grown world's.
 	Join *sim.Grown
+	// Symmetry names the group under which the point's run simulated one
+	// rank for all (sim.Result.SymmetryGroup), "" for a full run. It is
+	// not written to results.csv: the times are the full run's.
+	Symmetry string
 }
 
 // Key identifies a row's point for lookups: collective, algorithm
@@ -154,7 +158,8 @@ type worldChange struct {
 // row reports (see sim.Shrunk.Result, sim.Grown.Result).
 func runOnce(p Point, seed uint64, obs sim.Observer, ctx context.Context, progress func(sim.Progress)) (*sim.Result, worldChange, error) {
 	host := p.Data == scenario.Host
-	cfg := sim.Config{World: p.World, Model: p.Model(seed), Machine: p.Machine(), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress}
+	cfg := sim.Config{World: p.World, Model: p.Model(seed), Machine: p.Machine(), HostData: host, Observer: obs, Replay: !host, Context: ctx, Progress: progress,
+		Symmetry: p.Symmetry}
 	body, err := p.body(seed)
 	if err != nil {
 		return nil, worldChange{}, err
@@ -241,6 +246,7 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 	times := make([]float64, n)
 	var messages int64
 	var change worldChange
+	var group string
 	for k := range n {
 		seed := p.Seed + uint64(k)
 		var progress func(sim.Progress)
@@ -256,7 +262,7 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 		}
 		times[k] = res.End.Seconds()
 		if k == 0 {
-			messages, change = res.Messages, ch
+			messages, change, group = res.Messages, ch, res.SymmetryGroup
 		}
 	}
 	q := p
@@ -265,7 +271,7 @@ func RunPointWith(p Point, o RunOptions) (Row, error) {
 		q.World = len(change.shrunk.Result.Finish)
 	}
 	row := NewRow(q, times, messages)
-	row.Recovery, row.Join = change.shrunk, change.grown
+	row.Recovery, row.Join, row.Symmetry = change.shrunk, change.grown, group
 	return row, nil
 }
 

@@ -140,7 +140,7 @@ bytes = ["8MiB"]
 		t.Errorf("row %+v, want algbw %g, busbw %g", row, algbw, algbw*2*7/8)
 	}
 	want := sweep.Row{Row: results.Row{Collective: "allreduce", Algorithm: "ring", World: 8, Bytes: 8 << 20, DType: "f32", Time: row.Time, AlgBW: algbw, BusBW: row.BusBW,
-		Op: "sum", Repeats: 1, TimeMin: row.Time, TimeMax: row.Time, Messages: 2 * 7 * 8}}
+		Op: "sum", Repeats: 1, TimeMin: row.Time, TimeMax: row.Time, Messages: 2 * 7 * 8}, Symmetry: "cyclic"}
 	if row != want {
 		t.Errorf("row %+v, want %+v", row, want)
 	}
