@@ -116,6 +116,7 @@ type Engine struct {
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
 	pairs   []rankProc
+	slots   []request // the replayed processes' requests (replayState.slot0)
 	stopped bool
 
 	// ctx and progress are Config's; the engine looks at them when events
@@ -180,7 +181,7 @@ func (e *Engine) Deliver(m *Message) {
 	switch {
 	case src.crashed:
 	case dst.crashed:
-		m.completeSend(dst.crashErr)
+		m.completeSend(dst.fault.crashErr)
 	default:
 		if e.obs != nil {
 			e.obs.MessageDelivered(m, e.now)
@@ -220,7 +221,7 @@ func (e *Engine) Exited(rank int) bool { return e.ranks[rank].exited }
 func (e *Engine) Unreceivable(m *Message) {
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
 	src.inflight--
-	root := dst.exitErr
+	root := dst.exitErr()
 	var pe *PeerExitedError
 	if errors.As(root, &pe) {
 		root = pe.Err
@@ -275,7 +276,8 @@ func (e *Engine) FailRank(rank int, cause string) {
 		return
 	}
 	err := &RankFailedError{Rank: rank, At: e.now, Cause: cause}
-	r.crashed, r.crashAt, r.crashErr, r.deadErr = true, e.now, err, err
+	f := r.faults()
+	r.crashed, f.crashAt, f.crashErr, f.deadErr = true, e.now, err, err
 	if d, ok := e.net.(RankDropper); ok {
 		for _, m := range d.DropRank(rank) {
 			src := e.ranks[m.Src]
@@ -293,16 +295,16 @@ func (e *Engine) FailRank(rank int, cause string) {
 // checkDead fails the receives from r that can never complete: r returned
 // with an error and nothing it sent is still in flight.
 func (e *Engine) checkDead(r *rank) {
-	if r.deadErr != nil || !r.exited || r.exitErr == nil || r.inflight > 0 {
+	if !r.exited || r.exitErr() == nil || r.fault.deadErr != nil || r.inflight > 0 {
 		return
 	}
-	root := r.exitErr
+	root := r.fault.exitErr
 	var pe *PeerExitedError
 	if errors.As(root, &pe) {
 		root = pe.Err
 	}
-	r.deadErr = &PeerExitedError{Peer: r.id, Err: root}
-	e.failReceivesFrom(r.id, r.deadErr)
+	r.fault.deadErr = &PeerExitedError{Peer: r.id, Err: root}
+	e.failReceivesFrom(r.id, r.fault.deadErr)
 }
 
 // failReceivesFrom fails every receive posted from src on the other live
@@ -423,14 +425,14 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 		for _, p := range progs.ranks {
 			n += p.slots
 		}
-		slots := make([]request, n)
+		e.slots = make([]request, n)
+		n = 0
 		for i, r := range e.ranks {
 			p := &e.pairs[i].p
 			p.r = r
 			r.procs = append(r.procBuf[:0], p)
-			k := progs.ranks[i].slots
-			p.startReplay(progs.ranks[i], slots[:k:k])
-			slots = slots[k:]
+			p.startReplay(progs.ranks[i], n)
+			n += progs.ranks[i].slots
 		}
 		e.loop()
 		switch {

@@ -79,7 +79,7 @@ func (r *rank) send(req *request) {
 	}
 	dst := req.peer
 	if d := e.ranks[dst]; d.crashed {
-		req.complete(d.crashErr)
+		req.complete(d.fault.crashErr)
 		return
 	}
 	r.inflight++
@@ -163,7 +163,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 	if p == nil || p.r != r {
 		return fmt.Errorf("sim: rank %d: Wait called outside the rank's own processes", r.id)
 	}
-	pending := 0
+	var pending int32
 	for _, x := range reqs {
 		q, ok := x.(*request)
 		if !ok || q.owner != r {
@@ -178,12 +178,12 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	if pending > 0 && !firstError(reqs) {
-		p.waiting = p.waiting[:0]
+		p.co.waiting = p.co.waiting[:0]
 		for _, x := range reqs {
 			q := x.(*request)
 			if !q.done {
 				q.waiter = p
-				p.waiting = append(p.waiting, q)
+				p.co.waiting = append(p.co.waiting, q)
 			}
 		}
 		start := p.park(pending)
@@ -318,9 +318,9 @@ func (p *proc) startCompute(d Time) (start Time) {
 	return start
 }
 
-// park makes the process wait for the pending requests of p.waiting, and
+// park makes the process wait for its pending requests, and
 // returns when it began to wait.
-func (p *proc) park(pending int) (start Time) {
+func (p *proc) park(pending int32) (start Time) {
 	p.pending, p.failed = pending, false
 	return p.r.e.now
 }
@@ -332,8 +332,11 @@ func (p *proc) unpark(start Time, resumed bool) {
 	if resumed && r.e.obs != nil {
 		r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
 	}
-	for _, q := range p.waiting {
+	if p.co == nil {
+		return // a replay clears its requests' waiter itself (endWait)
+	}
+	for _, q := range p.co.waiting {
 		q.waiter = nil
 	}
-	p.waiting = p.waiting[:0]
+	p.co.waiting = p.co.waiting[:0]
 }

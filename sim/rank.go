@@ -17,7 +17,6 @@ import (
 // that run on it: the body, and whatever the body spawned.
 type rank struct {
 	e     *Engine
-	id    int
 	procs []*proc
 	// procBuf holds procs while the rank has one process, as most do.
 	procBuf [1]*proc
@@ -26,34 +25,76 @@ type rank struct {
 	// doneFinish is the latest finish of the spawned processes that
 	// returned without error and were forgotten (see forgetProc).
 	doneFinish Time
+	id         int
 
 	// inflight counts the messages the rank posted that were neither
 	// delivered nor dropped yet.
-	inflight int
-	// exited is set once every process of the rank has returned; exitErr
-	// is then its outcome's error.
-	exited  bool
-	exitErr error
+	inflight int32
+	// exited is set once every process of the rank has returned; its
+	// outcome's error is then fault.exitErr.
+	exited bool
 	// crashed is set when a fault made the rank fail (Engine.FailRank).
-	crashed  bool
+	crashed bool
+
+	// match pairs messages to this rank with its receives, by source
+	// and tag (see matchQueue).
+	match matches
+	// fault is what went wrong with the rank, nil while nothing did: a
+	// run of millions of ranks keeps no error fields per rank.
+	fault *rankFault
+}
+
+// rankFault is how a rank failed or returned with an error.
+type rankFault struct {
+	// exitErr is the error the rank's processes returned with.
+	exitErr  error
 	crashAt  Time
 	crashErr *RankFailedError
 	// deadErr, once set, is what receives from this rank fail with when
 	// nothing delivered matches them: it failed, or returned with an error
 	// and has nothing left in flight.
 	deadErr error
+}
 
-	// match pairs messages to this rank with its receives, by source
-	// and tag (see matchQueue).
-	match matches
+// faults returns r's fault record, making it.
+func (r *rank) faults() *rankFault {
+	if r.fault == nil {
+		r.fault = &rankFault{}
+	}
+	return r.fault
+}
+
+// exitErr is the error the rank returned with, nil if none (yet).
+func (r *rank) exitErr() error {
+	if r.fault == nil {
+		return nil
+	}
+	return r.fault.exitErr
+}
+
+// crashErr is the error of the rank's crash, nil if it did not crash.
+func (r *rank) crashErr() *RankFailedError {
+	if r.fault == nil {
+		return nil
+	}
+	return r.fault.crashErr
+}
+
+// deadErr is what receives from the rank fail with, nil while they may
+// still complete.
+func (r *rank) deadErr() error {
+	if r.fault == nil {
+		return nil
+	}
+	return r.fault.deadErr
 }
 
 // spawn starts fn as a new process of the rank at the current time. If done
 // is not nil it completes, with fn's error, when fn returns.
 func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
-	p := &proc{r: r, done: done}
+	p := &proc{r: r, done: done, co: &coroutine{}}
 	seq := func(yield func(struct{}) bool) {
-		p.yield = yield
+		p.co.yield = yield
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
@@ -63,7 +104,7 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 		}()
 		err = fn(context.Background())
 	}
-	p.next, p.cancel = iter.Pull(seq)
+	p.co.next, p.co.cancel = iter.Pull(seq)
 	if r.procs == nil {
 		r.procs = r.procBuf[:0]
 	}
@@ -75,10 +116,12 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 // returned records that the process returned err, now.
 func (p *proc) returned(err error) {
 	r := p.r
-	p.err = err
+	if err != nil {
+		p.co.err = err // (a replayed process returns no error)
+	}
 	p.finished, p.finish = true, r.e.now
 	if p.done != nil {
-		p.done.complete(p.err)
+		p.done.complete(err)
 		if err == nil && !p.aborted {
 			// (A process stopped as the run is torn down returns while
 			// the rank's processes are being walked: it stays.)
@@ -119,7 +162,7 @@ func (r *rank) procReturned() {
 	}
 	r.exited = true
 	if _, _, err := r.outcome(); err != nil {
-		r.exitErr = err
+		r.faults().exitErr = err
 		r.e.checkDead(r)
 		r.e.failSwitchMember(r.id, r.e.gone(r.id), false)
 	}
@@ -136,14 +179,14 @@ func (r *rank) procReturned() {
 // failed, with its *RankFailedError.
 func (r *rank) outcome() (finish Time, finished bool, err error) {
 	if r.crashed {
-		return r.crashAt, true, r.crashErr
+		return r.fault.crashAt, true, r.fault.crashErr
 	}
 	finished, finish = true, r.doneFinish
 	for i, p := range r.procs {
 		finish = max(finish, p.finish)
 		finished = finished && p.finished
-		if err == nil && p.err != nil && (i == 0 || !p.done.waitedFor) {
-			err = p.err
+		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.done.waitedFor) {
+			err = perr
 		}
 	}
 	return finish, finished, err
@@ -184,9 +227,9 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 	case m != nil && m.arrived:
 		r.fill(req, m)
 		r.finish(q, s)
-	case src != r.id && r.e.ranks[src].deadErr != nil:
+	case src != r.id && r.e.ranks[src].fault != nil && r.e.ranks[src].fault.deadErr != nil:
 		// A message on its way from a rank that failed is lost.
-		req.complete(r.e.ranks[src].deadErr)
+		req.complete(r.e.ranks[src].fault.deadErr)
 		r.finish(q, s)
 	case m != nil:
 		m.matched = true
@@ -265,7 +308,10 @@ func (o *recvOverhead) Fire() {
 func (r *rank) blockedReport() BlockedRank {
 	b := BlockedRank{Rank: r.id}
 	for _, p := range r.procs {
-		for _, q := range p.waiting {
+		if p.co == nil {
+			continue // a replay reports no deadlock: coroutines do
+		}
+		for _, q := range p.co.waiting {
 			if !q.done {
 				b.Waits = append(b.Waits, q.wait())
 			}
@@ -280,32 +326,50 @@ func (r *rank) blockedReport() BlockedRank {
 type proc struct {
 	r    *rank
 	done *request // completes when the process returns; nil for the body
+	// co is the process's coroutine, nil for one that replays a recorded
+	// program.
+	co *coroutine
 
-	next   func() (struct{}, bool)
-	cancel func()
-	yield  func(struct{}) bool
-
+	finish Time
+	// pending counts the requests of the Wait this process is blocked in
+	// that are not done.
+	pending  int32
 	finished bool
-	finish   Time
-	err      error
 	aborted  bool
-
 	// resumeScheduled is true while a resume event for this process is queued.
 	resumeScheduled bool
-	// waiting holds the requests of the Wait this process is blocked in.
-	waiting []*request
-	pending int
-	failed  bool
+	failed          bool
 
 	// A process that replays a recorded program has no coroutine.
 	replayState
 }
 
+// coroutine is what a process that runs the body as a coroutine has
+// beside a replayed one.
+type coroutine struct {
+	next   func() (struct{}, bool)
+	cancel func()
+	yield  func(struct{}) bool
+	// waiting holds the requests of the Wait this process is blocked in.
+	waiting []*request
+	// err is what the process returned.
+	err error
+}
+
+// error is what the process returned, nil if it did not return an error
+// (yet).
+func (p *proc) error() error {
+	if p.co == nil {
+		return nil
+	}
+	return p.co.err
+}
+
 // stop ends the coroutine of a process that never finished (after a deadlock).
 func (p *proc) stop() {
 	p.aborted = true
-	if p.cancel != nil {
-		p.cancel()
+	if p.co != nil && p.co.cancel != nil {
+		p.co.cancel()
 	}
 }
 
@@ -322,7 +386,7 @@ func (p *proc) Fire() {
 	e := p.r.e
 	prev := e.current
 	e.current = p
-	p.next()
+	p.co.next()
 	e.current = prev
 }
 
@@ -336,7 +400,7 @@ func (p *proc) scheduleResume() {
 // block suspends the process until the engine resumes it. It returns false
 // if the run is being torn down and the process must return.
 func (p *proc) block() bool {
-	if p.aborted || !p.yield(struct{}{}) {
+	if p.aborted || !p.co.yield(struct{}{}) {
 		p.aborted = true
 		return false
 	}

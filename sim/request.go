@@ -8,23 +8,23 @@ import (
 // request is the simulator's algos.Request: one posted send or receive.
 type request struct {
 	owner *rank
-	spawn bool // completes when a spawned process returns
-	// signal marks a request of Signal, completed by another process.
-	signal bool
-	send   bool
-	peer   int
-	tag    algos.Tag
-	bytes  int
+	// waiter is the process blocked in Wait on this request, if any.
+	waiter *proc
 	// sw is the switch operation of a switch request (peer is then -1).
 	sw *SwitchOp
 	// buf is the buffer of a coroutine's request (nil in a replay, whose
 	// buffers are phantom): a receive copies host bytes into it.
-	buf device.Buffer
+	buf   device.Buffer
+	err   error
+	peer  int
+	tag   algos.Tag
+	bytes int
 
-	done bool
-	err  error
-	// waiter is the process blocked in Wait on this request, if any.
-	waiter *proc
+	spawn bool // completes when a spawned process returns
+	// signal marks a request of Signal, completed by another process.
+	signal bool
+	send   bool
+	done   bool
 	// waitedFor is set once a Wait has included the request, so its error
 	// reached somebody.
 	waitedFor bool
