@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
 )
 
 // Config describes one simulated run.
@@ -116,7 +118,7 @@ type Engine struct {
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
 	pairs   []rankProc
-	slots   []request // the replayed processes' requests (replayState.slot0)
+	slots   []request // the replayed processes' requests (proc.slot0)
 	stopped bool
 
 	// ctx and progress are Config's; the engine looks at them when events
@@ -135,7 +137,10 @@ type Engine struct {
 
 	// Match queues, messages and requests to hand out (see newQueue,
 	// newMessage, newRequest).
-	queues   []*matchQueue
+	queues []*matchQueue
+	// hostBufs are the buffers of the requests with real bytes (HostData)
+	// not yet sent or filled, by request.
+	hostBufs map[*request][]byte
 	freeMsgs []*Message
 	msgBlock []Message
 	reqBlock []request
@@ -353,6 +358,32 @@ func (e *Engine) newRequest() *request {
 	return q
 }
 
+// keepHost keeps the host bytes of req's buffer, if it has any and the run
+// moves real bytes, until the request is sent or filled (takeHost).
+func (e *Engine) keepHost(req *request, buf device.Buffer) {
+	if !e.hostData {
+		return
+	}
+	if h, ok := device.HostBytes(buf); ok {
+		if e.hostBufs == nil {
+			e.hostBufs = map[*request][]byte{}
+		}
+		e.hostBufs[req] = h
+	}
+}
+
+// takeHost returns and forgets the host bytes kept for req.
+func (e *Engine) takeHost(req *request) ([]byte, bool) {
+	if e.hostBufs == nil {
+		return nil, false
+	}
+	h, ok := e.hostBufs[req]
+	if ok {
+		delete(e.hostBufs, req)
+	}
+	return h, ok
+}
+
 // allocBlock is how many messages or requests the engine allocates at once.
 const allocBlock = 256
 
@@ -381,7 +412,7 @@ func Run(cfg Config, body Body) (*Result, error) {
 	}
 	defer func() {
 		for _, r := range e.ranks {
-			for _, p := range r.procs {
+			for _, p := range r.processes() {
 				p.stop()
 			}
 		}
@@ -425,12 +456,15 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 		for _, p := range progs.ranks {
 			n += p.slots
 		}
+		if n > math.MaxInt32 {
+			return nil, false, nil // more slots than a process indexes: coroutines
+		}
 		e.slots = make([]request, n)
 		n = 0
 		for i, r := range e.ranks {
 			p := &e.pairs[i].p
 			p.r = r
-			r.procs = append(r.procBuf[:0], p)
+			r.body[0] = p
 			p.startReplay(progs.ranks[i], n)
 			n += progs.ranks[i].slots
 		}

@@ -10,22 +10,20 @@ import (
 	"slices"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/device"
 )
 
 // rank is one simulated rank: its message matching state and the processes
 // that run on it: the body, and whatever the body spawned.
 type rank struct {
-	e     *Engine
-	procs []*proc
-	// procBuf holds procs while the rank has one process, as most do.
-	procBuf [1]*proc
+	e *Engine
+	// body is the rank's first process, which runs the body; spawned
+	// holds the processes it spawned, nil until it spawns one (see
+	// processes).
+	body    [1]*proc
+	spawned *rankSpawns
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
-	// doneFinish is the latest finish of the spawned processes that
-	// returned without error and were forgotten (see forgetProc).
-	doneFinish Time
-	id         int
+	id          int
 
 	// inflight counts the messages the rank posted that were neither
 	// delivered nor dropped yet.
@@ -42,6 +40,26 @@ type rank struct {
 	// fault is what went wrong with the rank, nil while nothing did: a
 	// run of millions of ranks keeps no error fields per rank.
 	fault *rankFault
+}
+
+// rankSpawns are the processes of a rank that spawned some.
+type rankSpawns struct {
+	// procs are the rank's processes, the body's first.
+	procs []*proc
+	// doneFinish is the latest finish of the spawned processes that
+	// returned without error and were forgotten (see forgetProc).
+	doneFinish Time
+}
+
+// processes returns the rank's processes, the body's first.
+func (r *rank) processes() []*proc {
+	switch {
+	case r.spawned != nil:
+		return r.spawned.procs
+	case r.body[0] != nil:
+		return r.body[:]
+	}
+	return nil
 }
 
 // rankFault is how a rank failed or returned with an error.
@@ -92,7 +110,7 @@ func (r *rank) deadErr() error {
 // spawn starts fn as a new process of the rank at the current time. If done
 // is not nil it completes, with fn's error, when fn returns.
 func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
-	p := &proc{r: r, done: done, co: &coroutine{}}
+	p := &proc{r: r, co: &coroutine{done: done}}
 	seq := func(yield func(struct{}) bool) {
 		p.co.yield = yield
 		var err error
@@ -105,10 +123,14 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 		err = fn(context.Background())
 	}
 	p.co.next, p.co.cancel = iter.Pull(seq)
-	if r.procs == nil {
-		r.procs = r.procBuf[:0]
+	switch {
+	case r.body[0] == nil:
+		r.body[0] = p
+	case r.spawned == nil:
+		r.spawned = &rankSpawns{procs: []*proc{r.body[0], p}}
+	default:
+		r.spawned.procs = append(r.spawned.procs, p)
 	}
-	r.procs = append(r.procs, p)
 	p.scheduleResume()
 	return p
 }
@@ -120,8 +142,8 @@ func (p *proc) returned(err error) {
 		p.co.err = err // (a replayed process returns no error)
 	}
 	p.finished, p.finish = true, r.e.now
-	if p.done != nil {
-		p.done.complete(err)
+	if p.co != nil && p.co.done != nil {
+		p.co.done.complete(err)
 		if err == nil && !p.aborted {
 			// (A process stopped as the run is torn down returns while
 			// the rank's processes are being walked: it stays.)
@@ -137,12 +159,13 @@ func (p *proc) returned(err error) {
 // would otherwise keep every process it ever ran and look at each of them
 // whenever one returns.
 func (r *rank) forgetProc(p *proc) {
-	r.doneFinish = max(r.doneFinish, p.finish)
-	for i := len(r.procs) - 1; i >= 1; i-- {
-		if r.procs[i] == p {
-			copy(r.procs[i:], r.procs[i+1:])
-			r.procs[len(r.procs)-1] = nil
-			r.procs = r.procs[:len(r.procs)-1]
+	s := r.spawned
+	s.doneFinish = max(s.doneFinish, p.finish)
+	for i := len(s.procs) - 1; i >= 1; i-- {
+		if s.procs[i] == p {
+			copy(s.procs[i:], s.procs[i+1:])
+			s.procs[len(s.procs)-1] = nil
+			s.procs = s.procs[:len(s.procs)-1]
 			return
 		}
 	}
@@ -155,7 +178,7 @@ func (r *rank) procReturned() {
 	if r.crashed || r.exited {
 		return
 	}
-	for _, p := range r.procs {
+	for _, p := range r.processes() {
 		if !p.finished {
 			return
 		}
@@ -181,11 +204,14 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 	if r.crashed {
 		return r.fault.crashAt, true, r.fault.crashErr
 	}
-	finished, finish = true, r.doneFinish
-	for i, p := range r.procs {
+	finished = true
+	if r.spawned != nil {
+		finish = r.spawned.doneFinish
+	}
+	for i, p := range r.processes() {
 		finish = max(finish, p.finish)
 		finished = finished && p.finished
-		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.done.waitedFor) {
+		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.co.done.waitedFor) {
 			err = perr
 		}
 	}
@@ -273,7 +299,7 @@ func (r *rank) fill(req *request, m *Message) {
 			r.id, m.Bytes, m.Src, m.Tag, req.bytes))
 		return
 	}
-	if h, ok := device.HostBytes(req.buf); ok && m.payload != nil {
+	if h, ok := e.takeHost(req); ok && m.payload != nil {
 		copy(h, m.payload)
 	}
 	if e.ovh != nil && m.Src != r.id {
@@ -307,7 +333,7 @@ func (o *recvOverhead) Fire() {
 
 func (r *rank) blockedReport() BlockedRank {
 	b := BlockedRank{Rank: r.id}
-	for _, p := range r.procs {
+	for _, p := range r.processes() {
 		if p.co == nil {
 			continue // a replay reports no deadlock: coroutines do
 		}
@@ -324,13 +350,24 @@ func (r *rank) blockedReport() BlockedRank {
 // what it waits for has happened, so exactly one process runs at a time in
 // the whole world and the run is deterministic.
 type proc struct {
-	r    *rank
-	done *request // completes when the process returns; nil for the body
+	r *rank
 	// co is the process's coroutine, nil for one that replays a recorded
 	// program.
 	co *coroutine
 
 	finish Time
+
+	// A process that replays a recorded program has no coroutine: prog
+	// is the program, and the rest its place in it.
+	prog  *program
+	tag   algos.Tag // the tag the next operation's is written relative to
+	start Time      // when the blocking at off began, for the observer's spans
+	// slot0 is where the process's request slots start in the engine's
+	// (Engine.slots): a run of millions of ranks keeps no slice per rank.
+	slot0 int32
+	ci    int32 // the chunk being run, an index into prog.chunks
+	off   int32 // where the next operation starts in that chunk
+
 	// pending counts the requests of the Wait this process is blocked in
 	// that are not done.
 	pending  int32
@@ -339,14 +376,13 @@ type proc struct {
 	// resumeScheduled is true while a resume event for this process is queued.
 	resumeScheduled bool
 	failed          bool
-
-	// A process that replays a recorded program has no coroutine.
-	replayState
+	stage           uint8 // 1 once the replayed operation at off has blocked
 }
 
 // coroutine is what a process that runs the body as a coroutine has
 // beside a replayed one.
 type coroutine struct {
+	done   *request // completes when the process returns; nil for the body
 	next   func() (struct{}, bool)
 	cancel func()
 	yield  func(struct{}) bool

@@ -14,19 +14,6 @@ import (
 // receive, a rank or link failing) stops the replay, and Run simulates the
 // body with coroutines instead, which gives the error exactly.
 
-// replayState is a process's place in its program.
-type replayState struct {
-	prog  *program
-	tag   algos.Tag // the tag the next operation's is written relative to
-	start Time      // when the blocking at off began, for the observer's spans
-	// slot0 is where the process's request slots start in the engine's
-	// (Engine.slots): a run of millions of ranks keeps no slice per rank.
-	slot0 int
-	ci    int32 // the chunk being run, an index into prog.chunks
-	off   int32 // where the next operation starts in that chunk
-	stage uint8 // 1 once the operation at off has blocked
-}
-
 // uvarint decodes the uvarint at s[i:], and returns it and where the next
 // field starts.
 func uvarint(s string, i int) (uint64, int) {
@@ -47,7 +34,7 @@ func uvarint(s string, i int) (uint64, int) {
 // the engine's slots from slot0 (prog.slots of them) for its requests.
 func (p *proc) startReplay(prog *program, slot0 int) {
 	p.prog = prog
-	p.slot0 = slot0
+	p.slot0 = int32(slot0)
 	for i := range prog.slots {
 		p.r.e.slots[slot0+i].owner = p.r
 	}
@@ -55,7 +42,7 @@ func (p *proc) startReplay(prog *program, slot0 int) {
 }
 
 // request returns the process's request slot i.
-func (p *proc) request(i uint64) *request { return &p.r.e.slots[p.slot0+int(i)] }
+func (p *proc) request(i uint64) *request { return &p.r.e.slots[int(p.slot0)+int(i)] }
 
 // chunk returns the code of the chunk being run, "" past the end.
 func (p *proc) chunk() string {
@@ -71,7 +58,10 @@ func (p *proc) chunk() string {
 // failed request's error.
 func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {
 	q := p.request(i)
-	q.send, q.peer, q.tag, q.bytes = send, peer, tag, bytes
+	q.kind, q.peer, q.tag, q.bytes = reqRecv, int32(peer), tag, bytes
+	if send {
+		q.kind = reqSend
+	}
 	q.done, q.waitedFor = false, false
 	if q.err != nil {
 		q.err = nil
