@@ -177,8 +177,8 @@ func (e *Engine) Started(m *Message) {
 // one is posted. A message whose sender failed (FailRank) before it was
 // delivered is lost; one to a failed rank fails its send.
 func (e *Engine) Deliver(m *Message) {
-	if m.relay != nil {
-		m.relay.delivered(m)
+	if r := m.relayOf(); r != nil {
+		r.delivered(m)
 		return
 	}
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
@@ -245,8 +245,8 @@ func (e *Engine) Drop(m *Message, err error) {
 		e.stopReplay()
 		return
 	}
-	if m.relay != nil {
-		e.Drop(m.relay.orig, err)
+	if r := m.relayOf(); r != nil {
+		e.Drop(r.orig, err)
 		return
 	}
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
@@ -254,7 +254,7 @@ func (e *Engine) Drop(m *Message, err error) {
 	if !src.crashed {
 		m.completeSend(err)
 		if !dst.crashed {
-			m.err = err
+			m.more().err = err
 			dst.arrive(m)
 		}
 	}
@@ -344,7 +344,7 @@ func (e *Engine) newMessage() *Message {
 // as they are until it is reused, at a later send: the network that
 // delivered it may still read them on its way out of Deliver.
 func (e *Engine) freeMessage(m *Message) {
-	m.payload, m.send, m.err = nil, nil, nil
+	m.extra, m.send = nil, nil
 	e.freeMsgs = append(e.freeMsgs, m)
 }
 

@@ -92,7 +92,7 @@ func (r *rank) send(req *request) {
 		// The sender may reuse its buffer once the send completes, which
 		// can be before the receive is posted; so the message keeps its
 		// own copy, as an eager protocol does.
-		m.payload = append([]byte(nil), h...)
+		m.more().payload = append([]byte(nil), h...)
 	}
 	e.ranks[dst].announce(m)
 	if dst == r.id {

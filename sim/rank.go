@@ -290,8 +290,8 @@ func (r *rank) failReceivesFrom(src int, err error) {
 func (r *rank) fill(req *request, m *Message) {
 	e := r.e
 	defer e.freeMessage(m)
-	if m.err != nil {
-		req.complete(m.err)
+	if m.extra != nil && m.extra.err != nil {
+		req.complete(m.extra.err)
 		return
 	}
 	if m.Bytes > req.bytes {
@@ -299,8 +299,8 @@ func (r *rank) fill(req *request, m *Message) {
 			r.id, m.Bytes, m.Src, m.Tag, req.bytes))
 		return
 	}
-	if h, ok := e.takeHost(req); ok && m.payload != nil {
-		copy(h, m.payload)
+	if h, ok := e.takeHost(req); ok && m.extra != nil && m.extra.payload != nil {
+		copy(h, m.extra.payload)
 	}
 	if e.ovh != nil && m.Src != r.id {
 		if o := e.ovh.RecvOverhead(r.id, m.Bytes); o > 0 {
