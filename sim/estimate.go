@@ -114,15 +114,20 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		perRank += coroutineBytes
 	}
 	perRank += netBytesPerRank(cfg.Model, s.peers/float64(len(s.recorded)))
-	// Messages in flight: at most those a rank sends without waiting.
-	perRank += s.estimate(func(n rankCounts) int64 { return n.inFlight }) / w * float64(unsafe.Sizeof(Message{})+16)
+	// Messages in flight: at most those a rank sends without waiting;
+	// each with the match queue and slot that pair it with its receive,
+	// and the event that ends it.
+	perMessage := unsafe.Sizeof(Message{}) + 16 + unsafe.Sizeof(matchQueue{}) + unsafe.Sizeof(matchSlot{}) + 16
+	perRank += s.estimate(func(n rankCounts) int64 { return n.inFlight }) / w * float64(perMessage)
 	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
 	// The collector lets the heap grow past what is live before it
 	// collects (GOGC=100) while the run allocates: the recording's
-	// garbage, then little for a replay; the coroutines' operations all
-	// along. (Fitted to the peak resident memory of runs from 64 to 2^20
-	// ranks: within 25% of it.)
-	headroom := 1.5
+	// garbage, then little for a replay (what its queues leave as they
+	// grow); the coroutines' operations all along. (Fitted to the peak
+	// resident memory of halving-doubling replays of 2^16 to 2^20 ranks,
+	// 1.2 to 1.5 times what is live, and of coroutine runs of 64 to 2^20
+	// ranks.)
+	headroom := 1.35
 	if !est.Replay {
 		headroom = 1.6
 	}
@@ -443,7 +448,8 @@ func netKind(m Model) string {
 func netBytesPerRank(m Model, peers float64) float64 {
 	switch netKind(m) {
 	case "alpha-beta":
-		return 104 + 16
+		// A port, and the storage of its queues of messages.
+		return float64(unsafe.Sizeof(abPort{})) + 40
 	case "flow":
 		// Senders, receivers, and a cached route per (sender, peer):
 		// its path and the row of the route cache.
@@ -451,7 +457,7 @@ func netBytesPerRank(m Model, peers float64) float64 {
 	case "loggp":
 		return 8
 	case "two-paths":
-		return 3 * (104 + 16) // QUIC, bulk and eager paths
+		return 3 * (float64(unsafe.Sizeof(abPort{})) + 40) // QUIC, bulk and eager paths
 	}
 	return 128
 }

@@ -90,23 +90,6 @@ func (r *rank) exitErr() error {
 	return r.fault.exitErr
 }
 
-// crashErr is the error of the rank's crash, nil if it did not crash.
-func (r *rank) crashErr() *RankFailedError {
-	if r.fault == nil {
-		return nil
-	}
-	return r.fault.crashErr
-}
-
-// deadErr is what receives from the rank fail with, nil while they may
-// still complete.
-func (r *rank) deadErr() error {
-	if r.fault == nil {
-		return nil
-	}
-	return r.fault.deadErr
-}
-
 // spawn starts fn as a new process of the rank at the current time. If done
 // is not nil it completes, with fn's error, when fn returns.
 func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
