@@ -98,10 +98,13 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		}
 	}
 	// Events cost more in larger worlds, whose state no longer fits in
-	// the caches: about twice, measured from 4096 to 2^20 ranks (a run
-	// of 64 ranks also pays for its setup, which a larger one spreads).
+	// the caches: about twice up to 2^16 ranks (a run of 64 ranks also
+	// pays for its setup, which a larger one spreads), and past that
+	// about 16% more each time the world doubles, as the misses reach
+	// the page tables (halving-doubling replays measured at 2^16, 2^20
+	// and 2^22 ranks).
 	if cfg.World > estimateExact {
-		perEvent *= 2
+		perEvent *= 2 * math.Pow(cacheGrowth, max(math.Log2(w)-16, 0))
 	}
 	est.Seconds = float64(est.Events) * perEvent
 
@@ -134,6 +137,10 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	est.Memory = int64(live*headroom) + baseMemory
 	return est, nil
 }
+
+// cacheGrowth is how much more an event costs each time a world past 2^16
+// ranks doubles.
+const cacheGrowth = 1.16
 
 // coroutineBytes is what a rank's coroutine holds: its goroutine, a stack
 // grown to the depth of a collective, and the closures that drive it.
