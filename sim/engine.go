@@ -468,7 +468,11 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 			p.startReplay(progs.ranks[i], n)
 			n += progs.ranks[i].slots
 		}
-		e.loop()
+		// Building a world of millions of ranks takes a second or more:
+		// a run stopped meanwhile stops before its first event.
+		if !e.done() {
+			e.loop()
+		}
 		switch {
 		case e.cancelled != nil:
 			return nil, true, e.cancelled
@@ -604,12 +608,21 @@ func (e *Engine) loop() {
 // poll looks at the run's context and reports progress.
 func (e *Engine) poll() {
 	e.nextPoll = e.events + pollEvents
-	if e.ctx != nil && e.ctx.Err() != nil {
-		e.cancelled = fmt.Errorf("sim: stopped at %v of simulated time: %w", e.now, context.Cause(e.ctx))
-		e.stopped = true
+	if e.done() {
 		return
 	}
 	e.report()
+}
+
+// done reports whether the run's context is done, and if so stops the
+// run with its cause.
+func (e *Engine) done() bool {
+	if e.ctx == nil || e.ctx.Err() == nil {
+		return false
+	}
+	e.cancelled = fmt.Errorf("sim: stopped at %v of simulated time: %w", e.now, context.Cause(e.ctx))
+	e.stopped = true
+	return true
 }
 
 // report tells Config.Progress how far the run is.
