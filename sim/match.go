@@ -15,10 +15,12 @@ import "slices"
 type matchQueue struct {
 	key   matchKey
 	base  int64 // the index of slots[head]
-	head  int
 	slots []matchSlot
 	// sent and posted count the messages and receives so far.
 	sent, posted int64
+	head         int32
+	// used marks a rank's own queue (matches.one) while it has a key.
+	used bool
 }
 
 type matchSlot struct {
@@ -29,7 +31,7 @@ type matchSlot struct {
 
 // slot returns slot k, growing the queue as needed.
 func (q *matchQueue) slot(k int64) *matchSlot {
-	i := q.head + int(k-q.base)
+	i := int(q.head) + int(k-q.base)
 	for i >= len(q.slots) {
 		q.slots = append(q.slots, matchSlot{})
 	}
@@ -40,12 +42,12 @@ func (q *matchQueue) slot(k int64) *matchSlot {
 // queue is empty (nothing sent or posted is waiting), so that its owner
 // can forget it.
 func (q *matchQueue) trim() bool {
-	for q.head < len(q.slots) && q.slots[q.head].done {
+	for int(q.head) < len(q.slots) && q.slots[q.head].done {
 		q.slots[q.head] = matchSlot{}
 		q.head++
 		q.base++
 	}
-	if q.head == len(q.slots) {
+	if int(q.head) == len(q.slots) {
 		q.slots, q.head = q.slots[:0], 0
 	}
 	return len(q.slots) == 0 && q.sent == q.posted
@@ -72,13 +74,14 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 }
 
 // matches are a rank's match queues that have something pending, by
-// key. Most ranks have one at a time, kept in one; the others are a short
-// list searched in order, and past matchListMax (an alltoall posting every
-// receive at once) a map; so a rank of a million-rank run pays two
-// pointers. A queue that empties leaves, and goes back to the engine's
-// pool for the next key of any rank.
+// key. Most ranks have one at a time, kept in the rank (one, while it is
+// used), which a message reaches without a pointer; the others are a
+// short list searched in order, and past matchListMax (an alltoall
+// posting every receive at once) a map. A queue that empties leaves; one
+// of the list goes back to the engine's pool for the next key of any
+// rank.
 type matches struct {
-	one  *matchQueue
+	one  matchQueue
 	more *moreMatches // nil until the rank has two queues at once
 }
 
@@ -94,8 +97,8 @@ const matchListMax = 16
 // lookup returns r's match queue for key, or nil.
 func (r *rank) lookup(key matchKey) *matchQueue {
 	m := &r.match
-	if m.one != nil && m.one.key == key {
-		return m.one
+	if m.one.used && m.one.key == key {
+		return &m.one
 	}
 	if m.more == nil {
 		return nil
@@ -116,13 +119,13 @@ func (r *rank) queue(key matchKey) *matchQueue {
 	if q := r.lookup(key); q != nil {
 		return q
 	}
+	m := &r.match
+	if !m.one.used {
+		m.one.key, m.one.used = key, true
+		return &m.one
+	}
 	q := r.e.newQueue()
 	q.key = key
-	m := &r.match
-	if m.one == nil {
-		m.one = q
-		return q
-	}
 	if m.more == nil {
 		m.more = &moreMatches{}
 	}
@@ -159,8 +162,9 @@ func (r *rank) finish(q *matchQueue, s *matchSlot) {
 func (r *rank) forget(q *matchQueue) {
 	m := &r.match
 	switch {
-	case m.one == q:
-		m.one = nil
+	case q == &m.one:
+		*q = matchQueue{slots: q.slots[:0]}
+		return
 	case m.more.byKey != nil:
 		delete(m.more.byKey, q.key)
 	default:
@@ -182,8 +186,8 @@ func (m *matches) keys(src int) []matchKey {
 			out = append(out, q.key)
 		}
 	}
-	if m.one != nil {
-		add(m.one)
+	if m.one.used {
+		add(&m.one)
 	}
 	if m.more == nil {
 		return out

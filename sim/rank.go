@@ -255,7 +255,7 @@ func (r *rank) failReceivesFrom(src int, err error) {
 	slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
 	for _, k := range keys {
 		q := r.lookup(k)
-		for i := q.head; i < len(q.slots); i++ {
+		for i := int(q.head); i < len(q.slots); i++ {
 			if s := &q.slots[i]; s.req != nil && !s.done {
 				s.req.complete(err)
 				s.done = true
