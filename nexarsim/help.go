@@ -327,7 +327,7 @@ For example, a file whose sweep, from line 9, reads
 gives
 
   s.toml:11: sweep[0].algorithms: unknown allreduce algorithm "rign" (want one of ring, ...)
-  s.toml:12: sweep[0].world: element 1: world size 0 is out of range (want 1 to 1048576 ranks)
+  s.toml:12: sweep[0].world: element 1: world size 0 is out of range (want 1 to 16777216 ranks)
   s.toml:13: sweep[0].bytes: 6: not a multiple of the f32 element size (4 bytes)
 
 Example:

@@ -55,7 +55,7 @@ colour = "red"
 	fmt.Println(err)
 	// Output:
 	// broken.toml:5: network.latency: "5" is not a duration: missing unit (want one of ps, ns, us, µs, μs, ms, s)
-	// broken.toml:11: sweep[0].world: element 1: world size 0 is out of range (want 1 to 1048576 ranks)
+	// broken.toml:11: sweep[0].world: element 1: world size 0 is out of range (want 1 to 16777216 ranks)
 	// broken.toml:12: sweep[0].bytes: 1022: not a multiple of the f32 element size (4 bytes)
 	// broken.toml:13: sweep[0].colour: unknown key in [[sweep]] 1 (known keys: collective, algorithms, world, bytes, dtype, op, data, symmetry, root, params, repeat, tuning, policy)
 }

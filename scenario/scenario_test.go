@@ -171,7 +171,7 @@ var badCases = []struct {
 	{"world zero", edit("world =", "world = [0, 8]"), 13, "sweep[0].world", "world size 0 is out of range"},
 	{"world negative", edit("world =", "world = [-2]"), 13, "sweep[0].world", "world size -2 is out of range"},
 	{"world float", edit("world =", "world = [2.0]"), 13, "sweep[0].world", "got the float 2"},
-	{"world huge", edit("world =", "world = [2000000]"), 13, "sweep[0].world", "out of range"},
+	{"world huge", edit("world =", "world = [20000000]"), 13, "sweep[0].world", "out of range"},
 	{"bytes not whole elements", edit("bytes =", "bytes = [0, 1022, 1024]"), 14, "sweep[0].bytes", "1022: not a multiple of the f32 element size (4 bytes)"},
 	{"bytes not whole f64", strings.Replace(edit("dtype =", `dtype = "f64"`), "1024,", "1028,", 1), 14, "sweep[0].bytes", "not a multiple of the f64 element size (8 bytes)"},
 	{"missing name", edit("name =", ""), 1, "name", "missing required key in the top level"},

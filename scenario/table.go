@@ -348,8 +348,10 @@ func sizeElem(_ string, v any) ([]int64, error) {
 	return nil, fmt.Errorf(`want a size (1024, "8MiB") or a range ("1KiB..1GiB x2"), got %s`, typeName(v))
 }
 
-// MaxWorld is the largest world size a scenario may name.
-const MaxWorld = 1 << 20
+// MaxWorld is the largest world size a scenario may name: 2^24 ranks,
+// which an alpha-beta replay with phantom data holds in about 14 GiB;
+// whether a point fits this machine is validate's estimate's to say.
+const MaxWorld = 1 << 24
 
 // worldElem reads one element of a list of world sizes: a whole number or
 // a range string.

@@ -97,7 +97,7 @@ func (a AlphaBeta) NewNetwork(e *Engine) Network {
 		ports:     make([]abPort, e.World()),
 	}
 	for i := range n.ports {
-		n.ports[i].done = abDone{n: n, src: i}
+		n.ports[i].done = abDone{n: n, src: int32(i)}
 	}
 	return n
 }
@@ -117,11 +117,13 @@ type abPort struct {
 	// egress side
 	queue   fifo[*Message] // posted, not yet started; head is asking when !sending
 	sending *Message       // the message holding the egress port
-	asking  bool
-	done    abDone
 	// ingress side
+	askers askers
+	// done is the egress's completion; the flags are packed beside its
+	// rank, so that a port of a 2^24-rank run stays small.
+	done      abDone
+	asking    bool
 	receiving bool
-	askers    askers
 	dirty     bool
 }
 
@@ -156,10 +158,10 @@ func (as *askers) take() *Message {
 // abDone fires when the message on src's egress completes.
 type abDone struct {
 	n   *alphaBetaNet
-	src int
+	src int32
 }
 
-func (d *abDone) Fire() { d.n.complete(d.src) }
+func (d *abDone) Fire() { d.n.complete(int(d.src)) }
 
 func (n *alphaBetaNet) Post(m *Message) {
 	p := &n.ports[m.Src]

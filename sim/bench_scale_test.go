@@ -24,18 +24,28 @@ import (
 // simulator that drives ranks as coroutines cannot avoid per message).
 // They also report the peak memory the Go runtime held during the run.
 //
+// Each point also reports its peak per rank, and how EstimateRun's
+// figures for it compare with the run's (est-mem-x, est-time-x: the
+// estimate over the measured peak memory and wall time).
+//
 //	go test ./sim -run '^$' -bench 'Scale' -benchtime 1x
 //	go test ./sim -run '^$' -bench 'Scale/halving_doubling/p=1048576' -benchtime 1x -sim.big -timeout 60m
+//	go test ./sim -run '^$' -bench 'Scale/halving_doubling/p=16777216/replay' -benchtime 1x -sim.huge -timeout 180m
 //
 // The million-rank points run only with -sim.big: they take minutes and
-// gigabytes.
-var scaleBig = flag.Bool("sim.big", false, "run the million-rank scale benchmarks")
+// gigabytes; the 2^24-rank one only with -sim.huge: it takes most of an
+// hour and about 14 GiB.
+var (
+	scaleBig  = flag.Bool("sim.big", false, "run the million-rank scale benchmarks")
+	scaleHuge = flag.Bool("sim.huge", false, "run the 2^24-rank scale benchmark")
+)
 
 // scaleCase is one benchmark point.
 type scaleCase struct {
 	name   string
 	world  int
 	big    bool
+	huge   bool
 	model  sim.Model
 	body   sim.Body
 	replay bool
@@ -54,6 +64,7 @@ func BenchmarkScale(b *testing.B) {
 		{name: "ring/p=1024", world: 1024, model: model, body: scaleBody(algos.RingAllreduce, 64<<20)},
 		{name: "halving_doubling/p=65536", world: 1 << 16, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
 		{name: "halving_doubling/p=1048576", world: 1 << 20, big: true, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
+		{name: "halving_doubling/p=16777216", world: 1 << 24, huge: true, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
 	}
 	for _, c := range cases {
 		for _, replay := range []bool{false, true} {
@@ -61,6 +72,9 @@ func BenchmarkScale(b *testing.B) {
 			b.Run(c.name+"/"+engineName(replay), func(b *testing.B) {
 				if c.big && !*scaleBig {
 					b.Skip("a million-rank point: run with -sim.big")
+				}
+				if c.huge && (!*scaleHuge || !replay) {
+					b.Skip("the 2^24-rank point: run its replay with -sim.huge")
 				}
 				benchScale(b, c)
 			})
@@ -118,6 +132,11 @@ func BenchmarkScaleFlow(b *testing.B) {
 // after the run, so that a shared machine's load moves both alike.
 func benchScale(b *testing.B, c scaleCase) {
 	b.StopTimer()
+	cfg := sim.Config{World: c.world, Model: c.model, Replay: c.replay}
+	est, err := sim.EstimateRun(cfg, c.body)
+	if err != nil {
+		b.Fatal(err)
+	}
 	floorBefore, floorCPUBefore := floorNs(c.world)
 	runtime.GC()
 	peak := watchMemory()
@@ -126,7 +145,7 @@ func benchScale(b *testing.B, c scaleCase) {
 	var msgs int64
 	replayed := true
 	for b.Loop() {
-		res, err := sim.Run(sim.Config{World: c.world, Model: c.model, Replay: c.replay}, c.body)
+		res, err := sim.Run(cfg, c.body)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -150,6 +169,9 @@ func benchScale(b *testing.B, c scaleCase) {
 	b.ReportMetric(perMsg/floor, "x-floor")
 	b.ReportMetric(perMsgCPU/floorCPU, "cpu-x-floor")
 	b.ReportMetric(float64(mem)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(mem)/float64(c.world), "peak-B/rank")
+	b.ReportMetric(float64(est.Memory)/float64(mem), "est-mem-x")
+	b.ReportMetric(est.Seconds/(elapsed.Seconds()/float64(b.N)), "est-time-x")
 }
 
 // cpuTime is the CPU time the process has used, user and system.

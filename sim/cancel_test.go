@@ -105,3 +105,25 @@ func TestContextStopsSpawningRun(t *testing.T) {
 		t.Fatalf("result %v, error %v; want none and the cause", res, err)
 	}
 }
+
+// TestContextStopsBeforeReplay cancels a run as its last rank is
+// recorded: the replay stops before its first event (building the engine
+// of millions of ranks takes a second or more), even where the whole run
+// is fewer events than the engine runs between two looks at the context.
+func TestContextStopsBeforeReplay(t *testing.T) {
+	hd := func(ctx context.Context, l algos.Link) error {
+		return algos.HalvingDoublingAllreduce(ctx, l, l.Alloc(1<<10), device.F32, device.Sum)
+	}
+	cause := errors.New("enough")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	const world = 64
+	res, err := sim.Run(sim.Config{World: world, Model: worked, Replay: true, Context: ctx, Progress: func(p sim.Progress) {
+		if p.Recorded == world && p.Messages == 0 {
+			cancel(cause)
+		}
+	}}, hd)
+	if res != nil || !errors.Is(err, cause) {
+		t.Fatalf("result %v, error %v; want none and the cause", res, err)
+	}
+}

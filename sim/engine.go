@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
 )
 
 // Config describes one simulated run.
@@ -122,6 +124,7 @@ type Engine struct {
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
 	pairs   []rankProc
+	slots   []request // the replayed processes' requests (proc.slot0)
 	stopped bool
 
 	// ctx and progress are Config's; the engine looks at them when events
@@ -140,7 +143,10 @@ type Engine struct {
 
 	// Match queues, messages and requests to hand out (see newQueue,
 	// newMessage, newRequest).
-	queues   []*matchQueue
+	queues []*matchQueue
+	// hostBufs are the buffers of the requests with real bytes (HostData)
+	// not yet sent or filled, by request.
+	hostBufs map[*request][]byte
 	freeMsgs []*Message
 	msgBlock []Message
 	reqBlock []request
@@ -177,8 +183,8 @@ func (e *Engine) Started(m *Message) {
 // one is posted. A message whose sender failed (FailRank) before it was
 // delivered is lost; one to a failed rank fails its send.
 func (e *Engine) Deliver(m *Message) {
-	if m.relay != nil {
-		m.relay.delivered(m)
+	if r := m.relayOf(); r != nil {
+		r.delivered(m)
 		return
 	}
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
@@ -186,7 +192,7 @@ func (e *Engine) Deliver(m *Message) {
 	switch {
 	case src.crashed:
 	case dst.crashed:
-		m.completeSend(dst.crashErr)
+		m.completeSend(dst.fault.crashErr)
 	default:
 		if e.obs != nil {
 			e.obs.MessageDelivered(m, e.now)
@@ -226,7 +232,7 @@ func (e *Engine) Exited(rank int) bool { return e.ranks[rank].exited }
 func (e *Engine) Unreceivable(m *Message) {
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
 	src.inflight--
-	root := dst.exitErr
+	root := dst.exitErr()
 	var pe *PeerExitedError
 	if errors.As(root, &pe) {
 		root = pe.Err
@@ -245,8 +251,8 @@ func (e *Engine) Drop(m *Message, err error) {
 		e.stopReplay()
 		return
 	}
-	if m.relay != nil {
-		e.Drop(m.relay.orig, err)
+	if r := m.relayOf(); r != nil {
+		e.Drop(r.orig, err)
 		return
 	}
 	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
@@ -254,7 +260,7 @@ func (e *Engine) Drop(m *Message, err error) {
 	if !src.crashed {
 		m.completeSend(err)
 		if !dst.crashed {
-			m.err = err
+			m.more().err = err
 			dst.arrive(m)
 		}
 	}
@@ -281,7 +287,8 @@ func (e *Engine) FailRank(rank int, cause string) {
 		return
 	}
 	err := &RankFailedError{Rank: rank, At: e.now, Cause: cause}
-	r.crashed, r.crashAt, r.crashErr, r.deadErr = true, e.now, err, err
+	f := r.faults()
+	r.crashed, f.crashAt, f.crashErr, f.deadErr = true, e.now, err, err
 	if d, ok := e.net.(RankDropper); ok {
 		for _, m := range d.DropRank(rank) {
 			src := e.ranks[m.Src]
@@ -299,16 +306,16 @@ func (e *Engine) FailRank(rank int, cause string) {
 // checkDead fails the receives from r that can never complete: r returned
 // with an error and nothing it sent is still in flight.
 func (e *Engine) checkDead(r *rank) {
-	if r.deadErr != nil || !r.exited || r.exitErr == nil || r.inflight > 0 {
+	if !r.exited || r.exitErr() == nil || r.fault.deadErr != nil || r.inflight > 0 {
 		return
 	}
-	root := r.exitErr
+	root := r.fault.exitErr
 	var pe *PeerExitedError
 	if errors.As(root, &pe) {
 		root = pe.Err
 	}
-	r.deadErr = &PeerExitedError{Peer: r.id, Err: root}
-	e.failReceivesFrom(r.id, r.deadErr)
+	r.fault.deadErr = &PeerExitedError{Peer: r.id, Err: root}
+	e.failReceivesFrom(r.id, r.fault.deadErr)
 }
 
 // failReceivesFrom fails every receive posted from src on the other live
@@ -343,7 +350,7 @@ func (e *Engine) newMessage() *Message {
 // as they are until it is reused, at a later send: the network that
 // delivered it may still read them on its way out of Deliver.
 func (e *Engine) freeMessage(m *Message) {
-	m.payload, m.send, m.err = nil, nil, nil
+	m.extra, m.send = nil, nil
 	e.freeMsgs = append(e.freeMsgs, m)
 }
 
@@ -355,6 +362,32 @@ func (e *Engine) newRequest() *request {
 	q := &e.reqBlock[0]
 	e.reqBlock = e.reqBlock[1:]
 	return q
+}
+
+// keepHost keeps the host bytes of req's buffer, if it has any and the run
+// moves real bytes, until the request is sent or filled (takeHost).
+func (e *Engine) keepHost(req *request, buf device.Buffer) {
+	if !e.hostData {
+		return
+	}
+	if h, ok := device.HostBytes(buf); ok {
+		if e.hostBufs == nil {
+			e.hostBufs = map[*request][]byte{}
+		}
+		e.hostBufs[req] = h
+	}
+}
+
+// takeHost returns and forgets the host bytes kept for req.
+func (e *Engine) takeHost(req *request) ([]byte, bool) {
+	if e.hostBufs == nil {
+		return nil, false
+	}
+	h, ok := e.hostBufs[req]
+	if ok {
+		delete(e.hostBufs, req)
+	}
+	return h, ok
 }
 
 // allocBlock is how many messages or requests the engine allocates at once.
@@ -385,7 +418,7 @@ func Run(cfg Config, body Body) (*Result, error) {
 	}
 	defer func() {
 		for _, r := range e.ranks {
-			for _, p := range r.procs {
+			for _, p := range r.processes() {
 				p.stop()
 			}
 		}
@@ -432,16 +465,23 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 		for _, p := range progs.ranks {
 			n += p.slots
 		}
-		slots := make([]request, n)
+		if n > math.MaxInt32 {
+			return nil, false, nil // more slots than a process indexes: coroutines
+		}
+		e.slots = make([]request, n)
+		n = 0
 		for i, r := range e.ranks {
 			p := &e.pairs[i].p
 			p.r = r
-			r.procs = append(r.procBuf[:0], p)
-			k := progs.ranks[i].slots
-			p.startReplay(progs.ranks[i], slots[:k:k])
-			slots = slots[k:]
+			r.body[0] = p
+			p.startReplay(progs.ranks[i], n)
+			n += progs.ranks[i].slots
 		}
-		e.loop()
+		// Building a world of millions of ranks takes a second or more:
+		// a run stopped meanwhile stops before its first event.
+		if !e.done() {
+			e.loop()
+		}
 		switch {
 		case e.cancelled != nil:
 			return nil, true, e.cancelled
@@ -577,12 +617,21 @@ func (e *Engine) loop() {
 // poll looks at the run's context and reports progress.
 func (e *Engine) poll() {
 	e.nextPoll = e.events + pollEvents
-	if e.ctx != nil && e.ctx.Err() != nil {
-		e.cancelled = fmt.Errorf("sim: stopped at %v of simulated time: %w", e.now, context.Cause(e.ctx))
-		e.stopped = true
+	if e.done() {
 		return
 	}
 	e.report()
+}
+
+// done reports whether the run's context is done, and if so stops the
+// run with its cause.
+func (e *Engine) done() bool {
+	if e.ctx == nil || e.ctx.Err() == nil {
+		return false
+	}
+	e.cancelled = fmt.Errorf("sim: stopped at %v of simulated time: %w", e.now, context.Cause(e.ctx))
+	e.stopped = true
+	return true
 }
 
 // report tells Config.Progress how far the run is.

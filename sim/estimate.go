@@ -98,10 +98,13 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		}
 	}
 	// Events cost more in larger worlds, whose state no longer fits in
-	// the caches: about twice, measured from 4096 to 2^20 ranks (a run
-	// of 64 ranks also pays for its setup, which a larger one spreads).
+	// the caches: about twice up to 2^16 ranks (a run of 64 ranks also
+	// pays for its setup, which a larger one spreads), and past that
+	// about 16% more each time the world doubles, as the misses reach
+	// the page tables (halving-doubling replays measured at 2^16, 2^20
+	// and 2^22 ranks).
 	if cfg.World > estimateExact {
-		perEvent *= 2
+		perEvent *= 2 * math.Pow(cacheGrowth, max(math.Log2(w)-16, 0))
 	}
 	est.Seconds = float64(est.Events) * perEvent
 
@@ -114,21 +117,30 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		perRank += coroutineBytes
 	}
 	perRank += netBytesPerRank(cfg.Model, s.peers/float64(len(s.recorded)))
-	// Messages in flight: at most those a rank sends without waiting.
-	perRank += s.estimate(func(n rankCounts) int64 { return n.inFlight }) / w * float64(unsafe.Sizeof(Message{})+16)
+	// Messages in flight: at most those a rank sends without waiting;
+	// each with the slot that pairs it with its receive (in the rank's
+	// own match queue, for most), and the event that ends it.
+	perMessage := unsafe.Sizeof(Message{}) + 16 + unsafe.Sizeof(matchSlot{}) + 16
+	perRank += s.estimate(func(n rankCounts) int64 { return n.inFlight }) / w * float64(perMessage)
 	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
 	// The collector lets the heap grow past what is live before it
 	// collects (GOGC=100) while the run allocates: the recording's
-	// garbage, then little for a replay; the coroutines' operations all
-	// along. (Fitted to the peak resident memory of runs from 64 to 2^20
-	// ranks: within 25% of it.)
-	headroom := 1.5
+	// garbage, then little for a replay (what its queues leave as they
+	// grow); the coroutines' operations all along. (Fitted to the peak
+	// resident memory of halving-doubling replays of 2^16 to 2^20 ranks,
+	// 1.2 to 1.5 times what is live, and of coroutine runs of 64 to 2^20
+	// ranks.)
+	headroom := 1.35
 	if !est.Replay {
 		headroom = 1.6
 	}
 	est.Memory = int64(live*headroom) + baseMemory
 	return est, nil
 }
+
+// cacheGrowth is how much more an event costs each time a world past 2^16
+// ranks doubles.
+const cacheGrowth = 1.16
 
 // coroutineBytes is what a rank's coroutine holds: its goroutine, a stack
 // grown to the depth of a collective, and the closures that drive it.
@@ -443,7 +455,8 @@ func netKind(m Model) string {
 func netBytesPerRank(m Model, peers float64) float64 {
 	switch netKind(m) {
 	case "alpha-beta":
-		return 104 + 16
+		// A port, and the storage of its queues of messages.
+		return float64(unsafe.Sizeof(abPort{})) + 40
 	case "flow":
 		// Senders, receivers, and a cached route per (sender, peer):
 		// its path and the row of the route cache.
@@ -451,7 +464,7 @@ func netBytesPerRank(m Model, peers float64) float64 {
 	case "loggp":
 		return 8
 	case "two-paths":
-		return 3 * (104 + 16) // QUIC, bulk and eager paths
+		return 3 * (float64(unsafe.Sizeof(abPort{})) + 40) // QUIC, bulk and eager paths
 	}
 	return 128
 }

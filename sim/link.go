@@ -54,11 +54,12 @@ func (l *simLink) checkPeer(peer int) error {
 func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r, e := l.r, l.r.e
 	req := e.newRequest()
-	*req = request{owner: r, send: true, peer: dst, tag: tag, bytes: buf.Len(), buf: buf}
+	*req = request{owner: r, kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
 		return req
 	}
+	e.keepHost(req, buf)
 	if e.ovh != nil && dst != r.id {
 		if err := l.compute(e.ovh.SendOverhead(r.id, buf.Len()), SpanOverhead, buf.Len()); err != nil {
 			req.complete(err)
@@ -77,9 +78,9 @@ func (r *rank) send(req *request) {
 		req.complete(errAborted)
 		return
 	}
-	dst := req.peer
+	dst := int(req.peer)
 	if d := e.ranks[dst]; d.crashed {
-		req.complete(d.crashErr)
+		req.complete(d.fault.crashErr)
 		return
 	}
 	r.inflight++
@@ -87,11 +88,11 @@ func (r *rank) send(req *request) {
 	*m = Message{Src: r.id, Dst: dst, Tag: req.tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
 		wire: req.bytes, latFac: 1, bwFac: 1}
 	e.messages++
-	if h, ok := device.HostBytes(req.buf); ok && e.hostData {
+	if h, ok := e.takeHost(req); ok {
 		// The sender may reuse its buffer once the send completes, which
 		// can be before the receive is posted; so the message keeps its
 		// own copy, as an eager protocol does.
-		m.payload = append([]byte(nil), h...)
+		m.more().payload = append([]byte(nil), h...)
 	}
 	e.ranks[dst].announce(m)
 	if dst == r.id {
@@ -116,11 +117,12 @@ func (l *simLink) IsendAfter(d time.Duration, dst int, tag algos.Tag, buf device
 	}
 	r, e := l.r, l.r.e
 	req := e.newRequest()
-	*req = request{owner: r, send: true, peer: dst, tag: tag, bytes: buf.Len(), buf: buf}
+	*req = request{owner: r, kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
 		return req
 	}
+	e.keepHost(req, buf)
 	e.At(e.now+Time(d)*Nanosecond, &lateSend{r: r, req: req})
 	return req
 }
@@ -136,11 +138,12 @@ func (s *lateSend) Fire() { s.r.send(s.req) }
 func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r := l.r
 	req := r.e.newRequest()
-	*req = request{owner: r, peer: src, tag: tag, bytes: buf.Len(), buf: buf}
+	*req = request{owner: r, peer: int32(src), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(src); err != nil {
 		req.complete(err)
 		return req
 	}
+	r.e.keepHost(req, buf)
 	r.recv(req)
 	return req
 }
@@ -151,7 +154,7 @@ func (r *rank) recv(req *request) {
 		req.complete(errAborted)
 		return
 	}
-	r.receive(req, req.peer, req.tag)
+	r.receive(req, int(req.peer), req.tag)
 }
 
 func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
@@ -163,7 +166,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 	if p == nil || p.r != r {
 		return fmt.Errorf("sim: rank %d: Wait called outside the rank's own processes", r.id)
 	}
-	pending := 0
+	var pending int32
 	for _, x := range reqs {
 		q, ok := x.(*request)
 		if !ok || q.owner != r {
@@ -178,12 +181,12 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	if pending > 0 && !firstError(reqs) {
-		p.waiting = p.waiting[:0]
+		p.co.waiting = p.co.waiting[:0]
 		for _, x := range reqs {
 			q := x.(*request)
 			if !q.done {
 				q.waiter = p
-				p.waiting = append(p.waiting, q)
+				p.co.waiting = append(p.co.waiting, q)
 			}
 		}
 		start := p.park(pending)
@@ -204,7 +207,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 // Spawn implements algos.Spawner: fn runs as another process of this rank,
 // starting now, and the returned request completes when it returns.
 func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
-	done := &request{owner: l.r, spawn: true}
+	done := &request{owner: l.r, kind: reqSpawn}
 	l.r.spawn(fn, done)
 	return done
 }
@@ -214,7 +217,7 @@ func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
 // no time spent. A deadlock report names it as a signal.
 func (l *simLink) Signal() (algos.Request, func()) {
 	req := l.r.e.newRequest()
-	*req = request{owner: l.r, signal: true, peer: -1}
+	*req = request{owner: l.r, kind: reqSignal, peer: -1}
 	return req, func() { req.complete(nil) }
 }
 
@@ -318,9 +321,9 @@ func (p *proc) startCompute(d Time) (start Time) {
 	return start
 }
 
-// park makes the process wait for the pending requests of p.waiting, and
+// park makes the process wait for its pending requests, and
 // returns when it began to wait.
-func (p *proc) park(pending int) (start Time) {
+func (p *proc) park(pending int32) (start Time) {
 	p.pending, p.failed = pending, false
 	return p.r.e.now
 }
@@ -332,8 +335,11 @@ func (p *proc) unpark(start Time, resumed bool) {
 	if resumed && r.e.obs != nil {
 		r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
 	}
-	for _, q := range p.waiting {
+	if p.co == nil {
+		return // a replay clears its requests' waiter itself (endWait)
+	}
+	for _, q := range p.co.waiting {
 		q.waiter = nil
 	}
-	p.waiting = p.waiting[:0]
+	p.co.waiting = p.co.waiting[:0]
 }

@@ -15,10 +15,12 @@ import "slices"
 type matchQueue struct {
 	key   matchKey
 	base  int64 // the index of slots[head]
-	head  int
 	slots []matchSlot
 	// sent and posted count the messages and receives so far.
 	sent, posted int64
+	head         int32
+	// used marks a rank's own queue (matches.one) while it has a key.
+	used bool
 }
 
 type matchSlot struct {
@@ -29,7 +31,7 @@ type matchSlot struct {
 
 // slot returns slot k, growing the queue as needed.
 func (q *matchQueue) slot(k int64) *matchSlot {
-	i := q.head + int(k-q.base)
+	i := int(q.head) + int(k-q.base)
 	for i >= len(q.slots) {
 		q.slots = append(q.slots, matchSlot{})
 	}
@@ -40,12 +42,12 @@ func (q *matchQueue) slot(k int64) *matchSlot {
 // queue is empty (nothing sent or posted is waiting), so that its owner
 // can forget it.
 func (q *matchQueue) trim() bool {
-	for q.head < len(q.slots) && q.slots[q.head].done {
+	for int(q.head) < len(q.slots) && q.slots[q.head].done {
 		q.slots[q.head] = matchSlot{}
 		q.head++
 		q.base++
 	}
-	if q.head == len(q.slots) {
+	if int(q.head) == len(q.slots) {
 		q.slots, q.head = q.slots[:0], 0
 	}
 	return len(q.slots) == 0 && q.sent == q.posted
@@ -72,22 +74,21 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 }
 
 // matches are a rank's match queues that have something pending, by
-// key. Most ranks have a handful at a time, so they are a short list
-// searched in order, which costs a rank of a million-rank run a slice
-// header; past matchListMax (an alltoall posting every receive at once)
-// they move to a map. A queue that empties leaves, and goes back to the
-// engine's pool for the next key of any rank.
+// key. Most ranks have one at a time, kept in the rank (one, while it is
+// used), which a message reaches without a pointer; the others are a
+// short list searched in order, and past matchListMax (an alltoall
+// posting every receive at once) a map. A queue that empties leaves; one
+// of the list goes back to the engine's pool for the next key of any
+// rank.
 type matches struct {
-	list  []matchEntry             // in buf while it fits
-	byKey map[matchKey]*matchQueue // nil while the list is used
-	buf   [2]matchEntry
+	one  matchQueue
+	more *moreMatches // nil until the rank has two queues at once
 }
 
-// matchEntry is a queue in a rank's list, with its key at hand: a search
-// reads the list alone.
-type matchEntry struct {
-	key matchKey
-	q   *matchQueue
+// moreMatches are the queues of a rank beside matches.one.
+type moreMatches struct {
+	list  []*matchQueue
+	byKey map[matchKey]*matchQueue // nil while the list is used
 }
 
 // matchListMax is the most queues a rank keeps in its list.
@@ -95,12 +96,19 @@ const matchListMax = 16
 
 // lookup returns r's match queue for key, or nil.
 func (r *rank) lookup(key matchKey) *matchQueue {
-	if r.match.byKey != nil {
-		return r.match.byKey[key]
+	m := &r.match
+	if m.one.used && m.one.key == key {
+		return &m.one
 	}
-	for _, x := range r.match.list {
-		if x.key == key {
-			return x.q
+	if m.more == nil {
+		return nil
+	}
+	if m.more.byKey != nil {
+		return m.more.byKey[key]
+	}
+	for _, q := range m.more.list {
+		if q.key == key {
+			return q
 		}
 	}
 	return nil
@@ -111,24 +119,29 @@ func (r *rank) queue(key matchKey) *matchQueue {
 	if q := r.lookup(key); q != nil {
 		return q
 	}
+	m := &r.match
+	if !m.one.used {
+		m.one.key, m.one.used = key, true
+		return &m.one
+	}
 	q := r.e.newQueue()
 	q.key = key
-	m := &r.match
+	if m.more == nil {
+		m.more = &moreMatches{}
+	}
+	x := m.more
 	switch {
-	case m.byKey != nil:
-		m.byKey[key] = q
-	case len(m.list) < matchListMax:
-		if m.list == nil {
-			m.list = m.buf[:0]
-		}
-		m.list = append(m.list, matchEntry{key, q})
+	case x.byKey != nil:
+		x.byKey[key] = q
+	case len(x.list) < matchListMax:
+		x.list = append(x.list, q)
 	default:
-		m.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
-		for _, x := range m.list {
-			m.byKey[x.key] = x.q
+		x.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
+		for _, y := range x.list {
+			x.byKey[y.key] = y
 		}
-		m.byKey[key] = q
-		m.list = nil
+		x.byKey[key] = q
+		x.list = nil
 	}
 	return q
 }
@@ -148,14 +161,19 @@ func (r *rank) finish(q *matchQueue, s *matchSlot) {
 // message it had was matched.
 func (r *rank) forget(q *matchQueue) {
 	m := &r.match
-	if m.byKey != nil {
-		delete(m.byKey, q.key)
-	} else {
-		i := slices.IndexFunc(m.list, func(x matchEntry) bool { return x.q == q })
-		last := len(m.list) - 1
-		m.list[i] = m.list[last]
-		m.list[last] = matchEntry{}
-		m.list = m.list[:last]
+	switch {
+	case q == &m.one:
+		*q = matchQueue{slots: q.slots[:0]}
+		return
+	case m.more.byKey != nil:
+		delete(m.more.byKey, q.key)
+	default:
+		x := m.more
+		i := slices.Index(x.list, q)
+		last := len(x.list) - 1
+		x.list[i] = x.list[last]
+		x.list[last] = nil
+		x.list = x.list[:last]
 	}
 	r.e.freeQueue(q)
 }
@@ -168,13 +186,19 @@ func (m *matches) keys(src int) []matchKey {
 			out = append(out, q.key)
 		}
 	}
-	if m.byKey != nil {
-		for _, q := range m.byKey {
+	if m.one.used {
+		add(&m.one)
+	}
+	if m.more == nil {
+		return out
+	}
+	if m.more.byKey != nil {
+		for _, q := range m.more.byKey {
 			add(q)
 		}
 	} else {
-		for _, x := range m.list {
-			add(x.q)
+		for _, q := range m.more.list {
+			add(q)
 		}
 	}
 	return out

@@ -44,11 +44,10 @@ type Message struct {
 	// Posted is when the sender posted the message.
 	Posted Time
 
-	payload []byte // a private copy of host data; nil for phantom data
-	send    *request
-	// err is set on a message the network gave up on (Engine.Drop): the
-	// receive it matches fails with it.
-	err error
+	// extra holds what few messages have: nil for most (a message of a
+	// 2^24-rank run is 112 bytes).
+	extra *msgExtra
+	send  *request
 
 	// seq is the message's place among those from Src to Dst with Tag:
 	// it matches the seq-th receive Dst posts for them (see matchQueue).
@@ -64,12 +63,36 @@ type Message struct {
 	wire          int
 	latFac, bwFac float64
 
-	// relay is set on a hop of a relayed message (see Relayed): the
-	// engine hands it back to its relay rather than to a rank.
-	relay *relay
 	// part is set on the alpha-beta model's messages to and from its
 	// switch (see AlphaBeta), which never reach the engine.
 	part *abPart
+}
+
+// msgExtra is what a message seldom has.
+type msgExtra struct {
+	payload []byte // a private copy of host data; nil for phantom data
+	// err is set on a message the network gave up on (Engine.Drop): the
+	// receive it matches fails with it.
+	err error
+	// relay is set on a hop of a relayed message (see Relayed): the
+	// engine hands it back to its relay rather than to a rank.
+	relay *relay
+}
+
+// relayOf returns the relay of a hop of a relayed message, or nil.
+func (m *Message) relayOf() *relay {
+	if m.extra == nil {
+		return nil
+	}
+	return m.extra.relay
+}
+
+// more returns m's extra fields, making them.
+func (m *Message) more() *msgExtra {
+	if m.extra == nil {
+		m.extra = &msgExtra{}
+	}
+	return m.extra
 }
 
 // Matched reports whether the receive m matches has been posted: a

@@ -10,50 +10,92 @@ import (
 	"slices"
 
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/device"
 )
 
 // rank is one simulated rank: its message matching state and the processes
 // that run on it: the body, and whatever the body spawned.
 type rank struct {
-	e     *Engine
-	id    int
-	procs []*proc
-	// procBuf holds procs while the rank has one process, as most do.
-	procBuf [1]*proc
+	e *Engine
+	// body is the rank's first process, which runs the body; spawned
+	// holds the processes it spawned, nil until it spawns one (see
+	// processes).
+	body    [1]*proc
+	spawned *rankSpawns
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
-	// doneFinish is the latest finish of the spawned processes that
-	// returned without error and were forgotten (see forgetProc).
-	doneFinish Time
+	id          int
 
 	// inflight counts the messages the rank posted that were neither
 	// delivered nor dropped yet.
-	inflight int
-	// exited is set once every process of the rank has returned; exitErr
-	// is then its outcome's error.
-	exited  bool
-	exitErr error
+	inflight int32
+	// exited is set once every process of the rank has returned; its
+	// outcome's error is then fault.exitErr.
+	exited bool
 	// crashed is set when a fault made the rank fail (Engine.FailRank).
-	crashed  bool
+	crashed bool
+
+	// match pairs messages to this rank with its receives, by source
+	// and tag (see matchQueue).
+	match matches
+	// fault is what went wrong with the rank, nil while nothing did: a
+	// run of millions of ranks keeps no error fields per rank.
+	fault *rankFault
+}
+
+// rankSpawns are the processes of a rank that spawned some.
+type rankSpawns struct {
+	// procs are the rank's processes, the body's first.
+	procs []*proc
+	// doneFinish is the latest finish of the spawned processes that
+	// returned without error and were forgotten (see forgetProc).
+	doneFinish Time
+}
+
+// processes returns the rank's processes, the body's first.
+func (r *rank) processes() []*proc {
+	switch {
+	case r.spawned != nil:
+		return r.spawned.procs
+	case r.body[0] != nil:
+		return r.body[:]
+	}
+	return nil
+}
+
+// rankFault is how a rank failed or returned with an error.
+type rankFault struct {
+	// exitErr is the error the rank's processes returned with.
+	exitErr  error
 	crashAt  Time
 	crashErr *RankFailedError
 	// deadErr, once set, is what receives from this rank fail with when
 	// nothing delivered matches them: it failed, or returned with an error
 	// and has nothing left in flight.
 	deadErr error
+}
 
-	// match pairs messages to this rank with its receives, by source
-	// and tag (see matchQueue).
-	match matches
+// faults returns r's fault record, making it.
+func (r *rank) faults() *rankFault {
+	if r.fault == nil {
+		r.fault = &rankFault{}
+	}
+	return r.fault
+}
+
+// exitErr is the error the rank returned with, nil if none (yet).
+func (r *rank) exitErr() error {
+	if r.fault == nil {
+		return nil
+	}
+	return r.fault.exitErr
 }
 
 // spawn starts fn as a new process of the rank at the current time. If done
 // is not nil it completes, with fn's error, when fn returns.
 func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
-	p := &proc{r: r, done: done}
+	p := &proc{r: r, co: &coroutine{done: done}}
 	seq := func(yield func(struct{}) bool) {
-		p.yield = yield
+		p.co.yield = yield
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
@@ -63,11 +105,15 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 		}()
 		err = fn(context.Background())
 	}
-	p.next, p.cancel = iter.Pull(seq)
-	if r.procs == nil {
-		r.procs = r.procBuf[:0]
+	p.co.next, p.co.cancel = iter.Pull(seq)
+	switch {
+	case r.body[0] == nil:
+		r.body[0] = p
+	case r.spawned == nil:
+		r.spawned = &rankSpawns{procs: []*proc{r.body[0], p}}
+	default:
+		r.spawned.procs = append(r.spawned.procs, p)
 	}
-	r.procs = append(r.procs, p)
 	p.scheduleResume()
 	return p
 }
@@ -75,10 +121,12 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 // returned records that the process returned err, now.
 func (p *proc) returned(err error) {
 	r := p.r
-	p.err = err
+	if err != nil {
+		p.co.err = err // (a replayed process returns no error)
+	}
 	p.finished, p.finish = true, r.e.now
-	if p.done != nil {
-		p.done.complete(p.err)
+	if p.co != nil && p.co.done != nil {
+		p.co.done.complete(err)
 		if err == nil && !p.aborted {
 			// (A process stopped as the run is torn down returns while
 			// the rank's processes are being walked: it stays.)
@@ -94,12 +142,13 @@ func (p *proc) returned(err error) {
 // would otherwise keep every process it ever ran and look at each of them
 // whenever one returns.
 func (r *rank) forgetProc(p *proc) {
-	r.doneFinish = max(r.doneFinish, p.finish)
-	for i := len(r.procs) - 1; i >= 1; i-- {
-		if r.procs[i] == p {
-			copy(r.procs[i:], r.procs[i+1:])
-			r.procs[len(r.procs)-1] = nil
-			r.procs = r.procs[:len(r.procs)-1]
+	s := r.spawned
+	s.doneFinish = max(s.doneFinish, p.finish)
+	for i := len(s.procs) - 1; i >= 1; i-- {
+		if s.procs[i] == p {
+			copy(s.procs[i:], s.procs[i+1:])
+			s.procs[len(s.procs)-1] = nil
+			s.procs = s.procs[:len(s.procs)-1]
 			return
 		}
 	}
@@ -112,14 +161,14 @@ func (r *rank) procReturned() {
 	if r.crashed || r.exited {
 		return
 	}
-	for _, p := range r.procs {
+	for _, p := range r.processes() {
 		if !p.finished {
 			return
 		}
 	}
 	r.exited = true
 	if _, _, err := r.outcome(); err != nil {
-		r.exitErr = err
+		r.faults().exitErr = err
 		r.e.checkDead(r)
 		r.e.failSwitchMember(r.id, r.e.gone(r.id), false)
 	}
@@ -136,14 +185,17 @@ func (r *rank) procReturned() {
 // failed, with its *RankFailedError.
 func (r *rank) outcome() (finish Time, finished bool, err error) {
 	if r.crashed {
-		return r.crashAt, true, r.crashErr
+		return r.fault.crashAt, true, r.fault.crashErr
 	}
-	finished, finish = true, r.doneFinish
-	for i, p := range r.procs {
+	finished = true
+	if r.spawned != nil {
+		finish = r.spawned.doneFinish
+	}
+	for i, p := range r.processes() {
 		finish = max(finish, p.finish)
 		finished = finished && p.finished
-		if err == nil && p.err != nil && (i == 0 || !p.done.waitedFor) {
-			err = p.err
+		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.co.done.waitedFor) {
+			err = perr
 		}
 	}
 	return finish, finished, err
@@ -184,9 +236,9 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 	case m != nil && m.arrived:
 		r.fill(req, m)
 		r.finish(q, s)
-	case src != r.id && r.e.ranks[src].deadErr != nil:
+	case src != r.id && r.e.ranks[src].fault != nil && r.e.ranks[src].fault.deadErr != nil:
 		// A message on its way from a rank that failed is lost.
-		req.complete(r.e.ranks[src].deadErr)
+		req.complete(r.e.ranks[src].fault.deadErr)
 		r.finish(q, s)
 	case m != nil:
 		m.matched = true
@@ -203,7 +255,7 @@ func (r *rank) failReceivesFrom(src int, err error) {
 	slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
 	for _, k := range keys {
 		q := r.lookup(k)
-		for i := q.head; i < len(q.slots); i++ {
+		for i := int(q.head); i < len(q.slots); i++ {
 			if s := &q.slots[i]; s.req != nil && !s.done {
 				s.req.complete(err)
 				s.done = true
@@ -221,8 +273,8 @@ func (r *rank) failReceivesFrom(src int, err error) {
 func (r *rank) fill(req *request, m *Message) {
 	e := r.e
 	defer e.freeMessage(m)
-	if m.err != nil {
-		req.complete(m.err)
+	if m.extra != nil && m.extra.err != nil {
+		req.complete(m.extra.err)
 		return
 	}
 	if m.Bytes > req.bytes {
@@ -230,8 +282,8 @@ func (r *rank) fill(req *request, m *Message) {
 			r.id, m.Bytes, m.Src, m.Tag, req.bytes))
 		return
 	}
-	if h, ok := device.HostBytes(req.buf); ok && m.payload != nil {
-		copy(h, m.payload)
+	if h, ok := e.takeHost(req); ok && m.extra != nil && m.extra.payload != nil {
+		copy(h, m.extra.payload)
 	}
 	if e.ovh != nil && m.Src != r.id {
 		if o := e.ovh.RecvOverhead(r.id, m.Bytes); o > 0 {
@@ -264,8 +316,11 @@ func (o *recvOverhead) Fire() {
 
 func (r *rank) blockedReport() BlockedRank {
 	b := BlockedRank{Rank: r.id}
-	for _, p := range r.procs {
-		for _, q := range p.waiting {
+	for _, p := range r.processes() {
+		if p.co == nil {
+			continue // a replay reports no deadlock: coroutines do
+		}
+		for _, q := range p.co.waiting {
 			if !q.done {
 				b.Waits = append(b.Waits, q.wait())
 			}
@@ -278,34 +333,62 @@ func (r *rank) blockedReport() BlockedRank {
 // what it waits for has happened, so exactly one process runs at a time in
 // the whole world and the run is deterministic.
 type proc struct {
-	r    *rank
-	done *request // completes when the process returns; nil for the body
+	r *rank
+	// co is the process's coroutine, nil for one that replays a recorded
+	// program.
+	co *coroutine
 
+	finish Time
+
+	// A process that replays a recorded program has no coroutine: prog
+	// is the program, and the rest its place in it.
+	prog  *program
+	tag   algos.Tag // the tag the next operation's is written relative to
+	start Time      // when the blocking at off began, for the observer's spans
+	// slot0 is where the process's request slots start in the engine's
+	// (Engine.slots): a run of millions of ranks keeps no slice per rank.
+	slot0 int32
+	ci    int32 // the chunk being run, an index into prog.chunks
+	off   int32 // where the next operation starts in that chunk
+
+	// pending counts the requests of the Wait this process is blocked in
+	// that are not done.
+	pending  int32
+	finished bool
+	aborted  bool
+	// resumeScheduled is true while a resume event for this process is queued.
+	resumeScheduled bool
+	failed          bool
+	stage           uint8 // 1 once the replayed operation at off has blocked
+}
+
+// coroutine is what a process that runs the body as a coroutine has
+// beside a replayed one.
+type coroutine struct {
+	done   *request // completes when the process returns; nil for the body
 	next   func() (struct{}, bool)
 	cancel func()
 	yield  func(struct{}) bool
-
-	finished bool
-	finish   Time
-	err      error
-	aborted  bool
-
-	// resumeScheduled is true while a resume event for this process is queued.
-	resumeScheduled bool
 	// waiting holds the requests of the Wait this process is blocked in.
 	waiting []*request
-	pending int
-	failed  bool
+	// err is what the process returned.
+	err error
+}
 
-	// A process that replays a recorded program has no coroutine.
-	replayState
+// error is what the process returned, nil if it did not return an error
+// (yet).
+func (p *proc) error() error {
+	if p.co == nil {
+		return nil
+	}
+	return p.co.err
 }
 
 // stop ends the coroutine of a process that never finished (after a deadlock).
 func (p *proc) stop() {
 	p.aborted = true
-	if p.cancel != nil {
-		p.cancel()
+	if p.co != nil && p.co.cancel != nil {
+		p.co.cancel()
 	}
 }
 
@@ -322,7 +405,7 @@ func (p *proc) Fire() {
 	e := p.r.e
 	prev := e.current
 	e.current = p
-	p.next()
+	p.co.next()
 	e.current = prev
 }
 
@@ -336,7 +419,7 @@ func (p *proc) scheduleResume() {
 // block suspends the process until the engine resumes it. It returns false
 // if the run is being torn down and the process must return.
 func (p *proc) block() bool {
-	if p.aborted || !p.yield(struct{}{}) {
+	if p.aborted || !p.co.yield(struct{}{}) {
 		p.aborted = true
 		return false
 	}

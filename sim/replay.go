@@ -14,18 +14,6 @@ import (
 // receive, a rank or link failing) stops the replay, and Run simulates the
 // body with coroutines instead, which gives the error exactly.
 
-// replayState is a process's place in its program.
-type replayState struct {
-	prog  *program
-	ci    int       // the chunk being run, an index into prog.chunks
-	code  string    // that chunk
-	off   int       // where the next operation starts in code
-	tag   algos.Tag // the tag the next operation's is written relative to
-	stage uint8     // 1 once the operation at off has blocked
-	start Time      // when that blocking began, for the observer's spans
-	slots []request
-}
-
 // uvarint decodes the uvarint at s[i:], and returns it and where the next
 // field starts.
 func uvarint(s string, i int) (uint64, int) {
@@ -43,17 +31,25 @@ func uvarint(s string, i int) (uint64, int) {
 }
 
 // startReplay makes the process run prog instead of a coroutine, with
-// slots (prog.slots of them) for its requests.
-func (p *proc) startReplay(prog *program, slots []request) {
+// the engine's slots from slot0 (prog.slots of them) for its requests.
+func (p *proc) startReplay(prog *program, slot0 int) {
 	p.prog = prog
-	p.slots = slots
-	for i := range p.slots {
-		p.slots[i].owner = p.r
-	}
-	if len(prog.chunks) > 0 {
-		p.code = p.r.e.progs.chunks[prog.chunks[0]]
+	p.slot0 = int32(slot0)
+	for i := range prog.slots {
+		p.r.e.slots[slot0+i].owner = p.r
 	}
 	p.scheduleResume()
+}
+
+// request returns the process's request slot i.
+func (p *proc) request(i uint64) *request { return &p.r.e.slots[int(p.slot0)+int(i)] }
+
+// chunk returns the code of the chunk being run, "" past the end.
+func (p *proc) chunk() string {
+	if int(p.ci) >= len(p.prog.chunks) {
+		return ""
+	}
+	return p.r.e.progs.chunks[p.prog.chunks[p.ci]]
 }
 
 // slot makes request slot i a new send or receive. Its owner is set for
@@ -61,8 +57,11 @@ func (p *proc) startReplay(prog *program, slots []request) {
 // ended; only the fields that change are written, none a pointer but a
 // failed request's error.
 func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {
-	q := &p.slots[i]
-	q.send, q.peer, q.tag, q.bytes = send, peer, tag, bytes
+	q := p.request(i)
+	q.kind, q.peer, q.tag, q.bytes = reqRecv, int32(peer), tag, bytes
+	if send {
+		q.kind = reqSend
+	}
 	q.done, q.waitedFor = false, false
 	if q.err != nil {
 		q.err = nil
@@ -79,11 +78,15 @@ func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *re
 // without moving p.off, so that the operation runs again, at its second
 // stage, when the process resumes.
 func (p *proc) replay() {
+	code := p.chunk()
 	for {
-		if p.off == len(p.code) && !p.nextChunk() {
-			return
+		if int(p.off) == len(code) {
+			if !p.nextChunk() {
+				return
+			}
+			code = p.chunk()
 		}
-		code, i := p.code, p.off
+		i := int(p.off)
 		op := code[i]
 		i++
 		ok := true
@@ -102,7 +105,7 @@ func (p *proc) replay() {
 		if !ok {
 			return
 		}
-		p.off = i
+		p.off = int32(i)
 	}
 }
 
@@ -111,11 +114,11 @@ func (p *proc) replay() {
 // returns false.
 func (p *proc) nextChunk() bool {
 	p.ci++
-	if p.ci >= len(p.prog.chunks) {
+	if int(p.ci) >= len(p.prog.chunks) {
 		p.returned(nil)
 		return false
 	}
-	p.code, p.off, p.tag = p.r.e.progs.chunks[p.prog.chunks[p.ci]], 0, 0
+	p.off, p.tag = 0, 0
 	return true
 }
 
@@ -170,11 +173,11 @@ func (p *proc) replayWait(code string, i int) (int, bool) {
 // replay, so that the coroutines give the error.
 func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	first := i
-	pending := 0
+	var pending int32
 	var slot uint64
 	for range n {
 		slot, i = uvarint(code, i)
-		q := &p.slots[slot]
+		q := p.request(slot)
 		q.waitedFor = true
 		if q.done && q.err != nil {
 			p.r.e.stopReplay()
@@ -187,12 +190,10 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	if pending == 0 {
 		return i, true
 	}
-	p.waiting = p.waiting[:0]
 	for j, k := first, uint64(0); k < n; k++ {
 		slot, j = uvarint(code, j)
-		if q := &p.slots[slot]; !q.done {
+		if q := p.request(slot); !q.done {
 			q.waiter = p
-			p.waiting = append(p.waiting, q)
 		}
 	}
 	p.stage, p.start = 1, p.park(pending)
@@ -204,12 +205,16 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 func (p *proc) endWait(code string, i int, n uint64) (int, bool) {
 	p.unpark(p.start, true)
 	var slot uint64
+	failed := false
 	for range n {
 		slot, i = uvarint(code, i)
-		if p.slots[slot].err != nil {
-			p.r.e.stopReplay()
-			return i, false
-		}
+		q := p.request(slot)
+		q.waiter = nil
+		failed = failed || q.err != nil
+	}
+	if failed {
+		p.r.e.stopReplay()
+		return i, false
 	}
 	p.stage = 0
 	return i, true

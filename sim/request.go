@@ -2,46 +2,51 @@ package sim
 
 import (
 	"github.com/nexar-go/nexar-go/algos"
-	"github.com/nexar-go/nexar-go/device"
 )
 
 // request is the simulator's algos.Request: one posted send or receive.
 type request struct {
 	owner *rank
-	spawn bool // completes when a spawned process returns
-	// signal marks a request of Signal, completed by another process.
-	signal bool
-	send   bool
-	peer   int
-	tag    algos.Tag
-	bytes  int
-	// sw is the switch operation of a switch request (peer is then -1).
-	sw *SwitchOp
-	// buf is the buffer of a coroutine's request (nil in a replay, whose
-	// buffers are phantom): a receive copies host bytes into it.
-	buf device.Buffer
-
-	done bool
-	err  error
 	// waiter is the process blocked in Wait on this request, if any.
 	waiter *proc
+	// sw is the switch operation of a switch request (peer is then -1).
+	// (The host buffer of a request with real bytes is in
+	// Engine.hostBufs: a request of a 2^24-rank run holds no buffer.)
+	sw    *SwitchOp
+	err   error
+	tag   algos.Tag
+	bytes int
+	peer  int32
+
+	kind reqKind
+	done bool
 	// waitedFor is set once a Wait has included the request, so its error
 	// reached somebody.
 	waitedFor bool
 }
 
+// reqKind says what a request is for.
+type reqKind uint8
+
+const (
+	reqRecv reqKind = iota // a receive, or a switch operation's request
+	reqSend
+	reqSpawn  // completes when a spawned process returns
+	reqSignal // a request of Signal, completed by another process
+)
+
 // wait describes the request for a deadlock report.
 func (r *request) wait() Wait {
-	if r.spawn {
+	if r.kind == reqSpawn {
 		return Wait{Spawned: true}
 	}
-	if r.signal {
+	if r.kind == reqSignal {
 		return Wait{Signal: true, Peer: -1}
 	}
 	if r.sw != nil {
 		return r.sw.wait(r.bytes)
 	}
-	return Wait{Send: r.send, Peer: r.peer, Tag: r.tag, Bytes: r.bytes}
+	return Wait{Send: r.kind == reqSend, Peer: int(r.peer), Tag: r.tag, Bytes: r.bytes}
 }
 
 // complete marks r done with err, and wakes its owner if this was the last

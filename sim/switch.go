@@ -343,9 +343,9 @@ func (e *Engine) gone(rank int) error {
 	r := e.ranks[rank]
 	switch {
 	case r.crashed:
-		return r.crashErr
-	case r.exited && r.exitErr != nil:
-		return &PeerExitedError{Peer: rank, Err: rootCause(r.exitErr)}
+		return r.fault.crashErr
+	case r.exited && r.exitErr() != nil:
+		return &PeerExitedError{Peer: rank, Err: rootCause(r.exitErr())}
 	}
 	return nil
 }
