@@ -310,6 +310,10 @@ type flowState struct {
 	hidx    int
 	mark    uint32
 	frozen  uint32
+	// solo is, in the recompute of epoch soloEp, the least share of the
+	// edges only this flow crosses (see recompute).
+	solo    shareItem
+	soloEp  uint32
 	sending bool
 	dropped bool
 	// latent is set while a LatencyWeighted flow pays its latency,
@@ -651,7 +655,13 @@ func (n *flowNet) Settle() {
 		n.arbitrate()
 	}
 	if len(n.dirty) > 0 {
-		n.recompute()
+		if recomputeCheck != nil {
+			dirty := slices.Clone(n.dirty)
+			n.recompute()
+			recomputeCheck(n, dirty)
+		} else {
+			n.recompute()
+		}
 	}
 	if n.ends.len() > 0 {
 		if t := n.ends.min().end; !n.armed || t < n.wakeAt {
@@ -660,6 +670,10 @@ func (n *flowNet) Settle() {
 		}
 	}
 }
+
+// recomputeCheck, set by tests, is called after each recompute with the
+// edges that were dirty, to check the rates against a reference.
+var recomputeCheck func(n *flowNet, dirty []int32)
 
 // recompute gives max-min fair rates to the flows connected, through
 // shared edges, to the dirty edges.
@@ -703,15 +717,38 @@ func (n *flowNet) recompute() {
 	// edge's is its capacity left over the weights of its flows not yet
 	// fixed, and a flow fixed at share s gets s times its weight. Plain
 	// max-min is every weight 1.
+	//
+	// An edge that only one flow crosses keeps its share (its capacity
+	// over the flow's weight) until that flow is fixed, so it comes out
+	// at its first pop and fixes the flow at exactly that share. Of such
+	// edges only a flow's least (share, index) one can fix it: the others
+	// come out after it with the flow fixed, doing nothing. They are left
+	// out of the heap, which changes no pop that fixes a flow.
 	h := n.shares[:0]
 	for _, e := range edges {
+		list := n.onEdge[e]
+		if len(list) == 1 {
+			f := list[0]
+			w := f.route.weight
+			n.remCap[e], n.wsum[e] = n.capacity[e], w
+			it := shareItem{n.capacity[e] / w, e}
+			if f.soloEp != ep || it.less(f.solo) {
+				f.soloEp, f.solo = ep, it
+			}
+			continue
+		}
 		w := 0.0
-		for _, f := range n.onEdge[e] {
+		for _, f := range list {
 			w += f.route.weight
 		}
 		n.remCap[e], n.wsum[e] = n.capacity[e], w
-		if len(n.onEdge[e]) > 0 {
+		if len(list) > 0 {
 			h = heapPush(h, shareItem{n.capacity[e] / w, e})
+		}
+	}
+	for _, f := range flows {
+		if f.soloEp == ep {
+			h = heapPush(h, f.solo)
 		}
 	}
 	left := len(flows)
