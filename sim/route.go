@@ -17,7 +17,15 @@ type router struct {
 	dist   map[int32][]int32 // destination node -> cost to it from each node
 	// scratch for Dijkstra
 	heap []routeItem
+	// maxCost is the largest edge cost; when it is small, distances are
+	// found with a bucket per cost (Dial's algorithm) in buckets, which
+	// gives Dijkstra's distances (least costs are unique) without a heap.
+	maxCost int
+	buckets [][]int32
 }
+
+// dialMaxCost is the largest edge cost for which distToNode uses buckets.
+const dialMaxCost = 64
 
 // toDevice is the distances to a device: through[n] + offset from every
 // node n but the device's own, which is 0.
@@ -46,7 +54,15 @@ type routeItem struct {
 const unreachable = math.MaxInt32
 
 func newRouter(t *Topology) *router {
-	return &router{t: t, failed: make([]bool, len(t.edges)), dist: map[int32][]int32{}}
+	r := &router{t: t, failed: make([]bool, len(t.edges)), dist: map[int32][]int32{}}
+	for _, ed := range t.edges {
+		if ed.Cost < 0 {
+			r.maxCost = -1
+			break
+		}
+		r.maxCost = max(r.maxCost, ed.Cost)
+	}
+	return r
 }
 
 // fail removes edge e from routing.
@@ -162,6 +178,11 @@ func (r *router) distToNode(target int) []int32 {
 		dist[i] = unreachable
 	}
 	dist[target] = 0
+	if r.maxCost >= 0 && r.maxCost <= dialMaxCost {
+		r.dial(target, dist)
+		r.dist[int32(target)] = dist
+		return dist
+	}
 	h := r.heap[:0]
 	h = heapPush(h, routeItem{0, int32(target)})
 	for len(h) > 0 {
@@ -188,6 +209,42 @@ func (r *router) distToNode(target int) []int32 {
 	r.heap = h
 	r.dist[int32(target)] = dist
 	return dist
+}
+
+// dial fills dist, set to unreachable but at target (0), with the least
+// cost from every node to target as distToNode defines it, taking nodes
+// in order of cost from a ring of maxCost+1 buckets.
+func (r *router) dial(target int, dist []int32) {
+	t := r.t
+	if len(r.buckets) != r.maxCost+1 {
+		r.buckets = make([][]int32, r.maxCost+1)
+	}
+	b := r.buckets
+	b[0] = append(b[0][:0], int32(target))
+	pending := 1
+	for d := int32(0); pending > 0; d++ {
+		i := int(d) % len(b)
+		for len(b[i]) > 0 {
+			v := int(b[i][len(b[i])-1])
+			b[i] = b[i][:len(b[i])-1]
+			pending--
+			if dist[v] != d || (v != target && !t.transit(v)) {
+				continue // stale, or a device, which does not forward
+			}
+			for _, e := range t.in[v] {
+				if r.failed[e] {
+					continue
+				}
+				ed := &t.edges[e]
+				if nd := d + int32(ed.Cost); nd < dist[ed.From] {
+					dist[ed.From] = nd
+					j := int(nd) % len(b)
+					b[j] = append(b[j], int32(ed.From))
+					pending++
+				}
+			}
+		}
+	}
 }
 
 func (a routeItem) less(b routeItem) bool { return a.d < b.d || (a.d == b.d && a.node < b.node) }
