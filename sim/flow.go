@@ -258,7 +258,7 @@ type flowNet struct {
 	compEdges []int32
 	remCap    []float64
 	wsum      []float64 // weights of the flows not yet fixed, per edge
-	shares    []shareItem
+	shares    shareHeap
 }
 
 // flowRoute is a path with what the model needs of it.
@@ -300,6 +300,8 @@ type flowState struct {
 	m       *Message
 	seq     uint64
 	route   *flowRoute
+	cons    []int32 // route.cons and route.weight, kept by attach where
+	weight  float64 // recompute reads them without going to the route
 	pos     []int32 // index of the flow in onEdge[route.cons[i]]
 	rate    float64
 	newRate float64
@@ -539,6 +541,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 			u.messages++
 		}
 	}
+	f.cons, f.weight = f.route.cons, f.route.weight
 	f.pos = f.pos[:0]
 	for _, e := range f.route.cons {
 		f.pos = append(f.pos, int32(len(n.onEdge[e])))
@@ -697,7 +700,7 @@ func (n *flowNet) recompute() {
 			}
 			f.mark = ep
 			flows = append(flows, f)
-			for _, e2 := range f.route.cons {
+			for _, e2 := range f.cons {
 				if n.emark[e2] != ep {
 					stack = append(stack, e2)
 				}
@@ -729,7 +732,7 @@ func (n *flowNet) recompute() {
 		list := n.onEdge[e]
 		if len(list) == 1 {
 			f := list[0]
-			w := f.route.weight
+			w := f.weight
 			n.remCap[e], n.wsum[e] = n.capacity[e], w
 			it := shareItem{n.capacity[e] / w, e}
 			if f.soloEp != ep || it.less(f.solo) {
@@ -739,41 +742,44 @@ func (n *flowNet) recompute() {
 		}
 		w := 0.0
 		for _, f := range list {
-			w += f.route.weight
+			w += f.weight
 		}
 		n.remCap[e], n.wsum[e] = n.capacity[e], w
 		if len(list) > 0 {
-			h = heapPush(h, shareItem{n.capacity[e] / w, e})
+			h = append(h, shareItem{n.capacity[e] / w, e})
 		}
 	}
 	for _, f := range flows {
 		if f.soloEp == ep {
-			h = heapPush(h, f.solo)
+			h = append(h, f.solo)
 		}
 	}
+	h.init()
 	left := len(flows)
 	for left > 0 && len(h) > 0 {
-		var it shareItem
-		it, h = heapPop(h)
+		it := h[0]
 		e := it.edge
 		if !(n.wsum[e] > 0) {
+			h.pop()
 			continue
 		}
 		s := max(n.remCap[e], 0) / n.wsum[e]
-		if s > it.share {
-			h = heapPush(h, shareItem{s, e})
+		if s > it.share { // back under its current share
+			h[0].share = s
+			h.down(0)
 			continue
 		}
+		h.pop()
 		for _, f := range n.onEdge[e] {
 			if f.frozen == ep {
 				continue
 			}
-			rate := s * f.route.weight
+			rate := s * f.weight
 			f.frozen, f.newRate = ep, rate
 			left--
-			for _, e2 := range f.route.cons {
+			for _, e2 := range f.cons {
 				n.remCap[e2] -= rate
-				n.wsum[e2] -= f.route.weight
+				n.wsum[e2] -= f.weight
 			}
 		}
 	}
@@ -1012,6 +1018,43 @@ type shareItem struct {
 
 func (a shareItem) less(b shareItem) bool {
 	return a.share < b.share || (a.share == b.share && a.edge < b.edge)
+}
+
+// shareHeap is a min-heap of shares, by (share, edge).
+type shareHeap []shareItem
+
+func (h shareHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// pop removes the least share.
+func (h *shareHeap) pop() {
+	q := *h
+	n := len(q) - 1
+	q[0] = q[n]
+	*h = q[:n]
+	h.down(0)
+}
+
+func (h shareHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		c := l
+		if r := l + 1; r < n && (h[r].share < h[l].share || (h[r].share == h[l].share && h[r].edge < h[l].edge)) {
+			c = r
+		}
+		if !(h[c].share < h[i].share || (h[c].share == h[i].share && h[c].edge < h[i].edge)) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // flowHeap orders flows by (end, seq), with each flow's index kept in it

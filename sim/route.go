@@ -133,14 +133,13 @@ func (r *router) walk(s, d int, dist toDevice, key uint64) []int32 {
 	cand := candBuf[:0]
 	for u := s; u != d; {
 		cand = cand[:0]
+		du := dist.at(u)
 		for _, e := range t.out[u] {
 			ed := &t.edges[e]
-			if r.failed[e] || dist.at(ed.To) == unreachable || (ed.To != d && !t.transit(ed.To)) {
+			if x := dist.at(ed.To); x == unreachable || x+int32(ed.Cost) != du || r.failed[e] || (ed.To != d && !t.transit(ed.To)) {
 				continue
 			}
-			if dist.at(ed.To)+int32(ed.Cost) == dist.at(u) {
-				cand = append(cand, e)
-			}
+			cand = append(cand, e)
 		}
 		e := cand[0]
 		if n := uint64(len(cand)); n > 1 {
