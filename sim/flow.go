@@ -275,6 +275,10 @@ type flowSender struct {
 	queue  fifo[*Message] // posted, not yet asking
 	asking int            // messages waiting for a receive slot
 	active int            // messages started, not yet delivered
+	// last is the route cache's entry for lastDst, the destination this
+	// rank asked a route to last (a ring sends to one neighbour only).
+	last    *flowRoute
+	lastDst int
 }
 
 // flowRecv is a rank's receive side: its busy slots and the messages
@@ -347,6 +351,9 @@ const denseRoutes = 2048
 
 func (n *flowNet) clearRoutes() {
 	n.swRoutes = nil
+	for i := range n.senders {
+		n.senders[i].last = nil
+	}
 	if w := n.e.World(); w <= denseRoutes {
 		n.routes = make([][]*flowRoute, w)
 	} else {
@@ -358,6 +365,19 @@ func (n *flowNet) clearRoutes() {
 var noRoute = &flowRoute{}
 
 func (n *flowNet) route(src, dst int) *flowRoute {
+	sd := &n.senders[src]
+	if sd.last == nil || sd.lastDst != dst {
+		sd.last, sd.lastDst = n.cachedRoute(src, dst), dst
+	}
+	if sd.last == noRoute {
+		return nil
+	}
+	return sd.last
+}
+
+// cachedRoute is the route from src to dst, found once per pair (noRoute
+// if there is none).
+func (n *flowNet) cachedRoute(src, dst int) *flowRoute {
 	var slot **flowRoute
 	if n.routes != nil {
 		row := n.routes[src]
@@ -377,9 +397,6 @@ func (n *flowNet) route(src, dst int) *flowRoute {
 	}
 	if *slot == nil {
 		*slot = n.findRoute(src, dst)
-	}
-	if *slot == noRoute {
-		return nil
 	}
 	return *slot
 }
