@@ -149,6 +149,7 @@ func benchScale(b *testing.B, c scaleCase) {
 	b.ReportMetric(floor, "floor-ns")
 	b.ReportMetric(perMsg/floor, "x-floor")
 	b.ReportMetric(perMsgCPU/floorCPU, "cpu-x-floor")
+	b.ReportMetric(perMsgCPU, "cpu-ns/msg")
 	b.ReportMetric(float64(mem)/(1<<20), "peak-MiB")
 }
 
