@@ -718,7 +718,12 @@ func (n *flowNet) recompute() {
 			f.mark = ep
 			flows = append(flows, f)
 			for _, e2 := range f.cons {
-				if n.emark[e2] != ep {
+				if len(n.onEdge[e2]) == 1 { // f's alone: see below
+					it := shareItem{n.capacity[e2] / f.weight, e2}
+					if f.soloEp != ep || it.less(f.solo) {
+						f.soloEp, f.solo = ep, it
+					}
+				} else if n.emark[e2] != ep {
 					stack = append(stack, e2)
 				}
 			}
@@ -743,31 +748,26 @@ func (n *flowNet) recompute() {
 	// at its first pop and fixes the flow at exactly that share. Of such
 	// edges only a flow's least (share, index) one can fix it: the others
 	// come out after it with the flow fixed, doing nothing. They are left
-	// out of the heap, which changes no pop that fixes a flow.
+	// out of the heap, which changes no pop that fixes a flow (the search
+	// above does not even visit them, and their remCap and wsum, which
+	// nothing reads, are left as they were).
 	h := n.shares[:0]
 	for _, e := range edges {
 		list := n.onEdge[e]
-		if len(list) == 1 {
-			f := list[0]
-			w := f.weight
-			n.remCap[e], n.wsum[e] = n.capacity[e], w
-			it := shareItem{n.capacity[e] / w, e}
-			if f.soloEp != ep || it.less(f.solo) {
-				f.soloEp, f.solo = ep, it
-			}
-			continue
+		if len(list) < 2 {
+			continue // a flow's alone, or none
 		}
 		w := 0.0
 		for _, f := range list {
 			w += f.weight
 		}
 		n.remCap[e], n.wsum[e] = n.capacity[e], w
-		if len(list) > 0 {
-			h = append(h, shareItem{n.capacity[e] / w, e})
-		}
+		h = append(h, shareItem{n.capacity[e] / w, e})
 	}
 	for _, f := range flows {
 		if f.soloEp == ep {
+			e := f.solo.edge
+			n.remCap[e], n.wsum[e] = n.capacity[e], f.weight
 			h = append(h, f.solo)
 		}
 	}
