@@ -6,9 +6,10 @@ import (
 )
 
 // TestDialEqualsDijkstra checks that the bucket search gives the heap's
-// distances to every node, and so the same routes between every pair of
-// devices, on each kind of built-in topology, with and without a failed
-// link.
+// distances to every node, that the distances to a device composed from
+// its neighbours' are those a search from the device finds, and so that
+// routes between every pair of devices are the same, on each kind of
+// built-in topology, with and without a failed link.
 func TestDialEqualsDijkstra(t *testing.T) {
 	link := LinkParams{Bandwidth: 10e9, Latency: 300 * Nanosecond}
 	specs := []TopologySpec{
@@ -27,7 +28,7 @@ func TestDialEqualsDijkstra(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, fail := range []int{-1, len(top.edges) / 2} {
+		for _, fail := range []int{-1, len(top.edges) / 2, len(top.edges) - 1, 0} {
 			dial, heap := newRouter(top), newRouter(top)
 			heap.maxCost = -1
 			if dial.maxCost < 0 || dial.maxCost > dialMaxCost {
@@ -40,6 +41,14 @@ func TestDialEqualsDijkstra(t *testing.T) {
 			for n := range top.nodes {
 				if a, b := dial.distToNode(n), heap.distToNode(n); !slices.Equal(a, b) {
 					t.Fatalf("%s, edge %d failed: distances to node %d differ:\n%v\n%v", top.Name, fail, n, a, b)
+				}
+			}
+			for d, node := range top.devices {
+				comp, full := dial.distTo(d), heap.distToNode(node)
+				for n := range top.nodes {
+					if comp.at(n) != full[n] {
+						t.Fatalf("%s, edge %d failed: cost from node %d to device %d: %d composed, %d searched", top.Name, fail, n, d, comp.at(n), full[n])
+					}
 				}
 			}
 			for s := range top.devices {
