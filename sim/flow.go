@@ -691,16 +691,12 @@ func (n *flowNet) Settle() {
 	}
 }
 
-// recomputeCheck, set by tests, is called after each recompute with the
-// edges that were dirty, to check the rates against a reference.
-var recomputeCheck func(n *flowNet, dirty []int32)
-
-// recompute gives max-min fair rates to the flows connected, through
-// shared edges, to the dirty edges.
-func (n *flowNet) recompute() {
-	n.epoch++
-	ep := n.epoch
-	flows, edges := n.compFlows[:0], n.compEdges[:0]
+// component gathers, in epoch ep, the flows connected through shared
+// edges to the dirty edges, and the edges that more than one of them
+// crosses (with the dirty ones); it notes each flow's lone edges (those
+// it alone crosses) as it meets the flow, in its solo (see recompute).
+func (n *flowNet) component(ep uint32) (flows []*flowState, edges []int32) {
+	flows, edges = n.compFlows[:0], n.compEdges[:0]
 	stack := append(n.stack[:0], n.dirty...)
 	n.dirty = n.dirty[:0]
 	for len(stack) > 0 {
@@ -718,7 +714,7 @@ func (n *flowNet) recompute() {
 			f.mark = ep
 			flows = append(flows, f)
 			for _, e2 := range f.cons {
-				if len(n.onEdge[e2]) == 1 { // f's alone: see below
+				if len(n.onEdge[e2]) == 1 { // f's alone: see recompute
 					it := shareItem{n.capacity[e2] / f.weight, e2}
 					if f.soloEp != ep || it.less(f.solo) {
 						f.soloEp, f.solo = ep, it
@@ -730,6 +726,19 @@ func (n *flowNet) recompute() {
 		}
 	}
 	n.stack = stack
+	return flows, edges
+}
+
+// recomputeCheck, set by tests, is called after each recompute with the
+// edges that were dirty, to check the rates against a reference.
+var recomputeCheck func(n *flowNet, dirty []int32)
+
+// recompute gives max-min fair rates to the flows connected, through
+// shared edges, to the dirty edges.
+func (n *flowNet) recompute() {
+	n.epoch++
+	ep := n.epoch
+	flows, edges := n.component(ep)
 
 	// Progressive filling. An edge's fair share is its capacity left over
 	// the flows on it not yet fixed; the edge with the least share fixes
@@ -748,8 +757,8 @@ func (n *flowNet) recompute() {
 	// at its first pop and fixes the flow at exactly that share. Of such
 	// edges only a flow's least (share, index) one can fix it: the others
 	// come out after it with the flow fixed, doing nothing. They are left
-	// out of the heap, which changes no pop that fixes a flow (the search
-	// above does not even visit them, and their remCap and wsum, which
+	// out of the heap, which changes no pop that fixes a flow (component
+	// does not even visit them, and their remCap and wsum, which
 	// nothing reads, are left as they were).
 	h := n.shares[:0]
 	for _, e := range edges {
