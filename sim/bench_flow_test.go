@@ -25,6 +25,7 @@ var benchModels = []struct {
 
 func benchMessages(b *testing.B, model sim.Model, p int, body sim.Body) {
 	var msgs int64
+	cpu0 := cpuTime()
 	for b.Loop() {
 		res, err := sim.Run(sim.Config{World: p, Model: model}, body)
 		if err != nil {
@@ -34,6 +35,9 @@ func benchMessages(b *testing.B, model sim.Model, p int, body sim.Body) {
 	}
 	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(msgs), "ns/msg")
+	// CPU time per message, which a loaded machine moves less than wall
+	// time: compare flow and alpha-beta by it there.
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(msgs), "cpu-ns/msg")
 }
 
 // BenchmarkFlowRingAllreduce is simulated messages (flows) per second of

@@ -168,6 +168,7 @@ func benchScale(b *testing.B, c scaleCase) {
 	b.ReportMetric(floor, "floor-ns")
 	b.ReportMetric(perMsg/floor, "x-floor")
 	b.ReportMetric(perMsgCPU/floorCPU, "cpu-x-floor")
+	b.ReportMetric(perMsgCPU, "cpu-ns/msg")
 	b.ReportMetric(float64(mem)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(mem)/float64(c.world), "peak-B/rank")
 	b.ReportMetric(float64(est.Memory)/float64(mem), "est-mem-x")

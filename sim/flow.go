@@ -258,7 +258,7 @@ type flowNet struct {
 	compEdges []int32
 	remCap    []float64
 	wsum      []float64 // weights of the flows not yet fixed, per edge
-	shares    []shareItem
+	shares    shareHeap
 }
 
 // flowRoute is a path with what the model needs of it.
@@ -275,6 +275,10 @@ type flowSender struct {
 	queue  fifo[*Message] // posted, not yet asking
 	asking int            // messages waiting for a receive slot
 	active int            // messages started, not yet delivered
+	// last is the route cache's entry for lastDst, the destination this
+	// rank asked a route to last (a ring sends to one neighbour only).
+	last    *flowRoute
+	lastDst int
 }
 
 // flowRecv is a rank's receive side: its busy slots and the messages
@@ -300,6 +304,8 @@ type flowState struct {
 	m       *Message
 	seq     uint64
 	route   *flowRoute
+	cons    []int32 // route.cons and route.weight, kept by attach where
+	weight  float64 // recompute reads them without going to the route
 	pos     []int32 // index of the flow in onEdge[route.cons[i]]
 	rate    float64
 	newRate float64
@@ -310,6 +316,10 @@ type flowState struct {
 	hidx    int
 	mark    uint32
 	frozen  uint32
+	// solo is, in the recompute of epoch soloEp, the least share of the
+	// edges only this flow crosses (see recompute).
+	solo    shareItem
+	soloEp  uint32
 	sending bool
 	dropped bool
 	// latent is set while a LatencyWeighted flow pays its latency,
@@ -341,6 +351,9 @@ const denseRoutes = 2048
 
 func (n *flowNet) clearRoutes() {
 	n.swRoutes = nil
+	for i := range n.senders {
+		n.senders[i].last = nil
+	}
 	if w := n.e.World(); w <= denseRoutes {
 		n.routes = make([][]*flowRoute, w)
 	} else {
@@ -352,6 +365,19 @@ func (n *flowNet) clearRoutes() {
 var noRoute = &flowRoute{}
 
 func (n *flowNet) route(src, dst int) *flowRoute {
+	sd := &n.senders[src]
+	if sd.last == nil || sd.lastDst != dst {
+		sd.last, sd.lastDst = n.cachedRoute(src, dst), dst
+	}
+	if sd.last == noRoute {
+		return nil
+	}
+	return sd.last
+}
+
+// cachedRoute is the route from src to dst, found once per pair (noRoute
+// if there is none).
+func (n *flowNet) cachedRoute(src, dst int) *flowRoute {
 	var slot **flowRoute
 	if n.routes != nil {
 		row := n.routes[src]
@@ -371,9 +397,6 @@ func (n *flowNet) route(src, dst int) *flowRoute {
 	}
 	if *slot == nil {
 		*slot = n.findRoute(src, dst)
-	}
-	if *slot == noRoute {
-		return nil
 	}
 	return *slot
 }
@@ -535,6 +558,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 			u.messages++
 		}
 	}
+	f.cons, f.weight = f.route.cons, f.route.weight
 	f.pos = f.pos[:0]
 	for _, e := range f.route.cons {
 		f.pos = append(f.pos, int32(len(n.onEdge[e])))
@@ -651,7 +675,13 @@ func (n *flowNet) Settle() {
 		n.arbitrate()
 	}
 	if len(n.dirty) > 0 {
-		n.recompute()
+		if recomputeCheck != nil {
+			dirty := slices.Clone(n.dirty)
+			n.recompute()
+			recomputeCheck(n, dirty)
+		} else {
+			n.recompute()
+		}
 	}
 	if n.ends.len() > 0 {
 		if t := n.ends.min().end; !n.armed || t < n.wakeAt {
@@ -661,12 +691,12 @@ func (n *flowNet) Settle() {
 	}
 }
 
-// recompute gives max-min fair rates to the flows connected, through
-// shared edges, to the dirty edges.
-func (n *flowNet) recompute() {
-	n.epoch++
-	ep := n.epoch
-	flows, edges := n.compFlows[:0], n.compEdges[:0]
+// component gathers, in epoch ep, the flows connected through shared
+// edges to the dirty edges, and the edges that more than one of them
+// crosses (with the dirty ones); it notes each flow's lone edges (those
+// it alone crosses) as it meets the flow, in its solo (see recompute).
+func (n *flowNet) component(ep uint32) (flows []*flowState, edges []int32) {
+	flows, edges = n.compFlows[:0], n.compEdges[:0]
 	stack := append(n.stack[:0], n.dirty...)
 	n.dirty = n.dirty[:0]
 	for len(stack) > 0 {
@@ -683,14 +713,32 @@ func (n *flowNet) recompute() {
 			}
 			f.mark = ep
 			flows = append(flows, f)
-			for _, e2 := range f.route.cons {
-				if n.emark[e2] != ep {
+			for _, e2 := range f.cons {
+				if len(n.onEdge[e2]) == 1 { // f's alone: see recompute
+					it := shareItem{n.capacity[e2] / f.weight, e2}
+					if f.soloEp != ep || it.less(f.solo) {
+						f.soloEp, f.solo = ep, it
+					}
+				} else if n.emark[e2] != ep {
 					stack = append(stack, e2)
 				}
 			}
 		}
 	}
 	n.stack = stack
+	return flows, edges
+}
+
+// recomputeCheck, set by tests, is called after each recompute with the
+// edges that were dirty, to check the rates against a reference.
+var recomputeCheck func(n *flowNet, dirty []int32)
+
+// recompute gives max-min fair rates to the flows connected, through
+// shared edges, to the dirty edges.
+func (n *flowNet) recompute() {
+	n.epoch++
+	ep := n.epoch
+	flows, edges := n.component(ep)
 
 	// Progressive filling. An edge's fair share is its capacity left over
 	// the flows on it not yet fixed; the edge with the least share fixes
@@ -703,40 +751,61 @@ func (n *flowNet) recompute() {
 	// edge's is its capacity left over the weights of its flows not yet
 	// fixed, and a flow fixed at share s gets s times its weight. Plain
 	// max-min is every weight 1.
+	//
+	// An edge that only one flow crosses keeps its share (its capacity
+	// over the flow's weight) until that flow is fixed, so it comes out
+	// at its first pop and fixes the flow at exactly that share. Of such
+	// edges only a flow's least (share, index) one can fix it: the others
+	// come out after it with the flow fixed, doing nothing. They are left
+	// out of the heap, which changes no pop that fixes a flow (component
+	// does not even visit them, and their remCap and wsum, which
+	// nothing reads, are left as they were).
 	h := n.shares[:0]
 	for _, e := range edges {
+		list := n.onEdge[e]
+		if len(list) < 2 {
+			continue // a flow's alone, or none
+		}
 		w := 0.0
-		for _, f := range n.onEdge[e] {
-			w += f.route.weight
+		for _, f := range list {
+			w += f.weight
 		}
 		n.remCap[e], n.wsum[e] = n.capacity[e], w
-		if len(n.onEdge[e]) > 0 {
-			h = heapPush(h, shareItem{n.capacity[e] / w, e})
+		h = append(h, shareItem{n.capacity[e] / w, e})
+	}
+	for _, f := range flows {
+		if f.soloEp == ep {
+			e := f.solo.edge
+			n.remCap[e], n.wsum[e] = n.capacity[e], f.weight
+			h = append(h, f.solo)
 		}
 	}
+	h.init()
 	left := len(flows)
 	for left > 0 && len(h) > 0 {
-		var it shareItem
-		it, h = heapPop(h)
+		it := h[0]
 		e := it.edge
 		if !(n.wsum[e] > 0) {
+			h.pop()
 			continue
 		}
 		s := max(n.remCap[e], 0) / n.wsum[e]
-		if s > it.share {
-			h = heapPush(h, shareItem{s, e})
+		if s > it.share { // back under its current share
+			h[0].share = s
+			h.down(0)
 			continue
 		}
+		h.pop()
 		for _, f := range n.onEdge[e] {
 			if f.frozen == ep {
 				continue
 			}
-			rate := s * f.route.weight
+			rate := s * f.weight
 			f.frozen, f.newRate = ep, rate
 			left--
-			for _, e2 := range f.route.cons {
+			for _, e2 := range f.cons {
 				n.remCap[e2] -= rate
-				n.wsum[e2] -= f.route.weight
+				n.wsum[e2] -= f.weight
 			}
 		}
 	}
@@ -975,6 +1044,43 @@ type shareItem struct {
 
 func (a shareItem) less(b shareItem) bool {
 	return a.share < b.share || (a.share == b.share && a.edge < b.edge)
+}
+
+// shareHeap is a min-heap of shares, by (share, edge).
+type shareHeap []shareItem
+
+func (h shareHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// pop removes the least share.
+func (h *shareHeap) pop() {
+	q := *h
+	n := len(q) - 1
+	q[0] = q[n]
+	*h = q[:n]
+	h.down(0)
+}
+
+func (h shareHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		c := l
+		if r := l + 1; r < n && (h[r].share < h[l].share || (h[r].share == h[l].share && h[r].edge < h[l].edge)) {
+			c = r
+		}
+		if !(h[c].share < h[i].share || (h[c].share == h[i].share && h[c].edge < h[i].edge)) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // flowHeap orders flows by (end, seq), with each flow's index kept in it

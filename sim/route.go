@@ -4,38 +4,74 @@ import "math"
 
 // router computes the routes of one run over a topology. The distances to
 // a destination are computed the first time a route to it is asked for,
-// and kept; the flow model keeps the paths. A device reached by a single
-// edge, from a transit node (a host on its leaf switch, a GPU on its NIC),
-// is reached through that node, so the distances to every device behind
-// one node are those to the node plus the edge's cost: one search serves
-// them all, which on a fat tree of thousands of hosts is a search per leaf
-// rather than per host. Failed edges are left out; failing one clears the
-// distances.
+// and kept; the flow model keeps the paths. A device is reached through
+// the nodes with edges into it, so its distances are composed from theirs
+// (see compose) when that takes one search: a host's through its leaf
+// switch, a GPU's through its NIC (and so its rail's leaf) and its
+// NVSwitch. One search then serves every device behind one switch, which
+// on a fat tree of thousands of hosts, or a cluster of thousands of GPUs,
+// is a search per leaf rather than per device. Failed edges are left out;
+// failing one clears the distances.
 type router struct {
-	t      *Topology
-	failed []bool
-	dist   map[int32][]int32 // destination node -> cost to it from each node
+	t       *Topology
+	failed  []bool
+	dist    map[int32][]int32 // destination node -> cost to it from each node
+	devDist []*toDevice       // per device, its distances (see distTo)
 	// scratch for Dijkstra
 	heap []routeItem
+	// maxCost is the largest edge cost; when it is small, distances are
+	// found with a bucket per cost (Dial's algorithm) in buckets, which
+	// gives Dijkstra's distances (least costs are unique) without a heap.
+	maxCost int
+	buckets [][]int32
 }
 
-// toDevice is the distances to a device: through[n] + offset from every
-// node n but the device's own, which is 0.
+// dialMaxCost is the largest edge cost for which distToNode uses buckets.
+const dialMaxCost = 64
+
+// toDevice is the distances to a node (a device, or a switch for
+// routeToNode): 0 from the node itself, else the least of through[n] +
+// offset over its parts and of cost over its near hops whose from is n.
+// A node with few edges in is reached through its neighbours, so its
+// distances are theirs plus the edge's cost (see compose): a GPU's through
+// its NIC and its NVSwitch, those through the leaf and the GPUs; one
+// search then serves every device behind one switch.
 type toDevice struct {
+	parts []distPart
+	near  []nearHop
+	node  int
+}
+
+// distPart is the cost to a node through one that was searched.
+type distPart struct {
 	through []int32
 	offset  int32
-	node    int // the device's node
+}
+
+// nearHop is the cost to a node from a node next to it that is not
+// searched through (a device, which does not forward, or a neighbour
+// composed from its own).
+type nearHop struct {
+	from, cost int32
 }
 
 // at is the cost from node n to the device.
-func (d toDevice) at(n int) int32 {
+func (d *toDevice) at(n int) int32 {
 	if n == d.node {
 		return 0
 	}
-	if x := d.through[n]; x != unreachable {
-		return x + d.offset
+	best := int32(unreachable)
+	for _, p := range d.parts {
+		if x := p.through[n]; x != unreachable && x+p.offset < best {
+			best = x + p.offset
+		}
 	}
-	return unreachable
+	for _, h := range d.near {
+		if int(h.from) == n && h.cost < best {
+			best = h.cost
+		}
+	}
+	return best
 }
 
 type routeItem struct {
@@ -46,7 +82,15 @@ type routeItem struct {
 const unreachable = math.MaxInt32
 
 func newRouter(t *Topology) *router {
-	return &router{t: t, failed: make([]bool, len(t.edges)), dist: map[int32][]int32{}}
+	r := &router{t: t, failed: make([]bool, len(t.edges)), dist: map[int32][]int32{}, devDist: make([]*toDevice, len(t.devices))}
+	for _, ed := range t.edges {
+		if ed.Cost < 0 {
+			r.maxCost = -1
+			break
+		}
+		r.maxCost = max(r.maxCost, ed.Cost)
+	}
+	return r
 }
 
 // fail removes edge e from routing.
@@ -56,6 +100,7 @@ func (r *router) fail(e int) {
 	}
 	r.failed[e] = true
 	clear(r.dist)
+	clear(r.devDist)
 }
 
 // route returns the edges of the path from device src to device dst, or
@@ -82,7 +127,7 @@ func (r *router) route(src, dst int) []int32 {
 // RouteDestMod.
 func (r *router) routeToNode(src, node int) []int32 {
 	s := r.t.devices[src]
-	dist := toDevice{through: r.distToNode(node), node: node}
+	dist := &toDevice{parts: []distPart{{through: r.distToNode(node)}}, node: node}
 	if dist.at(s) == unreachable {
 		return nil
 	}
@@ -110,21 +155,20 @@ func (r *router) routeFromNode(node, dst int) []int32 {
 // walk returns the edges of a least-cost path from node s to node d,
 // whose costs are dist, choosing among tied next hops by key (see
 // Topology).
-func (r *router) walk(s, d int, dist toDevice, key uint64) []int32 {
+func (r *router) walk(s, d int, dist *toDevice, key uint64) []int32 {
 	t := r.t
 	path := make([]int32, 0, 8)
 	var candBuf [16]int32
 	cand := candBuf[:0]
 	for u := s; u != d; {
 		cand = cand[:0]
+		du := dist.at(u)
 		for _, e := range t.out[u] {
 			ed := &t.edges[e]
-			if r.failed[e] || dist.at(ed.To) == unreachable || (ed.To != d && !t.transit(ed.To)) {
+			if x := dist.at(ed.To); x == unreachable || x+int32(ed.Cost) != du || r.failed[e] || (ed.To != d && !t.transit(ed.To)) {
 				continue
 			}
-			if dist.at(ed.To)+int32(ed.Cost) == dist.at(u) {
-				cand = append(cand, e)
-			}
+			cand = append(cand, e)
 		}
 		e := cand[0]
 		if n := uint64(len(cand)); n > 1 {
@@ -139,14 +183,86 @@ func (r *router) walk(s, d int, dist toDevice, key uint64) []int32 {
 
 // distTo returns the least cost from every node to device dst, through
 // transit nodes only, over edges that have not failed.
-func (r *router) distTo(dst int) toDevice {
+func (r *router) distTo(dst int) *toDevice {
+	if d := r.devDist[dst]; d != nil {
+		return d
+	}
 	t := r.t
 	target := t.devices[dst]
-	if in := t.in[target]; len(in) == 1 && !r.failed[in[0]] && t.transit(t.edges[in[0]].From) {
+	var d toDevice
+	if r.searches(target, composeDepth) <= 1 {
+		d = r.compose(target, composeDepth)
+	} else if in := t.in[target]; len(in) == 1 && !r.failed[in[0]] && t.transit(t.edges[in[0]].From) {
 		ed := &t.edges[in[0]]
-		return toDevice{through: r.distToNode(ed.From), offset: int32(ed.Cost), node: target}
+		d = toDevice{parts: []distPart{{r.distToNode(ed.From), int32(ed.Cost)}}, node: target}
+	} else {
+		d = toDevice{parts: []distPart{{through: r.distToNode(target)}}, node: target}
 	}
-	return toDevice{through: r.distToNode(target), node: target}
+	r.devDist[dst] = &d
+	return &d
+}
+
+// composeDepth and composeEdges bound compose: a device's distances are
+// composed from those of its neighbours up to two edges back (a GPU's
+// NIC's leaf), through nodes of at most 16 edges in (an NVSwitch's GPUs).
+const (
+	composeDepth = 2
+	composeEdges = 16
+)
+
+// searches is how many searches compose(x, depth) makes.
+func (r *router) searches(x, depth int) int {
+	t := r.t
+	if depth < 0 || len(t.in[x]) > composeEdges {
+		return 1
+	}
+	k := 0
+	for _, e := range t.in[x] {
+		if y := t.edges[e].From; !r.failed[e] && t.transit(y) {
+			k += min(r.searches(y, depth-1), 1)
+		}
+	}
+	return k
+}
+
+// compose returns the least costs to node x from those to the nodes with
+// an edge into it that has not failed: through a transit node y, y's
+// plus the edge's cost (y's own composed in turn, depth levels back, if
+// that takes at most one search; else searched); from a device, only from
+// itself, the edge's cost. A least-cost path to x ends with one such edge
+// after a least-cost path to its tail that avoids x (costs are not
+// negative), so these are the costs a search to x finds. Past depth, or
+// with more than composeEdges edges in, x is searched.
+func (r *router) compose(x, depth int) toDevice {
+	t := r.t
+	if depth < 0 || len(t.in[x]) > composeEdges {
+		return toDevice{parts: []distPart{{through: r.distToNode(x)}}, node: x}
+	}
+	d := toDevice{node: x}
+	for _, e := range t.in[x] {
+		if r.failed[e] {
+			continue
+		}
+		ed := &t.edges[e]
+		y, c := ed.From, int32(ed.Cost)
+		d.near = append(d.near, nearHop{int32(y), c})
+		if !t.transit(y) {
+			continue
+		}
+		var sub toDevice
+		if r.searches(y, depth-1) <= 1 {
+			sub = r.compose(y, depth-1)
+		} else {
+			sub = toDevice{parts: []distPart{{through: r.distToNode(y)}}}
+		}
+		for _, p := range sub.parts {
+			d.parts = append(d.parts, distPart{p.through, p.offset + c})
+		}
+		for _, h := range sub.near {
+			d.near = append(d.near, nearHop{h.from, h.cost + c})
+		}
+	}
+	return d
 }
 
 // distToNode returns the least cost from every node to node target,
@@ -162,6 +278,11 @@ func (r *router) distToNode(target int) []int32 {
 		dist[i] = unreachable
 	}
 	dist[target] = 0
+	if r.maxCost >= 0 && r.maxCost <= dialMaxCost {
+		r.dial(target, dist)
+		r.dist[int32(target)] = dist
+		return dist
+	}
 	h := r.heap[:0]
 	h = heapPush(h, routeItem{0, int32(target)})
 	for len(h) > 0 {
@@ -188,6 +309,42 @@ func (r *router) distToNode(target int) []int32 {
 	r.heap = h
 	r.dist[int32(target)] = dist
 	return dist
+}
+
+// dial fills dist, set to unreachable but at target (0), with the least
+// cost from every node to target as distToNode defines it, taking nodes
+// in order of cost from a ring of maxCost+1 buckets.
+func (r *router) dial(target int, dist []int32) {
+	t := r.t
+	if len(r.buckets) != r.maxCost+1 {
+		r.buckets = make([][]int32, r.maxCost+1)
+	}
+	b := r.buckets
+	b[0] = append(b[0][:0], int32(target))
+	pending := 1
+	for d := int32(0); pending > 0; d++ {
+		i := int(d) % len(b)
+		for len(b[i]) > 0 {
+			v := int(b[i][len(b[i])-1])
+			b[i] = b[i][:len(b[i])-1]
+			pending--
+			if dist[v] != d || (v != target && !t.transit(v)) {
+				continue // stale, or a device, which does not forward
+			}
+			for _, e := range t.in[v] {
+				if r.failed[e] {
+					continue
+				}
+				ed := &t.edges[e]
+				if nd := d + int32(ed.Cost); nd < dist[ed.From] {
+					dist[ed.From] = nd
+					j := int(nd) % len(b)
+					b[j] = append(b[j], int32(ed.From))
+					pending++
+				}
+			}
+		}
+	}
 }
 
 func (a routeItem) less(b routeItem) bool { return a.d < b.d || (a.d == b.d && a.node < b.node) }
