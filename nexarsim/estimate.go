@@ -78,6 +78,9 @@ func (c *costs) seconds() []float64 {
 func (c *costs) sweepLine(lo, hi int) string {
 	t := sweep.Sum(c.ests[lo:hi])
 	s := fmt.Sprintf("%s messages, %s events, roughly %s; largest point %s", count(t.Messages), count(t.Events), seconds(t.Seconds), bytesOf(t.Memory))
+	if n := symmetricPoints(c.ests[lo:hi], c.errs[lo:hi]); n > 0 {
+		s += fmt.Sprintf("; %d point(s) likely simulated one rank for all (symmetry, as the sampled ranks suggest; the run proves it or runs every rank)", n)
+	}
 	for _, err := range c.errs[lo:hi] {
 		if err != nil {
 			s += " (some points could not be estimated)"
@@ -85,6 +88,18 @@ func (c *costs) sweepLine(lo, hi int) string {
 		}
 	}
 	return s
+}
+
+// symmetricPoints counts the estimated points whose sample says the run
+// will simulate one rank for all (sim.Estimate.Symmetry).
+func symmetricPoints(ests []sweep.Estimate, errs []error) int {
+	n := 0
+	for i, e := range ests {
+		if errs[i] == nil && e.Symmetry != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // memoryLimit is the memory a point may need before it is warned about:
@@ -121,7 +136,11 @@ func (c *costs) warnings(s *scenario.Scenario, file string, jobs int) []string {
 		if e.Messages*int64(e.Runs) >= longMessages || e.Seconds*float64(e.Runs) > longPoint {
 			k := key{p.Sweep, 1}
 			if seen[k]++; seen[k] <= most {
-				out = append(out, fmt.Sprintf("%s:%d: %v simulates %s messages: roughly %s on this machine", file, line, p, count(e.Messages*int64(e.Runs)), seconds(e.Seconds*float64(e.Runs))))
+				short := ""
+				if e.Symmetry != "" {
+					short = fmt.Sprintf(" (one rank simulated for all, %s group, if the run proves it)", e.Symmetry)
+				}
+				out = append(out, fmt.Sprintf("%s:%d: %v simulates %s messages: roughly %s on this machine%s", file, line, p, count(e.Messages*int64(e.Runs)), seconds(e.Seconds*float64(e.Runs)), short))
 			}
 		}
 	}

@@ -3,7 +3,9 @@ package sim
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 	"unsafe"
@@ -31,6 +33,15 @@ type Estimate struct {
 	// Sampled is how many ranks were recorded to make the estimate; the
 	// message count is exact when it is the world.
 	Sampled int
+	// Symmetry names the group ("cyclic", "xor") under which every
+	// sampled rank repeats rank 0, on a run that may take the shortcut
+	// (Config.Symmetry): the run will then most likely simulate one rank
+	// for all, and Seconds and Memory are that run's, mostly the
+	// recording of every rank's program that proves it. Messages and
+	// Events stay the whole world's, as Result counts them. "" when the
+	// run will be simulated in full. (The sample suggests; only the run,
+	// which checks every rank, proves.)
+	Symmetry string
 }
 
 // estimateExact is the largest world whose estimate records every rank.
@@ -135,7 +146,57 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		headroom = 1.6
 	}
 	est.Memory = int64(live*headroom) + baseMemory
+	if g, ok := s.symmetric(cfg); ok {
+		est.Symmetry = g.String()
+		est.Seconds, est.Memory = s.symmetricCost()
+	}
 	return est, nil
+}
+
+// symmetric reports whether a run of cfg may take the symmetry shortcut
+// and every sampled rank's program is rank 0's under one group.
+func (s *sample) symmetric(cfg Config) (symGroup, bool) {
+	if cfg.Symmetry != SymmetryAuto || !cfg.Replay || cfg.HostData || cfg.Observer != nil || len(s.in.groups) > 0 {
+		return 0, false
+	}
+	if _, ok := symmetricModel(cfg.Model); !ok {
+		return 0, false
+	}
+	progs := &programs{chunks: s.in.chunks}
+	ranks := slices.Sorted(maps.Keys(s.progs))
+	for _, g := range []symGroup{symCyclic, symXor} {
+		if g == symXor && s.world&(s.world-1) != 0 {
+			continue
+		}
+		ref, _, ok := normalise(progs, s.progs[0], 0, s.world, g, nil)
+		if !ok {
+			continue
+		}
+		var buf []byte
+		for _, r := range ranks {
+			buf, _, ok = normalise(progs, s.progs[r], r, s.world, g, buf[:0])
+			if !ok || string(buf) != string(ref) {
+				break
+			}
+		}
+		if ok && string(buf) == string(ref) {
+			return g, true
+		}
+	}
+	return 0, false
+}
+
+// symmetricCost is the time and memory of a run that simulates one rank
+// for all: recording every rank, on every CPU, at the pace the sample was
+// recorded, and holding every rank's program (shared but for a pointer),
+// with the recording's garbage. (Fitted to halving-doubling and
+// recursive-doubling shortcuts of 2^16 to 2^24 ranks.)
+func (s *sample) symmetricCost() (seconds float64, memory int64) {
+	w := float64(s.world)
+	workers := float64(min(runtime.GOMAXPROCS(0), s.world))
+	seconds = s.recordSeconds / float64(max(s.ranks, 1)) * w / workers * symRecordFactor
+	memory = int64(w*symBytesPerRank+s.programBytes()) + baseMemory
+	return seconds, memory
 }
 
 // cacheGrowth is how much more an event costs each time a world past 2^16
@@ -234,24 +295,33 @@ type sample struct {
 	peers    float64 // distinct peers sent to, summed over the recorded ranks
 	chunkUse map[string]int
 	progUse  map[*program]int
+	// progs are the recorded ranks' programs, in the interner in;
+	// recordSeconds is the wall time their recording took.
+	progs         map[int]*program
+	in            *interner
+	recordSeconds float64
 }
 
 // recordSample records body on every rank of a small world, or on a
 // sample of a large one (see EstimateRun).
 func recordSample(cfg Config, body Body) (*sample, error) {
 	world := cfg.World
-	s := &sample{world: world, recorded: map[int]rankCounts{}, special: map[int]bool{}, chunkUse: map[string]int{}, progUse: map[*program]int{}}
 	in := newInterner()
+	s := &sample{world: world, recorded: map[int]rankCounts{}, special: map[int]bool{}, chunkUse: map[string]int{}, progUse: map[*program]int{},
+		progs: map[int]*program{}, in: in}
 	c := &recorder{world: world, info: newRunInfo(cfg)}
 	named := map[int]int{}
 	rec := func(r int) error {
 		if _, done := s.recorded[r]; done {
 			return nil
 		}
+		start := time.Now()
 		p, err := c.record(r, body, in)
+		s.recordSeconds += time.Since(start).Seconds()
 		if err != nil {
 			return err
 		}
+		s.progs[r] = p
 		var n rankCounts
 		s.ops += int64(c.nops)
 		peers := map[int]bool{}
@@ -493,4 +563,17 @@ func netBytes(m Model, world int) int64 {
 const (
 	edgeBytes = 256
 	nodeBytes = 128
+)
+
+// symRecordFactor and symBytesPerRank size a run that takes the symmetry
+// shortcut beside the recording of its sample: recording a whole world
+// runs slower per rank than the sample's few ranks (its interner is
+// shared by every CPU, its programs no longer fit in the caches), and
+// holds per rank the pointer to its program, the recorder's per-rank
+// state and the garbage the collector lets grow. Measured on
+// halving-doubling and recursive-doubling replays of 2^16, 2^20 and 2^24
+// ranks (BenchmarkSymmetry, scenarios/scale/sixteen-million.toml).
+const (
+	symRecordFactor = 2.8
+	symBytesPerRank = 100
 )

@@ -71,3 +71,71 @@ func TestEstimateMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateSymmetry checks that the estimate names the group under
+// which the run then simulates one rank for all, exactly where the run
+// does (Result.SymmetryGroup), in worlds the estimate samples and in
+// worlds it records whole; and that it sizes that run, not the full one.
+func TestEstimateSymmetry(t *testing.T) {
+	ab := sim.AlphaBeta{Latency: sim.Microsecond, Bandwidth: 1e9, ReduceBandwidth: 1e9}
+	ring := func(bytes int) sim.Body {
+		return func(ctx context.Context, l algos.Link) error {
+			return algos.RingAllreduce(ctx, l, l.Alloc(bytes), device.F32, device.Sum)
+		}
+	}
+	hd := func(bytes int) sim.Body {
+		return func(ctx context.Context, l algos.Link) error {
+			return algos.HalvingDoublingAllreduce(ctx, l, l.Alloc(bytes), device.F32, device.Sum)
+		}
+	}
+	tree := func(bytes int) sim.Body {
+		return func(ctx context.Context, l algos.Link) error {
+			return algos.BinomialBroadcast(ctx, l, l.Alloc(bytes), device.F32, 0)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		world int
+		body  sim.Body
+		model sim.Model
+		sym   sim.Symmetry
+		want  string
+	}{
+		{"ring", 8, ring(8 << 10), ab, sim.SymmetryAuto, "cyclic"},
+		{"ring/off", 8, ring(8 << 10), ab, sim.SymmetryOff, ""},
+		{"ring/uneven", 8, ring(8<<10 + 4), ab, sim.SymmetryAuto, ""},
+		{"halving-doubling", 1024, hd(4 << 10), ab, sim.SymmetryAuto, "xor"},
+		{"halving-doubling/empty-ranks", 1024, hd(1 << 10), ab, sim.SymmetryAuto, ""},
+		{"halving-doubling/loggp", 1024, hd(4 << 10), sim.LogGP{Latency: sim.Microsecond, Bandwidth: 1e9}, sim.SymmetryAuto, ""},
+		{"tree", 1024, tree(4 << 10), ab, sim.SymmetryAuto, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := sim.Config{World: c.world, Model: c.model, Replay: true, Symmetry: c.sym}
+			est, err := sim.EstimateRun(cfg, c.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Run(cfg, c.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if est.Symmetry != c.want || res.SymmetryGroup != c.want {
+				t.Fatalf("estimate says symmetry %q, the run took %q, want %q", est.Symmetry, res.SymmetryGroup, c.want)
+			}
+			if est.Messages != res.Messages {
+				t.Errorf("estimate %d messages, the run %d", est.Messages, res.Messages)
+			}
+			if c.want == "" {
+				return
+			}
+			cfg.Symmetry = sim.SymmetryOff
+			full, err := sim.EstimateRun(cfg, c.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if est.Memory >= full.Memory {
+				t.Errorf("the shortcut's estimate %d B is not below the full run's %d B", est.Memory, full.Memory)
+			}
+		})
+	}
+}

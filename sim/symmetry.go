@@ -98,13 +98,8 @@ func runSymmetric(cfg Config, progs *programs) (*Result, bool) {
 	if cfg.Symmetry != SymmetryAuto || cfg.Observer != nil || len(progs.groups) > 0 {
 		return nil, false
 	}
-	var ab AlphaBeta
-	switch m := cfg.Model.(type) {
-	case AlphaBeta:
-		ab = m
-	case *AlphaBeta:
-		ab = *m
-	default:
+	ab, ok := symmetricModel(cfg.Model)
+	if !ok {
 		return nil, false
 	}
 	for _, g := range []symGroup{symCyclic, symXor} {
@@ -128,6 +123,18 @@ func runSymmetric(cfg Config, progs *programs) (*Result, bool) {
 		return res, true
 	}
 	return nil, false
+}
+
+// symmetricModel returns m as the plain AlphaBeta the shortcut runs on,
+// or false for any other model (a decorated one included).
+func symmetricModel(m Model) (AlphaBeta, bool) {
+	switch m := m.(type) {
+	case AlphaBeta:
+		return m, true
+	case *AlphaBeta:
+		return *m, true
+	}
+	return AlphaBeta{}, false
 }
 
 // symmetricProgram returns rank 0's program with peers normalised

@@ -36,7 +36,7 @@ func EstimatePoint(p Point) (Estimate, error) {
 	sz := p.DType.Size()
 	inPlace := p.InPlace()
 	host := p.Data == scenario.Host
-	cfg := sim.Config{World: p.World, Model: p.Model(p.Seed), Machine: p.Machine(), HostData: host, Replay: !host}
+	cfg := sim.Config{World: p.World, Model: p.Model(p.Seed), Machine: p.Machine(), HostData: host, Replay: !host, Symmetry: p.Symmetry}
 	est, err := sim.EstimateRun(cfg, func(ctx context.Context, l algos.Link) error {
 		c := algos.Call{DType: p.DType, Op: p.Op, Root: p.Root, Params: p.Params, Tuning: p.Tuning, Buf: l.Alloc(recv * sz)}
 		if !inPlace {
