@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -135,8 +134,7 @@ type Network struct {
 // topology large enough, a placement that fits, faults naming ranks that
 // exist): it builds the network for that world without running anything.
 func (n *Network) Check(world int) error {
-	_, err := sim.Run(sim.Config{World: world, Model: n.Sim, Machine: n.MachineFor(world), Replay: true}, func(context.Context, algos.Link) error { return nil })
-	return err
+	return sim.CheckNetwork(sim.Config{World: world, Model: n.Sim, Machine: n.MachineFor(world)})
 }
 
 // Seeded returns the model with its random draws seeded by seed (the same

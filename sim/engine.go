@@ -430,6 +430,29 @@ func Run(cfg Config, body Body) (*Result, error) {
 	return e.result()
 }
 
+// CheckNetwork reports whether cfg's model can be built for cfg.World: a
+// topology large enough, a placement that fits, faults naming ranks that
+// exist. It builds the model's network once, without ranks, programs or
+// a run, so that checking a world of millions of ranks costs what the
+// network's own state does, not what Run of an empty body would.
+func CheckNetwork(cfg Config) error {
+	if cfg.World < 1 {
+		return fmt.Errorf("sim: world size %d, want at least 1", cfg.World)
+	}
+	if cfg.Model == nil {
+		return errors.New("sim: no network model")
+	}
+	// The constructors ask the engine for its world size and the run's
+	// information only; no rank is built.
+	e := &Engine{info: newRunInfo(cfg), ranks: make([]*rank, cfg.World)}
+	if cm, ok := cfg.Model.(CheckedModel); ok {
+		if _, err := cm.NewNetworkChecked(e); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
+	return nil
+}
+
 // runReplay records body and replays it (see Config.Replay). ok is false,
 // with no error, when the body or the network cannot be replayed, or the
 // replay stopped: then the run must be simulated with coroutines. With an
