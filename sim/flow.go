@@ -600,7 +600,7 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 		if int(p) != last {
 			moved := list[last]
 			list[p] = moved
-			for j, me := range moved.route.cons {
+			for j, me := range moved.cons {
 				if me == e {
 					moved.pos[j] = p
 					break
@@ -726,7 +726,10 @@ func (n *flowNet) component(ep uint32) (flows []*flowState, edges []int32) {
 			for _, e2 := range f.cons {
 				ed2 := &n.edge[e2]
 				if len(ed2.flows) == 1 { // f's alone: see recompute
-					it := shareItem{ed2.capacity / f.weight, e2}
+					it := shareItem{ed2.capacity, e2}
+					if f.weight != 1 { // x/1 is x: spare the division
+						it.share /= f.weight
+					}
 					if f.soloEp != ep || it.less(f.solo) {
 						f.soloEp, f.solo = ep, it
 					}
@@ -791,22 +794,35 @@ func (n *flowNet) recompute() {
 			h = append(h, f.solo)
 		}
 	}
-	h.init()
+	// A few shares are kept unordered and the least found by a scan,
+	// which costs less than a heap's branches; the same share comes out
+	// either way, (share, edge) being a total order. Past scanShares
+	// they are a heap until they are few again.
+	heap := len(h) > scanShares
+	if heap {
+		h.init()
+	}
 	left := len(flows)
 	for left > 0 && len(h) > 0 {
-		it := h[0]
+		i := 0
+		if heap = heap && len(h) > scanShares; !heap {
+			i = h.least()
+		}
+		it := h[i]
 		ed := &n.edge[it.edge]
 		if !(ed.wsum > 0) {
-			h.pop()
+			h.removeAt(i, heap)
 			continue
 		}
 		s := max(ed.remCap, 0) / ed.wsum
 		if s > it.share { // back under its current share
-			h[0].share = s
-			h.down(0)
+			h[i].share = s
+			if heap {
+				h.down(0)
+			}
 			continue
 		}
-		h.pop()
+		h.removeAt(i, heap)
 		for _, f := range ed.flows {
 			if f.frozen == ep {
 				continue
@@ -1065,6 +1081,33 @@ func (h shareHeap) init() {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
+}
+
+// scanShares is the most shares recompute finds the least of by a scan.
+const scanShares = 32
+
+// least is the index of the least share, h being in any order.
+func (h shareHeap) least() int {
+	k := 0
+	for i := 1; i < len(h); i++ {
+		if h[i].less(h[k]) {
+			k = i
+		}
+	}
+	return k
+}
+
+// removeAt removes h[i]: the root of a heap, or any share of an
+// unordered h.
+func (h *shareHeap) removeAt(i int, heap bool) {
+	if heap {
+		h.pop()
+		return
+	}
+	q := *h
+	n := len(q) - 1
+	q[i] = q[n]
+	*h = q[:n]
 }
 
 // pop removes the least share.
