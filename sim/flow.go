@@ -306,8 +306,9 @@ type edgeUse struct {
 }
 
 type flowState struct {
-	// What the component search and progressive filling read come
-	// first, in one cache line.
+	// What the component search reads comes first, in the first 64
+	// bytes (not aligned to a cache line: a flow is 200 bytes, so it
+	// spans at most two).
 	mark   uint32
 	frozen uint32
 	soloEp uint32
