@@ -43,7 +43,7 @@ func refRates(n *flowNet, dirty []int32) map[*flowState]float64 {
 		}
 		emark[e] = true
 		edges = append(edges, e)
-		for _, f := range n.onEdge[e] {
+		for _, f := range n.edge[e].flows {
 			if fmark[f] {
 				continue
 			}
@@ -61,12 +61,12 @@ func refRates(n *flowNet, dirty []int32) map[*flowState]float64 {
 	var h []shareItem
 	for _, e := range edges {
 		w := 0.0
-		for _, f := range n.onEdge[e] {
+		for _, f := range n.edge[e].flows {
 			w += f.route.weight
 		}
-		remCap[e], wsum[e] = n.capacity[e], w
-		if len(n.onEdge[e]) > 0 {
-			h = heapPush(h, shareItem{n.capacity[e] / w, e})
+		remCap[e], wsum[e] = n.edge[e].capacity, w
+		if len(n.edge[e].flows) > 0 {
+			h = heapPush(h, shareItem{n.edge[e].capacity / w, e})
 		}
 	}
 	left := len(flows)
@@ -82,7 +82,7 @@ func refRates(n *flowNet, dirty []int32) map[*flowState]float64 {
 			h = heapPush(h, shareItem{s, e})
 			continue
 		}
-		for _, f := range n.onEdge[e] {
+		for _, f := range n.edge[e].flows {
 			if _, ok := rate[f]; ok {
 				continue
 			}

@@ -195,14 +195,12 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	n := &flowNet{
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
 		latencyFirst: f.Sharing == LatencyWeighted,
-		base:         make([]float64, ne), capacity: make([]float64, ne), onEdge: make([][]*flowState, ne),
-		use: make([]edgeUse, ne), emark: make([]uint32, ne),
-		remCap: make([]float64, ne), wsum: make([]float64, ne),
+		edge:         make([]flowEdge, ne), use: make([]edgeUse, ne),
 		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	n.clearRoutes()
 	for i, ed := range t.edges {
-		n.base[i], n.capacity[i] = ed.Bandwidth, ed.Bandwidth
+		n.edge[i].base, n.edge[i].capacity = ed.Bandwidth, ed.Bandwidth
 	}
 	n.wake.n = n
 	return n, nil
@@ -221,11 +219,9 @@ type flowNet struct {
 	// shares weighted by the inverse of the route's latency.
 	latencyFirst bool
 
-	base, capacity []float64 // per edge: nominal and current bandwidth
-	onEdge         [][]*flowState
-	use            []edgeUse
-	emark          []uint32 // component search marks, by epoch
-	failed         []bool   // edges that failed, nil until one does
+	edge   []flowEdge // per edge: its flows, bandwidth and filling scratch
+	use    []edgeUse
+	failed []bool // edges that failed, nil until one does
 
 	senders    []flowSender
 	recvs      []flowRecv
@@ -256,8 +252,6 @@ type flowNet struct {
 	stack     []int32
 	compFlows []*flowState
 	compEdges []int32
-	remCap    []float64
-	wsum      []float64 // weights of the flows not yet fixed, per edge
 	shares    shareHeap
 }
 
@@ -289,6 +283,18 @@ type flowRecv struct {
 	dirty  bool
 }
 
+// flowEdge is what the model keeps of an edge as it runs, in one cache
+// line: what the component search and progressive filling read of an
+// edge together.
+type flowEdge struct {
+	flows    []*flowState // the flows on it, if it has finite bandwidth
+	capacity float64      // current bandwidth
+	base     float64      // nominal bandwidth
+	remCap   float64      // progressive filling: capacity not yet given out
+	wsum     float64      // and the weights of the flows not yet fixed
+	mark     uint32       // component search mark, by epoch
+}
+
 // edgeUse accounts for one edge.
 type edgeUse struct {
 	bytes    float64
@@ -300,26 +306,30 @@ type edgeUse struct {
 }
 
 type flowState struct {
+	// What the component search reads comes first, in the first 64
+	// bytes (not aligned to a cache line: a flow is 200 bytes, so it
+	// spans at most two).
+	mark   uint32
+	frozen uint32
+	soloEp uint32
+	// solo is, in the recompute of epoch soloEp, the least share of the
+	// edges only this flow crosses (see recompute).
+	solo    shareItem
+	cons    []int32 // route.cons and route.weight, kept by attach where
+	weight  float64 // recompute reads them without going to the route
+	newRate float64
+
 	n       *flowNet
 	m       *Message
 	seq     uint64
 	route   *flowRoute
-	cons    []int32 // route.cons and route.weight, kept by attach where
-	weight  float64 // recompute reads them without going to the route
-	pos     []int32 // index of the flow in onEdge[route.cons[i]]
+	pos     []int32 // index of the flow in edge[route.cons[i]].flows
 	rate    float64
-	newRate float64
 	rem     float64 // bytes left to send
 	counted float64 // bytes already accounted on the edges of an earlier route
 	since   Time
 	end     Time
 	hidx    int
-	mark    uint32
-	frozen  uint32
-	// solo is, in the recompute of epoch soloEp, the least share of the
-	// edges only this flow crosses (see recompute).
-	solo    shareItem
-	soloEp  uint32
 	sending bool
 	dropped bool
 	// latent is set while a LatencyWeighted flow pays its latency,
@@ -561,8 +571,8 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	f.cons, f.weight = f.route.cons, f.route.weight
 	f.pos = f.pos[:0]
 	for _, e := range f.route.cons {
-		f.pos = append(f.pos, int32(len(n.onEdge[e])))
-		n.onEdge[e] = append(n.onEdge[e], f)
+		f.pos = append(f.pos, int32(len(n.edge[e].flows)))
+		n.edge[e].flows = append(n.edge[e].flows, f)
 		n.dirty = append(n.dirty, e)
 	}
 	if len(f.route.cons) == 0 { // nothing limits it: all its bytes go at once
@@ -585,13 +595,13 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 		}
 	}
 	for i, e := range f.route.cons {
-		list := n.onEdge[e]
+		list := n.edge[e].flows
 		last := len(list) - 1
 		p := f.pos[i]
 		if int(p) != last {
 			moved := list[last]
 			list[p] = moved
-			for j, me := range moved.route.cons {
+			for j, me := range moved.cons {
 				if me == e {
 					moved.pos[j] = p
 					break
@@ -599,7 +609,7 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 			}
 		}
 		list[last] = nil
-		n.onEdge[e] = list[:last]
+		n.edge[e].flows = list[:last]
 		n.dirty = append(n.dirty, e)
 	}
 	if f.hidx >= 0 {
@@ -702,24 +712,29 @@ func (n *flowNet) component(ep uint32) (flows []*flowState, edges []int32) {
 	for len(stack) > 0 {
 		e := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if n.emark[e] == ep {
+		ed := &n.edge[e]
+		if ed.mark == ep {
 			continue
 		}
-		n.emark[e] = ep
+		ed.mark = ep
 		edges = append(edges, e)
-		for _, f := range n.onEdge[e] {
+		for _, f := range ed.flows {
 			if f.mark == ep {
 				continue
 			}
 			f.mark = ep
 			flows = append(flows, f)
 			for _, e2 := range f.cons {
-				if len(n.onEdge[e2]) == 1 { // f's alone: see recompute
-					it := shareItem{n.capacity[e2] / f.weight, e2}
+				ed2 := &n.edge[e2]
+				if len(ed2.flows) == 1 { // f's alone: see recompute
+					it := shareItem{ed2.capacity, e2}
+					if f.weight != 1 { // x/1 is x: spare the division
+						it.share /= f.weight
+					}
 					if f.soloEp != ep || it.less(f.solo) {
 						f.soloEp, f.solo = ep, it
 					}
-				} else if n.emark[e2] != ep {
+				} else if ed2.mark != ep {
 					stack = append(stack, e2)
 				}
 			}
@@ -762,41 +777,54 @@ func (n *flowNet) recompute() {
 	// nothing reads, are left as they were).
 	h := n.shares[:0]
 	for _, e := range edges {
-		list := n.onEdge[e]
-		if len(list) < 2 {
+		ed := &n.edge[e]
+		if len(ed.flows) < 2 {
 			continue // a flow's alone, or none
 		}
 		w := 0.0
-		for _, f := range list {
+		for _, f := range ed.flows {
 			w += f.weight
 		}
-		n.remCap[e], n.wsum[e] = n.capacity[e], w
-		h = append(h, shareItem{n.capacity[e] / w, e})
+		ed.remCap, ed.wsum = ed.capacity, w
+		h = append(h, shareItem{ed.capacity / w, e})
 	}
 	for _, f := range flows {
 		if f.soloEp == ep {
-			e := f.solo.edge
-			n.remCap[e], n.wsum[e] = n.capacity[e], f.weight
+			ed := &n.edge[f.solo.edge]
+			ed.remCap, ed.wsum = ed.capacity, f.weight
 			h = append(h, f.solo)
 		}
 	}
-	h.init()
+	// A few shares are kept unordered and the least found by a scan,
+	// which costs less than a heap's branches; the same share comes out
+	// either way, (share, edge) being a total order. Past scanShares
+	// they are a heap until they are few again.
+	heap := len(h) > scanShares
+	if heap {
+		h.init()
+	}
 	left := len(flows)
 	for left > 0 && len(h) > 0 {
-		it := h[0]
-		e := it.edge
-		if !(n.wsum[e] > 0) {
-			h.pop()
+		i := 0
+		if heap = heap && len(h) > scanShares; !heap {
+			i = h.least()
+		}
+		it := h[i]
+		ed := &n.edge[it.edge]
+		if !(ed.wsum > 0) {
+			h.removeAt(i, heap)
 			continue
 		}
-		s := max(n.remCap[e], 0) / n.wsum[e]
+		s := max(ed.remCap, 0) / ed.wsum
 		if s > it.share { // back under its current share
-			h[0].share = s
-			h.down(0)
+			h[i].share = s
+			if heap {
+				h.down(0)
+			}
 			continue
 		}
-		h.pop()
-		for _, f := range n.onEdge[e] {
+		h.removeAt(i, heap)
+		for _, f := range ed.flows {
 			if f.frozen == ep {
 				continue
 			}
@@ -804,8 +832,9 @@ func (n *flowNet) recompute() {
 			f.frozen, f.newRate = ep, rate
 			left--
 			for _, e2 := range f.cons {
-				n.remCap[e2] -= rate
-				n.wsum[e2] -= f.weight
+				ed2 := &n.edge[e2]
+				ed2.remCap -= rate
+				ed2.wsum -= f.weight
 			}
 		}
 	}
@@ -850,7 +879,7 @@ func (n *flowNet) ControlTime(m *Message) Time {
 	}
 	bw := math.Inf(1)
 	for _, e := range r.cons {
-		bw = min(bw, n.capacity[e])
+		bw = min(bw, n.edge[e].capacity)
 	}
 	return m.latency(r.latency) + transfer(m.wireVolume(), bw)
 }
@@ -1000,7 +1029,7 @@ func (n *flowNet) FailLink(edge int) {
 // ScaleLink implements LinkFaulter: the edge's bandwidth becomes factor
 // times its nominal bandwidth from now on.
 func (n *flowNet) ScaleLink(edge int, factor float64) {
-	n.capacity[edge] = n.base[edge] * factor
+	n.edge[edge].capacity = n.edge[edge].base * factor
 	n.dirty = append(n.dirty, int32(edge))
 }
 
@@ -1018,7 +1047,7 @@ func (n *flowNet) LinkUsage(end Time) []LinkUsage {
 		}
 		out[i] = LinkUsage{
 			Link: ed.Name, From: n.topo.nodes[ed.From].Name, To: n.topo.nodes[ed.To].Name,
-			Bandwidth: n.capacity[i], Latency: ed.Latency,
+			Bandwidth: n.edge[i].capacity, Latency: ed.Latency,
 			Bytes: int64(math.Round(u.bytes)), Messages: u.messages, Busy: busy, PeakFlows: int(u.peak),
 			Failed: n.failed != nil && n.failed[i],
 		}
@@ -1053,6 +1082,33 @@ func (h shareHeap) init() {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
+}
+
+// scanShares is the most shares recompute finds the least of by a scan.
+const scanShares = 32
+
+// least is the index of the least share, h being in any order.
+func (h shareHeap) least() int {
+	k := 0
+	for i := 1; i < len(h); i++ {
+		if h[i].less(h[k]) {
+			k = i
+		}
+	}
+	return k
+}
+
+// removeAt removes h[i]: the root of a heap, or any share of an
+// unordered h.
+func (h *shareHeap) removeAt(i int, heap bool) {
+	if heap {
+		h.pop()
+		return
+	}
+	q := *h
+	n := len(q) - 1
+	q[i] = q[n]
+	*h = q[:n]
 }
 
 // pop removes the least share.

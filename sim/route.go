@@ -24,7 +24,24 @@ type router struct {
 	// gives Dijkstra's distances (least costs are unique) without a heap.
 	maxCost int
 	buckets [][]int32
+	// The edges out of and into each node as the searches read them, in
+	// the order of Topology's out and in: those of node u are
+	// outHops[outStart[u]:outStart[u+1]] (in likewise). They and fwd
+	// keep the walks off the larger Edge and Node.
+	outStart, inStart []int32
+	outHops, inHops   []hop
+	fwd               []bool // per node: it forwards (is not a device)
 }
+
+// hop is an edge out of (or into) a node: the edge, the node at its other
+// end, its cost, and whether that node forwards.
+type hop struct {
+	edge, node, cost int32
+	fwd              bool
+}
+
+func (r *router) outOf(u int) []hop { return r.outHops[r.outStart[u]:r.outStart[u+1]] }
+func (r *router) inOf(u int) []hop  { return r.inHops[r.inStart[u]:r.inStart[u+1]] }
 
 // dialMaxCost is the largest edge cost for which distToNode uses buckets.
 const dialMaxCost = 64
@@ -90,6 +107,25 @@ func newRouter(t *Topology) *router {
 		}
 		r.maxCost = max(r.maxCost, ed.Cost)
 	}
+	r.fwd = make([]bool, len(t.nodes))
+	for u := range t.nodes {
+		r.fwd[u] = t.transit(u)
+	}
+	hops := func(lists [][]int32, other func(ed *Edge) int) (start []int32, out []hop) {
+		start = make([]int32, len(lists)+1)
+		out = make([]hop, 0, len(t.edges))
+		for u, list := range lists {
+			for _, e := range list {
+				ed := &t.edges[e]
+				v := other(ed)
+				out = append(out, hop{edge: e, node: int32(v), cost: int32(ed.Cost), fwd: r.fwd[v]})
+			}
+			start[u+1] = int32(len(out))
+		}
+		return start, out
+	}
+	r.outStart, r.outHops = hops(t.out, func(ed *Edge) int { return ed.To })
+	r.inStart, r.inHops = hops(t.in, func(ed *Edge) int { return ed.From })
 	return r
 }
 
@@ -156,27 +192,32 @@ func (r *router) routeFromNode(node, dst int) []int32 {
 // whose costs are dist, choosing among tied next hops by key (see
 // Topology).
 func (r *router) walk(s, d int, dist *toDevice, key uint64) []int32 {
-	t := r.t
 	path := make([]int32, 0, 8)
-	var candBuf [16]int32
+	var candBuf [16]*hop
 	cand := candBuf[:0]
+	du := dist.at(s)
 	for u := s; u != d; {
 		cand = cand[:0]
-		du := dist.at(u)
-		for _, e := range t.out[u] {
-			ed := &t.edges[e]
-			if x := dist.at(ed.To); x == unreachable || x+int32(ed.Cost) != du || r.failed[e] || (ed.To != d && !t.transit(ed.To)) {
+		out := r.outOf(u)
+		for i := range out {
+			h := &out[i]
+			// The cheap tests first: a device other than d does not
+			// forward, so its distance need not be looked up.
+			if r.failed[h.edge] || (int(h.node) != d && !h.fwd) {
 				continue
 			}
-			cand = append(cand, e)
+			if x := dist.at(int(h.node)); x == unreachable || x+h.cost != du {
+				continue
+			}
+			cand = append(cand, h)
 		}
-		e := cand[0]
+		h := cand[0]
 		if n := uint64(len(cand)); n > 1 {
-			e = cand[key%n]
+			h = cand[key%n]
 			key /= n
 		}
-		path = append(path, e)
-		u = t.edges[e].To
+		path = append(path, h.edge)
+		u, du = int(h.node), du-h.cost // the next hop's distance, as dist.at(u) gives it
 	}
 	return path
 }
@@ -315,7 +356,6 @@ func (r *router) distToNode(target int) []int32 {
 // cost from every node to target as distToNode defines it, taking nodes
 // in order of cost from a ring of maxCost+1 buckets.
 func (r *router) dial(target int, dist []int32) {
-	t := r.t
 	if len(r.buckets) != r.maxCost+1 {
 		r.buckets = make([][]int32, r.maxCost+1)
 	}
@@ -328,18 +368,17 @@ func (r *router) dial(target int, dist []int32) {
 			v := int(b[i][len(b[i])-1])
 			b[i] = b[i][:len(b[i])-1]
 			pending--
-			if dist[v] != d || (v != target && !t.transit(v)) {
+			if dist[v] != d || (v != target && !r.fwd[v]) {
 				continue // stale, or a device, which does not forward
 			}
-			for _, e := range t.in[v] {
-				if r.failed[e] {
+			for _, h := range r.inOf(v) {
+				if r.failed[h.edge] {
 					continue
 				}
-				ed := &t.edges[e]
-				if nd := d + int32(ed.Cost); nd < dist[ed.From] {
-					dist[ed.From] = nd
+				if nd := d + h.cost; nd < dist[h.node] {
+					dist[h.node] = nd
 					j := int(nd) % len(b)
-					b[j] = append(b[j], int32(ed.From))
+					b[j] = append(b[j], h.node)
 					pending++
 				}
 			}
