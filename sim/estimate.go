@@ -321,42 +321,7 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 		if err != nil {
 			return err
 		}
-		s.progs[r] = p
-		var n rankCounts
-		s.ops += int64(c.nops)
-		peers := map[int]bool{}
-		outstanding := 0
-		for _, op := range c.recorded() {
-			switch op.kind {
-			case opSend:
-				n.sends++
-				outstanding++
-				n.inFlight = max(n.inFlight, int64(outstanding))
-				peers[op.peer] = true
-			case opRecv:
-				n.recvs++
-			case opWait:
-				n.waits++
-				outstanding = 0
-			case opReduce:
-				n.reduces++
-			}
-			if op.kind == opSend || op.kind == opRecv {
-				named[op.peer]++
-			}
-		}
-		n.slots = int64(p.slots)
-		s.recorded[r] = n
-		s.busiest = max(s.busiest, n.sends, n.recvs)
-		s.peers += float64(len(peers))
-		seen := map[int32]bool{}
-		for _, id := range p.chunks {
-			if !seen[id] {
-				seen[id] = true
-				s.chunkUse[in.chunks[id]]++
-			}
-		}
-		s.progUse[p]++
+		s.account(r, p, c, in, named)
 		return nil
 	}
 	if world <= estimateExact {
@@ -424,6 +389,47 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 		s.messages = recvs
 	}
 	return s, nil
+}
+
+// account adds rank r's recorded program p (c's last recording) to the
+// sample, and counts in named the peers it names.
+func (s *sample) account(r int, p *program, c *recorder, in *interner, named map[int]int) {
+	s.progs[r] = p
+	var n rankCounts
+	s.ops += int64(c.nops)
+	peers := map[int]bool{}
+	outstanding := 0
+	for _, op := range c.recorded() {
+		switch op.kind {
+		case opSend:
+			n.sends++
+			outstanding++
+			n.inFlight = max(n.inFlight, int64(outstanding))
+			peers[op.peer] = true
+		case opRecv:
+			n.recvs++
+		case opWait:
+			n.waits++
+			outstanding = 0
+		case opReduce:
+			n.reduces++
+		}
+		if op.kind == opSend || op.kind == opRecv {
+			named[op.peer]++
+		}
+	}
+	n.slots = int64(p.slots)
+	s.recorded[r] = n
+	s.busiest = max(s.busiest, n.sends, n.recvs)
+	s.peers += float64(len(peers))
+	seen := map[int32]bool{}
+	for _, id := range p.chunks {
+		if !seen[id] {
+			seen[id] = true
+			s.chunkUse[in.chunks[id]]++
+		}
+	}
+	s.progUse[p]++
 }
 
 // others returns the recorded ranks that stand for the ranks not recorded.
