@@ -187,14 +187,20 @@ func (s *sample) symmetric(cfg Config) (symGroup, bool) {
 }
 
 // symmetricCost is the time and memory of a run that simulates one rank
-// for all: recording every rank, on every CPU, at the pace the sample was
-// recorded, and holding every rank's program (shared but for a pointer),
-// with the recording's garbage. (Fitted to halving-doubling and
-// recursive-doubling shortcuts of 2^16 to 2^24 ranks.)
+// for all: recording every rank, on every CPU, at the pace the sample's
+// median rank was recorded (the mean of a few milliseconds' work is at
+// the mercy of one collection or page fault), and holding every rank's
+// program (shared but for a pointer), with the recording's garbage.
 func (s *sample) symmetricCost() (seconds float64, memory int64) {
 	w := float64(s.world)
 	workers := float64(min(runtime.GOMAXPROCS(0), s.world))
-	seconds = s.recordSeconds / float64(max(s.ranks, 1)) * w / workers * symRecordFactor
+	perRank := 0.0
+	if n := len(s.recordSeconds); n > 0 {
+		t := slices.Clone(s.recordSeconds)
+		slices.Sort(t)
+		perRank = t[n/2]
+	}
+	seconds = perRank * w / workers * symRecordFactor
 	memory = int64(w*symBytesPerRank+s.programBytes()) + baseMemory
 	return seconds, memory
 }
@@ -296,10 +302,10 @@ type sample struct {
 	chunkUse map[string]int
 	progUse  map[*program]int
 	// progs are the recorded ranks' programs, in the interner in;
-	// recordSeconds is the wall time their recording took.
+	// recordSeconds the wall time each rank's recording took.
 	progs         map[int]*program
 	in            *interner
-	recordSeconds float64
+	recordSeconds []float64
 }
 
 // recordSample records body on every rank of a small world, or on a
@@ -317,7 +323,7 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 		}
 		start := time.Now()
 		p, err := c.record(r, body, in)
-		s.recordSeconds += time.Since(start).Seconds()
+		s.recordSeconds = append(s.recordSeconds, time.Since(start).Seconds())
 		if err != nil {
 			return err
 		}
@@ -573,13 +579,15 @@ const (
 
 // symRecordFactor and symBytesPerRank size a run that takes the symmetry
 // shortcut beside the recording of its sample: recording a whole world
-// runs slower per rank than the sample's few ranks (its interner is
-// shared by every CPU, its programs no longer fit in the caches), and
-// holds per rank the pointer to its program, the recorder's per-rank
-// state and the garbage the collector lets grow. Measured on
-// halving-doubling and recursive-doubling replays of 2^16, 2^20 and 2^24
-// ranks (BenchmarkSymmetry, scenarios/scale/sixteen-million.toml).
+// on every CPU costs each rank more CPU than the sample's ranks recorded
+// one at a time (the workers share the interner and the allocator, and
+// the run checks every program against rank 0's), and holds per rank the
+// pointer to its program, the recorder's per-rank state and the garbage
+// the collector lets grow. Measured on halving-doubling replays of 2^14
+// to 2^20 ranks on a 2-core machine (1.8x to 1.9x the sample's median
+// rank per rank, with two workers), and on BenchmarkSymmetry's and
+// scenarios/scale/sixteen-million.toml's peak memory.
 const (
-	symRecordFactor = 2.8
+	symRecordFactor = 1.9
 	symBytesPerRank = 100
 )
