@@ -115,8 +115,11 @@ type alphaBetaNet struct {
 // abPort is the pair of ports of one rank.
 type abPort struct {
 	// egress side
-	queue   fifo[*Message] // posted, not yet started; head is asking when !sending
-	sending *Message       // the message holding the egress port
+	// head and tail are the messages posted and not yet started, linked
+	// through Message.next (no slice per port); head is asking when
+	// !sending.
+	head, tail *Message
+	sending    *Message // the message holding the egress port
 	// ingress side
 	askers askers
 	// done is the egress's completion; the flags are packed beside its
@@ -165,7 +168,12 @@ func (d *abDone) Fire() { d.n.complete(int(d.src)) }
 
 func (n *alphaBetaNet) Post(m *Message) {
 	p := &n.ports[m.Src]
-	p.queue.push(m)
+	if p.tail == nil {
+		p.head = m
+	} else {
+		p.tail.next = m
+	}
+	p.tail = m
 	if p.sending == nil && !p.asking {
 		n.ask(m.Src)
 	}
@@ -175,7 +183,7 @@ func (n *alphaBetaNet) Post(m *Message) {
 // a contribution to a switch operation needs none and starts.
 func (n *alphaBetaNet) ask(src int) {
 	p := &n.ports[src]
-	m := p.queue.front()
+	m := p.head
 	p.asking = true
 	if m.part != nil {
 		n.start(m)
@@ -215,7 +223,10 @@ func (n *alphaBetaNet) start(m *Message) {
 		return
 	}
 	src := &n.ports[m.Src]
-	src.queue.pop()
+	src.head, m.next = m.next, nil
+	if src.head == nil {
+		src.tail = nil
+	}
 	src.asking = false
 	src.sending = m
 	if m.part == nil {
@@ -238,7 +249,7 @@ func (n *alphaBetaNet) complete(src int) {
 		n.markDirty(m.Dst)
 		n.e.Deliver(m)
 	}
-	if p.queue.len() > 0 {
+	if p.head != nil {
 		n.ask(src)
 	}
 }

@@ -525,8 +525,9 @@ func netKind(m Model) string {
 func netBytesPerRank(m Model, peers float64) float64 {
 	switch netKind(m) {
 	case "alpha-beta":
-		// A port, and the storage of its queues of messages.
-		return float64(unsafe.Sizeof(abPort{})) + 40
+		// A port, and the storage of its askers (its queue of messages
+		// to send is linked through them).
+		return float64(unsafe.Sizeof(abPort{})) + 24
 	case "flow":
 		// Senders, receivers, and a cached route per (sender, peer):
 		// its path and the row of the route cache.
