@@ -197,8 +197,8 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.err != nil {
-			return q.err
+		if q := x.(*request); q.done && q.failure() != nil {
+			return q.failure()
 		}
 	}
 	return nil
@@ -224,7 +224,7 @@ func (l *simLink) Signal() (algos.Request, func()) {
 // firstError reports whether any of reqs has already failed.
 func firstError(reqs []algos.Request) bool {
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.err != nil {
+		if q := x.(*request); q.done && q.failure() != nil {
 			return true
 		}
 	}

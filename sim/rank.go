@@ -429,7 +429,7 @@ func (p *proc) block() bool {
 // requestDone is called when a request this process waits on completes.
 func (p *proc) requestDone(q *request) {
 	p.pending--
-	if q.err != nil {
+	if q.failure() != nil {
 		p.failed = true
 	}
 	if p.pending == 0 || p.failed {

@@ -54,8 +54,8 @@ func (p *proc) chunk() string {
 
 // slot makes request slot i a new send or receive. Its owner is set for
 // good, and its waiter was cleared when the wait on its last request
-// ended; only the fields that change are written, none a pointer but a
-// failed request's error.
+// ended; only the fields that change are written, none a pointer but the
+// extra record of a failed or switch request.
 func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {
 	q := p.request(i)
 	q.kind, q.peer, q.tag, q.bytes = reqRecv, int32(peer), tag, bytes
@@ -63,11 +63,8 @@ func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *re
 		q.kind = reqSend
 	}
 	q.done, q.waitedFor = false, false
-	if q.err != nil {
-		q.err = nil
-	}
-	if q.sw != nil {
-		q.sw = nil
+	if q.x != nil {
+		q.x = nil
 	}
 	return q
 }
@@ -179,7 +176,7 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 		slot, i = uvarint(code, i)
 		q := p.request(slot)
 		q.waitedFor = true
-		if q.done && q.err != nil {
+		if q.done && q.failure() != nil {
 			p.r.e.stopReplay()
 			return i, false
 		}
@@ -210,7 +207,7 @@ func (p *proc) endWait(code string, i int, n uint64) (int, bool) {
 		slot, i = uvarint(code, i)
 		q := p.request(slot)
 		q.waiter = nil
-		failed = failed || q.err != nil
+		failed = failed || q.failure() != nil
 	}
 	if failed {
 		p.r.e.stopReplay()

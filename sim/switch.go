@@ -230,7 +230,7 @@ func (r *rank) postSwitch(req *request, group []int, tag algos.Tag, send, recv d
 		return
 	}
 	o, i := e.matchSwitch(group, tag, r.id)
-	req.sw = o
+	req.extra().sw = o
 	m := &o.members[i]
 	m.posted, m.req, m.send, m.recv = true, req, send != nil, recv != nil
 	if o.posted == 0 {
