@@ -95,6 +95,8 @@ func (a AlphaBeta) NewNetwork(e *Engine) Network {
 		AlphaBeta: a,
 		e:         e,
 		ports:     make([]abPort, e.World()),
+		// (Every port at most once: sized once, no garbage as it grows.)
+		dirty: make([]int32, 0, e.World()),
 	}
 	for i := range n.ports {
 		n.ports[i].done = abDone{n: n, src: int32(i)}
@@ -109,7 +111,7 @@ type alphaBetaNet struct {
 	ports []abPort
 	// dirty lists ingress ports that freed or gained an asker in this
 	// instant; Settle arbitrates them.
-	dirty []int
+	dirty []int32
 }
 
 // abPort is the pair of ports of one rank.
@@ -197,7 +199,7 @@ func (n *alphaBetaNet) ask(src int) {
 func (n *alphaBetaNet) markDirty(r int) {
 	if !n.ports[r].dirty {
 		n.ports[r].dirty = true
-		n.dirty = append(n.dirty, r)
+		n.dirty = append(n.dirty, int32(r))
 	}
 }
 

@@ -147,7 +147,7 @@ type Engine struct {
 	// hostBufs are the buffers of the requests with real bytes (HostData)
 	// not yet sent or filled, by request.
 	hostBufs map[*request][]byte
-	freeMsgs []*Message
+	freeMsgs *Message // linked through Message.next
 	msgBlock []Message
 	reqBlock []request
 }
@@ -332,9 +332,8 @@ func (e *Engine) failReceivesFrom(src int, err error) {
 // Messages are allocated in blocks, so that a run does not allocate one
 // by one what it sends.
 func (e *Engine) newMessage() *Message {
-	if k := len(e.freeMsgs); k > 0 {
-		m := e.freeMsgs[k-1]
-		e.freeMsgs = e.freeMsgs[:k-1]
+	if m := e.freeMsgs; m != nil {
+		e.freeMsgs, m.next = m.next, nil
 		return m
 	}
 	if len(e.msgBlock) == 0 {
@@ -351,7 +350,7 @@ func (e *Engine) newMessage() *Message {
 // delivered it may still read them on its way out of Deliver.
 func (e *Engine) freeMessage(m *Message) {
 	m.extra, m.send = nil, nil
-	e.freeMsgs = append(e.freeMsgs, m)
+	m.next, e.freeMsgs = e.freeMsgs, m
 }
 
 // newRequest returns a zero request, from a block of them.
@@ -584,18 +583,18 @@ func (e *Engine) loop() {
 		// events go before those scheduled in this one.
 		for len(q.heap) > 0 && q.next() == e.now {
 			s := q.popSlot()
-			for s.q.len() > 0 && !e.stopped {
+			for !s.q.empty() && !e.stopped {
 				e.events++
-				s.q.pop().Fire()
+				q.take(&s.q).Fire()
 				if e.events >= e.nextPoll {
 					e.poll()
 				}
 			}
 			q.freeSlot(s)
 		}
-		for q.now.len() > 0 && !e.stopped {
+		for !q.now.empty() && !e.stopped {
 			e.events++
-			q.now.pop().Fire()
+			q.take(&q.now).Fire()
 			if e.events >= e.nextPoll {
 				e.poll()
 			}
@@ -604,7 +603,7 @@ func (e *Engine) loop() {
 			return
 		}
 		e.net.Settle()
-		if q.now.len() > 0 {
+		if !q.now.empty() {
 			continue
 		}
 		if len(q.heap) == 0 {

@@ -49,7 +49,7 @@ type Message struct {
 	extra *msgExtra
 	send  *request
 	// next links the messages waiting for their sender's egress port on
-	// the alpha-beta model (abPort.head).
+	// the alpha-beta model (abPort.head), and the engine's free messages.
 	next *Message
 
 	// seq is the message's place among those from Src to Dst with Tag:
