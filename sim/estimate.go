@@ -136,12 +136,12 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
 	// The collector lets the heap grow past what is live before it
 	// collects (GOGC=100) while the run allocates: the recording's
-	// garbage, then little for a replay (what its queues leave as they
-	// grow); the coroutines' operations all along. (Fitted to the peak
-	// resident memory of halving-doubling replays of 2^16 to 2^20 ranks,
-	// 1.2 to 1.5 times what is live, and of coroutine runs of 64 to 2^20
-	// ranks.)
-	headroom := 1.35
+	// garbage, then little for a replay (its queues grow in shared
+	// blocks and free lists, not by doubling); the coroutines'
+	// operations all along. (Fitted to the peak resident memory of
+	// halving-doubling replays of 2^16 and 2^20 ranks, and of coroutine
+	// runs of 64 to 2^20 ranks.)
+	headroom := 1.15
 	if !est.Replay {
 		headroom = 1.6
 	}
