@@ -322,33 +322,12 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 			return err
 		}
 		s.progs[r] = p
-		var n rankCounts
 		s.ops += int64(c.nops)
-		peers := map[int]bool{}
-		outstanding := 0
-		for _, op := range c.recorded() {
-			switch op.kind {
-			case opSend:
-				n.sends++
-				outstanding++
-				n.inFlight = max(n.inFlight, int64(outstanding))
-				peers[op.peer] = true
-			case opRecv:
-				n.recvs++
-			case opWait:
-				n.waits++
-				outstanding = 0
-			case opReduce:
-				n.reduces++
-			}
-			if op.kind == opSend || op.kind == opRecv {
-				named[op.peer]++
-			}
-		}
+		n, peers := countOps(c.recorded(), named)
 		n.slots = int64(p.slots)
 		s.recorded[r] = n
 		s.busiest = max(s.busiest, n.sends, n.recvs)
-		s.peers += float64(len(peers))
+		s.peers += float64(peers)
 		seen := map[int32]bool{}
 		for _, id := range p.chunks {
 			if !seen[id] {
@@ -424,6 +403,34 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 		s.messages = recvs
 	}
 	return s, nil
+}
+
+// countOps counts a rank's recorded operations, the most messages it has
+// in flight between two waits, and the distinct peers it sends to; it
+// adds each peer it sends to or receives from to named.
+func countOps(ops []recOp, named map[int]int) (n rankCounts, peers int) {
+	sentTo := map[int]bool{}
+	outstanding := 0
+	for _, op := range ops {
+		switch op.kind {
+		case opSend:
+			n.sends++
+			outstanding++
+			n.inFlight = max(n.inFlight, int64(outstanding))
+			sentTo[op.peer] = true
+		case opRecv:
+			n.recvs++
+		case opWait:
+			n.waits++
+			outstanding = 0
+		case opReduce:
+			n.reduces++
+		}
+		if op.kind == opSend || op.kind == opRecv {
+			named[op.peer]++
+		}
+	}
+	return n, len(sentTo)
 }
 
 // others returns the recorded ranks that stand for the ranks not recorded.
