@@ -124,5 +124,3 @@ func (q *fifo[T]) pop() T {
 	}
 	return x
 }
-
-func (q *fifo[T]) front() T { return q.items[q.head] }
