@@ -192,7 +192,7 @@ func (e *Engine) Deliver(m *Message) {
 	switch {
 	case src.crashed:
 	case dst.crashed:
-		m.completeSend(dst.fault.crashErr)
+		m.completeSend(dst.rare.crashErr)
 	default:
 		if e.obs != nil {
 			e.obs.MessageDelivered(m, e.now)
@@ -306,16 +306,16 @@ func (e *Engine) FailRank(rank int, cause string) {
 // checkDead fails the receives from r that can never complete: r returned
 // with an error and nothing it sent is still in flight.
 func (e *Engine) checkDead(r *rank) {
-	if !r.exited || r.exitErr() == nil || r.fault.deadErr != nil || r.inflight > 0 {
+	if !r.exited || r.exitErr() == nil || r.rare.deadErr != nil || r.inflight > 0 {
 		return
 	}
-	root := r.fault.exitErr
+	root := r.rare.exitErr
 	var pe *PeerExitedError
 	if errors.As(root, &pe) {
 		root = pe.Err
 	}
-	r.fault.deadErr = &PeerExitedError{Peer: r.id, Err: root}
-	e.failReceivesFrom(r.id, r.fault.deadErr)
+	r.rare.deadErr = &PeerExitedError{Peer: r.id, Err: root}
+	e.failReceivesFrom(r.id, r.rare.deadErr)
 }
 
 // failReceivesFrom fails every receive posted from src on the other live

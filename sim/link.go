@@ -80,7 +80,7 @@ func (r *rank) send(req *request) {
 	}
 	dst := int(req.peer)
 	if d := e.ranks[dst]; d.crashed {
-		req.complete(d.fault.crashErr)
+		req.complete(d.rare.crashErr)
 		return
 	}
 	r.inflight++

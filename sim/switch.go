@@ -343,7 +343,7 @@ func (e *Engine) gone(rank int) error {
 	r := e.ranks[rank]
 	switch {
 	case r.crashed:
-		return r.fault.crashErr
+		return r.rare.crashErr
 	case r.exited && r.exitErr() != nil:
 		return &PeerExitedError{Peer: rank, Err: rootCause(r.exitErr())}
 	}
