@@ -342,9 +342,9 @@ type proc struct {
 
 	finish Time
 
-	// A process that replays a recorded program has no coroutine: prog
-	// is the program, and the rest its place in it.
-	prog  *program
+	// A process that replays a recorded program has no coroutine: its
+	// program is its rank's in the engine's programs (see program), and
+	// the rest is its place in it.
 	tag   algos.Tag // the tag the next operation's is written relative to
 	start Time      // when the blocking at off began, for the observer's spans
 	// slot0 is where the process's request slots start in the engine's
@@ -400,7 +400,7 @@ func (p *proc) Fire() {
 	if p.r.crashed {
 		return // a failed rank's processes never run again
 	}
-	if p.prog != nil {
+	if p.co == nil {
 		p.replay()
 		return
 	}

@@ -30,10 +30,10 @@ func uvarint(s string, i int) (uint64, int) {
 	}
 }
 
-// startReplay makes the process run prog instead of a coroutine, with
-// the engine's slots from slot0 (prog.slots of them) for its requests.
+// startReplay makes the process run prog, its rank's program in the
+// engine's programs, instead of a coroutine, with the engine's slots from
+// slot0 (prog.slots of them) for its requests.
 func (p *proc) startReplay(prog *program, slot0 int) {
-	p.prog = prog
 	p.slot0 = int32(slot0)
 	for i := range prog.slots {
 		p.r.e.slots[slot0+i].owner = p.r
@@ -41,15 +41,20 @@ func (p *proc) startReplay(prog *program, slot0 int) {
 	p.scheduleResume()
 }
 
+// program is the program the process replays: its rank's.
+func (p *proc) program() *program { return p.r.e.progs.ranks[p.r.id] }
+
 // request returns the process's request slot i.
 func (p *proc) request(i uint64) *request { return &p.r.e.slots[int(p.slot0)+int(i)] }
 
 // chunk returns the code of the chunk being run, "" past the end.
 func (p *proc) chunk() string {
-	if int(p.ci) >= len(p.prog.chunks) {
+	progs := p.r.e.progs
+	prog := progs.ranks[p.r.id]
+	if int(p.ci) >= len(prog.chunks) {
 		return ""
 	}
-	return p.r.e.progs.chunks[p.prog.chunks[p.ci]]
+	return progs.chunks[prog.chunks[p.ci]]
 }
 
 // slot makes request slot i a new send or receive. Its owner is set for
@@ -111,7 +116,7 @@ func (p *proc) replay() {
 // returns false.
 func (p *proc) nextChunk() bool {
 	p.ci++
-	if int(p.ci) >= len(p.prog.chunks) {
+	if int(p.ci) >= len(p.program().chunks) {
 		p.returned(nil)
 		return false
 	}
