@@ -124,12 +124,9 @@ type abPort struct {
 	sending    *Message // the message holding the egress port
 	// ingress side
 	askers askers
-	// done is the egress's completion; the flags are packed beside its
-	// rank, so that a port of a 2^24-rank run stays small.
-	done      abDone
-	asking    bool
-	receiving bool
-	dirty     bool
+	// done is the egress's completion; the port's flags live in it,
+	// beside its rank, so that a port of a 2^24-rank run is 64 bytes.
+	done abDone
 }
 
 // asker is a message waiting for its receiver's port (or a receive slot),
@@ -160,10 +157,15 @@ func (as *askers) take() *Message {
 	return m
 }
 
-// abDone fires when the message on src's egress completes.
+// abDone fires when the message on src's egress completes. It also
+// holds the flags of src's ports, in what would be its padding.
 type abDone struct {
 	n   *alphaBetaNet
 	src int32
+	// asking: the egress's head message asks for its receiver's port;
+	// receiving: the ingress port is held; dirty: the ingress port is in
+	// alphaBetaNet.dirty.
+	asking, receiving, dirty bool
 }
 
 func (d *abDone) Fire() { d.n.complete(int(d.src)) }
@@ -176,7 +178,7 @@ func (n *alphaBetaNet) Post(m *Message) {
 		p.tail.next = m
 	}
 	p.tail = m
-	if p.sending == nil && !p.asking {
+	if p.sending == nil && !p.done.asking {
 		n.ask(m.Src)
 	}
 }
@@ -186,7 +188,7 @@ func (n *alphaBetaNet) Post(m *Message) {
 func (n *alphaBetaNet) ask(src int) {
 	p := &n.ports[src]
 	m := p.head
-	p.asking = true
+	p.done.asking = true
 	if m.part != nil {
 		n.start(m)
 		return
@@ -197,8 +199,8 @@ func (n *alphaBetaNet) ask(src int) {
 }
 
 func (n *alphaBetaNet) markDirty(r int) {
-	if !n.ports[r].dirty {
-		n.ports[r].dirty = true
+	if !n.ports[r].done.dirty {
+		n.ports[r].done.dirty = true
 		n.dirty = append(n.dirty, int32(r))
 	}
 }
@@ -206,8 +208,8 @@ func (n *alphaBetaNet) markDirty(r int) {
 func (n *alphaBetaNet) Settle() {
 	for _, r := range n.dirty {
 		p := &n.ports[r]
-		p.dirty = false
-		if p.receiving || len(p.askers) == 0 {
+		p.done.dirty = false
+		if p.done.receiving || len(p.askers) == 0 {
 			continue
 		}
 		n.start(p.askers.take())
@@ -220,7 +222,7 @@ func (n *alphaBetaNet) Settle() {
 // port, a result only its receiver's ingress port.
 func (n *alphaBetaNet) start(m *Message) {
 	if m.Src < 0 {
-		n.ports[m.Dst].receiving = true
+		n.ports[m.Dst].done.receiving = true
 		n.e.At(n.e.Now()+n.messageTime(m), m.part)
 		return
 	}
@@ -229,10 +231,10 @@ func (n *alphaBetaNet) start(m *Message) {
 	if src.head == nil {
 		src.tail = nil
 	}
-	src.asking = false
+	src.done.asking = false
 	src.sending = m
 	if m.part == nil {
-		n.ports[m.Dst].receiving = true
+		n.ports[m.Dst].done.receiving = true
 		n.e.Started(m)
 	}
 	n.e.At(n.e.Now()+n.messageTime(m), &src.done)
@@ -247,7 +249,7 @@ func (n *alphaBetaNet) complete(src int) {
 	if m.part != nil {
 		n.arrived(m.part)
 	} else {
-		n.ports[m.Dst].receiving = false
+		n.ports[m.Dst].done.receiving = false
 		n.markDirty(m.Dst)
 		n.e.Deliver(m)
 	}
@@ -269,7 +271,7 @@ type abPart struct {
 // Fire ends a result's hold on its receiver's port: the member has it.
 func (p *abPart) Fire() {
 	n := p.n
-	n.ports[p.m.Dst].receiving = false
+	n.ports[p.m.Dst].done.receiving = false
 	n.markDirty(p.m.Dst)
 	n.e.SwitchDelivered(p.op, p.i)
 }
