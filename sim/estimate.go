@@ -119,8 +119,10 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	}
 	est.Seconds = float64(est.Events) * perEvent
 
-	// The engine's state per rank.
-	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 8 + 32
+	// The engine's state per rank: the rank and its process (side by
+	// side, no pointer to them), its finish time in the result, and 32
+	// bytes for its share of the rest.
+	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 32
 	perRank += s.estimate(func(n rankCounts) int64 { return n.slots }) / w * float64(unsafe.Sizeof(request{}))
 	if est.Replay {
 		perRank += s.programBytes() / w
@@ -141,7 +143,7 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// operations all along. (Fitted to the peak resident memory of
 	// halving-doubling replays of 2^16 and 2^20 ranks, and of coroutine
 	// runs of 64 to 2^20 ranks.)
-	headroom := 1.15
+	headroom := 1.1
 	if !est.Replay {
 		headroom = 1.6
 	}

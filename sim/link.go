@@ -25,7 +25,7 @@ var (
 )
 
 func (l *simLink) Rank() int { return l.r.id }
-func (l *simLink) Size() int { return len(l.r.e.ranks) }
+func (l *simLink) Size() int { return l.r.e.ranks.len() }
 
 func (l *simLink) Now() time.Duration { return l.r.e.now.Duration() }
 
@@ -45,8 +45,8 @@ func (l *simLink) Alloc(n int) device.Buffer {
 }
 
 func (l *simLink) checkPeer(peer int) error {
-	if peer < 0 || peer >= len(l.r.e.ranks) {
-		return fmt.Errorf("sim: rank %d: peer %d outside world of %d ranks", l.r.id, peer, len(l.r.e.ranks))
+	if peer < 0 || peer >= l.r.e.ranks.len() {
+		return fmt.Errorf("sim: rank %d: peer %d outside world of %d ranks", l.r.id, peer, l.r.e.ranks.len())
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (r *rank) send(req *request) {
 		return
 	}
 	dst := int(req.peer)
-	if d := e.ranks[dst]; d.crashed {
+	if d := e.ranks.at(dst); d.crashed {
 		req.complete(d.rare.crashErr)
 		return
 	}
@@ -94,7 +94,7 @@ func (r *rank) send(req *request) {
 		// own copy, as an eager protocol does.
 		m.more().payload = append([]byte(nil), h...)
 	}
-	e.ranks[dst].announce(m)
+	e.ranks.at(dst).announce(m)
 	if dst == r.id {
 		if e.obs != nil {
 			e.obs.MessageStarted(m, e.now)

@@ -238,9 +238,9 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 	case m != nil && m.arrived:
 		r.fill(req, m)
 		r.finish(q, s)
-	case src != r.id && r.e.ranks[src].rare != nil && r.e.ranks[src].rare.deadErr != nil:
+	case src != r.id && r.e.ranks.at(src).rare != nil && r.e.ranks.at(src).rare.deadErr != nil:
 		// A message on its way from a rank that failed is lost.
-		req.complete(r.e.ranks[src].rare.deadErr)
+		req.complete(r.e.ranks.at(src).rare.deadErr)
 		r.finish(q, s)
 	case m != nil:
 		m.matched = true

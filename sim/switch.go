@@ -179,7 +179,7 @@ func groupText(group []int) string {
 // switchNet returns the network's SwitchNetwork if it reduces for group,
 // and otherwise the error a request fails with.
 func (e *Engine) switchNet(rank int, group []int) (SwitchNetwork, error) {
-	if err := checkGroup(rank, len(e.ranks), group); err != nil {
+	if err := checkGroup(rank, e.ranks.len(), group); err != nil {
 		return nil, fmt.Errorf("sim: rank %d: switch reduction: %w", rank, err)
 	}
 	if sn, ok := e.net.(SwitchNetwork); ok && sn.CanSwitchReduce(group) {
@@ -340,7 +340,7 @@ func (e *Engine) forgetSwitchQueue(key uint64, q *switchQueue) {
 // gone returns the error of a rank that will post nothing more: it
 // failed, or returned with an error; nil otherwise.
 func (e *Engine) gone(rank int) error {
-	r := e.ranks[rank]
+	r := e.ranks.at(rank)
 	switch {
 	case r.crashed:
 		return r.rare.crashErr
