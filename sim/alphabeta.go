@@ -95,6 +95,8 @@ func (a AlphaBeta) NewNetwork(e *Engine) Network {
 		AlphaBeta: a,
 		e:         e,
 		ports:     make([]abPort, e.World()),
+		// (Every port at most once: sized once, no garbage as it grows.)
+		dirty: make([]int32, 0, e.World()),
 	}
 	for i := range n.ports {
 		n.ports[i].done = abDone{n: n, src: int32(i)}
@@ -109,22 +111,22 @@ type alphaBetaNet struct {
 	ports []abPort
 	// dirty lists ingress ports that freed or gained an asker in this
 	// instant; Settle arbitrates them.
-	dirty []int
+	dirty []int32
 }
 
 // abPort is the pair of ports of one rank.
 type abPort struct {
 	// egress side
-	queue   fifo[*Message] // posted, not yet started; head is asking when !sending
-	sending *Message       // the message holding the egress port
+	// head and tail are the messages posted and not yet started, linked
+	// through Message.next (no slice per port); head is asking when
+	// !sending.
+	head, tail *Message
+	sending    *Message // the message holding the egress port
 	// ingress side
 	askers askers
-	// done is the egress's completion; the flags are packed beside its
-	// rank, so that a port of a 2^24-rank run stays small.
-	done      abDone
-	asking    bool
-	receiving bool
-	dirty     bool
+	// done is the egress's completion; the port's flags live in it,
+	// beside its rank, so that a port of a 2^24-rank run is 64 bytes.
+	done abDone
 }
 
 // asker is a message waiting for its receiver's port (or a receive slot),
@@ -155,18 +157,28 @@ func (as *askers) take() *Message {
 	return m
 }
 
-// abDone fires when the message on src's egress completes.
+// abDone fires when the message on src's egress completes. It also
+// holds the flags of src's ports, in what would be its padding.
 type abDone struct {
 	n   *alphaBetaNet
 	src int32
+	// asking: the egress's head message asks for its receiver's port;
+	// receiving: the ingress port is held; dirty: the ingress port is in
+	// alphaBetaNet.dirty.
+	asking, receiving, dirty bool
 }
 
 func (d *abDone) Fire() { d.n.complete(int(d.src)) }
 
 func (n *alphaBetaNet) Post(m *Message) {
 	p := &n.ports[m.Src]
-	p.queue.push(m)
-	if p.sending == nil && !p.asking {
+	if p.tail == nil {
+		p.head = m
+	} else {
+		p.tail.next = m
+	}
+	p.tail = m
+	if p.sending == nil && !p.done.asking {
 		n.ask(m.Src)
 	}
 }
@@ -175,8 +187,8 @@ func (n *alphaBetaNet) Post(m *Message) {
 // a contribution to a switch operation needs none and starts.
 func (n *alphaBetaNet) ask(src int) {
 	p := &n.ports[src]
-	m := p.queue.front()
-	p.asking = true
+	m := p.head
+	p.done.asking = true
 	if m.part != nil {
 		n.start(m)
 		return
@@ -187,17 +199,17 @@ func (n *alphaBetaNet) ask(src int) {
 }
 
 func (n *alphaBetaNet) markDirty(r int) {
-	if !n.ports[r].dirty {
-		n.ports[r].dirty = true
-		n.dirty = append(n.dirty, r)
+	if !n.ports[r].done.dirty {
+		n.ports[r].done.dirty = true
+		n.dirty = append(n.dirty, int32(r))
 	}
 }
 
 func (n *alphaBetaNet) Settle() {
 	for _, r := range n.dirty {
 		p := &n.ports[r]
-		p.dirty = false
-		if p.receiving || len(p.askers) == 0 {
+		p.done.dirty = false
+		if p.done.receiving || len(p.askers) == 0 {
 			continue
 		}
 		n.start(p.askers.take())
@@ -210,16 +222,19 @@ func (n *alphaBetaNet) Settle() {
 // port, a result only its receiver's ingress port.
 func (n *alphaBetaNet) start(m *Message) {
 	if m.Src < 0 {
-		n.ports[m.Dst].receiving = true
+		n.ports[m.Dst].done.receiving = true
 		n.e.At(n.e.Now()+n.messageTime(m), m.part)
 		return
 	}
 	src := &n.ports[m.Src]
-	src.queue.pop()
-	src.asking = false
+	src.head, m.next = m.next, nil
+	if src.head == nil {
+		src.tail = nil
+	}
+	src.done.asking = false
 	src.sending = m
 	if m.part == nil {
-		n.ports[m.Dst].receiving = true
+		n.ports[m.Dst].done.receiving = true
 		n.e.Started(m)
 	}
 	n.e.At(n.e.Now()+n.messageTime(m), &src.done)
@@ -234,11 +249,11 @@ func (n *alphaBetaNet) complete(src int) {
 	if m.part != nil {
 		n.arrived(m.part)
 	} else {
-		n.ports[m.Dst].receiving = false
+		n.ports[m.Dst].done.receiving = false
 		n.markDirty(m.Dst)
 		n.e.Deliver(m)
 	}
-	if p.queue.len() > 0 {
+	if p.head != nil {
 		n.ask(src)
 	}
 }
@@ -256,7 +271,7 @@ type abPart struct {
 // Fire ends a result's hold on its receiver's port: the member has it.
 func (p *abPart) Fire() {
 	n := p.n
-	n.ports[p.m.Dst].receiving = false
+	n.ports[p.m.Dst].done.receiving = false
 	n.markDirty(p.m.Dst)
 	n.e.SwitchDelivered(p.op, p.i)
 }

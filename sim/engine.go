@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -110,7 +111,7 @@ type Engine struct {
 	queue    eventQueue
 	net      Network
 	ovh      Overheads // nil if the network charges none
-	ranks    []*rank
+	ranks    rankTable
 	hostData bool
 	obs      Observer
 	messages int64
@@ -123,7 +124,6 @@ type Engine struct {
 	// progs are the programs of a replay, nil when ranks run coroutines;
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
-	pairs   []rankProc
 	slots   []request // the replayed processes' requests (proc.slot0)
 	stopped bool
 
@@ -147,7 +147,7 @@ type Engine struct {
 	// hostBufs are the buffers of the requests with real bytes (HostData)
 	// not yet sent or filled, by request.
 	hostBufs map[*request][]byte
-	freeMsgs []*Message
+	freeMsgs *Message // linked through Message.next
 	msgBlock []Message
 	reqBlock []request
 }
@@ -156,7 +156,7 @@ type Engine struct {
 func (e *Engine) Now() Time { return e.now }
 
 // World is the number of ranks.
-func (e *Engine) World() int { return len(e.ranks) }
+func (e *Engine) World() int { return e.ranks.len() }
 
 // At schedules h to fire at time t, which must not be in the past.
 func (e *Engine) At(t Time, h Handler) {
@@ -187,12 +187,12 @@ func (e *Engine) Deliver(m *Message) {
 		r.delivered(m)
 		return
 	}
-	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
+	src, dst := e.ranks.at(m.Src), e.ranks.at(m.Dst)
 	src.inflight--
 	switch {
 	case src.crashed:
 	case dst.crashed:
-		m.completeSend(dst.fault.crashErr)
+		m.completeSend(dst.rare.crashErr)
 	default:
 		if e.obs != nil {
 			e.obs.MessageDelivered(m, e.now)
@@ -215,7 +215,7 @@ func (m *Message) completeSend(err error) {
 // buffer, post more). Delivering m later completes nothing more on the
 // sender's side.
 func (e *Engine) Release(m *Message) {
-	if !e.ranks[m.Src].crashed {
+	if !e.ranks.at(m.Src).crashed {
 		m.completeSend(nil)
 		// The send is done with: a replay may give its request to the
 		// sender's next operation before m is delivered.
@@ -225,12 +225,12 @@ func (e *Engine) Release(m *Message) {
 
 // Exited reports whether rank has returned (all its processes), so that
 // it will post no more receives.
-func (e *Engine) Exited(rank int) bool { return e.ranks[rank].exited }
+func (e *Engine) Exited(rank int) bool { return e.ranks.at(rank).exited }
 
 // Unreceivable fails the send of m, which waits for a receive that its
 // destination, having returned, will never post (see Holder).
 func (e *Engine) Unreceivable(m *Message) {
-	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
+	src, dst := e.ranks.at(m.Src), e.ranks.at(m.Dst)
 	src.inflight--
 	root := dst.exitErr()
 	var pe *PeerExitedError
@@ -255,7 +255,7 @@ func (e *Engine) Drop(m *Message, err error) {
 		e.Drop(r.orig, err)
 		return
 	}
-	src, dst := e.ranks[m.Src], e.ranks[m.Dst]
+	src, dst := e.ranks.at(m.Src), e.ranks.at(m.Dst)
 	src.inflight--
 	if !src.crashed {
 		m.completeSend(err)
@@ -282,7 +282,7 @@ func (e *Engine) FailRank(rank int, cause string) {
 		e.stopReplay()
 		return
 	}
-	r := e.ranks[rank]
+	r := e.ranks.at(rank)
 	if r.crashed || r.exited {
 		return
 	}
@@ -291,7 +291,7 @@ func (e *Engine) FailRank(rank int, cause string) {
 	r.crashed, f.crashAt, f.crashErr, f.deadErr = true, e.now, err, err
 	if d, ok := e.net.(RankDropper); ok {
 		for _, m := range d.DropRank(rank) {
-			src := e.ranks[m.Src]
+			src := e.ranks.at(m.Src)
 			src.inflight--
 			if m.Src != rank {
 				m.completeSend(err)
@@ -306,22 +306,22 @@ func (e *Engine) FailRank(rank int, cause string) {
 // checkDead fails the receives from r that can never complete: r returned
 // with an error and nothing it sent is still in flight.
 func (e *Engine) checkDead(r *rank) {
-	if !r.exited || r.exitErr() == nil || r.fault.deadErr != nil || r.inflight > 0 {
+	if !r.exited || r.exitErr() == nil || r.rare.deadErr != nil || r.inflight > 0 {
 		return
 	}
-	root := r.fault.exitErr
+	root := r.rare.exitErr
 	var pe *PeerExitedError
 	if errors.As(root, &pe) {
 		root = pe.Err
 	}
-	r.fault.deadErr = &PeerExitedError{Peer: r.id, Err: root}
-	e.failReceivesFrom(r.id, r.fault.deadErr)
+	r.rare.deadErr = &PeerExitedError{Peer: r.id, Err: root}
+	e.failReceivesFrom(r.id, r.rare.deadErr)
 }
 
 // failReceivesFrom fails every receive posted from src on the other live
 // ranks, in rank and then tag order.
 func (e *Engine) failReceivesFrom(src int, err error) {
-	for _, r := range e.ranks {
+	for _, r := range e.ranks.all() {
 		if r.id != src && !r.crashed {
 			r.failReceivesFrom(src, err)
 		}
@@ -332,9 +332,8 @@ func (e *Engine) failReceivesFrom(src int, err error) {
 // Messages are allocated in blocks, so that a run does not allocate one
 // by one what it sends.
 func (e *Engine) newMessage() *Message {
-	if k := len(e.freeMsgs); k > 0 {
-		m := e.freeMsgs[k-1]
-		e.freeMsgs = e.freeMsgs[:k-1]
+	if m := e.freeMsgs; m != nil {
+		e.freeMsgs, m.next = m.next, nil
 		return m
 	}
 	if len(e.msgBlock) == 0 {
@@ -351,7 +350,7 @@ func (e *Engine) newMessage() *Message {
 // delivered it may still read them on its way out of Deliver.
 func (e *Engine) freeMessage(m *Message) {
 	m.extra, m.send = nil, nil
-	e.freeMsgs = append(e.freeMsgs, m)
+	m.next, e.freeMsgs = e.freeMsgs, m
 }
 
 // newRequest returns a zero request, from a block of them.
@@ -413,11 +412,11 @@ func Run(cfg Config, body Body) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range e.ranks {
+	for _, r := range e.ranks.all() {
 		r.spawn(func(ctx context.Context) error { return body(ctx, &simLink{r: r}) }, nil)
 	}
 	defer func() {
-		for _, r := range e.ranks {
+		for _, r := range e.ranks.all() {
 			for _, p := range r.processes() {
 				p.stop()
 			}
@@ -444,7 +443,7 @@ func CheckNetwork(cfg Config) error {
 	}
 	// The constructors ask the engine for its world size and the run's
 	// information only; no rank is built.
-	e := &Engine{info: newRunInfo(cfg), ranks: make([]*rank, cfg.World)}
+	e := &Engine{info: newRunInfo(cfg), ranks: rankTable{n: cfg.World}}
 	if cm, ok := cfg.Model.(CheckedModel); ok {
 		if _, err := cm.NewNetworkChecked(e); err != nil {
 			return fmt.Errorf("sim: %w", err)
@@ -493,8 +492,8 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 		}
 		e.slots = make([]request, n)
 		n = 0
-		for i, r := range e.ranks {
-			p := &e.pairs[i].p
+		for i, r := range e.ranks.all() {
+			p := &e.ranks.pairs[i].p
 			p.r = r
 			r.body[0] = p
 			p.startReplay(progs.ranks[i], n)
@@ -526,23 +525,17 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 }
 
 // newEngine builds the engine of a run, its ranks and its network. For a
-// replay each rank is allocated beside its one process (e.pairs), which a
+// replay each rank is allocated beside its one process (rankTable.pairs), which a
 // message touches together. info is shared by every engine of one Run.
 func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 	e := &Engine{hostData: cfg.HostData, obs: cfg.Observer, ctx: cfg.Context, progress: cfg.Progress, nextPoll: pollEvents, info: info}
-	e.ranks = make([]*rank, cfg.World)
+	e.ranks.n = cfg.World
 	if replay {
-		e.pairs = make([]rankProc, cfg.World)
-		for i := range e.ranks {
-			e.ranks[i] = &e.pairs[i].r
-		}
+		e.ranks.pairs = make([]rankProc, cfg.World)
 	} else {
-		ranks := make([]rank, cfg.World)
-		for i := range e.ranks {
-			e.ranks[i] = &ranks[i]
-		}
+		e.ranks.solo = make([]rank, cfg.World)
 	}
-	for i, r := range e.ranks {
+	for i, r := range e.ranks.all() {
 		r.e, r.id = e, i
 	}
 	if cm, ok := cfg.Model.(CheckedModel); ok {
@@ -560,10 +553,10 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 
 // result is the outcome of a run whose events are over.
 func (e *Engine) result() (*Result, error) {
-	res := &Result{Finish: make([]Time, len(e.ranks)), Messages: e.messages, Events: e.events}
+	res := &Result{Finish: make([]Time, e.ranks.len()), Messages: e.messages, Events: e.events}
 	var blocked []BlockedRank
 	var failed RankErrors
-	for i, r := range e.ranks {
+	for i, r := range e.ranks.all() {
 		finish, finished, err := r.outcome()
 		res.Finish[i] = finish
 		res.End = max(res.End, finish)
@@ -584,6 +577,40 @@ func (e *Engine) result() (*Result, error) {
 		return res, &failed
 	}
 	return res, nil
+}
+
+// rankTable is the ranks of a run, side by side in one array: a rank is
+// found by its number without a pointer to load (a run of 2^24 ranks
+// keeps no array of pointers to them).
+type rankTable struct {
+	// pairs holds the ranks of a replay, each beside its process; solo
+	// those of a run with coroutines.
+	pairs []rankProc
+	solo  []rank
+	// n is how many ranks there are (a probe's engine has n and no
+	// ranks).
+	n int
+}
+
+// at returns rank i.
+func (t *rankTable) at(i int) *rank {
+	if t.pairs != nil {
+		return &t.pairs[i].r
+	}
+	return &t.solo[i]
+}
+
+func (t *rankTable) len() int { return t.n }
+
+// all yields every rank, by number.
+func (t *rankTable) all() iter.Seq2[int, *rank] {
+	return func(yield func(int, *rank) bool) {
+		for i := range t.len() {
+			if !yield(i, t.at(i)) {
+				return
+			}
+		}
+	}
 }
 
 // rankProc is a rank and its process, side by side, for a replay.
@@ -607,18 +634,18 @@ func (e *Engine) loop() {
 		// events go before those scheduled in this one.
 		for len(q.heap) > 0 && q.next() == e.now {
 			s := q.popSlot()
-			for s.q.len() > 0 && !e.stopped {
+			for !s.q.empty() && !e.stopped {
 				e.events++
-				s.q.pop().Fire()
+				q.take(&s.q).Fire()
 				if e.events >= e.nextPoll {
 					e.poll()
 				}
 			}
 			q.freeSlot(s)
 		}
-		for q.now.len() > 0 && !e.stopped {
+		for !q.now.empty() && !e.stopped {
 			e.events++
-			q.now.pop().Fire()
+			q.take(&q.now).Fire()
 			if e.events >= e.nextPoll {
 				e.poll()
 			}
@@ -627,7 +654,7 @@ func (e *Engine) loop() {
 			return
 		}
 		e.net.Settle()
-		if q.now.len() > 0 {
+		if !q.now.empty() {
 			continue
 		}
 		if len(q.heap) == 0 {
@@ -660,6 +687,6 @@ func (e *Engine) done() bool {
 // report tells Config.Progress how far the run is.
 func (e *Engine) report() {
 	if e.progress != nil {
-		e.progress(Progress{Recorded: len(e.ranks), Now: e.now, Messages: e.messages, Events: e.events})
+		e.progress(Progress{Recorded: e.ranks.len(), Now: e.now, Messages: e.messages, Events: e.events})
 	}
 }

@@ -119,8 +119,10 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	}
 	est.Seconds = float64(est.Events) * perEvent
 
-	// The engine's state per rank.
-	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 8 + 32
+	// The engine's state per rank: the rank and its process (side by
+	// side, no pointer to them), its finish time in the result, and 32
+	// bytes for its share of the rest.
+	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 32
 	perRank += s.estimate(func(n rankCounts) int64 { return n.slots }) / w * float64(unsafe.Sizeof(request{}))
 	if est.Replay {
 		perRank += s.programBytes() / w
@@ -136,12 +138,12 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
 	// The collector lets the heap grow past what is live before it
 	// collects (GOGC=100) while the run allocates: the recording's
-	// garbage, then little for a replay (what its queues leave as they
-	// grow); the coroutines' operations all along. (Fitted to the peak
-	// resident memory of halving-doubling replays of 2^16 to 2^20 ranks,
-	// 1.2 to 1.5 times what is live, and of coroutine runs of 64 to 2^20
-	// ranks.)
-	headroom := 1.35
+	// garbage, then little for a replay (its queues grow in shared
+	// blocks and free lists, not by doubling); the coroutines'
+	// operations all along. (Fitted to the peak resident memory of
+	// halving-doubling replays of 2^16 and 2^20 ranks, and of coroutine
+	// runs of 64 to 2^20 ranks.)
+	headroom := 1.1
 	if !est.Replay {
 		headroom = 1.6
 	}
@@ -327,7 +329,21 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 		if err != nil {
 			return err
 		}
-		s.account(r, p, c, in, named)
+		s.progs[r] = p
+		s.ops += int64(c.nops)
+		n, peers := countOps(c.recorded(), named)
+		n.slots = int64(p.slots)
+		s.recorded[r] = n
+		s.busiest = max(s.busiest, n.sends, n.recvs)
+		s.peers += float64(peers)
+		seen := map[int32]bool{}
+		for _, id := range p.chunks {
+			if !seen[id] {
+				seen[id] = true
+				s.chunkUse[in.chunks[id]]++
+			}
+		}
+		s.progUse[p]++
 		return nil
 	}
 	if world <= estimateExact {
@@ -397,21 +413,19 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 	return s, nil
 }
 
-// account adds rank r's recorded program p (c's last recording) to the
-// sample, and counts in named the peers it names.
-func (s *sample) account(r int, p *program, c *recorder, in *interner, named map[int]int) {
-	s.progs[r] = p
-	var n rankCounts
-	s.ops += int64(c.nops)
-	peers := map[int]bool{}
+// countOps counts a rank's recorded operations, the most messages it has
+// in flight between two waits, and the distinct peers it sends to; it
+// adds each peer it sends to or receives from to named.
+func countOps(ops []recOp, named map[int]int) (n rankCounts, peers int) {
+	sentTo := map[int]bool{}
 	outstanding := 0
-	for _, op := range c.recorded() {
+	for _, op := range ops {
 		switch op.kind {
 		case opSend:
 			n.sends++
 			outstanding++
 			n.inFlight = max(n.inFlight, int64(outstanding))
-			peers[op.peer] = true
+			sentTo[op.peer] = true
 		case opRecv:
 			n.recvs++
 		case opWait:
@@ -424,18 +438,7 @@ func (s *sample) account(r int, p *program, c *recorder, in *interner, named map
 			named[op.peer]++
 		}
 	}
-	n.slots = int64(p.slots)
-	s.recorded[r] = n
-	s.busiest = max(s.busiest, n.sends, n.recvs)
-	s.peers += float64(len(peers))
-	seen := map[int32]bool{}
-	for _, id := range p.chunks {
-		if !seen[id] {
-			seen[id] = true
-			s.chunkUse[in.chunks[id]]++
-		}
-	}
-	s.progUse[p]++
+	return n, len(sentTo)
 }
 
 // others returns the recorded ranks that stand for the ranks not recorded.
@@ -537,8 +540,9 @@ func netKind(m Model) string {
 func netBytesPerRank(m Model, peers float64) float64 {
 	switch netKind(m) {
 	case "alpha-beta":
-		// A port, and the storage of its queues of messages.
-		return float64(unsafe.Sizeof(abPort{})) + 40
+		// A port, and the storage of its askers (its queue of messages
+		// to send is linked through them).
+		return float64(unsafe.Sizeof(abPort{})) + 24
 	case "flow":
 		// Senders, receivers, and a cached route per (sender, peer):
 		// its path and the row of the route cache.

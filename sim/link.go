@@ -25,7 +25,7 @@ var (
 )
 
 func (l *simLink) Rank() int { return l.r.id }
-func (l *simLink) Size() int { return len(l.r.e.ranks) }
+func (l *simLink) Size() int { return l.r.e.ranks.len() }
 
 func (l *simLink) Now() time.Duration { return l.r.e.now.Duration() }
 
@@ -45,8 +45,8 @@ func (l *simLink) Alloc(n int) device.Buffer {
 }
 
 func (l *simLink) checkPeer(peer int) error {
-	if peer < 0 || peer >= len(l.r.e.ranks) {
-		return fmt.Errorf("sim: rank %d: peer %d outside world of %d ranks", l.r.id, peer, len(l.r.e.ranks))
+	if peer < 0 || peer >= l.r.e.ranks.len() {
+		return fmt.Errorf("sim: rank %d: peer %d outside world of %d ranks", l.r.id, peer, l.r.e.ranks.len())
 	}
 	return nil
 }
@@ -79,8 +79,8 @@ func (r *rank) send(req *request) {
 		return
 	}
 	dst := int(req.peer)
-	if d := e.ranks[dst]; d.crashed {
-		req.complete(d.fault.crashErr)
+	if d := e.ranks.at(dst); d.crashed {
+		req.complete(d.rare.crashErr)
 		return
 	}
 	r.inflight++
@@ -94,7 +94,7 @@ func (r *rank) send(req *request) {
 		// own copy, as an eager protocol does.
 		m.more().payload = append([]byte(nil), h...)
 	}
-	e.ranks[dst].announce(m)
+	e.ranks.at(dst).announce(m)
 	if dst == r.id {
 		if e.obs != nil {
 			e.obs.MessageStarted(m, e.now)
@@ -197,8 +197,8 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.err != nil {
-			return q.err
+		if q := x.(*request); q.done && q.failure() != nil {
+			return q.failure()
 		}
 	}
 	return nil
@@ -224,7 +224,7 @@ func (l *simLink) Signal() (algos.Request, func()) {
 // firstError reports whether any of reqs has already failed.
 func firstError(reqs []algos.Request) bool {
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.err != nil {
+		if q := x.(*request); q.done && q.failure() != nil {
 			return true
 		}
 	}

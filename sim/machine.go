@@ -92,7 +92,7 @@ func (ri *runInfo) probeNet() Network {
 				ri.probe = nil // a model that panics on its world: Run says why
 			}
 		}()
-		e := &Engine{ranks: make([]*rank, ri.cfg.World)}
+		e := &Engine{ranks: rankTable{n: ri.cfg.World}}
 		if n, err := newInner(ri.cfg.Model, e); err == nil {
 			ri.probe = n
 		}

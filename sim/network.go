@@ -45,9 +45,12 @@ type Message struct {
 	Posted Time
 
 	// extra holds what few messages have: nil for most (a message of a
-	// 2^24-rank run is 112 bytes).
+	// 2^24-rank run is 120 bytes).
 	extra *msgExtra
 	send  *request
+	// next links the messages waiting for their sender's egress port on
+	// the alpha-beta model (abPort.head), and the engine's free messages.
+	next *Message
 
 	// seq is the message's place among those from Src to Dst with Tag:
 	// it matches the seq-th receive Dst posts for them (see matchQueue).

@@ -22,13 +22,77 @@ type Handler interface {
 // in the order they were scheduled. Events scheduled at the current
 // instant while it runs go into a FIFO of their own, which runs after the
 // instant's slots: they were scheduled after every event of those.
+//
+// A slot's events are kept in blocks of evBlockLen, linked, which the
+// slots of a run share through a free list: a slot that grows to hold a
+// whole world's events leaves no garbage behind (as a slice growing by
+// doubling would), and what it held goes to the next slots when it is run.
 type eventQueue struct {
 	heap   []slotRef
 	recent [recentSlots]*slot // the slots created last, newest at head-1
 	head   int
 	free   []*slot
-	now    fifo[Handler]
+	now    evList
 	seq    uint64
+	// blocks are the free event blocks, linked through evBlock.next.
+	blocks *evBlock
+}
+
+// evBlockLen is how many events a block holds.
+const evBlockLen = 128
+
+// evBlock is a block of a slot's events.
+type evBlock struct {
+	h    [evBlockLen]Handler
+	next *evBlock
+}
+
+// evList is a first-in first-out list of events in linked blocks: they
+// are taken from head at hi and added to tail at ti.
+type evList struct {
+	head, tail *evBlock
+	hi, ti     int32
+}
+
+func (l *evList) empty() bool { return l.head == nil }
+
+// add appends h to l.
+func (q *eventQueue) add(l *evList, h Handler) {
+	if l.tail == nil || l.ti == evBlockLen {
+		b := q.blocks
+		if b != nil {
+			q.blocks, b.next = b.next, nil
+		} else {
+			b = &evBlock{}
+		}
+		if l.tail == nil {
+			l.head = b
+		} else {
+			l.tail.next = b
+		}
+		l.tail, l.ti = b, 0
+	}
+	l.tail.h[l.ti] = h
+	l.ti++
+}
+
+// take removes and returns the first event of the non-empty l, giving
+// back its block once the block is spent.
+func (q *eventQueue) take(l *evList) Handler {
+	b := l.head
+	h := b.h[l.hi]
+	b.h[l.hi] = nil
+	l.hi++
+	switch {
+	case b == l.tail && l.hi == l.ti:
+		*l = evList{}
+	case l.hi == evBlockLen:
+		l.head, l.hi = b.next, 0
+	default:
+		return h
+	}
+	b.next, q.blocks = q.blocks, b
+	return h
 }
 
 // recentSlots is how many of the slots created last an event may join.
@@ -37,7 +101,7 @@ const recentSlots = 8
 // slot is the events due at one time, in the order they were scheduled.
 type slot struct {
 	at Time
-	q  fifo[Handler]
+	q  evList
 }
 
 // slotRef is a slot in the heap, with its ordering key at hand.
@@ -53,14 +117,14 @@ func (a *slotRef) before(b *slotRef) bool {
 
 // pushNow schedules h at the current instant, after everything scheduled
 // before it.
-func (q *eventQueue) pushNow(h Handler) { q.now.push(h) }
+func (q *eventQueue) pushNow(h Handler) { q.add(&q.now, h) }
 
 // push schedules h at a later instant at.
 func (q *eventQueue) push(at Time, h Handler) {
 	for i := range recentSlots {
 		s := q.recent[(q.head-1-i+recentSlots)%recentSlots]
 		if s != nil && s.at == at {
-			s.q.push(h)
+			q.add(&s.q, h)
 			return
 		}
 	}
@@ -71,7 +135,7 @@ func (q *eventQueue) push(at Time, h Handler) {
 		s = &slot{}
 	}
 	s.at = at
-	s.q.push(h)
+	q.add(&s.q, h)
 	q.recent[q.head] = s
 	q.head = (q.head + 1) % recentSlots
 	q.seq++
@@ -93,7 +157,12 @@ func (q *eventQueue) popSlot() *slot {
 	return s
 }
 
-func (q *eventQueue) freeSlot(s *slot) { q.free = append(q.free, s) }
+func (q *eventQueue) freeSlot(s *slot) {
+	for !s.q.empty() { // (events left by a run that stopped)
+		q.take(&s.q)
+	}
+	q.free = append(q.free, s)
+}
 
 func (q *eventQueue) heapPush(x slotRef) {
 	q.heap = append(q.heap, x)

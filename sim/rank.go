@@ -16,11 +16,9 @@ import (
 // that run on it: the body, and whatever the body spawned.
 type rank struct {
 	e *Engine
-	// body is the rank's first process, which runs the body; spawned
-	// holds the processes it spawned, nil until it spawns one (see
-	// processes).
-	body    [1]*proc
-	spawned *rankSpawns
+	// body is the rank's first process, which runs the body; the
+	// processes it spawned are in rare (see processes).
+	body [1]*proc
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
 	id          int
@@ -37,9 +35,10 @@ type rank struct {
 	// match pairs messages to this rank with its receives, by source
 	// and tag (see matchQueue).
 	match matches
-	// fault is what went wrong with the rank, nil while nothing did: a
-	// run of millions of ranks keeps no error fields per rank.
-	fault *rankFault
+	// rare is what few ranks have: what went wrong with the rank, the
+	// processes it spawned; nil while neither: a run of millions of
+	// ranks keeps no error fields per rank.
+	rare *rankRare
 }
 
 // rankSpawns are the processes of a rank that spawned some.
@@ -54,16 +53,19 @@ type rankSpawns struct {
 // processes returns the rank's processes, the body's first.
 func (r *rank) processes() []*proc {
 	switch {
-	case r.spawned != nil:
-		return r.spawned.procs
+	case r.rare != nil && r.rare.spawned != nil:
+		return r.rare.spawned.procs
 	case r.body[0] != nil:
 		return r.body[:]
 	}
 	return nil
 }
 
-// rankFault is how a rank failed or returned with an error.
-type rankFault struct {
+// rankRare is what few ranks have: how a rank failed or returned with an
+// error, and the processes it spawned.
+type rankRare struct {
+	// spawned holds the rank's processes once the body spawned one.
+	spawned *rankSpawns
 	// exitErr is the error the rank's processes returned with.
 	exitErr  error
 	crashAt  Time
@@ -74,20 +76,20 @@ type rankFault struct {
 	deadErr error
 }
 
-// faults returns r's fault record, making it.
-func (r *rank) faults() *rankFault {
-	if r.fault == nil {
-		r.fault = &rankFault{}
+// faults returns r's rare record, making it.
+func (r *rank) faults() *rankRare {
+	if r.rare == nil {
+		r.rare = &rankRare{}
 	}
-	return r.fault
+	return r.rare
 }
 
 // exitErr is the error the rank returned with, nil if none (yet).
 func (r *rank) exitErr() error {
-	if r.fault == nil {
+	if r.rare == nil {
 		return nil
 	}
-	return r.fault.exitErr
+	return r.rare.exitErr
 }
 
 // spawn starts fn as a new process of the rank at the current time. If done
@@ -109,10 +111,10 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 	switch {
 	case r.body[0] == nil:
 		r.body[0] = p
-	case r.spawned == nil:
-		r.spawned = &rankSpawns{procs: []*proc{r.body[0], p}}
+	case r.rare == nil || r.rare.spawned == nil:
+		r.faults().spawned = &rankSpawns{procs: []*proc{r.body[0], p}}
 	default:
-		r.spawned.procs = append(r.spawned.procs, p)
+		r.rare.spawned.procs = append(r.rare.spawned.procs, p)
 	}
 	p.scheduleResume()
 	return p
@@ -142,7 +144,7 @@ func (p *proc) returned(err error) {
 // would otherwise keep every process it ever ran and look at each of them
 // whenever one returns.
 func (r *rank) forgetProc(p *proc) {
-	s := r.spawned
+	s := r.rare.spawned
 	s.doneFinish = max(s.doneFinish, p.finish)
 	for i := len(s.procs) - 1; i >= 1; i-- {
 		if s.procs[i] == p {
@@ -185,11 +187,11 @@ func (r *rank) procReturned() {
 // failed, with its *RankFailedError.
 func (r *rank) outcome() (finish Time, finished bool, err error) {
 	if r.crashed {
-		return r.fault.crashAt, true, r.fault.crashErr
+		return r.rare.crashAt, true, r.rare.crashErr
 	}
 	finished = true
-	if r.spawned != nil {
-		finish = r.spawned.doneFinish
+	if r.rare != nil && r.rare.spawned != nil {
+		finish = r.rare.spawned.doneFinish
 	}
 	for i, p := range r.processes() {
 		finish = max(finish, p.finish)
@@ -236,9 +238,9 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 	case m != nil && m.arrived:
 		r.fill(req, m)
 		r.finish(q, s)
-	case src != r.id && r.e.ranks[src].fault != nil && r.e.ranks[src].fault.deadErr != nil:
+	case src != r.id && r.e.ranks.at(src).rare != nil && r.e.ranks.at(src).rare.deadErr != nil:
 		// A message on its way from a rank that failed is lost.
-		req.complete(r.e.ranks[src].fault.deadErr)
+		req.complete(r.e.ranks.at(src).rare.deadErr)
 		r.finish(q, s)
 	case m != nil:
 		m.matched = true
@@ -340,9 +342,9 @@ type proc struct {
 
 	finish Time
 
-	// A process that replays a recorded program has no coroutine: prog
-	// is the program, and the rest its place in it.
-	prog  *program
+	// A process that replays a recorded program has no coroutine: its
+	// program is its rank's in the engine's programs (see program), and
+	// the rest is its place in it.
 	tag   algos.Tag // the tag the next operation's is written relative to
 	start Time      // when the blocking at off began, for the observer's spans
 	// slot0 is where the process's request slots start in the engine's
@@ -398,7 +400,7 @@ func (p *proc) Fire() {
 	if p.r.crashed {
 		return // a failed rank's processes never run again
 	}
-	if p.prog != nil {
+	if p.co == nil {
 		p.replay()
 		return
 	}
@@ -429,7 +431,7 @@ func (p *proc) block() bool {
 // requestDone is called when a request this process waits on completes.
 func (p *proc) requestDone(q *request) {
 	p.pending--
-	if q.err != nil {
+	if q.failure() != nil {
 		p.failed = true
 	}
 	if p.pending == 0 || p.failed {

@@ -114,7 +114,7 @@ func (n *relayNet) hop(r *relay, from int) {
 // before is lost: the message's receive fails with a *PathCutError.
 func (r *relay) delivered(h *Message) {
 	e := r.n.e
-	if h.Src != r.orig.Src && e.ranks[h.Src].crashed {
+	if h.Src != r.orig.Src && e.ranks.at(h.Src).crashed {
 		r.cut(h, h.Src) // sent by a relay that failed since: lost, as any message of a failed rank
 		return
 	}
@@ -122,7 +122,7 @@ func (r *relay) delivered(h *Message) {
 		e.Deliver(r.orig)
 		return
 	}
-	if e.ranks[h.Dst].crashed {
+	if e.ranks.at(h.Dst).crashed {
 		r.cut(h, h.Dst)
 		return
 	}

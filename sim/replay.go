@@ -30,10 +30,10 @@ func uvarint(s string, i int) (uint64, int) {
 	}
 }
 
-// startReplay makes the process run prog instead of a coroutine, with
-// the engine's slots from slot0 (prog.slots of them) for its requests.
+// startReplay makes the process run prog, its rank's program in the
+// engine's programs, instead of a coroutine, with the engine's slots from
+// slot0 (prog.slots of them) for its requests.
 func (p *proc) startReplay(prog *program, slot0 int) {
-	p.prog = prog
 	p.slot0 = int32(slot0)
 	for i := range prog.slots {
 		p.r.e.slots[slot0+i].owner = p.r
@@ -41,21 +41,26 @@ func (p *proc) startReplay(prog *program, slot0 int) {
 	p.scheduleResume()
 }
 
+// program is the program the process replays: its rank's.
+func (p *proc) program() *program { return p.r.e.progs.ranks[p.r.id] }
+
 // request returns the process's request slot i.
 func (p *proc) request(i uint64) *request { return &p.r.e.slots[int(p.slot0)+int(i)] }
 
 // chunk returns the code of the chunk being run, "" past the end.
 func (p *proc) chunk() string {
-	if int(p.ci) >= len(p.prog.chunks) {
+	progs := p.r.e.progs
+	prog := progs.ranks[p.r.id]
+	if int(p.ci) >= len(prog.chunks) {
 		return ""
 	}
-	return p.r.e.progs.chunks[p.prog.chunks[p.ci]]
+	return progs.chunks[prog.chunks[p.ci]]
 }
 
 // slot makes request slot i a new send or receive. Its owner is set for
 // good, and its waiter was cleared when the wait on its last request
-// ended; only the fields that change are written, none a pointer but a
-// failed request's error.
+// ended; only the fields that change are written, none a pointer but the
+// extra record of a failed or switch request.
 func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {
 	q := p.request(i)
 	q.kind, q.peer, q.tag, q.bytes = reqRecv, int32(peer), tag, bytes
@@ -63,11 +68,8 @@ func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *re
 		q.kind = reqSend
 	}
 	q.done, q.waitedFor = false, false
-	if q.err != nil {
-		q.err = nil
-	}
-	if q.sw != nil {
-		q.sw = nil
+	if q.x != nil {
+		q.x = nil
 	}
 	return q
 }
@@ -114,7 +116,7 @@ func (p *proc) replay() {
 // returns false.
 func (p *proc) nextChunk() bool {
 	p.ci++
-	if int(p.ci) >= len(p.prog.chunks) {
+	if int(p.ci) >= len(p.program().chunks) {
 		p.returned(nil)
 		return false
 	}
@@ -179,7 +181,7 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 		slot, i = uvarint(code, i)
 		q := p.request(slot)
 		q.waitedFor = true
-		if q.done && q.err != nil {
+		if q.done && q.failure() != nil {
 			p.r.e.stopReplay()
 			return i, false
 		}
@@ -210,7 +212,7 @@ func (p *proc) endWait(code string, i int, n uint64) (int, bool) {
 		slot, i = uvarint(code, i)
 		q := p.request(slot)
 		q.waiter = nil
-		failed = failed || q.err != nil
+		failed = failed || q.failure() != nil
 	}
 	if failed {
 		p.r.e.stopReplay()

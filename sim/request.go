@@ -9,11 +9,11 @@ type request struct {
 	owner *rank
 	// waiter is the process blocked in Wait on this request, if any.
 	waiter *proc
-	// sw is the switch operation of a switch request (peer is then -1).
-	// (The host buffer of a request with real bytes is in
-	// Engine.hostBufs: a request of a 2^24-rank run holds no buffer.)
-	sw    *SwitchOp
-	err   error
+	// x holds what few requests have: a switch request's operation, a
+	// failed request's error; nil for most. (The host buffer of a
+	// request with real bytes is in Engine.hostBufs: a request of a
+	// 2^24-rank run, 48 bytes, holds no buffer.)
+	x     *reqExtra
 	tag   algos.Tag
 	bytes int
 	peer  int32
@@ -23,6 +23,38 @@ type request struct {
 	// waitedFor is set once a Wait has included the request, so its error
 	// reached somebody.
 	waitedFor bool
+}
+
+// reqExtra is what a request seldom has.
+type reqExtra struct {
+	// sw is the switch operation of a switch request (peer is then -1).
+	sw *SwitchOp
+	// err is what the request failed with.
+	err error
+}
+
+// failure is the error the request completed with, nil if none (yet).
+func (r *request) failure() error {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.err
+}
+
+// switchOp is the switch operation of a switch request, nil for others.
+func (r *request) switchOp() *SwitchOp {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.sw
+}
+
+// extra returns r's extra record, making it.
+func (r *request) extra() *reqExtra {
+	if r.x == nil {
+		r.x = &reqExtra{}
+	}
+	return r.x
 }
 
 // reqKind says what a request is for.
@@ -43,8 +75,8 @@ func (r *request) wait() Wait {
 	if r.kind == reqSignal {
 		return Wait{Signal: true, Peer: -1}
 	}
-	if r.sw != nil {
-		return r.sw.wait(r.bytes)
+	if sw := r.switchOp(); sw != nil {
+		return sw.wait(r.bytes)
 	}
 	return Wait{Send: r.kind == reqSend, Peer: int(r.peer), Tag: r.tag, Bytes: r.bytes}
 }
@@ -55,7 +87,12 @@ func (r *request) complete(err error) {
 	if r.done {
 		return
 	}
-	r.done, r.err = true, err
+	r.done = true
+	if err != nil {
+		r.extra().err = err
+	} else if r.x != nil {
+		r.x.err = nil
+	}
 	if r.waiter != nil {
 		r.waiter.requestDone(r)
 	}
@@ -87,5 +124,3 @@ func (q *fifo[T]) pop() T {
 	}
 	return x
 }
-
-func (q *fifo[T]) front() T { return q.items[q.head] }

@@ -179,7 +179,7 @@ func groupText(group []int) string {
 // switchNet returns the network's SwitchNetwork if it reduces for group,
 // and otherwise the error a request fails with.
 func (e *Engine) switchNet(rank int, group []int) (SwitchNetwork, error) {
-	if err := checkGroup(rank, len(e.ranks), group); err != nil {
+	if err := checkGroup(rank, e.ranks.len(), group); err != nil {
 		return nil, fmt.Errorf("sim: rank %d: switch reduction: %w", rank, err)
 	}
 	if sn, ok := e.net.(SwitchNetwork); ok && sn.CanSwitchReduce(group) {
@@ -230,7 +230,7 @@ func (r *rank) postSwitch(req *request, group []int, tag algos.Tag, send, recv d
 		return
 	}
 	o, i := e.matchSwitch(group, tag, r.id)
-	req.sw = o
+	req.extra().sw = o
 	m := &o.members[i]
 	m.posted, m.req, m.send, m.recv = true, req, send != nil, recv != nil
 	if o.posted == 0 {
@@ -340,10 +340,10 @@ func (e *Engine) forgetSwitchQueue(key uint64, q *switchQueue) {
 // gone returns the error of a rank that will post nothing more: it
 // failed, or returned with an error; nil otherwise.
 func (e *Engine) gone(rank int) error {
-	r := e.ranks[rank]
+	r := e.ranks.at(rank)
 	switch {
 	case r.crashed:
-		return r.fault.crashErr
+		return r.rare.crashErr
 	case r.exited && r.exitErr() != nil:
 		return &PeerExitedError{Peer: rank, Err: rootCause(r.exitErr())}
 	}
