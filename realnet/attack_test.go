@@ -326,6 +326,8 @@ func TestStalledBulkPayload(t *testing.T) {
 				}
 			}()
 			send := l.Isend(0, 9, pattern(size, 1)).(*request)
+			// Its receive, posted: a bulk send is cleared once it is.
+			posted := links[0].Irecv(1, 9, make(device.Host, size))
 			// Cleared to send: the bulk writer has taken it.
 			deadline := time.Now().Add(10 * time.Second)
 			for {
@@ -360,7 +362,12 @@ func TestStalledBulkPayload(t *testing.T) {
 			defer cancel()
 			var err error
 			for time.Since(stalled) < 3*timeout {
-				if err = links[0].Wait(ctx, links[0].Irecv(1, 9, make(device.Host, size))); err != nil {
+				req := posted
+				if req == nil {
+					req = links[0].Irecv(1, 9, make(device.Host, size))
+				}
+				posted = nil
+				if err = links[0].Wait(ctx, req); err != nil {
 					var pe *PeerError
 					if errors.As(err, &pe) {
 						break
