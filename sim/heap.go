@@ -1,8 +1,9 @@
 package sim
 
 // ordered is an item of a small typed min-heap: the route search's
-// frontier, the flow model's bottleneck shares. (The event queue keeps its
-// own heap: it is the hottest loop of the simulator.)
+// frontier, the symmetry shortcut's events. (The event queue and the flow
+// model's shares keep heaps of their own: they are the hottest loops of
+// the simulator.)
 type ordered[T any] interface {
 	less(T) bool
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 
@@ -268,7 +267,7 @@ type symSim struct {
 	events   int64 // the events rank 0's run would fire (see count)
 	messages int64
 	finish   Time
-	queue    symEvents
+	queue    []symEvent
 	seq      int64
 
 	off     int // the next operation in code
@@ -314,25 +313,15 @@ type symEvent struct {
 	bytes int
 }
 
-type symEvents []symEvent
-
-func (q symEvents) Len() int { return len(q) }
-func (q symEvents) Less(i, j int) bool {
-	return q[i].at < q[j].at || (q[i].at == q[j].at && q[i].seq < q[j].seq)
-}
-func (q symEvents) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *symEvents) Push(x any)   { *q = append(*q, x.(symEvent)) }
-func (q *symEvents) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+// less orders events by time, then by when they were scheduled.
+func (a symEvent) less(b symEvent) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
 func (s *symSim) at(ev symEvent) {
 	ev.seq = s.seq
 	s.seq++
-	heap.Push(&s.queue, ev)
+	s.queue = heapPush(s.queue, ev)
 }
 
 // run simulates rank 0 to its end; false if it could not (a failed
@@ -340,8 +329,9 @@ func (s *symSim) at(ev symEvent) {
 func (s *symSim) run() bool {
 	s.events = 1 // the process's first resume
 	s.step()
-	for s.queue.Len() > 0 && !s.failed {
-		ev := heap.Pop(&s.queue).(symEvent)
+	for len(s.queue) > 0 && !s.failed {
+		var ev symEvent
+		ev, s.queue = heapPop(s.queue)
 		s.now = ev.at
 		s.events++
 		if ev.slot < 0 {
