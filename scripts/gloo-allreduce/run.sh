@@ -70,8 +70,8 @@ root=$(cd "$here/../.." && pwd)
 python=${PYTHON:-/usr/bin/python3}
 
 if [ "$install" = 1 ]; then
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch
+	. "$root/scripts/apt-install.sh"
+	apt_install "$0" python3-torch
 fi
 if ! "$python" -c 'import torch.distributed as d; assert d.is_gloo_available()' >/dev/null 2>&1; then
 	echo "run.sh: no torch with Gloo for $python: install it (run.sh --install, or apt-get install python3-torch)" >&2

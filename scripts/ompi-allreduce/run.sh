@@ -61,8 +61,8 @@ root=$(cd "$here/../.." && pwd)
 . "$here/../peer-common.sh"
 
 if [ "$install" = 1 ]; then
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openmpi-bin libopenmpi-dev
+	. "$root/scripts/apt-install.sh"
+	apt_install "$0" openmpi-bin libopenmpi-dev
 fi
 if ! command -v mpicc >/dev/null 2>&1; then
 	echo "run.sh: no mpicc: install Open MPI (run.sh --install, or apt-get install openmpi-bin libopenmpi-dev)" >&2
