@@ -12,18 +12,7 @@ import (
 // collective or worlds is refused, naming why.
 func TestMSCCLAlgorithm(t *testing.T) {
 	doc := func(coll, world, alg string) string {
-		return `name = "m"
-[network]
-model = "alpha-beta"
-latency = "5us"
-bandwidth = "12.5GB/s"
-
-[[sweep]]
-collective = "` + coll + `"
-algorithms = ["ring", "` + alg + `"]
-world = [` + world + `]
-bytes = ["4KiB"]
-`
+		return scheduleScenario("m", coll, world, `"ring", "`+alg+`"`, `"4KiB"`)
 	}
 	file := "../schedule/testdata/m.toml"
 	s, err := Parse(file, []byte(doc("allreduce", "4", "msccl:allreduce_ring_ll_2ch_4gpu.xml")))
@@ -64,18 +53,7 @@ func TestScheduleSizes(t *testing.T) {
 		}
 	}
 	doc := func(coll, world, alg, bytes string) string {
-		return `name = "m"
-[network]
-model = "alpha-beta"
-latency = "5us"
-bandwidth = "12.5GB/s"
-
-[[sweep]]
-collective = "` + coll + `"
-algorithms = ["` + alg + `"]
-world = [` + world + `]
-bytes = [` + bytes + `]
-`
+		return scheduleScenario("m", coll, world, `"`+alg+`"`, bytes)
 	}
 	file := filepath.Join(dir, "m.toml")
 	for _, c := range []struct{ coll, world, alg, bytes, want string }{
@@ -97,4 +75,22 @@ bytes = [` + bytes + `]
 			}
 		}
 	}
+}
+
+// scheduleScenario is a scenario of one sweep on alpha-beta, for the tests
+// of the algorithms a sweep names by a schedule file: algorithms and bytes
+// are the contents of the TOML lists.
+func scheduleScenario(name, coll, world, algorithms, bytes string) string {
+	return `name = "` + name + `"
+[network]
+model = "alpha-beta"
+latency = "5us"
+bandwidth = "12.5GB/s"
+
+[[sweep]]
+collective = "` + coll + `"
+algorithms = [` + algorithms + `]
+world = [` + world + `]
+bytes = [` + bytes + `]
+`
 }

@@ -10,18 +10,7 @@ import (
 // mscclpp_<base>; one of another collective or world size is refused.
 func TestTECCLAlgorithm(t *testing.T) {
 	doc := func(coll, world, alg string) string {
-		return `name = "t"
-[network]
-model = "alpha-beta"
-latency = "5us"
-bandwidth = "12.5GB/s"
-
-[[sweep]]
-collective = "` + coll + `"
-algorithms = ["ring", "` + alg + `"]
-world = [` + world + `]
-bytes = ["48KiB"]
-`
+		return scheduleScenario("t", coll, world, `"ring", "`+alg+`"`, `"48KiB"`)
 	}
 	file := "../schedule/testdata/t.toml"
 	for _, c := range []struct{ coll, world, alg, want string }{
