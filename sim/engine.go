@@ -431,9 +431,11 @@ func Run(cfg Config, body Body) (*Result, error) {
 
 // CheckNetwork reports whether cfg's model can be built for cfg.World: a
 // topology large enough, a placement that fits, faults naming ranks that
-// exist. It builds the model's network once, without ranks, programs or
-// a run, so that checking a world of millions of ranks costs what the
-// network's own state does, not what Run of an empty body would.
+// exist. A model that can refuse a world (CheckedModel) has its network
+// built once, on an engine without ranks as the probe's (runInfo.probeNet),
+// with no programs and no run, so that checking a world of millions of
+// ranks costs what the network's own state does, not what Run of an empty
+// body would; any other model fits every world and is not built.
 func CheckNetwork(cfg Config) error {
 	if cfg.World < 1 {
 		return fmt.Errorf("sim: world size %d, want at least 1", cfg.World)
@@ -538,15 +540,11 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 	for i, r := range e.ranks.all() {
 		r.e, r.id = e, i
 	}
-	if cm, ok := cfg.Model.(CheckedModel); ok {
-		net, err := cm.NewNetworkChecked(e)
-		if err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
-		}
-		e.net = net
-	} else {
-		e.net = cfg.Model.NewNetwork(e)
+	net, err := newInner(cfg.Model, e)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
+	e.net = net
 	e.ovh, _ = e.net.(Overheads)
 	return e, nil
 }
