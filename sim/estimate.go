@@ -158,30 +158,23 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 // symmetric reports whether a run of cfg may take the symmetry shortcut
 // and every sampled rank's program is rank 0's under one group.
 func (s *sample) symmetric(cfg Config) (symGroup, bool) {
-	if cfg.Symmetry != SymmetryAuto || !cfg.Replay || cfg.HostData || cfg.Observer != nil || len(s.in.groups) > 0 {
+	if !cfg.Replay || cfg.HostData {
 		return 0, false
 	}
-	if _, ok := symmetricModel(cfg.Model); !ok {
+	if _, ok := symmetryMayApply(cfg, len(s.in.groups)); !ok {
 		return 0, false
 	}
 	progs := &programs{chunks: s.in.chunks}
 	ranks := slices.Sorted(maps.Keys(s.progs))
-	for _, g := range []symGroup{symCyclic, symXor} {
-		if g == symXor && s.world&(s.world-1) != 0 {
-			continue
-		}
-		ref, _, ok := normalise(progs, s.progs[0], 0, s.world, g, nil)
-		if !ok {
-			continue
-		}
-		var buf []byte
-		for _, r := range ranks {
-			buf, _, ok = normalise(progs, s.progs[r], r, s.world, g, buf[:0])
-			if !ok || string(buf) != string(ref) {
-				break
+	for _, g := range symGroups {
+		_, ok := symmetricUnder(progs, s.world, g, s.progs[0], func(yield func(int, *program) bool) {
+			for _, r := range ranks {
+				if !yield(r, s.progs[r]) {
+					return
+				}
 			}
-		}
-		if ok && string(buf) == string(ref) {
+		})
+		if ok {
 			return g, true
 		}
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
+	"iter"
 
 	"github.com/nexar-go/nexar-go/algos"
 )
@@ -94,15 +95,18 @@ func (g symGroup) String() string {
 // when the run is not provably symmetric, or rank 0's simulation stopped
 // (then the run is simulated in full).
 func runSymmetric(cfg Config, progs *programs) (*Result, bool) {
-	if cfg.Symmetry != SymmetryAuto || cfg.Observer != nil || len(progs.groups) > 0 {
-		return nil, false
-	}
-	ab, ok := symmetricModel(cfg.Model)
+	ab, ok := symmetryMayApply(cfg, len(progs.groups))
 	if !ok {
 		return nil, false
 	}
-	for _, g := range []symGroup{symCyclic, symXor} {
-		code, ok := symmetricProgram(progs, cfg.World, g)
+	for _, g := range symGroups {
+		code, ok := symmetricUnder(progs, cfg.World, g, progs.ranks[0], func(yield func(int, *program) bool) {
+			for r := 1; r < cfg.World; r++ {
+				if !yield(r, progs.ranks[r]) {
+					return
+				}
+			}
+		})
 		if !ok {
 			continue
 		}
@@ -124,6 +128,20 @@ func runSymmetric(cfg Config, progs *programs) (*Result, bool) {
 	return nil, false
 }
 
+// symGroups are the groups the shortcut tries, in order.
+var symGroups = []symGroup{symCyclic, symXor}
+
+// symmetryMayApply reports whether a run of cfg whose programs use
+// switchGroups groups of switch operations may take the shortcut at all,
+// and returns the model it would run on: Config.Symmetry asks for it, no
+// observer watches every rank, no switch operation, plain alpha-beta.
+func symmetryMayApply(cfg Config, switchGroups int) (AlphaBeta, bool) {
+	if cfg.Symmetry != SymmetryAuto || cfg.Observer != nil || switchGroups > 0 {
+		return AlphaBeta{}, false
+	}
+	return symmetricModel(cfg.Model)
+}
+
 // symmetricModel returns m as the plain AlphaBeta the shortcut runs on,
 // or false for any other model (a decorated one included).
 func symmetricModel(m Model) (AlphaBeta, bool) {
@@ -136,14 +154,16 @@ func symmetricModel(m Model) (AlphaBeta, bool) {
 	return AlphaBeta{}, false
 }
 
-// symmetricProgram returns rank 0's program with peers normalised
-// (written as g_r^-1(peer), tags absolute), if every rank's normalised
-// program equals it under group g.
-func symmetricProgram(progs *programs, world int, g symGroup) (string, bool) {
+// symmetricUnder returns rank 0's program p0 with peers normalised
+// (written as g_r^-1(peer), tags absolute), if the program of every rank
+// that ranks yields normalises to it under group g. Ranks that share a
+// program are checked once for each value of the bits of the rank its
+// normalised form depends on.
+func symmetricUnder(progs *programs, world int, g symGroup, p0 *program, ranks iter.Seq2[int, *program]) (string, bool) {
 	if g == symXor && world&(world-1) != 0 {
 		return "", false
 	}
-	ref, _, ok := normalise(progs, progs.ranks[0], 0, world, g, nil)
+	ref, _, ok := normalise(progs, p0, 0, world, g, nil)
 	if !ok {
 		return "", false
 	}
@@ -152,8 +172,7 @@ func symmetricProgram(progs *programs, world int, g symGroup) (string, bool) {
 	same := map[symSeen]bool{}
 	masks := map[*program]int{}
 	var buf []byte
-	for r := 1; r < world; r++ {
-		p := progs.ranks[r]
+	for r, p := range ranks {
 		if m, ok := masks[p]; ok && same[symSeen{p, r & m}] {
 			continue
 		}
