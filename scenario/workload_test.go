@@ -137,3 +137,25 @@ func TestWorkloadErrors(t *testing.T) {
 		}
 	}
 }
+
+// A training step runs on any world a collective sweep runs on: the two
+// limits are one, and a layout above the old 2^20 cap parses while one
+// above 2^24 is refused with the layout named.
+func TestWorkloadWorldLimit(t *testing.T) {
+	if workload.MaxWorld != MaxWorld {
+		t.Fatalf("workload.MaxWorld %d, scenario.MaxWorld %d: want one limit", workload.MaxWorld, MaxWorld)
+	}
+	for _, tc := range []struct{ layout, want string }{
+		{"dp262144-tp8", ""},
+		{"dp4194304-tp8", "more than 16777216 ranks"},
+	} {
+		src := "name = \"x\"\n[network]\nmodel = \"alpha-beta\"\nlatency = \"1us\"\nbandwidth = \"1GB/s\"\n[workload]\nlayout = \"" + tc.layout + "\"\nglobal_batch = 4194304\n[[workload.layer]]\nforward = \"1ms\"\n"
+		_, err := Parse("step.toml", []byte(src))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.layout, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want %q", tc.layout, err, tc.want)
+		}
+	}
+}

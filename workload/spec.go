@@ -245,8 +245,10 @@ func ParseLayout(s string) (Layout, error) {
 	return l, nil
 }
 
-// MaxWorld is the largest world a Spec may have.
-const MaxWorld = 1 << 20
+// MaxWorld is the largest world a Spec may have: the simulator's own
+// limit (scenario.MaxWorld, which this package cannot import), so that a
+// training step runs on any world a collective sweep runs on.
+const MaxWorld = 1 << 24
 
 // Spec describes a training step: the model, its parallel layout, and
 // how it trains.
