@@ -35,6 +35,7 @@ func resultsJSON(m manifest, rows []sweep.Row, res *derive.Result) (*report.JSON
 	rep.Rows = make([]report.Row, len(rows))
 	for i, r := range rows {
 		rep.Rows[i] = report.RowOf(r.Row, false)
+		rep.Rows[i].Symmetry = r.Symmetry
 		if x := r.Recovery; x != nil {
 			rep.Rows[i].Recovery = &report.Recovery{FailedRank: x.Failed, WorldFrom: x.World, WorldTo: x.World - 1, Hit: x.Hit,
 				FailedAt: x.FailedAt.Seconds(), Detected: x.Detected.Seconds(), Agreed: x.Agreed.Seconds(), Rebuilt: x.Rebuilt.Seconds(), End: x.End.Seconds()}

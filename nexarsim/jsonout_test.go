@@ -40,6 +40,11 @@ func TestRunJSONReport(t *testing.T) {
 			if c := tab.Rows[k]; r.Algorithm != c.Algorithm || r.Bytes != c.Bytes || r.Time != c.Time || r.Wrong != nil {
 				t.Errorf("row %d: %+v, results.csv %+v", k, r, c)
 			}
+			// Phantom data on plain alpha-beta: the ring is proven cyclic and
+			// recursive doubling xor-symmetric, and each row says so.
+			if want := map[string]string{"ring": "cyclic", "recursive_doubling": "xor"}[r.Algorithm]; r.Symmetry != want {
+				t.Errorf("row %d (%s): symmetry %q, want %q", k, r.Algorithm, r.Symmetry, want)
+			}
 		}
 		pages[i] = readFile(t, filepath.Join(out, report.File))
 		entries, _ := os.ReadDir(out)

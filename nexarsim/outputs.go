@@ -55,15 +55,17 @@ type manifest struct {
 	Rows   int `json:"rows"`
 	// Files are the files written, the manifest last.
 	Files []string `json:"files"`
-	// Changes are the rows whose points changed the world (a shrinking
-	// recovery, ranks joining), which results.csv cannot say: merge reads
-	// them from a shard's manifest. results.json reports them on its rows
-	// instead.
+	// Changes are what results.csv cannot say of its rows: how a point
+	// changed the world (a shrinking recovery, ranks joining) and the
+	// symmetry group under which a point's run simulated one rank for
+	// all. Merge reads them from a shard's manifest; results.json reports
+	// them on its rows instead. (The key keeps its first name, so that
+	// shards written before symmetry was recorded still merge.)
 	Changes []rowChange `json:"world_changes,omitempty"`
 }
 
-// rowChange is the world change of the row Row (from 0) of results.csv,
-// as sweep.Row.EncodeChange writes it.
+// rowChange is what results.csv cannot say of its row Row (from 0), as
+// sweep.Row.EncodeChange writes it: a world change, a symmetry group.
 type rowChange struct {
 	Row    int             `json:"row"`
 	Change json.RawMessage `json:"change"`

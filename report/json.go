@@ -112,6 +112,12 @@ type Row struct {
 	// Join is the growth of the elastic world before the point at which
 	// the scenario's ranks joined (nexar-sim).
 	Join *Join `json:"join,omitempty"`
+	// Symmetry names the group under which nexar-sim simulated one rank
+	// for all ("cyclic" or "xor"; sim.Config.Symmetry), absent for a
+	// full run. The times are the full run's either way: it says how they
+	// were reached, so that a reader can tell a shortcut from a run of
+	// every rank.
+	Symmetry string `json:"symmetry,omitempty"`
 }
 
 // Join is a growth of the world in results.json: times in seconds from
