@@ -185,7 +185,9 @@ func (p *peer) flushEager() {
 		}
 	}
 	p.writing = false
-	l.wakeLocked() // Close waits for the queue to drain
+	if l.closing {
+		l.wakeLocked() // Close waits for the queue to drain
+	}
 	l.mu.Unlock()
 }
 
