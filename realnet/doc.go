@@ -223,7 +223,7 @@
 // size is known), and one relayed segment (256 KiB) a relay that holds
 // nothing relayed takes whatever its budget. The price of these bounds: a
 // rank that leaves more than maxStreams messages (on QUIC) or a credit's
-// worth of requests to send (eager) unreceived holds back its peer's later
+// worth of requests to send (on TCP) unreceived holds back its peer's later
 // sends until it posts their receives, and, on a sparse mesh, one that
 // leaves more than its budget of relayed messages unreceived holds back
 // the relays that bring them, and so what else those relays carry.
