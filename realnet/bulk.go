@@ -11,15 +11,14 @@ import (
 // The bulk path. QUIC in user space is CPU-bound well below what the
 // kernel's TCP moves, so payloads from Config.Thresholds.Bulk on travel on a
 // TCP connection beside the QUIC connection of each pair of ranks (TLS
-// unless the network is trusted). The QUIC connection stays the control
-// plane: the sender announces the message on a stream of its own (an rts
-// header carrying a transfer id), the receiver answers on the control
-// stream with a cts frame once it has somewhere to put the payload (a
-// posted receive, or budget for an unexpected message), and only then does
-// the payload go on TCP. So one TCP byte stream per pair never carries a
-// payload nobody is ready for, and a message that waits for its receive
-// never blocks one behind it: the rendezvous costs one QUIC round trip per
-// bulk message, which at these sizes is small beside the transfer.
+// unless the network is trusted). The sender announces the message (an rts
+// header carrying a transfer id) on the eager connection (tcprts.go; on a
+// QUIC stream of its own where there is none), the receiver answers with a
+// cts frame once it has somewhere to put the payload (a posted receive, or
+// budget for an unexpected message), and only then does the payload go on
+// TCP. So one TCP byte stream per pair never carries a payload nobody is
+// ready for, and a message that waits for its receive never blocks one
+// behind it.
 
 // bulkWriter writes granted bulk sends to the TCP connection in the order
 // of their grants.

@@ -90,13 +90,17 @@
 // quic-go is CPU-bound well below what the kernel's TCP moves on the same
 // machine (on loopback about 2 Gbit/s against 12-28). So a payload of
 // Config.Thresholds.Bulk bytes or more goes on a TCP connection beside the
-// QUIC connection of its pair. The QUIC side stays the control plane: the
-// sender's stream carries only a request to send, the receiver answers
-// with a clear-to-send frame once it has a buffer for the payload, and only
-// then does the payload go on TCP. The clear-to-send travels on the eager
-// connection (below), TCP as well: the rendezvous costs a QUIC latency and
-// a TCP one per bulk message, and the single TCP byte stream of a pair
-// never carries a payload nobody is ready for. The one-way time of a
+// QUIC connection of its pair, by rendezvous: the sender sends a request
+// to send, the receiver answers with a clear-to-send frame once it has a
+// buffer for the payload, and only then does the payload go on TCP. Both
+// travel on the eager connection (below), TCP as well, so that the
+// rendezvous costs two TCP latencies per bulk message and no QUIC one,
+// and the single TCP byte stream of a pair never carries a payload nobody
+// is ready for; the message streams' headers and the requests to send
+// say how they interleave, so that a peer's messages still match first in
+// first out (tcprts.go). Without an eager connection the request to send
+// goes on a QUIC stream of its own, the clear-to-send on the control
+// stream. The one-way time of a
 // message on each path (BenchmarkCrossover) crosses between 4 and 16 KiB
 // over runs on loopback, but a stream of messages, each acknowledged (the
 // ladder's realnet-quic-bw and realnet-bulk-bw rungs), crosses near 32 KiB:
@@ -219,7 +223,7 @@
 // size is known), and one relayed segment (256 KiB) a relay that holds
 // nothing relayed takes whatever its budget. The price of these bounds: a
 // rank that leaves more than maxStreams messages (on QUIC) or a credit's
-// worth of requests to send (eager) unreceived holds back its peer's later
+// worth of requests to send (on TCP) unreceived holds back its peer's later
 // sends until it posts their receives, and, on a sparse mesh, one that
 // leaves more than its budget of relayed messages unreceived holds back
 // the relays that bring them, and so what else those relays carry.

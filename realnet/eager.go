@@ -1,6 +1,7 @@
 package realnet
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -24,8 +25,8 @@ import (
 //     ready.
 //
 // The clear-to-send of every bulk transfer travels on the eager connection,
-// also for a request that came on QUIC (a rank that does not send eagerly):
-// one TCP latency instead of a QUIC one per bulk message.
+// as does the request to send of a rank that does not send eagerly
+// (tcprts.go): TCP latencies instead of QUIC ones per bulk message.
 //
 // Both travel on the one eager connection in Isend order, so that the
 // receiver matches a peer's messages of one tag first-in first-out, as it
@@ -87,12 +88,18 @@ func (p *peer) startEager() {
 	wg := &p.l.ep.wg
 	wg.Go(p.eagerReader)
 	wg.Go(p.eagerWriter)
-	if p.useEager() {
-		p.l.mu.Lock()
-		p.queueEagerLocked(msgHeader{Kind: kindAsk}, nil)
-		signal(p.eagerSig)
-		p.l.mu.Unlock()
+	var ask uint64 // a full window
+	switch {
+	case p.useEager():
+	case p.l.cfg.Thresholds.Bulk >= 0:
+		ask = rtsWindow // requests to send only (tcprts.go)
+	default:
+		return
 	}
+	p.l.mu.Lock()
+	p.queueEagerLocked(msgHeader{Kind: kindAsk, Len: ask}, nil)
+	signal(p.eagerSig)
+	p.l.mu.Unlock()
 }
 
 // eagerSendLocked starts a send to p on TCP: eagerly if it is small and
@@ -141,6 +148,7 @@ func (p *peer) creditedLocked() {
 		p.creditQ.pop()
 	}
 	signal(p.eagerSig)
+	signal(p.openSig) // a request to send may wait for it (tcprts.go)
 }
 
 // queueEagerLocked queues a frame of the eager connection: a header and,
@@ -177,7 +185,9 @@ func (p *peer) flushEager() {
 		}
 	}
 	p.writing = false
-	l.wakeLocked() // Close waits for the queue to drain
+	if l.closing {
+		l.wakeLocked() // Close waits for the queue to drain
+	}
 	l.mu.Unlock()
 }
 
@@ -222,9 +232,14 @@ func (p *peer) eagerFrame(h msgHeader) error {
 			return err
 		}
 	case kindRTS:
-		if err := l.arriveRTS(p, h); err != nil {
+		held, err := l.arriveRTS(p, h)
+		if err != nil || held {
 			return err
 		}
+	case kindAfter:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return p.afterFrameLocked(h.Len)
 	case kindCTS:
 		l.mu.Lock()
 		err := p.clearedLocked(h.ID)
@@ -246,6 +261,10 @@ func (p *peer) eagerFrame(h msgHeader) error {
 		l.mu.Lock()
 		if p.granted == 0 {
 			p.granted = l.eagerWindow()
+			if h.Len > 0 {
+				p.granted = min(p.granted, int64(min(h.Len, rtsWindow)))
+				p.rtsOnly = true
+			}
 			l.eagerReserve += p.granted
 			p.queueEagerLocked(msgHeader{Kind: kindCredit, Len: uint64(p.granted)}, nil)
 			signal(p.eagerSig)
@@ -264,6 +283,10 @@ func (p *peer) eagerFrame(h msgHeader) error {
 func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	n := int64(h.Len)
 	l.mu.Lock()
+	if p.rtsOnly {
+		l.mu.Unlock()
+		return &ProtocolError{What: "eager message", Err: errors.New("from a peer granted credit for requests to send only")}
+	}
 	if p.held+eagerCost(n) > p.granted {
 		l.mu.Unlock()
 		return &ProtocolError{What: "eager message", Err: fmt.Errorf("%d bytes (charged %d) beyond the credit granted (%d held of %d)", n, eagerCost(n), p.held, p.granted)}
@@ -334,16 +357,24 @@ func (p *peer) readEagerPayload(dst []byte, n int64) error {
 // It is charged eagerOverhead of the sender's credit until it is cleared
 // (inbound.releaseStream), so that requests waiting for their receives
 // are bounded as the QUIC path's are by stream credit.
-func (l *Link) arriveRTS(p *peer, h msgHeader) error {
+func (l *Link) arriveRTS(p *peer, h msgHeader) (held bool, err error) {
 	l.mu.Lock()
 	if p.held+eagerOverhead > p.granted {
 		l.mu.Unlock()
-		return &ProtocolError{What: "eager request to send", Err: fmt.Errorf("beyond the credit granted (%d held of %d)", p.held, p.granted)}
+		return false, &ProtocolError{What: "eager request to send", Err: fmt.Errorf("beyond the credit granted (%d held of %d)", p.held, p.granted)}
 	}
 	p.held += eagerOverhead
+	if p.holdRTSLocked(h) {
+		// It follows message streams not yet accepted (tcprts.go).
+		l.mu.Unlock()
+		return true, nil
+	}
 	l.mu.Unlock()
 	l.arrive(p, h, nil)
-	return nil
+	l.mu.Lock()
+	p.rtsMatchedLocked()
+	l.mu.Unlock()
+	return false, nil
 }
 
 // releaseEagerLocked returns n bytes of p's eager credit, which have left

@@ -36,10 +36,14 @@ const (
 	// header's layout: kindCTS clears bulk transfer ID to be sent (the
 	// answer to an rts that came on the eager connection); kindCredit
 	// grants Len more bytes of eager messages; kindAsk asks for credit,
-	// from a rank that will send eagerly.
+	// from a rank that will send on the eager connection (Len 0: a full
+	// window, for eager messages; else at most Len bytes, for requests to
+	// send); kindAfter says that the requests to send after it follow the
+	// sender's first Len message streams (tcprts.go).
 	kindCTS    byte = 3
 	kindCredit byte = 4
 	kindAsk    byte = 5
+	kindAfter  byte = 6
 )
 
 // kindRelayRTS marks an inbound message that is a relayed message's
@@ -54,7 +58,10 @@ type msgHeader struct {
 	Kind byte
 	Tag  algos.Tag
 	Len  uint64 // payload bytes
-	ID   uint64 // bulk transfer id; 0 for kindData
+	// ID is the bulk transfer id of kindRTS. On a kindData stream it is
+	// the number of requests to send the sender queued on the eager
+	// connection before it (tcprts.go), which the message follows.
+	ID uint64
 }
 
 func (h msgHeader) append(b []byte) []byte {
@@ -84,8 +91,6 @@ func decodeMsgHeader(b []byte, maxLen uint64) (msgHeader, error) {
 		return msgHeader{}, fmt.Errorf("unknown message kind %d", h.Kind)
 	case h.Len > maxLen:
 		return msgHeader{}, fmt.Errorf("message of %d bytes exceeds the limit of %d", h.Len, maxLen)
-	case h.Kind == kindData && h.ID != 0:
-		return msgHeader{}, fmt.Errorf("data message with bulk id %d", h.ID)
 	}
 	return h, nil
 }
@@ -111,7 +116,7 @@ func decodeEagerHeader(b []byte, maxData, maxLen uint64) (msgHeader, error) {
 		ok = h.Len <= maxLen
 	case kindCTS:
 		ok = h.Tag == 0 && h.Len == 0
-	case kindCredit, kindAsk:
+	case kindCredit, kindAsk, kindAfter:
 		ok = h.Tag == 0 && h.ID == 0
 	}
 	if !ok {

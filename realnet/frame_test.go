@@ -42,11 +42,20 @@ func TestMsgHeaderRejects(t *testing.T) {
 		{"version", mutate(func(b []byte) { b[0] = 9 }), 1 << 40, "version"},
 		{"kind", mutate(func(b []byte) { b[1] = 7 }), 1 << 40, "kind"},
 		{"too long", good, 99, "exceeds the limit"},
-		{"data with id", mutate(func(b []byte) { b[25] = 1 }), 1 << 40, "bulk id"},
 	} {
 		if _, err := decodeMsgHeader(c.b, c.max); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestDataHeaderCountsRTS: a data message's ID is the number of requests to
+// send its sender queued on TCP before it (tcprts.go), carried as it is.
+func TestDataHeaderCountsRTS(t *testing.T) {
+	h := msgHeader{Kind: kindData, Tag: 7, Len: 3, ID: 1<<40 + 5}
+	got, err := decodeMsgHeader(h.append(nil), 1<<40)
+	if err != nil || got != h {
+		t.Fatalf("decode: %+v, %v; want %+v", got, err, h)
 	}
 }
 

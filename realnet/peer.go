@@ -60,16 +60,27 @@ type peer struct {
 	// The eager connection (eager.go), under l.mu.
 	credit         int64          // eager bytes the peer lets this rank send
 	granted        int64          // eager bytes this rank lets the peer send (0 until it asks)
+	rtsOnly        bool           // the peer asked for credit for requests to send only
 	held           int64          // bytes of the peer's eager messages in this rank's memory
 	owed           int64          // bytes released, not yet returned to the peer as credit
 	outQ, outSpare []byte         // frames to write, in order; the buffer of the last write
 	creditQ        fifo[*request] // sends waiting for credit, in Isend order
 	writing        bool           // a goroutine is writing outQ
 
+	// The rendezvous on TCP (tcprts.go), under l.mu.
+	quicOpened uint64        // message streams opened to the peer
+	quicMarked uint64        // quicOpened as the last kindAfter frame said
+	tcpSent    uint64        // requests to send queued on the eager connection
+	quicIn     uint64        // message streams accepted from the peer
+	quicNeed   uint64        // streams the peer's next requests to send follow
+	tcpIn      uint64        // requests to send from the eager connection matched
+	heldQ      fifo[heldRTS] // requests to send waiting for the streams before them
+
 	openSig  chan struct{}
 	bulkSig  chan struct{}
 	ctrlSig  chan struct{}
 	eagerSig chan struct{}
+	tcpSig   chan struct{} // a request to send from the eager connection was matched
 }
 
 func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.Reader, bulk, eager *bulkConn) *peer {
@@ -80,6 +91,7 @@ func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.
 		bulkSig:  make(chan struct{}, 1),
 		ctrlSig:  make(chan struct{}, 1),
 		eagerSig: make(chan struct{}, 1),
+		tcpSig:   make(chan struct{}, 1),
 	}
 }
 
@@ -133,8 +145,13 @@ func (p *peer) enqueueSendLocked(r *request) func() {
 		return p.eagerSendLocked(r)
 	}
 	if !p.opening && p.openQ.len() == 0 {
-		if s, err := p.conn.OpenUniStream(); err == nil {
+		if p.tcpRTS(r) {
+			if p.startTCPRTSLocked(r) {
+				return p.flushEager
+			}
+		} else if s, err := p.conn.OpenUniStream(); err == nil {
 			p.opened++
+			p.quicOpened++
 			return p.startSendLocked(r, s)
 		}
 	}
@@ -172,12 +189,14 @@ func (p *peer) startSendLocked(r *request, s *quic.SendStream) func() {
 	}
 	r.state, r.loc = stIO, locNone
 	r.cancel = func(code quic.StreamErrorCode) { s.CancelWrite(code) }
+	// The requests to send queued on TCP before it, which it follows.
+	after := p.tcpSent
 	if len(r.buf) > inlineMax {
-		return func() { l.ep.wg.Go(func() { p.writeData(r, s) }) }
+		return func() { l.ep.wg.Go(func() { p.writeData(r, s, after) }) }
 	}
 	s.SetPriority(urgencySmall, false)
 	return func() {
-		h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf))}
+		h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf)), ID: after}
 		var small [msgHeaderLen + 64]byte
 		p.sendSmall(s, append(h.append(small[:0]), r.buf...), func(err error) { p.closeData(r, s, err) })
 	}
@@ -201,8 +220,8 @@ func (p *peer) sendSmall(s *quic.SendStream, b []byte, done func(error)) {
 }
 
 // writeData sends a large message on its own stream.
-func (p *peer) writeData(r *request, s *quic.SendStream) {
-	h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf))}
+func (p *peer) writeData(r *request, s *quic.SendStream, after uint64) {
+	h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf)), ID: after}
 	_, err := s.Write(h.append(nil))
 	if err == nil {
 		_, err = s.Write(r.buf)
@@ -240,6 +259,12 @@ func (p *peer) opener() {
 			r.loc, p.opening = locOpening, true
 			l.mu.Unlock()
 
+			if p.tcpRTS(r) {
+				if !p.openTCPRTS(r) {
+					return
+				}
+				continue
+			}
 			s, err := p.conn.OpenUniStreamSync(l.ctx)
 			l.mu.Lock()
 			if err != nil {
@@ -252,6 +277,7 @@ func (p *peer) opener() {
 				return
 			}
 			p.opened++
+			p.quicOpened++
 			after := nop
 			if r.state == stDone || l.closing {
 				s.CancelWrite(codeCancelled)
@@ -430,6 +456,10 @@ func (p *peer) acceptLoop() {
 			}
 			if h.Kind == kindData {
 				s.SetReadDeadline(time.Time{}) // the payload's read sets its own
+				if p.awaitRTS(h.ID) != nil {
+					s.CancelRead(codeCancelled)
+					return
+				}
 			}
 			l.arrive(p, h, s)
 			if h.Kind == kindRTS {
@@ -446,6 +476,9 @@ func (p *peer) acceptLoop() {
 		l.mu.Lock()
 		err = p.arrivedLocked()
 		l.mu.Unlock()
+		if err == nil {
+			err = p.streamAccepted()
+		}
 		if err != nil {
 			var pe *ProtocolError
 			errors.As(err, &pe)
