@@ -22,7 +22,11 @@ import (
 //
 // Integers are big-endian.
 
-const wireVersion = 1
+// wireVersion 2: a data header's ID counts the requests to send that went
+// before it on TCP (tcprts.go), which a rank of version 1 would read as a
+// message id: ranks of the two versions refuse each other's headers and
+// hellos with a protocol error naming both versions.
+const wireVersion = 2
 
 // Message kinds carried in a message header.
 const (
