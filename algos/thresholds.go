@@ -23,8 +23,8 @@ import (
 // "never", "off").
 type Thresholds struct {
 	// Bulk is the size from which a message travels on the bulk TCP
-	// connection, by rendezvous (a request to send on QUIC, a clear to
-	// send on TCP, then the payload), instead of its QUIC stream: 0 or
+	// connection, by rendezvous (a request to send and a clear to send on
+	// TCP, then the payload), instead of its QUIC stream: 0 or
 	// more, or BulkNever to keep every message on QUIC. An empty message
 	// has nothing to move on the bulk path, so realnet sends it on QUIC
 	// whatever Bulk says: for realnet 0 and 1 mean the same (but see

@@ -65,13 +65,13 @@ func ExampleDerive() {
 }
 
 // Derive the bulk threshold of realnet's two paths on loopback: QUIC at
-// 30 us and 1.65 Gbit/s, the bulk TCP connection at 10 us and 1.09 GB/s.
-// The bulk path pays a rendezvous before its payload (a request on QUIC,
-// which the QUIC path's message costs too, and a clear-to-send on TCP), so
-// it wins from 2 x 10 us / (1/206 MB/s - 1/1.09 GB/s) = 5088 bytes; between
-// the swept 4 and 8 KiB the log-scale interpolation puts it at 4977.
+// 30 us and 1.65 Gbit/s, the TCP connections at 16.5 us and 1.09 GB/s.
+// The bulk path pays a rendezvous before its payload (a request to send
+// and a clear to send, both on TCP), so it wins from
+// (3 x 16.5 us - 30 us) / (1/206 MB/s - 1/1.09 GB/s) = 4961 bytes; between
+// the swept 4 and 8 KiB the log-scale interpolation puts it at 4861.
 func ExampleDeriveTransport() {
-	tr := &scenario.Transport{QUICLatency: 30 * sim.Microsecond, QUICBandwidth: 1.65e9 / 8, BulkLatency: 10 * sim.Microsecond, BulkBandwidth: 1.09e9}
+	tr := &scenario.Transport{QUICLatency: 30 * sim.Microsecond, QUICBandwidth: 1.65e9 / 8, BulkLatency: 16500 * sim.Nanosecond, BulkBandwidth: 1.09e9}
 	x, err := derive.DeriveTransport(tr, nil)
 	if err != nil {
 		fmt.Println(err)
@@ -84,9 +84,9 @@ func ExampleDeriveTransport() {
 	}
 	fmt.Printf("bulk_threshold = %d (between %d and %d)\n", x.Threshold, x.Lo, x.Hi)
 	// Output:
-	//   4096 bytes: quic  49.9 us, bulk  53.8 us
-	//   8192 bytes: quic  69.7 us, bulk  57.5 us
-	//  16384 bytes: quic 109.4 us, bulk  65.0 us
-	//  32768 bytes: quic 188.9 us, bulk  80.1 us
-	// bulk_threshold = 4978 (between 4096 and 8192)
+	//   4096 bytes: quic  49.9 us, bulk  53.3 us
+	//   8192 bytes: quic  69.7 us, bulk  57.0 us
+	//  16384 bytes: quic 109.4 us, bulk  64.5 us
+	//  32768 bytes: quic 188.9 us, bulk  79.6 us
+	// bulk_threshold = 4861 (between 4096 and 8192)
 }

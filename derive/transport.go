@@ -14,7 +14,7 @@ import (
 // Transport is the bulk threshold derived from a description of realnet's
 // two paths between a pair of ranks (scenario.Transport): the message size
 // from which a message reaches its receiver sooner on the bulk TCP path,
-// permission round trip included, than on its QUIC stream.
+// permission round trip (on TCP) included, than on its QUIC stream.
 type Transport struct {
 	// Points are the simulated one-way times of a message on each path,
 	// at each swept size.
@@ -73,7 +73,7 @@ const maxTransfer = 24 * 3600 * sim.Second
 // on QUIC.
 const (
 	tagData     algos.Tag = iota + 1 // a message on its QUIC stream
-	tagRTS                           // request to send, on a QUIC stream
+	tagRTS                           // request to send, on the eager TCP connection
 	tagCTS                           // clear to send, on the eager TCP connection
 	tagBulk                          // the payload on the bulk TCP connection
 	tagEager                         // an eager message, on the eager TCP connection
@@ -87,13 +87,13 @@ const (
 //
 // On the QUIC path the message is one transfer on the QUIC link. On the
 // bulk path it is realnet's protocol: the sender announces the message on
-// QUIC (a request to send), the receiver, its receive posted, answers on
-// TCP (clear to send, on the eager connection), and only then does the
-// payload go on the bulk link. So the bulk path costs quic_latency +
-// 2 bulk_latency + m/bulk_bandwidth against quic_latency +
-// m/quic_bandwidth, and the two cross at 2 bulk_latency /
-// (1/quic_bandwidth - 1/bulk_bandwidth) if the bulk link is the faster per
-// byte. The headers realnet puts in front
+// the eager TCP connection (a request to send), the receiver, its receive
+// posted, answers there (clear to send), and only then does the payload
+// go on the bulk link. So the bulk path costs 3 bulk_latency +
+// m/bulk_bandwidth against quic_latency + m/quic_bandwidth, and the two
+// cross at (3 bulk_latency - quic_latency) / (1/quic_bandwidth -
+// 1/bulk_bandwidth) if the bulk link is the faster per byte (at the
+// smallest size if that is negative). The headers realnet puts in front
 // of each message, a few dozen bytes, are left out: at QUIC's rate they
 // cost a fraction of a microsecond, beside latencies of tens.
 func DeriveTransport(tr *scenario.Transport, sizes []int) (*Transport, error) {
@@ -218,8 +218,9 @@ func recvQUIC(ctx context.Context, l algos.Link, n int) error {
 	return algos.Recv(ctx, l, 0, tagData, device.Phantom(n))
 }
 
-// sendBulk and recvBulk are realnet's bulk path: a request to send on
-// QUIC, the clear-to-send, then the payload on the bulk connection.
+// sendBulk and recvBulk are realnet's bulk path: a request to send and
+// the clear-to-send on the eager TCP connection, then the payload on the
+// bulk connection. (Until wire version 2 the request went on QUIC.)
 func sendBulk(ctx context.Context, l algos.Link, n int) error {
 	return sendByRendezvous(ctx, l, n, tagRTS, tagCTS)
 }
@@ -305,7 +306,7 @@ func (n *twoPathNet) Post(m *sim.Message) {
 	switch m.Tag {
 	case tagBulk:
 		n.bulk.Post(m)
-	case tagCTS, tagEager, tagEagerRTS, tagEagerCTS:
+	case tagRTS, tagCTS, tagEager, tagEagerRTS, tagEagerCTS:
 		n.eager.Post(m)
 	default:
 		n.quic.Post(m)

@@ -16,13 +16,14 @@ import (
 
 // realnetLoopback are the figures of scenarios/nexar-defaults-10gbe.toml's
 // [network.transport], from realnet's measurements on loopback.
-var realnetLoopback = scenario.Transport{QUICLatency: 30 * sim.Microsecond, QUICBandwidth: 1.65e9 / 8, BulkLatency: 10 * sim.Microsecond, BulkBandwidth: 1.09e9}
+var realnetLoopback = scenario.Transport{QUICLatency: 30 * sim.Microsecond, QUICBandwidth: 1.65e9 / 8, BulkLatency: 16500 * sim.Nanosecond, BulkBandwidth: 1.09e9}
 
 // analytic is the crossover of the closed forms: the bulk path takes
-// alpha_q + 2 alpha_b + m beta_b (a request to send on QUIC and a clear to
-// send on TCP first), the QUIC path alpha_q + m beta_q.
+// 3 alpha_b + m beta_b (a request to send and a clear to send on TCP
+// first), the QUIC path alpha_q + m beta_q. It is at or below 0 when the
+// bulk path is faster at every size.
 func analytic(tr scenario.Transport) float64 {
-	aq, ab := tr.QUICLatency.Seconds(), tr.QUICLatency.Seconds()+2*tr.BulkLatency.Seconds()
+	aq, ab := tr.QUICLatency.Seconds(), 3*tr.BulkLatency.Seconds()
 	bq, bb := 1/tr.QUICBandwidth, 1/tr.BulkBandwidth
 	return (ab - aq) / (bq - bb)
 }
@@ -57,12 +58,19 @@ func TestTransportMatchesClosedForm(t *testing.T) {
 		}
 		for _, p := range x.Points {
 			wantQ := tr.QUICLatency + sim.TransferTime(p.Bytes, tr.QUICBandwidth)
-			wantB := tr.QUICLatency + 2*tr.BulkLatency + sim.TransferTime(p.Bytes, tr.BulkBandwidth)
+			wantB := 3*tr.BulkLatency + sim.TransferTime(p.Bytes, tr.BulkBandwidth)
 			if p.QUIC != wantQ.Seconds() || p.Bulk != wantB.Seconds() {
 				t.Fatalf("case %d, %d bytes: quic %g s, bulk %g s; closed forms %g s, %g s", i, p.Bytes, p.QUIC, p.Bulk, wantQ.Seconds(), wantB.Seconds())
 			}
 		}
 		want := analytic(tr)
+		if first := x.Points[0].Bytes; want <= float64(first) {
+			// The bulk path is faster from the first size on.
+			if x.Threshold != first {
+				t.Errorf("case %d %+v: threshold %d, analytic crossover %g at or below the first size %d", i, tr, x.Threshold, want, first)
+			}
+			continue
+		}
 		if x.Threshold == algos.BulkNever {
 			t.Errorf("case %d %+v: never, analytic crossover %g bytes", i, tr, want)
 			continue
@@ -78,13 +86,13 @@ func TestTransportMatchesClosedForm(t *testing.T) {
 			t.Errorf("case %d: analytic crossover %g outside the bracket [%d, %d]", i, want, x.Lo, x.Hi)
 		}
 	}
-	// realnet's measured crossover lies between 4 and 8 KiB since the
-	// clear-to-send travels on TCP (doc.go, BenchmarkCrossover); the
-	// calibrated paths must say the same.
+	// realnet's measured one-way crossover lies between 4 and 16 KiB
+	// (doc.go, BenchmarkCrossover); the figures of its paths must put the
+	// derived one there too.
 	x, _ := derive.DeriveTransport(&realnetLoopback, nil)
 	t.Logf("realnet's loopback figures: threshold %d bytes (interpolated %.0f, analytic %.0f)", x.Threshold, x.Bytes, analytic(realnetLoopback))
-	if x.Threshold <= 4<<10 || x.Threshold > 8<<10 {
-		t.Errorf("realnet's loopback figures: threshold %d bytes, realnet measured 4-8 KiB", x.Threshold)
+	if x.Threshold <= 4<<10 || x.Threshold > 16<<10 {
+		t.Errorf("realnet's loopback figures: threshold %d bytes, realnet measured 4-16 KiB", x.Threshold)
 	}
 }
 

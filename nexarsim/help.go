@@ -30,7 +30,7 @@ reduce_bandwidth = "25GB/s"     # 1/gamma; optional, "inf" (free) by default
 # [network.transport]           # optional: realnet's QUIC and bulk TCP paths, from
 # quic_latency = "30us"         # which run derives tuning.toml's [transport]
 # quic_bandwidth = "1.65Gbit/s" # bulk_threshold (see 'nexar-sim list'); sweeps
-# bulk_latency = "10us"         # run on them with model = "realnet"
+# bulk_latency = "16.5us"       # run on them with model = "realnet"
 # bulk_bandwidth = "1.09GB/s"
 
 # [[fault]]                     # noise and faults, any number; see 'nexar-sim list'

@@ -132,7 +132,7 @@ func listTables(w io.Writer) {
 	fmt.Fprintln(w, "  eager_limit = \"64KiB\" with envelope = \"16B\" is SimGrid SMPI's protocol")
 	listKeys(w, scenario.ProtocolKeys())
 	fmt.Fprintln(w, "\nTransport ([network.transport], any model): realnet's QUIC and bulk TCP paths, each alpha-beta;")
-	fmt.Fprintln(w, "  run derives where the bulk path (a QUIC round trip for permission, then TCP) overtakes QUIC,")
+	fmt.Fprintln(w, "  run derives where the bulk path (a TCP round trip for permission, then the payload on TCP) overtakes QUIC,")
 	fmt.Fprintln(w, "  written to tuning.toml as [transport] bulk_threshold; sweeps run on it with model = \"realnet\"")
 	listKeys(w, scenario.TransportKeys())
 	fmt.Fprintln(w, "\nMesh ([network], any model): which ranks are joined; messages between others are relayed hop by hop")

@@ -36,7 +36,7 @@ const loneTransport = `
 [network.transport]
 quic_latency = "30us"
 quic_bandwidth = "1.65Gbit/s"
-bulk_latency = "10us"
+bulk_latency = "16.5us"
 bulk_bandwidth = "1.09GB/s"
 `
 
@@ -51,7 +51,7 @@ func TestTransportThreshold(t *testing.T) {
 	runOK(t, "run", file, "--out", out, "--no-plots", "-q")
 
 	want, err := derive.DeriveTransport(&scenario.Transport{QUICLatency: 30 * sim.Microsecond, QUICBandwidth: 1.65e9 / 8,
-		BulkLatency: 10 * sim.Microsecond, BulkBandwidth: 1.09e9}, nil)
+		BulkLatency: 16500 * sim.Nanosecond, BulkBandwidth: 1.09e9}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +131,8 @@ func TestTransportInScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Threshold <= 4<<10 || x.Threshold > 8<<10 {
-		t.Errorf("bulk threshold %d bytes, realnet measured 4-8 KiB", x.Threshold)
+	if x.Threshold <= 4<<10 || x.Threshold > 16<<10 {
+		t.Errorf("bulk threshold %d bytes, realnet measured 4-16 KiB", x.Threshold)
 	}
 	code, stdout, _ := nexarSim("list")
 	for _, k := range []string{"[network.transport]", "quic_latency", "quic_bandwidth", "bulk_latency", "bulk_bandwidth"} {

@@ -465,7 +465,7 @@ func BenchmarkPingPong(b *testing.B) {
 // BenchmarkCrossover times a one-way message (half a ping-pong) of each
 // size on the QUIC path and on the bulk path (TLS), to place realnet's
 // default bulk threshold (algos.DefaultBulkThreshold): the bulk path pays
-// a rendezvous round trip on QUIC and wins once the payload's transfer
+// a rendezvous round trip on TCP and wins once the payload's transfer
 // time on QUIC exceeds it.
 func BenchmarkCrossover(b *testing.B) {
 	const rounds = 50

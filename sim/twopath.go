@@ -20,11 +20,11 @@ import (
 //     QUIC, eagerly: its send completes as soon as it is posted (the
 //     stream buffers it) and it moves at once, to wait at the receiver for
 //     its receive. From Thresholds.Bulk on, on the bulk connection by
-//     rendezvous: a request to send goes on QUIC when the send is posted
-//     (on the QUIC streams, in order with the sender's other messages);
-//     once it has arrived and the receive is posted, the clear to send
-//     comes back on the eager TCP connection; then the payload goes on the
-//     bulk connection, and the send completes on delivery.
+//     rendezvous: a request to send goes on the eager TCP connection when
+//     the send is posted (realnet keeps it in order with the sender's
+//     QUIC messages); once it has arrived and the receive is posted, the
+//     clear to send comes back on the eager connection; then the payload
+//     goes on the bulk connection, and the send completes on delivery.
 //   - With Thresholds.Eager > 0 (realnet's eager mode, the tuning table's
 //     [transport] eager_threshold), every message goes on TCP: below
 //     Thresholds.Eager eagerly on the eager connection, header and payload
@@ -33,8 +33,9 @@ import (
 //     one. Thresholds.Bulk then does not apply.
 //
 // Each control message takes its path's latency (it carries no payload)
-// and holds no port. A one-way bulk message in the default mode costs
-// quic_latency + 2 bulk_latency + m/bulk_bandwidth, what derive weighs
+// and holds no port. A one-way bulk message costs 3 bulk_latency +
+// m/bulk_bandwidth in either mode (the handshake and the payload all on
+// TCP), what derive weighs
 // for the bulk threshold. So a live run on realnet can be predicted path
 // by path, with each path's own latency and bandwidth. Thresholds.Bulk
 // < 0 keeps every message on QUIC (the tuning table's bulk_threshold =
@@ -137,14 +138,11 @@ func (n *twoPathNet) Settle() {
 // (HandshakeTime says which control message takes which path).
 func (n *twoPathNet) ControlTime(m *Message) Time { return n.quic.ControlTime(m) }
 
-// HandshakeTime implements handshakeTimer: the clear to send travels on
-// the eager TCP connection, and in eager mode the request to send too;
-// otherwise the request travels on QUIC.
-func (n *twoPathNet) HandshakeTime(m *Message, clear bool) Time {
-	if clear || n.eagerMode {
-		return n.eager.ControlTime(m)
-	}
-	return n.quic.ControlTime(m)
+// HandshakeTime implements handshakeTimer: the request to send and the
+// clear to send both travel on the eager TCP connection, in either mode
+// (realnet's wire version 2; the request went on QUIC before).
+func (n *twoPathNet) HandshakeTime(m *Message, _ bool) Time {
+	return n.eager.ControlTime(m)
 }
 
 func (n *twoPathNet) ReduceTime(_, bytes int) Time {

@@ -29,13 +29,12 @@ func TestTwoPaths(t *testing.T) {
 	if want := us(30) + sim.TransferTime(1000, 200e6); send != 0 || recv != want {
 		t.Errorf("1000 bytes: send %v, receive %v; want 0, %v", send, recv, want)
 	}
-	// From it: a request to send on QUIC (30 us), a clear to send on the
-	// eager TCP connection (10 us), then the payload on the bulk path:
-	// what derive's bulk threshold weighs, quic_latency + 2 bulk_latency
-	// + m/bulk_bandwidth.
+	// From it: a request to send and a clear to send on the eager TCP
+	// connection (10 us each), then the payload on the bulk path: what
+	// derive's bulk threshold weighs, 3 bulk_latency + m/bulk_bandwidth.
 	const n = 1 << 20
 	send, recv = oneWay(tp, n)
-	if want := us(50) + sim.TransferTime(n, 1e9); send != want || recv != want {
+	if want := us(30) + sim.TransferTime(n, 1e9); send != want || recv != want {
 		t.Errorf("1 MiB: send %v, receive %v; want %v", send, recv, want)
 	}
 	// The paths do not queue behind each other: a bulk message and a
@@ -53,7 +52,7 @@ func TestTwoPaths(t *testing.T) {
 		return algos.Recv(ctx, l, 0, 0, l.Alloc(n))
 	})
 	// Its receive is posted when the small one is in (30.5 us), after the
-	// request to send came (30 us): the clear to send leaves then.
+	// request to send came on TCP (10 us): the clear to send leaves then.
 	if want := us(30.5) + us(20) + sim.TransferTime(n, 1e9); res.Finish[1] != want {
 		t.Errorf("bulk message after a small one: done at %v, want %v", res.Finish[1], want)
 	}
