@@ -181,7 +181,7 @@ var fitModels = []ModelSpec{
 	},
 	{
 		Name: "realnet",
-		Summary: "realnet's two paths (sim.TwoPaths): QUIC below bulk_threshold, from it a request on QUIC, a clear to send on TCP " +
+		Summary: "realnet's two paths (sim.TwoPaths): QUIC below bulk_threshold, from it a request and a clear to send on TCP " +
 			"and the payload on the bulk TCP connection; with eager_threshold every message on TCP",
 		Params: []Param{
 			{Name: "quic_latency", Symbol: "alpha_q", Required: true, Step: 1e-7,
