@@ -49,7 +49,8 @@ type Message struct {
 	extra *msgExtra
 	send  *request
 	// next links the messages waiting for their sender's egress port on
-	// the alpha-beta model (abPort.head), and the engine's free messages.
+	// the alpha-beta model (abPort.head), the messages waiting for a receiver
+	// on it (abPort.askers), and the engine's free messages.
 	next *Message
 
 	// seq is the message's place among those from Src to Dst with Tag:
