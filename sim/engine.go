@@ -149,7 +149,7 @@ type Engine struct {
 	hostBufs map[*request][]byte
 	freeMsgs *Message // linked through Message.next
 	msgBlock []Message
-	reqBlock []request
+	reqBlock []coRequest
 }
 
 // Now is the current virtual time.
@@ -353,13 +353,15 @@ func (e *Engine) freeMessage(m *Message) {
 	m.next, e.freeMsgs = e.freeMsgs, m
 }
 
-// newRequest returns a zero request, from a block of them.
-func (e *Engine) newRequest() *request {
+// newRequest returns a zero request of owner's link, from a block of
+// them.
+func (e *Engine) newRequest(owner *rank) *coRequest {
 	if len(e.reqBlock) == 0 {
-		e.reqBlock = make([]request, allocBlock)
+		e.reqBlock = make([]coRequest, allocBlock)
 	}
 	q := &e.reqBlock[0]
 	e.reqBlock = e.reqBlock[1:]
+	q.owner = owner
 	return q
 }
 
@@ -498,7 +500,7 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 			p := &e.ranks.pairs[i].p
 			p.r = r
 			r.body[0] = p
-			p.startReplay(progs.ranks[i], n)
+			p.startReplay(n)
 			n += progs.ranks[i].slots
 		}
 		// Building a world of millions of ranks takes a second or more:

@@ -53,21 +53,22 @@ func (l *simLink) checkPeer(peer int) error {
 
 func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r, e := l.r, l.r.e
-	req := e.newRequest()
-	*req = request{owner: r, kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
+	cr := e.newRequest(r)
+	req := &cr.request
+	*req = request{kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
-		return req
+		return cr
 	}
 	e.keepHost(req, buf)
 	if e.ovh != nil && dst != r.id {
 		if err := l.compute(e.ovh.SendOverhead(r.id, buf.Len()), SpanOverhead, buf.Len()); err != nil {
 			req.complete(err)
-			return req
+			return cr
 		}
 	}
 	r.send(req)
-	return req
+	return cr
 }
 
 // send posts the message of send request req, its sender's overhead
@@ -116,15 +117,16 @@ func (l *simLink) IsendAfter(d time.Duration, dst int, tag algos.Tag, buf device
 		return l.Isend(dst, tag, buf)
 	}
 	r, e := l.r, l.r.e
-	req := e.newRequest()
-	*req = request{owner: r, kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
+	cr := e.newRequest(r)
+	req := &cr.request
+	*req = request{kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
-		return req
+		return cr
 	}
 	e.keepHost(req, buf)
 	e.At(e.now+Time(d)*Nanosecond, &lateSend{r: r, req: req})
-	return req
+	return cr
 }
 
 // lateSend posts a send of IsendAfter when its delay is over.
@@ -137,15 +139,16 @@ func (s *lateSend) Fire() { s.r.send(s.req) }
 
 func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r := l.r
-	req := r.e.newRequest()
-	*req = request{owner: r, peer: int32(src), tag: tag, bytes: buf.Len()}
+	cr := r.e.newRequest(r)
+	req := &cr.request
+	*req = request{peer: int32(src), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(src); err != nil {
 		req.complete(err)
-		return req
+		return cr
 	}
 	r.e.keepHost(req, buf)
 	r.recv(req)
-	return req
+	return cr
 }
 
 // recv posts receive request req (see rank.receive).
@@ -168,10 +171,11 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 	}
 	var pending int32
 	for _, x := range reqs {
-		q, ok := x.(*request)
-		if !ok || q.owner != r {
+		cq, ok := x.(*coRequest)
+		if !ok || cq.owner != r {
 			return fmt.Errorf("sim: rank %d: Wait on a request (%T) this link did not return", r.id, x)
 		}
+		q := &cq.request
 		if q.waiter != nil {
 			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, q.wait())
 		}
@@ -183,7 +187,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 	if pending > 0 && !firstError(reqs) {
 		p.co.waiting = p.co.waiting[:0]
 		for _, x := range reqs {
-			q := x.(*request)
+			q := &x.(*coRequest).request
 			if !q.done {
 				q.waiter = p
 				p.co.waiting = append(p.co.waiting, q)
@@ -197,7 +201,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.failure() != nil {
+		if q := x.(*coRequest); q.done && q.failure() != nil {
 			return q.failure()
 		}
 	}
@@ -207,8 +211,8 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 // Spawn implements algos.Spawner: fn runs as another process of this rank,
 // starting now, and the returned request completes when it returns.
 func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
-	done := &request{owner: l.r, kind: reqSpawn}
-	l.r.spawn(fn, done)
+	done := &coRequest{request: request{kind: reqSpawn}, owner: l.r}
+	l.r.spawn(fn, &done.request)
 	return done
 }
 
@@ -216,15 +220,15 @@ func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
 // when fire is called, by any of the rank's processes, with no message and
 // no time spent. A deadlock report names it as a signal.
 func (l *simLink) Signal() (algos.Request, func()) {
-	req := l.r.e.newRequest()
-	*req = request{owner: l.r, kind: reqSignal, peer: -1}
+	req := l.r.e.newRequest(l.r)
+	req.request = request{kind: reqSignal, peer: -1}
 	return req, func() { req.complete(nil) }
 }
 
 // firstError reports whether any of reqs has already failed.
 func firstError(reqs []algos.Request) bool {
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.failure() != nil {
+		if q := x.(*coRequest); q.done && q.failure() != nil {
 			return true
 		}
 	}

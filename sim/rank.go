@@ -291,7 +291,7 @@ func (r *rank) fill(req *request, m *Message) {
 		if o := e.ovh.RecvOverhead(r.id, m.Bytes); o > 0 {
 			start := max(e.now, r.computeFree)
 			r.computeFree = start + o
-			e.At(r.computeFree, &recvOverhead{req: req, start: start, bytes: m.Bytes})
+			e.At(r.computeFree, &recvOverhead{r: r, req: req, start: start, bytes: m.Bytes})
 			return
 		}
 	}
@@ -300,13 +300,14 @@ func (r *rank) fill(req *request, m *Message) {
 
 // recvOverhead completes a receive once its overhead is spent.
 type recvOverhead struct {
+	r     *rank
 	req   *request
 	start Time
 	bytes int
 }
 
 func (o *recvOverhead) Fire() {
-	r := o.req.owner
+	r := o.r
 	if r.crashed {
 		return
 	}

@@ -30,14 +30,11 @@ func uvarint(s string, i int) (uint64, int) {
 	}
 }
 
-// startReplay makes the process run prog, its rank's program in the
-// engine's programs, instead of a coroutine, with the engine's slots from
-// slot0 (prog.slots of them) for its requests.
-func (p *proc) startReplay(prog *program, slot0 int) {
+// startReplay makes the process run its rank's program in the engine's
+// programs instead of a coroutine, with the engine's slots from slot0
+// (the program's slots of them) for its requests.
+func (p *proc) startReplay(slot0 int) {
 	p.slot0 = int32(slot0)
-	for i := range prog.slots {
-		p.r.e.slots[slot0+i].owner = p.r
-	}
 	p.scheduleResume()
 }
 
@@ -57,8 +54,7 @@ func (p *proc) chunk() string {
 	return progs.chunks[prog.chunks[p.ci]]
 }
 
-// slot makes request slot i a new send or receive. Its owner is set for
-// good, and its waiter was cleared when the wait on its last request
+// slot makes request slot i a new send or receive. Its waiter was cleared when the wait on its last request
 // ended; only the fields that change are written, none a pointer but the
 // extra record of a failed or switch request.
 func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {

@@ -4,15 +4,17 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 )
 
-// request is the simulator's algos.Request: one posted send or receive.
+// request is one posted send or receive: a replayed process's request
+// slot, or the request part of a coRequest. It names no owner: a slot
+// belongs to the process whose slots hold it, and a request a link
+// returned carries its rank in its coRequest, which Wait checks.
 type request struct {
-	owner *rank
 	// waiter is the process blocked in Wait on this request, if any.
 	waiter *proc
 	// x holds what few requests have: a switch request's operation, a
 	// failed request's error; nil for most. (The host buffer of a
 	// request with real bytes is in Engine.hostBufs: a request of a
-	// 2^24-rank run, 48 bytes, holds no buffer.)
+	// 2^24-rank run, 40 bytes, holds no buffer.)
 	x     *reqExtra
 	tag   algos.Tag
 	bytes int
@@ -23,6 +25,14 @@ type request struct {
 	// waitedFor is set once a Wait has included the request, so its error
 	// reached somebody.
 	waitedFor bool
+}
+
+// coRequest is the simulator's algos.Request: a request a rank's link
+// returned to a body running as coroutines, with the rank it belongs to,
+// so that Wait refuses another rank's.
+type coRequest struct {
+	request
+	owner *rank
 }
 
 // reqExtra is what a request seldom has.
