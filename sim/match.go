@@ -24,10 +24,19 @@ type matchQueue struct {
 }
 
 type matchSlot struct {
-	m    *Message
-	req  *request
-	done bool // the receive completed (filled or failed)
+	m *Message
+	// req is the receive posted, nil before, and slotDone once it
+	// completed (filled or failed).
+	req *request
 }
+
+// slotDone is the request of a match slot whose receive completed: a
+// slot is 16 bytes, with no flag beside its two pointers. It is done
+// from the start, so that completing it does nothing.
+var slotDone = request{done: true}
+
+// done reports whether the slot's receive completed.
+func (s *matchSlot) done() bool { return s.req == &slotDone }
 
 // slot returns slot k, growing the queue as needed.
 func (q *matchQueue) slot(k int64) *matchSlot {
@@ -42,7 +51,7 @@ func (q *matchQueue) slot(k int64) *matchSlot {
 // queue is empty (nothing sent or posted is waiting), so that its owner
 // can forget it.
 func (q *matchQueue) trim() bool {
-	for int(q.head) < len(q.slots) && q.slots[q.head].done {
+	for int(q.head) < len(q.slots) && q.slots[q.head].done() {
 		q.slots[q.head] = matchSlot{}
 		q.head++
 		q.base++
@@ -56,9 +65,9 @@ func (q *matchQueue) trim() bool {
 // announce records m, just sent, and reports the receive it matches if
 // that is already posted.
 func (q *matchQueue) announce(m *Message) *request {
-	m.seq = q.sent
+	m.setSeq(q.sent)
 	q.sent++
-	s := q.slot(m.seq)
+	s := q.slot(q.sent - 1)
 	s.m = m
 	return s.req
 }
@@ -149,7 +158,7 @@ func (r *rank) queue(key matchKey) *matchQueue {
 // finish marks slot s of q done; once q is empty (nothing sent or posted
 // is waiting) it leaves r's queues.
 func (r *rank) finish(q *matchQueue, s *matchSlot) {
-	s.done = true
+	s.req = &slotDone
 	if q.trim() {
 		r.forget(q)
 	}

@@ -207,7 +207,7 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 // marks it matched if its receive is already posted.
 func (r *rank) announce(m *Message) {
 	if r.queue(matchKey{src: m.Src, tag: m.Tag}).announce(m) != nil {
-		m.matched = true
+		m.setMatched()
 	}
 }
 
@@ -215,11 +215,11 @@ func (r *rank) announce(m *Message) {
 // or keeps it until that receive is posted.
 func (r *rank) arrive(m *Message) {
 	q := r.lookup(matchKey{src: m.Src, tag: m.Tag})
-	if q == nil || m.seq < q.base {
+	if q == nil || m.seq() < q.base {
 		return // its receive failed already (its sender is gone)
 	}
-	s := q.slot(m.seq)
-	m.arrived = true
+	s := q.slot(m.seq())
+	m.setArrived()
 	if s.req == nil {
 		return
 	}
@@ -235,7 +235,7 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 	q := r.queue(matchKey{src: src, tag: tag})
 	s, m := q.post(req)
 	switch {
-	case m != nil && m.arrived:
+	case m != nil && m.isArrived():
 		r.fill(req, m)
 		r.finish(q, s)
 	case src != r.id && r.e.ranks.at(src).rare != nil && r.e.ranks.at(src).rare.deadErr != nil:
@@ -243,7 +243,7 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 		req.complete(r.e.ranks.at(src).rare.deadErr)
 		r.finish(q, s)
 	case m != nil:
-		m.matched = true
+		m.setMatched()
 		if mt, ok := r.e.net.(Matcher); ok {
 			mt.Matched(m)
 		}
@@ -258,9 +258,9 @@ func (r *rank) failReceivesFrom(src int, err error) {
 	for _, k := range keys {
 		q := r.lookup(k)
 		for i := int(q.head); i < len(q.slots); i++ {
-			if s := &q.slots[i]; s.req != nil && !s.done {
+			if s := &q.slots[i]; s.req != nil && !s.done() {
 				s.req.complete(err)
-				s.done = true
+				s.req = &slotDone
 			}
 		}
 		if q.trim() {
