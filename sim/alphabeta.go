@@ -168,7 +168,7 @@ func (as *askers) take() *Message {
 // cur, or a result of the switch, which keeps its own.
 func (n *alphaBetaNet) askedAt(m *Message) Time {
 	if m.Src < 0 {
-		return m.part.at
+		return m.partOf().at
 	}
 	return n.ports[m.Src].askAt
 }
@@ -241,7 +241,7 @@ func (n *alphaBetaNet) ask(src int) {
 	}
 	p.cur, p.askAt = m, n.e.Now()
 	p.done.asking = true
-	if m.part != nil {
+	if m.partOf() != nil {
 		n.start(m)
 		return
 	}
@@ -273,12 +273,12 @@ func (n *alphaBetaNet) Settle() {
 func (n *alphaBetaNet) start(m *Message) {
 	if m.Src < 0 {
 		n.ports[m.Dst].done.receiving = true
-		n.e.At(n.e.Now()+n.messageTime(m), m.part)
+		n.e.At(n.e.Now()+n.messageTime(m), m.partOf())
 		return
 	}
 	src := &n.ports[m.Src]
 	src.done.asking = false
-	if m.part == nil {
+	if m.partOf() == nil {
 		n.ports[m.Dst].done.receiving = true
 		n.e.Started(m)
 	}
@@ -291,8 +291,8 @@ func (n *alphaBetaNet) complete(src int) {
 	p := &n.ports[src]
 	m := p.cur
 	p.cur = nil
-	if m.part != nil {
-		n.arrived(m.part)
+	if part := m.partOf(); part != nil {
+		n.arrived(part)
 	} else {
 		n.ports[m.Dst].done.receiving = false
 		n.markDirty(m.Dst)
@@ -325,7 +325,7 @@ func (p *abPart) Fire() {
 
 func (n *alphaBetaNet) newPart(op *SwitchOp, i, src, dst int) *abPart {
 	p := &abPart{n: n, op: op, i: i}
-	p.m = Message{Src: src, Dst: dst, Bytes: op.Bytes, wire: op.Bytes, latFac: 1, bwFac: 1, part: p}
+	p.m = Message{Src: src, Dst: dst, Bytes: op.Bytes, wire: op.Bytes, latFac: 1, bwFac: 1, extra: &msgExtra{part: p}}
 	return p
 }
 
