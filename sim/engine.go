@@ -353,15 +353,15 @@ func (e *Engine) freeMessage(m *Message) {
 	m.next, e.freeMsgs = e.freeMsgs, m
 }
 
-// newRequest returns a zero request of owner's link, from a block of
-// them.
-func (e *Engine) newRequest(owner *rank) *coRequest {
+// newRequest returns a new request of owner's link, from a block of
+// them: of kind, with peer (-1 for none), tag and bytes.
+func (e *Engine) newRequest(owner *rank, kind reqKind, peer int, tag algos.Tag, bytes int) *coRequest {
 	if len(e.reqBlock) == 0 {
 		e.reqBlock = make([]coRequest, allocBlock)
 	}
 	q := &e.reqBlock[0]
 	e.reqBlock = e.reqBlock[1:]
-	q.owner = owner
+	*q = coRequest{request: request{kind: kind, bytes: bytes}, owner: owner, tag: tag, peer: int32(peer)}
 	return q
 }
 

@@ -53,9 +53,8 @@ func (l *simLink) checkPeer(peer int) error {
 
 func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r, e := l.r, l.r.e
-	cr := e.newRequest(r)
+	cr := e.newRequest(r, reqSend, dst, tag, buf.Len())
 	req := &cr.request
-	*req = request{kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
 		return cr
@@ -67,26 +66,25 @@ func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request
 			return cr
 		}
 	}
-	r.send(req)
+	r.send(req, dst, tag)
 	return cr
 }
 
-// send posts the message of send request req, its sender's overhead
-// spent.
-func (r *rank) send(req *request) {
+// send posts the message of send request req to dst with tag, its
+// sender's overhead spent.
+func (r *rank) send(req *request, dst int, tag algos.Tag) {
 	e := r.e
 	if r.crashed {
 		req.complete(errAborted)
 		return
 	}
-	dst := int(req.peer)
 	if d := e.ranks.at(dst); d.crashed {
 		req.complete(d.rare.crashErr)
 		return
 	}
 	r.inflight++
 	m := e.newMessage()
-	*m = Message{Src: r.id, Dst: dst, Tag: req.tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
+	*m = Message{Src: r.id, Dst: dst, Tag: tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
 		wire: req.bytes, latFac: 1, bwFac: 1}
 	e.messages++
 	if h, ok := e.takeHost(req); ok {
@@ -117,47 +115,45 @@ func (l *simLink) IsendAfter(d time.Duration, dst int, tag algos.Tag, buf device
 		return l.Isend(dst, tag, buf)
 	}
 	r, e := l.r, l.r.e
-	cr := e.newRequest(r)
+	cr := e.newRequest(r, reqSend, dst, tag, buf.Len())
 	req := &cr.request
-	*req = request{kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
 		return cr
 	}
 	e.keepHost(req, buf)
-	e.At(e.now+Time(d)*Nanosecond, &lateSend{r: r, req: req})
+	e.At(e.now+Time(d)*Nanosecond, &lateSend{r: r, req: cr})
 	return cr
 }
 
 // lateSend posts a send of IsendAfter when its delay is over.
 type lateSend struct {
 	r   *rank
-	req *request
+	req *coRequest
 }
 
-func (s *lateSend) Fire() { s.r.send(s.req) }
+func (s *lateSend) Fire() { s.r.send(&s.req.request, int(s.req.peer), s.req.tag) }
 
 func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r := l.r
-	cr := r.e.newRequest(r)
+	cr := r.e.newRequest(r, reqRecv, src, tag, buf.Len())
 	req := &cr.request
-	*req = request{peer: int32(src), tag: tag, bytes: buf.Len()}
 	if err := l.checkPeer(src); err != nil {
 		req.complete(err)
 		return cr
 	}
 	r.e.keepHost(req, buf)
-	r.recv(req)
+	r.recv(req, src, tag)
 	return cr
 }
 
-// recv posts receive request req (see rank.receive).
-func (r *rank) recv(req *request) {
+// recv posts receive request req from src with tag (see rank.receive).
+func (r *rank) recv(req *request, src int, tag algos.Tag) {
 	if r.crashed {
 		req.complete(errAborted)
 		return
 	}
-	r.receive(req, int(req.peer), req.tag)
+	r.receive(req, src, tag)
 }
 
 func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
@@ -177,7 +173,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 		q := &cq.request
 		if q.waiter != nil {
-			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, q.wait())
+			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, cq.wait())
 		}
 		q.waitedFor = true
 		if !q.done {
@@ -187,7 +183,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 	if pending > 0 && !firstError(reqs) {
 		p.co.waiting = p.co.waiting[:0]
 		for _, x := range reqs {
-			q := &x.(*coRequest).request
+			q := x.(*coRequest)
 			if !q.done {
 				q.waiter = p
 				p.co.waiting = append(p.co.waiting, q)
@@ -211,7 +207,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 // Spawn implements algos.Spawner: fn runs as another process of this rank,
 // starting now, and the returned request completes when it returns.
 func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
-	done := &coRequest{request: request{kind: reqSpawn}, owner: l.r}
+	done := &coRequest{request: request{kind: reqSpawn}, owner: l.r, peer: -1}
 	l.r.spawn(fn, &done.request)
 	return done
 }
@@ -220,8 +216,7 @@ func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
 // when fire is called, by any of the rank's processes, with no message and
 // no time spent. A deadlock report names it as a signal.
 func (l *simLink) Signal() (algos.Request, func()) {
-	req := l.r.e.newRequest(l.r)
-	req.request = request{kind: reqSignal, peer: -1}
+	req := l.r.e.newRequest(l.r, reqSignal, -1, 0, 0)
 	return req, func() { req.complete(nil) }
 }
 

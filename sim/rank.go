@@ -373,7 +373,7 @@ type coroutine struct {
 	cancel func()
 	yield  func(struct{}) bool
 	// waiting holds the requests of the Wait this process is blocked in.
-	waiting []*request
+	waiting []*coRequest
 	// err is what the process returned.
 	err error
 }

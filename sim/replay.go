@@ -57,9 +57,9 @@ func (p *proc) chunk() string {
 // slot makes request slot i a new send or receive. Its waiter was cleared when the wait on its last request
 // ended; only the fields that change are written, none a pointer but the
 // extra record of a failed or switch request.
-func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {
+func (p *proc) slot(i uint64, send bool, bytes int) *request {
 	q := p.request(i)
-	q.kind, q.peer, q.tag, q.bytes = reqRecv, int32(peer), tag, bytes
+	q.kind, q.bytes = reqRecv, bytes
 	if send {
 		q.kind = reqSend
 	}
@@ -146,9 +146,9 @@ func (p *proc) replayMessage(op byte, code string, i int) (int, bool) {
 		if p.stage != 0 && e.obs != nil {
 			e.obs.Span(r.id, SpanOverhead, n, p.start, e.now)
 		}
-		r.send(p.slot(slot, true, peer, tag, n))
+		r.send(p.slot(slot, true, n), peer, tag)
 	} else {
-		r.recv(p.slot(slot, false, peer, tag, n))
+		r.recv(p.slot(slot, false, n), peer, tag)
 	}
 	p.tag, p.stage = tag, 0
 	return i, true
@@ -259,7 +259,7 @@ func (p *proc) replaySwitch(code string, i int) int {
 	if form&2 != 0 {
 		recv = device.Phantom(n)
 	}
-	p.r.postSwitch(p.slot(slot, false, -1, tag, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
+	p.r.postSwitch(p.slot(slot, false, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
 	p.tag = tag
 	return i
 }

@@ -14,11 +14,12 @@ type request struct {
 	// x holds what few requests have: a switch request's operation, a
 	// failed request's error; nil for most. (The host buffer of a
 	// request with real bytes is in Engine.hostBufs: a request of a
-	// 2^24-rank run, 40 bytes, holds no buffer.)
-	x     *reqExtra
-	tag   algos.Tag
+	// 2^24-rank run, 32 bytes, holds no buffer.)
+	x *reqExtra
+	// bytes is the size of the send, of the receive's buffer, or of the
+	// switch operation. (The peer and tag are the message's and the
+	// match queue's once posted; a coRequest keeps them for reports.)
 	bytes int
-	peer  int32
 
 	kind reqKind
 	done bool
@@ -29,10 +30,13 @@ type request struct {
 
 // coRequest is the simulator's algos.Request: a request a rank's link
 // returned to a body running as coroutines, with the rank it belongs to,
-// so that Wait refuses another rank's.
+// so that Wait refuses another rank's, and its peer (-1 for none) and
+// tag, for deadlock reports.
 type coRequest struct {
 	request
 	owner *rank
+	tag   algos.Tag
+	peer  int32
 }
 
 // reqExtra is what a request seldom has.
@@ -78,7 +82,7 @@ const (
 )
 
 // wait describes the request for a deadlock report.
-func (r *request) wait() Wait {
+func (r *coRequest) wait() Wait {
 	if r.kind == reqSpawn {
 		return Wait{Spawned: true}
 	}
