@@ -541,6 +541,7 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 	}
 	for i, r := range e.ranks.all() {
 		r.e, r.id = e, i
+		r.match.one.src = -1 // (no key yet)
 	}
 	net, err := newInner(cfg.Model, e)
 	if err != nil {

@@ -1,6 +1,10 @@
 package sim
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/nexar-go/nexar-go/algos"
+)
 
 // matchQueue pairs the messages from one source with one tag with the
 // receives posted for them at their destination, by order alone: the k-th
@@ -13,15 +17,25 @@ import "slices"
 // Slot k holds the k-th message and the k-th receive as each is posted;
 // slots are dropped from the front once both sides are done.
 type matchQueue struct {
-	key   matchKey
+	// tag and src are the queue's key; src is -1 in a rank's own queue
+	// (matches.one) while it has none, so that a queue is 64 bytes.
+	tag   algos.Tag
+	src   int32
+	head  int32
 	base  int64 // the index of slots[head]
 	slots []matchSlot
 	// sent and posted count the messages and receives so far.
 	sent, posted int64
-	head         int32
-	// used marks a rank's own queue (matches.one) while it has a key.
-	used bool
 }
+
+// key is the queue's key.
+func (q *matchQueue) key() matchKey { return matchKey{src: int(q.src), tag: q.tag} }
+
+// is reports whether the queue's key is k.
+func (q *matchQueue) is(k matchKey) bool { return int(q.src) == k.src && q.tag == k.tag }
+
+// setKey gives the queue key k.
+func (q *matchQueue) setKey(k matchKey) { q.src, q.tag = int32(k.src), k.tag }
 
 type matchSlot struct {
 	m *Message
@@ -106,7 +120,7 @@ const matchListMax = 16
 // lookup returns r's match queue for key, or nil.
 func (r *rank) lookup(key matchKey) *matchQueue {
 	m := &r.match
-	if m.one.used && m.one.key == key {
+	if m.one.is(key) {
 		return &m.one
 	}
 	if m.more == nil {
@@ -116,7 +130,7 @@ func (r *rank) lookup(key matchKey) *matchQueue {
 		return m.more.byKey[key]
 	}
 	for _, q := range m.more.list {
-		if q.key == key {
+		if q.is(key) {
 			return q
 		}
 	}
@@ -129,12 +143,12 @@ func (r *rank) queue(key matchKey) *matchQueue {
 		return q
 	}
 	m := &r.match
-	if !m.one.used {
-		m.one.key, m.one.used = key, true
+	if m.one.src < 0 {
+		m.one.setKey(key)
 		return &m.one
 	}
 	q := r.e.newQueue()
-	q.key = key
+	q.setKey(key)
 	if m.more == nil {
 		m.more = &moreMatches{}
 	}
@@ -147,7 +161,7 @@ func (r *rank) queue(key matchKey) *matchQueue {
 	default:
 		x.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
 		for _, y := range x.list {
-			x.byKey[y.key] = y
+			x.byKey[y.key()] = y
 		}
 		x.byKey[key] = q
 		x.list = nil
@@ -172,10 +186,10 @@ func (r *rank) forget(q *matchQueue) {
 	m := &r.match
 	switch {
 	case q == &m.one:
-		*q = matchQueue{slots: q.slots[:0]}
+		*q = matchQueue{slots: q.slots[:0], src: -1}
 		return
 	case m.more.byKey != nil:
-		delete(m.more.byKey, q.key)
+		delete(m.more.byKey, q.key())
 	default:
 		x := m.more
 		i := slices.Index(x.list, q)
@@ -191,11 +205,11 @@ func (r *rank) forget(q *matchQueue) {
 func (m *matches) keys(src int) []matchKey {
 	var out []matchKey
 	add := func(q *matchQueue) {
-		if q.key.src == src {
-			out = append(out, q.key)
+		if int(q.src) == src {
+			out = append(out, q.key())
 		}
 	}
-	if m.one.used {
+	if m.one.src >= 0 {
 		add(&m.one)
 	}
 	if m.more == nil {
