@@ -126,6 +126,9 @@ type Engine struct {
 	progs   *programs
 	slots   []request // the replayed processes' requests (proc.slot0)
 	stopped bool
+	// starts are, by rank, when a replayed process's blocking operation
+	// began, for the observer's spans (proc.began); nil without one.
+	starts []Time
 
 	// ctx and progress are Config's; the engine looks at them when events
 	// reaches nextPoll. cancelled is the error of a run ctx stopped.
@@ -495,12 +498,12 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 			return nil, false, nil // more slots than a process indexes: coroutines
 		}
 		e.slots = make([]request, n)
+		if e.obs != nil {
+			e.starts = make([]Time, e.ranks.len())
+		}
 		n = 0
-		for i, r := range e.ranks.all() {
-			p := &e.ranks.pairs[i].p
-			p.r = r
-			r.body[0] = p
-			p.startReplay(n)
+		for i := range e.ranks.len() {
+			e.ranks.pairs[i].p.startReplay(n)
 			n += progs.ranks[i].slots
 		}
 		// Building a world of millions of ranks takes a second or more:
@@ -538,6 +541,7 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 		e.ranks.pairs = make([]rankProc, cfg.World)
 	} else {
 		e.ranks.solo = make([]rank, cfg.World)
+		e.ranks.bodies = make([]*coProc, cfg.World)
 	}
 	for i, r := range e.ranks.all() {
 		r.e, r.id = e, i
@@ -585,9 +589,10 @@ func (e *Engine) result() (*Result, error) {
 // keeps no array of pointers to them).
 type rankTable struct {
 	// pairs holds the ranks of a replay, each beside its process; solo
-	// those of a run with coroutines.
-	pairs []rankProc
-	solo  []rank
+	// those of a run with coroutines, and bodies their first processes.
+	pairs  []rankProc
+	solo   []rank
+	bodies []*coProc
 	// n is how many ranks there are (a probe's engine has n and no
 	// ranks).
 	n int
@@ -614,10 +619,11 @@ func (t *rankTable) all() iter.Seq2[int, *rank] {
 	}
 }
 
-// rankProc is a rank and its process, side by side, for a replay.
+// rankProc is a rank and its process, side by side, for a replay. The
+// process is first: proc.rank finds the rank from it.
 type rankProc struct {
-	r rank
 	p proc
+	r rank
 }
 
 // stopReplay stops a replay that met what only the body could answer (an

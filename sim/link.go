@@ -162,7 +162,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		return err
 	}
 	p := r.e.current
-	if p == nil || p.r != r {
+	if p == nil || p.rank() != r {
 		return fmt.Errorf("sim: rank %d: Wait called outside the rank's own processes", r.id)
 	}
 	var pending int32
@@ -181,12 +181,12 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	if pending > 0 && !firstError(reqs) {
-		p.co.waiting = p.co.waiting[:0]
+		p.coro().waiting = p.coro().waiting[:0]
 		for _, x := range reqs {
 			q := x.(*coRequest)
 			if !q.done {
 				q.waiter = p
-				p.co.waiting = append(p.co.waiting, q)
+				p.coro().waiting = append(p.coro().waiting, q)
 			}
 		}
 		start := p.park(pending)
@@ -248,7 +248,7 @@ func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
 	}
 	r, e := l.r, l.r.e
 	p := e.current
-	if p == nil || p.r != r {
+	if p == nil || p.rank() != r {
 		return fmt.Errorf("sim: rank %d: compute called outside the rank's own processes", r.id)
 	}
 	start := p.startCompute(d)
@@ -279,7 +279,7 @@ func (l *simLink) Delay(ctx context.Context, d time.Duration) error {
 		return fmt.Errorf("sim: rank %d: %w", r.id, err)
 	}
 	p := e.current
-	if p == nil || p.r != r {
+	if p == nil || p.rank() != r {
 		return fmt.Errorf("sim: rank %d: Delay called outside the rank's own processes", r.id)
 	}
 	start := p.sleep(t)
@@ -302,7 +302,7 @@ func delayTime(d time.Duration) (Time, error) {
 
 // sleep puts the process to sleep for d, from now, and returns now.
 func (p *proc) sleep(d Time) (start Time) {
-	e := p.r.e
+	e := p.rank().e
 	e.At(e.now+d, p)
 	p.resumeScheduled = true
 	return e.now
@@ -312,7 +312,7 @@ func (p *proc) sleep(d Time) (start Time) {
 // spent d on it, and returns when that began. The rank computes one thing
 // at a time, whichever of its processes asks.
 func (p *proc) startCompute(d Time) (start Time) {
-	r, e := p.r, p.r.e
+	r, e := p.rank(), p.rank().e
 	start = max(e.now, r.computeFree)
 	r.computeFree = start + d
 	e.At(r.computeFree, p)
@@ -324,21 +324,21 @@ func (p *proc) startCompute(d Time) (start Time) {
 // returns when it began to wait.
 func (p *proc) park(pending int32) (start Time) {
 	p.pending, p.failed = pending, false
-	return p.r.e.now
+	return p.rank().e.now
 }
 
 // unpark ends a wait that began at start; resumed says whether the
 // process was resumed (rather than torn down).
 func (p *proc) unpark(start Time, resumed bool) {
-	r := p.r
+	r := p.rank()
 	if resumed && r.e.obs != nil {
 		r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
 	}
-	if p.co == nil {
+	if p.coro() == nil {
 		return // a replay clears its requests' waiter itself (endWait)
 	}
-	for _, q := range p.co.waiting {
+	for _, q := range p.coro().waiting {
 		q.waiter = nil
 	}
-	p.co.waiting = p.co.waiting[:0]
+	p.coro().waiting = p.coro().waiting[:0]
 }

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"runtime/debug"
 	"slices"
+	"unsafe"
 
 	"github.com/nexar-go/nexar-go/algos"
 )
@@ -16,9 +17,6 @@ import (
 // that run on it: the body, and whatever the body spawned.
 type rank struct {
 	e *Engine
-	// body is the rank's first process, which runs the body; the
-	// processes it spawned are in rare (see processes).
-	body [1]*proc
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
 	id          int
@@ -50,13 +48,34 @@ type rankSpawns struct {
 	doneFinish Time
 }
 
-// processes returns the rank's processes, the body's first.
-func (r *rank) processes() []*proc {
-	switch {
-	case r.rare != nil && r.rare.spawned != nil:
-		return r.rare.spawned.procs
-	case r.body[0] != nil:
-		return r.body[:]
+// processes yields the rank's processes, the body's first.
+func (r *rank) processes() iter.Seq2[int, *proc] {
+	return func(yield func(int, *proc) bool) {
+		if r.rare != nil && r.rare.spawned != nil {
+			for i, p := range r.rare.spawned.procs {
+				if !yield(i, p) {
+					return
+				}
+			}
+			return
+		}
+		if p := r.body(); p != nil {
+			yield(0, p)
+		}
+	}
+}
+
+// body is the rank's first process, which runs the body, nil before it
+// starts: beside the rank in a replay (rankProc), and otherwise in the
+// engine's rank table. The processes it spawned are in rare (see
+// processes).
+func (r *rank) body() *proc {
+	t := &r.e.ranks
+	if t.pairs != nil {
+		return &t.pairs[r.id].p
+	}
+	if cp := t.bodies[r.id]; cp != nil {
+		return &cp.proc
 	}
 	return nil
 }
@@ -95,9 +114,10 @@ func (r *rank) exitErr() error {
 // spawn starts fn as a new process of the rank at the current time. If done
 // is not nil it completes, with fn's error, when fn returns.
 func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
-	p := &proc{r: r, co: &coroutine{done: done}}
+	cp := &coProc{proc: proc{isCo: true}, r: r, co: coroutine{done: done}}
+	p := &cp.proc
 	seq := func(yield func(struct{}) bool) {
-		p.co.yield = yield
+		cp.co.yield = yield
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
@@ -107,12 +127,12 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 		}()
 		err = fn(context.Background())
 	}
-	p.co.next, p.co.cancel = iter.Pull(seq)
-	switch {
-	case r.body[0] == nil:
-		r.body[0] = p
+	cp.co.next, cp.co.cancel = iter.Pull(seq)
+	switch body := r.body(); {
+	case body == nil:
+		r.e.ranks.bodies[r.id] = cp
 	case r.rare == nil || r.rare.spawned == nil:
-		r.faults().spawned = &rankSpawns{procs: []*proc{r.body[0], p}}
+		r.faults().spawned = &rankSpawns{procs: []*proc{body, p}}
 	default:
 		r.rare.spawned.procs = append(r.rare.spawned.procs, p)
 	}
@@ -122,13 +142,13 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 
 // returned records that the process returned err, now.
 func (p *proc) returned(err error) {
-	r := p.r
+	r := p.rank()
 	if err != nil {
-		p.co.err = err // (a replayed process returns no error)
+		p.coro().err = err // (a replayed process returns no error)
 	}
 	p.finished, p.finish = true, r.e.now
-	if p.co != nil && p.co.done != nil {
-		p.co.done.complete(err)
+	if co := p.coro(); co != nil && co.done != nil {
+		co.done.complete(err)
 		if err == nil && !p.aborted {
 			// (A process stopped as the run is torn down returns while
 			// the rank's processes are being walked: it stays.)
@@ -196,7 +216,7 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 	for i, p := range r.processes() {
 		finish = max(finish, p.finish)
 		finished = finished && p.finished
-		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.co.done.waitedFor) {
+		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.coro().done.waitedFor) {
 			err = perr
 		}
 	}
@@ -320,10 +340,10 @@ func (o *recvOverhead) Fire() {
 func (r *rank) blockedReport() BlockedRank {
 	b := BlockedRank{Rank: r.id}
 	for _, p := range r.processes() {
-		if p.co == nil {
+		if p.coro() == nil {
 			continue // a replay reports no deadlock: coroutines do
 		}
-		for _, q := range p.co.waiting {
+		for _, q := range p.coro().waiting {
 			if !q.done {
 				b.Waits = append(b.Waits, q.wait())
 			}
@@ -335,19 +355,18 @@ func (r *rank) blockedReport() BlockedRank {
 // proc is one process on a rank: a coroutine that the engine resumes when
 // what it waits for has happened, so exactly one process runs at a time in
 // the whole world and the run is deterministic.
+//
+// A process that replays a recorded program sits beside its rank
+// (rankProc) and has no coroutine: its program is its rank's in the
+// engine's programs (see program), and the rest is its place in it. One
+// that runs the body as a coroutine is the proc of a coProc, beside its
+// rank's pointer and its coroutine. So a replayed process holds no
+// pointer, and is found from its rank (rank.body) and its rank from it
+// (proc.rank) by where it sits.
 type proc struct {
-	r *rank
-	// co is the process's coroutine, nil for one that replays a recorded
-	// program.
-	co *coroutine
-
 	finish Time
 
-	// A process that replays a recorded program has no coroutine: its
-	// program is its rank's in the engine's programs (see program), and
-	// the rest is its place in it.
-	tag   algos.Tag // the tag the next operation's is written relative to
-	start Time      // when the blocking at off began, for the observer's spans
+	tag algos.Tag // the tag the next operation's is written relative to
 	// slot0 is where the process's request slots start in the engine's
 	// (Engine.slots): a run of millions of ranks keeps no slice per rank.
 	slot0 int32
@@ -363,6 +382,34 @@ type proc struct {
 	resumeScheduled bool
 	failed          bool
 	stage           uint8 // 1 once the replayed operation at off has blocked
+	// isCo marks the proc of a coProc.
+	isCo bool
+}
+
+// coProc is a process that runs the body, or what it spawned, as a
+// coroutine.
+type coProc struct {
+	proc // first: a *proc of a coProc is a *coProc
+	r    *rank
+	co   coroutine
+}
+
+// rank is the process's rank.
+func (p *proc) rank() *rank {
+	if p.isCo {
+		return (*coProc)(unsafe.Pointer(p)).r
+	}
+	// A replayed process is the first field of its rankProc.
+	return &(*rankProc)(unsafe.Pointer(p)).r
+}
+
+// coro is the process's coroutine, nil for one that replays a recorded
+// program.
+func (p *proc) coro() *coroutine {
+	if !p.isCo {
+		return nil
+	}
+	return &(*coProc)(unsafe.Pointer(p)).co
 }
 
 // coroutine is what a process that runs the body as a coroutine has
@@ -381,48 +428,48 @@ type coroutine struct {
 // error is what the process returned, nil if it did not return an error
 // (yet).
 func (p *proc) error() error {
-	if p.co == nil {
+	if p.coro() == nil {
 		return nil
 	}
-	return p.co.err
+	return p.coro().err
 }
 
 // stop ends the coroutine of a process that never finished (after a deadlock).
 func (p *proc) stop() {
 	p.aborted = true
-	if p.co != nil && p.co.cancel != nil {
-		p.co.cancel()
+	if p.coro() != nil && p.coro().cancel != nil {
+		p.coro().cancel()
 	}
 }
 
 // Fire resumes the process until it blocks again or returns.
 func (p *proc) Fire() {
 	p.resumeScheduled = false
-	if p.r.crashed {
+	if p.rank().crashed {
 		return // a failed rank's processes never run again
 	}
-	if p.co == nil {
+	if p.coro() == nil {
 		p.replay()
 		return
 	}
-	e := p.r.e
+	e := p.rank().e
 	prev := e.current
 	e.current = p
-	p.co.next()
+	p.coro().next()
 	e.current = prev
 }
 
 func (p *proc) scheduleResume() {
 	if !p.resumeScheduled {
 		p.resumeScheduled = true
-		p.r.e.At(p.r.e.now, p)
+		p.rank().e.At(p.rank().e.now, p)
 	}
 }
 
 // block suspends the process until the engine resumes it. It returns false
 // if the run is being torn down and the process must return.
 func (p *proc) block() bool {
-	if p.aborted || !p.co.yield(struct{}{}) {
+	if p.aborted || !p.coro().yield(struct{}{}) {
 		p.aborted = true
 		return false
 	}
