@@ -364,7 +364,7 @@ func (e *Engine) newRequest(owner *rank, kind reqKind, peer int, tag algos.Tag, 
 	}
 	q := &e.reqBlock[0]
 	e.reqBlock = e.reqBlock[1:]
-	*q = coRequest{request: request{kind: kind, bytes: bytes}, owner: owner, tag: tag, peer: int32(peer)}
+	*q = coRequest{request: request{bytes: bytes}, owner: owner, tag: tag, peer: int32(peer), kind: kind}
 	return q
 }
 

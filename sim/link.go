@@ -175,8 +175,8 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		if q.waiter != nil {
 			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, cq.wait())
 		}
-		q.waitedFor = true
-		if !q.done {
+		cq.waitedFor = true
+		if !q.done() {
 			pending++
 		}
 	}
@@ -184,7 +184,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		p.coro().waiting = p.coro().waiting[:0]
 		for _, x := range reqs {
 			q := x.(*coRequest)
-			if !q.done {
+			if !q.done() {
 				q.waiter = p
 				p.coro().waiting = append(p.coro().waiting, q)
 			}
@@ -197,7 +197,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	for _, x := range reqs {
-		if q := x.(*coRequest); q.done && q.failure() != nil {
+		if q := x.(*coRequest); q.done() && q.failure() != nil {
 			return q.failure()
 		}
 	}
@@ -207,8 +207,8 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 // Spawn implements algos.Spawner: fn runs as another process of this rank,
 // starting now, and the returned request completes when it returns.
 func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
-	done := &coRequest{request: request{kind: reqSpawn}, owner: l.r, peer: -1}
-	l.r.spawn(fn, &done.request)
+	done := &coRequest{owner: l.r, peer: -1, kind: reqSpawn}
+	l.r.spawn(fn, done)
 	return done
 }
 
@@ -223,7 +223,7 @@ func (l *simLink) Signal() (algos.Request, func()) {
 // firstError reports whether any of reqs has already failed.
 func firstError(reqs []algos.Request) bool {
 	for _, x := range reqs {
-		if q := x.(*coRequest); q.done && q.failure() != nil {
+		if q := x.(*coRequest); q.done() && q.failure() != nil {
 			return true
 		}
 	}

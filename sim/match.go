@@ -47,7 +47,7 @@ type matchSlot struct {
 // slotDone is the request of a match slot whose receive completed: a
 // slot is 16 bytes, with no flag beside its two pointers. It is done
 // from the start, so that completing it does nothing.
-var slotDone = request{done: true}
+var slotDone = request{x: &reqDone}
 
 // done reports whether the slot's receive completed.
 func (s *matchSlot) done() bool { return s.req == &slotDone }

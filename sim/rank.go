@@ -113,7 +113,7 @@ func (r *rank) exitErr() error {
 
 // spawn starts fn as a new process of the rank at the current time. If done
 // is not nil it completes, with fn's error, when fn returns.
-func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
+func (r *rank) spawn(fn func(ctx context.Context) error, done *coRequest) *proc {
 	cp := &coProc{proc: proc{isCo: true}, r: r, co: coroutine{done: done}}
 	p := &cp.proc
 	seq := func(yield func(struct{}) bool) {
@@ -344,7 +344,7 @@ func (r *rank) blockedReport() BlockedRank {
 			continue // a replay reports no deadlock: coroutines do
 		}
 		for _, q := range p.coro().waiting {
-			if !q.done {
+			if !q.done() {
 				b.Waits = append(b.Waits, q.wait())
 			}
 		}
@@ -415,7 +415,7 @@ func (p *proc) coro() *coroutine {
 // coroutine is what a process that runs the body as a coroutine has
 // beside a replayed one.
 type coroutine struct {
-	done   *request // completes when the process returns; nil for the body
+	done   *coRequest // completes when the process returns; nil for the body
 	next   func() (struct{}, bool)
 	cancel func()
 	yield  func(struct{}) bool

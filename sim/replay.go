@@ -72,16 +72,12 @@ func (p *proc) chunk() string {
 	return progs.chunks[prog.chunks[p.ci]]
 }
 
-// slot makes request slot i a new send or receive. Its waiter was cleared when the wait on its last request
-// ended; only the fields that change are written, none a pointer but the
-// extra record of a failed or switch request.
-func (p *proc) slot(i uint64, send bool, bytes int) *request {
+// slot makes request slot i a new send or receive of bytes. Its waiter
+// was cleared when the wait on its last request ended; its extra record
+// (done, failed or switch) is cleared.
+func (p *proc) slot(i uint64, bytes int) *request {
 	q := p.request(i)
-	q.kind, q.bytes = reqRecv, bytes
-	if send {
-		q.kind = reqSend
-	}
-	q.done, q.waitedFor = false, false
+	q.bytes = bytes
 	if q.x != nil {
 		q.x = nil
 	}
@@ -165,9 +161,9 @@ func (p *proc) replayMessage(op byte, code string, i int) (int, bool) {
 		if p.stage != 0 && e.obs != nil {
 			e.obs.Span(r.id, SpanOverhead, n, p.startedAt(), e.now)
 		}
-		r.send(p.slot(slot, true, n), peer, tag)
+		r.send(p.slot(slot, n), peer, tag)
 	} else {
-		r.recv(p.slot(slot, false, n), peer, tag)
+		r.recv(p.slot(slot, n), peer, tag)
 	}
 	p.tag, p.stage = tag, 0
 	return i, true
@@ -185,9 +181,11 @@ func (p *proc) replayWait(code string, i int) (int, bool) {
 	return p.endWait(code, i, n)
 }
 
-// startWait marks the n requests at code[i:] waited for and parks the
-// process on those not done, if any; a request that failed stops the
-// replay, so that the coroutines give the error.
+// startWait parks the process on the n requests at code[i:] that are
+// not done, if any; a request that failed stops the replay, so that the
+// coroutines give the error. (A replayed request is not marked waited
+// for: only a spawned process's request, which a replay has none of, is
+// asked whether it was.)
 func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	first := i
 	var pending int32
@@ -195,12 +193,11 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	for range n {
 		slot, i = uvarint(code, i)
 		q := p.request(slot)
-		q.waitedFor = true
-		if q.done && q.failure() != nil {
+		if q.done() && q.failure() != nil {
 			p.rank().e.stopReplay()
 			return i, false
 		}
-		if !q.done {
+		if !q.done() {
 			pending++
 		}
 	}
@@ -209,7 +206,7 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	}
 	for j, k := first, uint64(0); k < n; k++ {
 		slot, j = uvarint(code, j)
-		if q := p.request(slot); !q.done {
+		if q := p.request(slot); !q.done() {
 			q.waiter = p
 		}
 	}
@@ -280,7 +277,7 @@ func (p *proc) replaySwitch(code string, i int) int {
 	if form&2 != 0 {
 		recv = device.Phantom(n)
 	}
-	p.rank().postSwitch(p.slot(slot, false, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
+	p.rank().postSwitch(p.slot(slot, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
 	p.tag = tag
 	return i
 }
