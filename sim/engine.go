@@ -126,6 +126,9 @@ type Engine struct {
 	progs   *programs
 	slots   []request // the replayed processes' requests (proc.slot0)
 	stopped bool
+	// finishes are, by rank, when a replayed process returned; they
+	// become the result's Finish (no second array at the end).
+	finishes []Time
 	// starts are, by rank, when a replayed process's blocking operation
 	// began, for the observer's spans (proc.began); nil without one.
 	starts []Time
@@ -498,6 +501,7 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 			return nil, false, nil // more slots than a process indexes: coroutines
 		}
 		e.slots = make([]request, n)
+		e.finishes = make([]Time, e.ranks.len())
 		if e.obs != nil {
 			e.starts = make([]Time, e.ranks.len())
 		}
@@ -558,7 +562,10 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 
 // result is the outcome of a run whose events are over.
 func (e *Engine) result() (*Result, error) {
-	res := &Result{Finish: make([]Time, e.ranks.len()), Messages: e.messages, Events: e.events}
+	res := &Result{Finish: e.finishes, Messages: e.messages, Events: e.events}
+	if res.Finish == nil {
+		res.Finish = make([]Time, e.ranks.len())
+	}
 	var blocked []BlockedRank
 	var failed RankErrors
 	for i, r := range e.ranks.all() {

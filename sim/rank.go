@@ -146,7 +146,8 @@ func (p *proc) returned(err error) {
 	if err != nil {
 		p.coro().err = err // (a replayed process returns no error)
 	}
-	p.finished, p.finish = true, r.e.now
+	p.finished = true
+	p.setFinish(r.e.now)
 	if co := p.coro(); co != nil && co.done != nil {
 		co.done.complete(err)
 		if err == nil && !p.aborted {
@@ -165,7 +166,7 @@ func (p *proc) returned(err error) {
 // whenever one returns.
 func (r *rank) forgetProc(p *proc) {
 	s := r.rare.spawned
-	s.doneFinish = max(s.doneFinish, p.finish)
+	s.doneFinish = max(s.doneFinish, p.finishTime())
 	for i := len(s.procs) - 1; i >= 1; i-- {
 		if s.procs[i] == p {
 			copy(s.procs[i:], s.procs[i+1:])
@@ -214,7 +215,7 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 		finish = r.rare.spawned.doneFinish
 	}
 	for i, p := range r.processes() {
-		finish = max(finish, p.finish)
+		finish = max(finish, p.finishTime())
 		finished = finished && p.finished
 		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.coro().done.waitedFor) {
 			err = perr
@@ -364,8 +365,6 @@ func (r *rank) blockedReport() BlockedRank {
 // pointer, and is found from its rank (rank.body) and its rank from it
 // (proc.rank) by where it sits.
 type proc struct {
-	finish Time
-
 	tag algos.Tag // the tag the next operation's is written relative to
 	// slot0 is where the process's request slots start in the engine's
 	// (Engine.slots): a run of millions of ranks keeps no slice per rank.
@@ -392,6 +391,28 @@ type coProc struct {
 	proc // first: a *proc of a coProc is a *coProc
 	r    *rank
 	co   coroutine
+	// finish is when the process returned.
+	finish Time
+}
+
+// finishTime is when the process returned: a replayed process's is in
+// the engine's finishes, which become the result's Finish.
+func (p *proc) finishTime() Time {
+	if p.isCo {
+		return (*coProc)(unsafe.Pointer(p)).finish
+	}
+	r := p.rank()
+	return r.e.finishes[r.id]
+}
+
+// setFinish notes that the process returned at t.
+func (p *proc) setFinish(t Time) {
+	if p.isCo {
+		(*coProc)(unsafe.Pointer(p)).finish = t
+		return
+	}
+	r := p.rank()
+	r.e.finishes[r.id] = t
 }
 
 // rank is the process's rank.
