@@ -114,18 +114,24 @@ type alphaBetaNet struct {
 	dirty []int32
 }
 
-// abPort is the pair of ports of one rank.
+// abPort is the pair of ports of one rank. Its queues are linked through
+// Message.next, so that a port holds no slice and allocates nothing.
 type abPort struct {
 	// egress side
-	// head and tail are the messages posted and not yet started, linked
-	// through Message.next (no slice per port); head is asking when
-	// !sending.
+	// head and tail are the messages posted and not yet asking,
+	// linked through Message.next.
 	head, tail *Message
-	sending    *Message // the message holding the egress port
+	// cur is the message asking for its receiver's port (done.asking)
+	// or holding the egress port; nil while neither.
+	cur *Message
+	// askAt is when cur began to ask.
+	askAt Time
 	// ingress side
-	askers askers
+	// askers are the messages waiting for this port, the latest to ask
+	// first, linked through Message.next (see takeAsker).
+	askers *Message
 	// done is the egress's completion; the port's flags live in it,
-	// beside its rank, so that a port of a 2^24-rank run is 64 bytes.
+	// beside its rank, so that a port of a 2^24-rank run is 56 bytes.
 	done abDone
 }
 
@@ -142,7 +148,8 @@ type askers []asker
 
 // take removes and returns the message that goes next: the first to ask,
 // ties to the lower sender rank. The alpha-beta and flow models share this
-// rule. as must not be empty.
+// rule (alpha-beta keeps its askers in a list: takeAsker). as must not be
+// empty.
 func (as *askers) take() *Message {
 	q := *as
 	best := 0
@@ -157,12 +164,52 @@ func (as *askers) take() *Message {
 	return m
 }
 
+// askedAt is when m, one of a port's askers, began to ask: its sender's
+// cur, or a result of the switch, which keeps its own.
+func (n *alphaBetaNet) askedAt(m *Message) Time {
+	if m.Src < 0 {
+		return m.partOf().at
+	}
+	return n.ports[m.Src].askAt
+}
+
+// takeAsker removes and returns the asker of port r that goes next, by
+// askers.take's rule: the first to ask, ties to the lower sender rank,
+// and among messages equal in both (results of the switch) the one that
+// asked first. The list holds the latest first, so on equal keys the
+// last one seen goes. r must have an asker.
+func (n *alphaBetaNet) takeAsker(r int) *Message {
+	p := &n.ports[r]
+	var best, bestPrev, prev *Message
+	var bestAt Time
+	for m := p.askers; m != nil; prev, m = m, m.next {
+		at := n.askedAt(m)
+		if best == nil || at < bestAt || (at == bestAt && m.Src <= best.Src) {
+			best, bestPrev, bestAt = m, prev, at
+		}
+	}
+	if bestPrev == nil {
+		p.askers = best.next
+	} else {
+		bestPrev.next = best.next
+	}
+	best.next = nil
+	return best
+}
+
+// addAsker makes m ask for port r now.
+func (n *alphaBetaNet) addAsker(r int, m *Message) {
+	p := &n.ports[r]
+	m.next, p.askers = p.askers, m
+	n.markDirty(r)
+}
+
 // abDone fires when the message on src's egress completes. It also
 // holds the flags of src's ports, in what would be its padding.
 type abDone struct {
 	n   *alphaBetaNet
 	src int32
-	// asking: the egress's head message asks for its receiver's port;
+	// asking: the port's cur asks for its receiver's port;
 	// receiving: the ingress port is held; dirty: the ingress port is in
 	// alphaBetaNet.dirty.
 	asking, receiving, dirty bool
@@ -178,7 +225,7 @@ func (n *alphaBetaNet) Post(m *Message) {
 		p.tail.next = m
 	}
 	p.tail = m
-	if p.sending == nil && !p.done.asking {
+	if p.cur == nil {
 		n.ask(m.Src)
 	}
 }
@@ -188,14 +235,17 @@ func (n *alphaBetaNet) Post(m *Message) {
 func (n *alphaBetaNet) ask(src int) {
 	p := &n.ports[src]
 	m := p.head
+	p.head, m.next = m.next, nil
+	if p.head == nil {
+		p.tail = nil
+	}
+	p.cur, p.askAt = m, n.e.Now()
 	p.done.asking = true
-	if m.part != nil {
+	if m.partOf() != nil {
 		n.start(m)
 		return
 	}
-	dst := &n.ports[m.Dst]
-	dst.askers = append(dst.askers, asker{at: n.e.Now(), m: m})
-	n.markDirty(m.Dst)
+	n.addAsker(m.Dst, m)
 }
 
 func (n *alphaBetaNet) markDirty(r int) {
@@ -209,10 +259,10 @@ func (n *alphaBetaNet) Settle() {
 	for _, r := range n.dirty {
 		p := &n.ports[r]
 		p.done.dirty = false
-		if p.done.receiving || len(p.askers) == 0 {
+		if p.done.receiving || p.askers == nil {
 			continue
 		}
-		n.start(p.askers.take())
+		n.start(n.takeAsker(int(r)))
 	}
 	n.dirty = n.dirty[:0]
 }
@@ -223,17 +273,12 @@ func (n *alphaBetaNet) Settle() {
 func (n *alphaBetaNet) start(m *Message) {
 	if m.Src < 0 {
 		n.ports[m.Dst].done.receiving = true
-		n.e.At(n.e.Now()+n.messageTime(m), m.part)
+		n.e.At(n.e.Now()+n.messageTime(m), m.partOf())
 		return
 	}
 	src := &n.ports[m.Src]
-	src.head, m.next = m.next, nil
-	if src.head == nil {
-		src.tail = nil
-	}
 	src.done.asking = false
-	src.sending = m
-	if m.part == nil {
+	if m.partOf() == nil {
 		n.ports[m.Dst].done.receiving = true
 		n.e.Started(m)
 	}
@@ -244,10 +289,10 @@ func (n *alphaBetaNet) start(m *Message) {
 // next message ask for its receiver.
 func (n *alphaBetaNet) complete(src int) {
 	p := &n.ports[src]
-	m := p.sending
-	p.sending = nil
-	if m.part != nil {
-		n.arrived(m.part)
+	m := p.cur
+	p.cur = nil
+	if part := m.partOf(); part != nil {
+		n.arrived(part)
 	} else {
 		n.ports[m.Dst].done.receiving = false
 		n.markDirty(m.Dst)
@@ -266,6 +311,8 @@ type abPart struct {
 	m  Message
 	op *SwitchOp
 	i  int
+	// at is when a result began to ask for its receiver's port.
+	at Time
 }
 
 // Fire ends a result's hold on its receiver's port: the member has it.
@@ -278,7 +325,7 @@ func (p *abPart) Fire() {
 
 func (n *alphaBetaNet) newPart(op *SwitchOp, i, src, dst int) *abPart {
 	p := &abPart{n: n, op: op, i: i}
-	p.m = Message{Src: src, Dst: dst, Bytes: op.Bytes, wire: op.Bytes, latFac: 1, bwFac: 1, part: p}
+	p.m = Message{Src: src, Dst: dst, Bytes: op.Bytes, wire: op.Bytes, latFac: 1, bwFac: 1, extra: &msgExtra{part: p}}
 	return p
 }
 
@@ -333,8 +380,8 @@ func (n *alphaBetaNet) multicast(op *SwitchOp) {
 	for i, r := range op.Group {
 		if op.Receives(i) {
 			p := n.newPart(op, i, -1, r)
-			n.ports[r].askers = append(n.ports[r].askers, asker{at: now, m: &p.m})
-			n.markDirty(r)
+			p.at = now
+			n.addAsker(r, &p.m)
 		}
 	}
 }

@@ -126,6 +126,12 @@ type Engine struct {
 	progs   *programs
 	slots   []request // the replayed processes' requests (proc.slot0)
 	stopped bool
+	// finishes are, by rank, when a replayed process returned; they
+	// become the result's Finish (no second array at the end).
+	finishes []Time
+	// starts are, by rank, when a replayed process's blocking operation
+	// began, for the observer's spans (proc.began); nil without one.
+	starts []Time
 
 	// ctx and progress are Config's; the engine looks at them when events
 	// reaches nextPoll. cancelled is the error of a run ctx stopped.
@@ -149,7 +155,7 @@ type Engine struct {
 	hostBufs map[*request][]byte
 	freeMsgs *Message // linked through Message.next
 	msgBlock []Message
-	reqBlock []request
+	reqBlock []coRequest
 }
 
 // Now is the current virtual time.
@@ -353,13 +359,15 @@ func (e *Engine) freeMessage(m *Message) {
 	m.next, e.freeMsgs = e.freeMsgs, m
 }
 
-// newRequest returns a zero request, from a block of them.
-func (e *Engine) newRequest() *request {
+// newRequest returns a new request of owner's link, from a block of
+// them: of kind, with peer (-1 for none), tag and bytes.
+func (e *Engine) newRequest(owner *rank, kind reqKind, peer int, tag algos.Tag, bytes int) *coRequest {
 	if len(e.reqBlock) == 0 {
-		e.reqBlock = make([]request, allocBlock)
+		e.reqBlock = make([]coRequest, allocBlock)
 	}
 	q := &e.reqBlock[0]
 	e.reqBlock = e.reqBlock[1:]
+	*q = coRequest{request: request{bytes: bytes}, owner: owner, tag: tag, peer: int32(peer), kind: kind}
 	return q
 }
 
@@ -493,12 +501,13 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 			return nil, false, nil // more slots than a process indexes: coroutines
 		}
 		e.slots = make([]request, n)
+		e.finishes = make([]Time, e.ranks.len())
+		if e.obs != nil {
+			e.starts = make([]Time, e.ranks.len())
+		}
 		n = 0
-		for i, r := range e.ranks.all() {
-			p := &e.ranks.pairs[i].p
-			p.r = r
-			r.body[0] = p
-			p.startReplay(progs.ranks[i], n)
+		for i := range e.ranks.len() {
+			e.ranks.pairs[i].p.startReplay(n)
 			n += progs.ranks[i].slots
 		}
 		// Building a world of millions of ranks takes a second or more:
@@ -536,9 +545,11 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 		e.ranks.pairs = make([]rankProc, cfg.World)
 	} else {
 		e.ranks.solo = make([]rank, cfg.World)
+		e.ranks.bodies = make([]*coProc, cfg.World)
 	}
 	for i, r := range e.ranks.all() {
 		r.e, r.id = e, i
+		r.match.one.src = -1 // (no key yet)
 	}
 	net, err := newInner(cfg.Model, e)
 	if err != nil {
@@ -551,7 +562,10 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 
 // result is the outcome of a run whose events are over.
 func (e *Engine) result() (*Result, error) {
-	res := &Result{Finish: make([]Time, e.ranks.len()), Messages: e.messages, Events: e.events}
+	res := &Result{Finish: e.finishes, Messages: e.messages, Events: e.events}
+	if res.Finish == nil {
+		res.Finish = make([]Time, e.ranks.len())
+	}
 	var blocked []BlockedRank
 	var failed RankErrors
 	for i, r := range e.ranks.all() {
@@ -582,9 +596,10 @@ func (e *Engine) result() (*Result, error) {
 // keeps no array of pointers to them).
 type rankTable struct {
 	// pairs holds the ranks of a replay, each beside its process; solo
-	// those of a run with coroutines.
-	pairs []rankProc
-	solo  []rank
+	// those of a run with coroutines, and bodies their first processes.
+	pairs  []rankProc
+	solo   []rank
+	bodies []*coProc
 	// n is how many ranks there are (a probe's engine has n and no
 	// ranks).
 	n int
@@ -611,10 +626,11 @@ func (t *rankTable) all() iter.Seq2[int, *rank] {
 	}
 }
 
-// rankProc is a rank and its process, side by side, for a replay.
+// rankProc is a rank and its process, side by side, for a replay. The
+// process is first: proc.rank finds the rank from it.
 type rankProc struct {
-	r rank
 	p proc
+	r rank
 }
 
 // stopReplay stops a replay that met what only the body could answer (an

@@ -533,9 +533,9 @@ func netKind(m Model) string {
 func netBytesPerRank(m Model, peers float64) float64 {
 	switch netKind(m) {
 	case "alpha-beta":
-		// A port, and the storage of its askers (its queue of messages
-		// to send is linked through them).
-		return float64(unsafe.Sizeof(abPort{})) + 24
+		// A port and its place in the dirty list (its queues are linked
+		// through the messages).
+		return float64(unsafe.Sizeof(abPort{})) + 8
 	case "flow":
 		// Senders, receivers, and a cached route per (sender, peer):
 		// its path and the row of the route cache.
@@ -543,7 +543,7 @@ func netBytesPerRank(m Model, peers float64) float64 {
 	case "loggp":
 		return 8
 	case "two-paths":
-		return 3 * (float64(unsafe.Sizeof(abPort{})) + 40) // QUIC, bulk and eager paths
+		return 3 * (float64(unsafe.Sizeof(abPort{})) + 24) // QUIC, bulk and eager paths
 	}
 	return 128
 }

@@ -53,39 +53,38 @@ func (l *simLink) checkPeer(peer int) error {
 
 func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r, e := l.r, l.r.e
-	req := e.newRequest()
-	*req = request{owner: r, kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
+	cr := e.newRequest(r, reqSend, dst, tag, buf.Len())
+	req := &cr.request
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
-		return req
+		return cr
 	}
 	e.keepHost(req, buf)
 	if e.ovh != nil && dst != r.id {
 		if err := l.compute(e.ovh.SendOverhead(r.id, buf.Len()), SpanOverhead, buf.Len()); err != nil {
 			req.complete(err)
-			return req
+			return cr
 		}
 	}
-	r.send(req)
-	return req
+	r.send(req, dst, tag)
+	return cr
 }
 
-// send posts the message of send request req, its sender's overhead
-// spent.
-func (r *rank) send(req *request) {
+// send posts the message of send request req to dst with tag, its
+// sender's overhead spent.
+func (r *rank) send(req *request, dst int, tag algos.Tag) {
 	e := r.e
 	if r.crashed {
 		req.complete(errAborted)
 		return
 	}
-	dst := int(req.peer)
 	if d := e.ranks.at(dst); d.crashed {
 		req.complete(d.rare.crashErr)
 		return
 	}
 	r.inflight++
 	m := e.newMessage()
-	*m = Message{Src: r.id, Dst: dst, Tag: req.tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
+	*m = Message{Src: r.id, Dst: dst, Tag: tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
 		wire: req.bytes, latFac: 1, bwFac: 1}
 	e.messages++
 	if h, ok := e.takeHost(req); ok {
@@ -116,45 +115,45 @@ func (l *simLink) IsendAfter(d time.Duration, dst int, tag algos.Tag, buf device
 		return l.Isend(dst, tag, buf)
 	}
 	r, e := l.r, l.r.e
-	req := e.newRequest()
-	*req = request{owner: r, kind: reqSend, peer: int32(dst), tag: tag, bytes: buf.Len()}
+	cr := e.newRequest(r, reqSend, dst, tag, buf.Len())
+	req := &cr.request
 	if err := l.checkPeer(dst); err != nil {
 		req.complete(err)
-		return req
+		return cr
 	}
 	e.keepHost(req, buf)
-	e.At(e.now+Time(d)*Nanosecond, &lateSend{r: r, req: req})
-	return req
+	e.At(e.now+Time(d)*Nanosecond, &lateSend{r: r, req: cr})
+	return cr
 }
 
 // lateSend posts a send of IsendAfter when its delay is over.
 type lateSend struct {
 	r   *rank
-	req *request
+	req *coRequest
 }
 
-func (s *lateSend) Fire() { s.r.send(s.req) }
+func (s *lateSend) Fire() { s.r.send(&s.req.request, int(s.req.peer), s.req.tag) }
 
 func (l *simLink) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	r := l.r
-	req := r.e.newRequest()
-	*req = request{owner: r, peer: int32(src), tag: tag, bytes: buf.Len()}
+	cr := r.e.newRequest(r, reqRecv, src, tag, buf.Len())
+	req := &cr.request
 	if err := l.checkPeer(src); err != nil {
 		req.complete(err)
-		return req
+		return cr
 	}
 	r.e.keepHost(req, buf)
-	r.recv(req)
-	return req
+	r.recv(req, src, tag)
+	return cr
 }
 
-// recv posts receive request req (see rank.receive).
-func (r *rank) recv(req *request) {
+// recv posts receive request req from src with tag (see rank.receive).
+func (r *rank) recv(req *request, src int, tag algos.Tag) {
 	if r.crashed {
 		req.complete(errAborted)
 		return
 	}
-	r.receive(req, int(req.peer), req.tag)
+	r.receive(req, src, tag)
 }
 
 func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
@@ -163,30 +162,31 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		return err
 	}
 	p := r.e.current
-	if p == nil || p.r != r {
+	if p == nil || p.rank() != r {
 		return fmt.Errorf("sim: rank %d: Wait called outside the rank's own processes", r.id)
 	}
 	var pending int32
 	for _, x := range reqs {
-		q, ok := x.(*request)
-		if !ok || q.owner != r {
+		cq, ok := x.(*coRequest)
+		if !ok || cq.owner != r {
 			return fmt.Errorf("sim: rank %d: Wait on a request (%T) this link did not return", r.id, x)
 		}
+		q := &cq.request
 		if q.waiter != nil {
-			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, q.wait())
+			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, cq.wait())
 		}
-		q.waitedFor = true
-		if !q.done {
+		cq.waitedFor = true
+		if !q.done() {
 			pending++
 		}
 	}
 	if pending > 0 && !firstError(reqs) {
-		p.co.waiting = p.co.waiting[:0]
+		p.coro().waiting = p.coro().waiting[:0]
 		for _, x := range reqs {
-			q := x.(*request)
-			if !q.done {
+			q := x.(*coRequest)
+			if !q.done() {
 				q.waiter = p
-				p.co.waiting = append(p.co.waiting, q)
+				p.coro().waiting = append(p.coro().waiting, q)
 			}
 		}
 		start := p.park(pending)
@@ -197,7 +197,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 		}
 	}
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.failure() != nil {
+		if q := x.(*coRequest); q.done() && q.failure() != nil {
 			return q.failure()
 		}
 	}
@@ -207,7 +207,7 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 // Spawn implements algos.Spawner: fn runs as another process of this rank,
 // starting now, and the returned request completes when it returns.
 func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
-	done := &request{owner: l.r, kind: reqSpawn}
+	done := &coRequest{owner: l.r, peer: -1, kind: reqSpawn}
 	l.r.spawn(fn, done)
 	return done
 }
@@ -216,15 +216,14 @@ func (l *simLink) Spawn(fn func(ctx context.Context) error) algos.Request {
 // when fire is called, by any of the rank's processes, with no message and
 // no time spent. A deadlock report names it as a signal.
 func (l *simLink) Signal() (algos.Request, func()) {
-	req := l.r.e.newRequest()
-	*req = request{owner: l.r, kind: reqSignal, peer: -1}
+	req := l.r.e.newRequest(l.r, reqSignal, -1, 0, 0)
 	return req, func() { req.complete(nil) }
 }
 
 // firstError reports whether any of reqs has already failed.
 func firstError(reqs []algos.Request) bool {
 	for _, x := range reqs {
-		if q := x.(*request); q.done && q.failure() != nil {
+		if q := x.(*coRequest); q.done() && q.failure() != nil {
 			return true
 		}
 	}
@@ -249,7 +248,7 @@ func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
 	}
 	r, e := l.r, l.r.e
 	p := e.current
-	if p == nil || p.r != r {
+	if p == nil || p.rank() != r {
 		return fmt.Errorf("sim: rank %d: compute called outside the rank's own processes", r.id)
 	}
 	start := p.startCompute(d)
@@ -280,7 +279,7 @@ func (l *simLink) Delay(ctx context.Context, d time.Duration) error {
 		return fmt.Errorf("sim: rank %d: %w", r.id, err)
 	}
 	p := e.current
-	if p == nil || p.r != r {
+	if p == nil || p.rank() != r {
 		return fmt.Errorf("sim: rank %d: Delay called outside the rank's own processes", r.id)
 	}
 	start := p.sleep(t)
@@ -303,7 +302,7 @@ func delayTime(d time.Duration) (Time, error) {
 
 // sleep puts the process to sleep for d, from now, and returns now.
 func (p *proc) sleep(d Time) (start Time) {
-	e := p.r.e
+	e := p.rank().e
 	e.At(e.now+d, p)
 	p.resumeScheduled = true
 	return e.now
@@ -313,7 +312,7 @@ func (p *proc) sleep(d Time) (start Time) {
 // spent d on it, and returns when that began. The rank computes one thing
 // at a time, whichever of its processes asks.
 func (p *proc) startCompute(d Time) (start Time) {
-	r, e := p.r, p.r.e
+	r, e := p.rank(), p.rank().e
 	start = max(e.now, r.computeFree)
 	r.computeFree = start + d
 	e.At(r.computeFree, p)
@@ -325,21 +324,21 @@ func (p *proc) startCompute(d Time) (start Time) {
 // returns when it began to wait.
 func (p *proc) park(pending int32) (start Time) {
 	p.pending, p.failed = pending, false
-	return p.r.e.now
+	return p.rank().e.now
 }
 
 // unpark ends a wait that began at start; resumed says whether the
 // process was resumed (rather than torn down).
 func (p *proc) unpark(start Time, resumed bool) {
-	r := p.r
+	r := p.rank()
 	if resumed && r.e.obs != nil {
 		r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
 	}
-	if p.co == nil {
+	if p.coro() == nil {
 		return // a replay clears its requests' waiter itself (endWait)
 	}
-	for _, q := range p.co.waiting {
+	for _, q := range p.coro().waiting {
 		q.waiter = nil
 	}
-	p.co.waiting = p.co.waiting[:0]
+	p.coro().waiting = p.coro().waiting[:0]
 }

@@ -1,6 +1,10 @@
 package sim
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/nexar-go/nexar-go/algos"
+)
 
 // matchQueue pairs the messages from one source with one tag with the
 // receives posted for them at their destination, by order alone: the k-th
@@ -13,21 +17,40 @@ import "slices"
 // Slot k holds the k-th message and the k-th receive as each is posted;
 // slots are dropped from the front once both sides are done.
 type matchQueue struct {
-	key   matchKey
+	// tag and src are the queue's key; src is -1 in a rank's own queue
+	// (matches.one) while it has none, so that a queue is 64 bytes.
+	tag   algos.Tag
+	src   int32
+	head  int32
 	base  int64 // the index of slots[head]
 	slots []matchSlot
 	// sent and posted count the messages and receives so far.
 	sent, posted int64
-	head         int32
-	// used marks a rank's own queue (matches.one) while it has a key.
-	used bool
 }
 
+// key is the queue's key.
+func (q *matchQueue) key() matchKey { return matchKey{src: int(q.src), tag: q.tag} }
+
+// is reports whether the queue's key is k.
+func (q *matchQueue) is(k matchKey) bool { return int(q.src) == k.src && q.tag == k.tag }
+
+// setKey gives the queue key k.
+func (q *matchQueue) setKey(k matchKey) { q.src, q.tag = int32(k.src), k.tag }
+
 type matchSlot struct {
-	m    *Message
-	req  *request
-	done bool // the receive completed (filled or failed)
+	m *Message
+	// req is the receive posted, nil before, and slotDone once it
+	// completed (filled or failed).
+	req *request
 }
+
+// slotDone is the request of a match slot whose receive completed: a
+// slot is 16 bytes, with no flag beside its two pointers. It is done
+// from the start, so that completing it does nothing.
+var slotDone = request{x: &reqDone}
+
+// done reports whether the slot's receive completed.
+func (s *matchSlot) done() bool { return s.req == &slotDone }
 
 // slot returns slot k, growing the queue as needed.
 func (q *matchQueue) slot(k int64) *matchSlot {
@@ -42,7 +65,7 @@ func (q *matchQueue) slot(k int64) *matchSlot {
 // queue is empty (nothing sent or posted is waiting), so that its owner
 // can forget it.
 func (q *matchQueue) trim() bool {
-	for int(q.head) < len(q.slots) && q.slots[q.head].done {
+	for int(q.head) < len(q.slots) && q.slots[q.head].done() {
 		q.slots[q.head] = matchSlot{}
 		q.head++
 		q.base++
@@ -56,9 +79,9 @@ func (q *matchQueue) trim() bool {
 // announce records m, just sent, and reports the receive it matches if
 // that is already posted.
 func (q *matchQueue) announce(m *Message) *request {
-	m.seq = q.sent
+	m.setSeq(q.sent)
 	q.sent++
-	s := q.slot(m.seq)
+	s := q.slot(q.sent - 1)
 	s.m = m
 	return s.req
 }
@@ -97,7 +120,7 @@ const matchListMax = 16
 // lookup returns r's match queue for key, or nil.
 func (r *rank) lookup(key matchKey) *matchQueue {
 	m := &r.match
-	if m.one.used && m.one.key == key {
+	if m.one.is(key) {
 		return &m.one
 	}
 	if m.more == nil {
@@ -107,7 +130,7 @@ func (r *rank) lookup(key matchKey) *matchQueue {
 		return m.more.byKey[key]
 	}
 	for _, q := range m.more.list {
-		if q.key == key {
+		if q.is(key) {
 			return q
 		}
 	}
@@ -120,12 +143,12 @@ func (r *rank) queue(key matchKey) *matchQueue {
 		return q
 	}
 	m := &r.match
-	if !m.one.used {
-		m.one.key, m.one.used = key, true
+	if m.one.src < 0 {
+		m.one.setKey(key)
 		return &m.one
 	}
 	q := r.e.newQueue()
-	q.key = key
+	q.setKey(key)
 	if m.more == nil {
 		m.more = &moreMatches{}
 	}
@@ -138,7 +161,7 @@ func (r *rank) queue(key matchKey) *matchQueue {
 	default:
 		x.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
 		for _, y := range x.list {
-			x.byKey[y.key] = y
+			x.byKey[y.key()] = y
 		}
 		x.byKey[key] = q
 		x.list = nil
@@ -149,7 +172,7 @@ func (r *rank) queue(key matchKey) *matchQueue {
 // finish marks slot s of q done; once q is empty (nothing sent or posted
 // is waiting) it leaves r's queues.
 func (r *rank) finish(q *matchQueue, s *matchSlot) {
-	s.done = true
+	s.req = &slotDone
 	if q.trim() {
 		r.forget(q)
 	}
@@ -163,10 +186,10 @@ func (r *rank) forget(q *matchQueue) {
 	m := &r.match
 	switch {
 	case q == &m.one:
-		*q = matchQueue{slots: q.slots[:0]}
+		*q = matchQueue{slots: q.slots[:0], src: -1}
 		return
 	case m.more.byKey != nil:
-		delete(m.more.byKey, q.key)
+		delete(m.more.byKey, q.key())
 	default:
 		x := m.more
 		i := slices.Index(x.list, q)
@@ -182,11 +205,11 @@ func (r *rank) forget(q *matchQueue) {
 func (m *matches) keys(src int) []matchKey {
 	var out []matchKey
 	add := func(q *matchQueue) {
-		if q.key.src == src {
-			out = append(out, q.key)
+		if int(q.src) == src {
+			out = append(out, q.key())
 		}
 	}
-	if m.one.used {
+	if m.one.src >= 0 {
 		add(&m.one)
 	}
 	if m.more == nil {

@@ -45,19 +45,20 @@ type Message struct {
 	Posted Time
 
 	// extra holds what few messages have: nil for most (a message of a
-	// 2^24-rank run is 120 bytes).
+	// 2^24-rank run is 104 bytes).
 	extra *msgExtra
 	send  *request
 	// next links the messages waiting for their sender's egress port on
-	// the alpha-beta model (abPort.head), and the engine's free messages.
+	// the alpha-beta model (abPort.head), the messages waiting for a receiver
+	// on it (abPort.askers), and the engine's free messages.
 	next *Message
 
-	// seq is the message's place among those from Src to Dst with Tag:
-	// it matches the seq-th receive Dst posts for them (see matchQueue).
-	seq int64
-	// matched is set once the receive it matches is posted; arrived once
-	// it is delivered.
-	matched, arrived bool
+	// mseq holds, in its low 62 bits, the message's place among those
+	// from Src to Dst with Tag: it matches the seq-th receive Dst posts
+	// for them (see matchQueue); and two flags (msgMatched: the receive
+	// it matches is posted; msgArrived: it is delivered), in what would
+	// otherwise be a word of padding.
+	mseq uint64
 
 	// What the network carries and how fast, set by a Protocol (the
 	// engine sets Bytes and factors of 1): wire bytes (the payload and
@@ -65,11 +66,29 @@ type Message struct {
 	// multiplied by.
 	wire          int
 	latFac, bwFac float64
-
-	// part is set on the alpha-beta model's messages to and from its
-	// switch (see AlphaBeta), which never reach the engine.
-	part *abPart
 }
+
+// The flags of Message.mseq, above its sequence number.
+const (
+	msgMatched = 1 << 62
+	msgArrived = 1 << 63
+	msgSeqMask = msgMatched - 1
+)
+
+// seq is m's place among the messages from Src to Dst with Tag.
+func (m *Message) seq() int64 { return int64(m.mseq & msgSeqMask) }
+
+// setSeq sets m's place, keeping its flags.
+func (m *Message) setSeq(k int64) { m.mseq = m.mseq&^msgSeqMask | uint64(k) }
+
+// setMatched marks m matched: the receive it matches is posted.
+func (m *Message) setMatched() { m.mseq |= msgMatched }
+
+// isArrived reports whether m was delivered.
+func (m *Message) isArrived() bool { return m.mseq&msgArrived != 0 }
+
+// setArrived marks m delivered.
+func (m *Message) setArrived() { m.mseq |= msgArrived }
 
 // msgExtra is what a message seldom has.
 type msgExtra struct {
@@ -80,6 +99,17 @@ type msgExtra struct {
 	// relay is set on a hop of a relayed message (see Relayed): the
 	// engine hands it back to its relay rather than to a rank.
 	relay *relay
+	// part is set on the alpha-beta model's messages to and from its
+	// switch (see AlphaBeta), which never reach the engine.
+	part *abPart
+}
+
+// partOf returns the alpha-beta switch part m carries, or nil.
+func (m *Message) partOf() *abPart {
+	if m.extra == nil {
+		return nil
+	}
+	return m.extra.part
 }
 
 // relayOf returns the relay of a hop of a relayed message, or nil.
@@ -100,7 +130,7 @@ func (m *Message) more() *msgExtra {
 
 // Matched reports whether the receive m matches has been posted: a
 // rendezvous may start.
-func (m *Message) Matched() bool { return m.matched }
+func (m *Message) Matched() bool { return m.mseq&msgMatched != 0 }
 
 // WireBytes is the number of bytes m puts on the wire: its payload and,
 // under a Protocol, its envelope.

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"runtime/debug"
 	"slices"
+	"unsafe"
 
 	"github.com/nexar-go/nexar-go/algos"
 )
@@ -16,9 +17,6 @@ import (
 // that run on it: the body, and whatever the body spawned.
 type rank struct {
 	e *Engine
-	// body is the rank's first process, which runs the body; the
-	// processes it spawned are in rare (see processes).
-	body [1]*proc
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
 	id          int
@@ -50,13 +48,34 @@ type rankSpawns struct {
 	doneFinish Time
 }
 
-// processes returns the rank's processes, the body's first.
-func (r *rank) processes() []*proc {
-	switch {
-	case r.rare != nil && r.rare.spawned != nil:
-		return r.rare.spawned.procs
-	case r.body[0] != nil:
-		return r.body[:]
+// processes yields the rank's processes, the body's first.
+func (r *rank) processes() iter.Seq2[int, *proc] {
+	return func(yield func(int, *proc) bool) {
+		if r.rare != nil && r.rare.spawned != nil {
+			for i, p := range r.rare.spawned.procs {
+				if !yield(i, p) {
+					return
+				}
+			}
+			return
+		}
+		if p := r.body(); p != nil {
+			yield(0, p)
+		}
+	}
+}
+
+// body is the rank's first process, which runs the body, nil before it
+// starts: beside the rank in a replay (rankProc), and otherwise in the
+// engine's rank table. The processes it spawned are in rare (see
+// processes).
+func (r *rank) body() *proc {
+	t := &r.e.ranks
+	if t.pairs != nil {
+		return &t.pairs[r.id].p
+	}
+	if cp := t.bodies[r.id]; cp != nil {
+		return &cp.proc
 	}
 	return nil
 }
@@ -94,10 +113,11 @@ func (r *rank) exitErr() error {
 
 // spawn starts fn as a new process of the rank at the current time. If done
 // is not nil it completes, with fn's error, when fn returns.
-func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
-	p := &proc{r: r, co: &coroutine{done: done}}
+func (r *rank) spawn(fn func(ctx context.Context) error, done *coRequest) *proc {
+	cp := &coProc{proc: proc{isCo: true}, r: r, co: coroutine{done: done}}
+	p := &cp.proc
 	seq := func(yield func(struct{}) bool) {
-		p.co.yield = yield
+		cp.co.yield = yield
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
@@ -107,12 +127,12 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 		}()
 		err = fn(context.Background())
 	}
-	p.co.next, p.co.cancel = iter.Pull(seq)
-	switch {
-	case r.body[0] == nil:
-		r.body[0] = p
+	cp.co.next, cp.co.cancel = iter.Pull(seq)
+	switch body := r.body(); {
+	case body == nil:
+		r.e.ranks.bodies[r.id] = cp
 	case r.rare == nil || r.rare.spawned == nil:
-		r.faults().spawned = &rankSpawns{procs: []*proc{r.body[0], p}}
+		r.faults().spawned = &rankSpawns{procs: []*proc{body, p}}
 	default:
 		r.rare.spawned.procs = append(r.rare.spawned.procs, p)
 	}
@@ -122,13 +142,14 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *request) *proc {
 
 // returned records that the process returned err, now.
 func (p *proc) returned(err error) {
-	r := p.r
+	r := p.rank()
 	if err != nil {
-		p.co.err = err // (a replayed process returns no error)
+		p.coro().err = err // (a replayed process returns no error)
 	}
-	p.finished, p.finish = true, r.e.now
-	if p.co != nil && p.co.done != nil {
-		p.co.done.complete(err)
+	p.finished = true
+	p.setFinish(r.e.now)
+	if co := p.coro(); co != nil && co.done != nil {
+		co.done.complete(err)
 		if err == nil && !p.aborted {
 			// (A process stopped as the run is torn down returns while
 			// the rank's processes are being walked: it stays.)
@@ -145,7 +166,7 @@ func (p *proc) returned(err error) {
 // whenever one returns.
 func (r *rank) forgetProc(p *proc) {
 	s := r.rare.spawned
-	s.doneFinish = max(s.doneFinish, p.finish)
+	s.doneFinish = max(s.doneFinish, p.finishTime())
 	for i := len(s.procs) - 1; i >= 1; i-- {
 		if s.procs[i] == p {
 			copy(s.procs[i:], s.procs[i+1:])
@@ -194,9 +215,9 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 		finish = r.rare.spawned.doneFinish
 	}
 	for i, p := range r.processes() {
-		finish = max(finish, p.finish)
+		finish = max(finish, p.finishTime())
 		finished = finished && p.finished
-		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.co.done.waitedFor) {
+		if perr := p.error(); err == nil && perr != nil && (i == 0 || !p.coro().done.waitedFor) {
 			err = perr
 		}
 	}
@@ -207,7 +228,7 @@ func (r *rank) outcome() (finish Time, finished bool, err error) {
 // marks it matched if its receive is already posted.
 func (r *rank) announce(m *Message) {
 	if r.queue(matchKey{src: m.Src, tag: m.Tag}).announce(m) != nil {
-		m.matched = true
+		m.setMatched()
 	}
 }
 
@@ -215,11 +236,11 @@ func (r *rank) announce(m *Message) {
 // or keeps it until that receive is posted.
 func (r *rank) arrive(m *Message) {
 	q := r.lookup(matchKey{src: m.Src, tag: m.Tag})
-	if q == nil || m.seq < q.base {
+	if q == nil || m.seq() < q.base {
 		return // its receive failed already (its sender is gone)
 	}
-	s := q.slot(m.seq)
-	m.arrived = true
+	s := q.slot(m.seq())
+	m.setArrived()
 	if s.req == nil {
 		return
 	}
@@ -235,7 +256,7 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 	q := r.queue(matchKey{src: src, tag: tag})
 	s, m := q.post(req)
 	switch {
-	case m != nil && m.arrived:
+	case m != nil && m.isArrived():
 		r.fill(req, m)
 		r.finish(q, s)
 	case src != r.id && r.e.ranks.at(src).rare != nil && r.e.ranks.at(src).rare.deadErr != nil:
@@ -243,7 +264,7 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 		req.complete(r.e.ranks.at(src).rare.deadErr)
 		r.finish(q, s)
 	case m != nil:
-		m.matched = true
+		m.setMatched()
 		if mt, ok := r.e.net.(Matcher); ok {
 			mt.Matched(m)
 		}
@@ -258,9 +279,9 @@ func (r *rank) failReceivesFrom(src int, err error) {
 	for _, k := range keys {
 		q := r.lookup(k)
 		for i := int(q.head); i < len(q.slots); i++ {
-			if s := &q.slots[i]; s.req != nil && !s.done {
+			if s := &q.slots[i]; s.req != nil && !s.done() {
 				s.req.complete(err)
-				s.done = true
+				s.req = &slotDone
 			}
 		}
 		if q.trim() {
@@ -291,7 +312,7 @@ func (r *rank) fill(req *request, m *Message) {
 		if o := e.ovh.RecvOverhead(r.id, m.Bytes); o > 0 {
 			start := max(e.now, r.computeFree)
 			r.computeFree = start + o
-			e.At(r.computeFree, &recvOverhead{req: req, start: start, bytes: m.Bytes})
+			e.At(r.computeFree, &recvOverhead{r: r, req: req, start: start, bytes: m.Bytes})
 			return
 		}
 	}
@@ -300,13 +321,14 @@ func (r *rank) fill(req *request, m *Message) {
 
 // recvOverhead completes a receive once its overhead is spent.
 type recvOverhead struct {
+	r     *rank
 	req   *request
 	start Time
 	bytes int
 }
 
 func (o *recvOverhead) Fire() {
-	r := o.req.owner
+	r := o.r
 	if r.crashed {
 		return
 	}
@@ -319,11 +341,11 @@ func (o *recvOverhead) Fire() {
 func (r *rank) blockedReport() BlockedRank {
 	b := BlockedRank{Rank: r.id}
 	for _, p := range r.processes() {
-		if p.co == nil {
+		if p.coro() == nil {
 			continue // a replay reports no deadlock: coroutines do
 		}
-		for _, q := range p.co.waiting {
-			if !q.done {
+		for _, q := range p.coro().waiting {
+			if !q.done() {
 				b.Waits = append(b.Waits, q.wait())
 			}
 		}
@@ -334,19 +356,16 @@ func (r *rank) blockedReport() BlockedRank {
 // proc is one process on a rank: a coroutine that the engine resumes when
 // what it waits for has happened, so exactly one process runs at a time in
 // the whole world and the run is deterministic.
+//
+// A process that replays a recorded program sits beside its rank
+// (rankProc) and has no coroutine: its program is its rank's in the
+// engine's programs (see program), and the rest is its place in it. One
+// that runs the body as a coroutine is the proc of a coProc, beside its
+// rank's pointer and its coroutine. So a replayed process holds no
+// pointer, and is found from its rank (rank.body) and its rank from it
+// (proc.rank) by where it sits.
 type proc struct {
-	r *rank
-	// co is the process's coroutine, nil for one that replays a recorded
-	// program.
-	co *coroutine
-
-	finish Time
-
-	// A process that replays a recorded program has no coroutine: its
-	// program is its rank's in the engine's programs (see program), and
-	// the rest is its place in it.
-	tag   algos.Tag // the tag the next operation's is written relative to
-	start Time      // when the blocking at off began, for the observer's spans
+	tag algos.Tag // the tag the next operation's is written relative to
 	// slot0 is where the process's request slots start in the engine's
 	// (Engine.slots): a run of millions of ranks keeps no slice per rank.
 	slot0 int32
@@ -362,17 +381,67 @@ type proc struct {
 	resumeScheduled bool
 	failed          bool
 	stage           uint8 // 1 once the replayed operation at off has blocked
+	// isCo marks the proc of a coProc.
+	isCo bool
+}
+
+// coProc is a process that runs the body, or what it spawned, as a
+// coroutine.
+type coProc struct {
+	proc // first: a *proc of a coProc is a *coProc
+	r    *rank
+	co   coroutine
+	// finish is when the process returned.
+	finish Time
+}
+
+// finishTime is when the process returned: a replayed process's is in
+// the engine's finishes, which become the result's Finish.
+func (p *proc) finishTime() Time {
+	if p.isCo {
+		return (*coProc)(unsafe.Pointer(p)).finish
+	}
+	r := p.rank()
+	return r.e.finishes[r.id]
+}
+
+// setFinish notes that the process returned at t.
+func (p *proc) setFinish(t Time) {
+	if p.isCo {
+		(*coProc)(unsafe.Pointer(p)).finish = t
+		return
+	}
+	r := p.rank()
+	r.e.finishes[r.id] = t
+}
+
+// rank is the process's rank.
+func (p *proc) rank() *rank {
+	if p.isCo {
+		return (*coProc)(unsafe.Pointer(p)).r
+	}
+	// A replayed process is the first field of its rankProc.
+	return &(*rankProc)(unsafe.Pointer(p)).r
+}
+
+// coro is the process's coroutine, nil for one that replays a recorded
+// program.
+func (p *proc) coro() *coroutine {
+	if !p.isCo {
+		return nil
+	}
+	return &(*coProc)(unsafe.Pointer(p)).co
 }
 
 // coroutine is what a process that runs the body as a coroutine has
 // beside a replayed one.
 type coroutine struct {
-	done   *request // completes when the process returns; nil for the body
+	done   *coRequest // completes when the process returns; nil for the body
 	next   func() (struct{}, bool)
 	cancel func()
 	yield  func(struct{}) bool
 	// waiting holds the requests of the Wait this process is blocked in.
-	waiting []*request
+	waiting []*coRequest
 	// err is what the process returned.
 	err error
 }
@@ -380,48 +449,48 @@ type coroutine struct {
 // error is what the process returned, nil if it did not return an error
 // (yet).
 func (p *proc) error() error {
-	if p.co == nil {
+	if p.coro() == nil {
 		return nil
 	}
-	return p.co.err
+	return p.coro().err
 }
 
 // stop ends the coroutine of a process that never finished (after a deadlock).
 func (p *proc) stop() {
 	p.aborted = true
-	if p.co != nil && p.co.cancel != nil {
-		p.co.cancel()
+	if p.coro() != nil && p.coro().cancel != nil {
+		p.coro().cancel()
 	}
 }
 
 // Fire resumes the process until it blocks again or returns.
 func (p *proc) Fire() {
 	p.resumeScheduled = false
-	if p.r.crashed {
+	if p.rank().crashed {
 		return // a failed rank's processes never run again
 	}
-	if p.co == nil {
+	if p.coro() == nil {
 		p.replay()
 		return
 	}
-	e := p.r.e
+	e := p.rank().e
 	prev := e.current
 	e.current = p
-	p.co.next()
+	p.coro().next()
 	e.current = prev
 }
 
 func (p *proc) scheduleResume() {
 	if !p.resumeScheduled {
 		p.resumeScheduled = true
-		p.r.e.At(p.r.e.now, p)
+		p.rank().e.At(p.rank().e.now, p)
 	}
 }
 
 // block suspends the process until the engine resumes it. It returns false
 // if the run is being torn down and the process must return.
 func (p *proc) block() bool {
-	if p.aborted || !p.co.yield(struct{}{}) {
+	if p.aborted || !p.coro().yield(struct{}{}) {
 		p.aborted = true
 		return false
 	}

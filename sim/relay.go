@@ -104,7 +104,7 @@ func (n *relayNet) Post(m *Message) {
 func (n *relayNet) hop(r *relay, from int) {
 	o := r.orig
 	h := &Message{Src: from, Dst: n.mesh.NextHop(from, o.Dst), Tag: o.Tag, Bytes: o.Bytes, ID: o.ID, Posted: n.e.Now(),
-		wire: o.wire, latFac: o.latFac, bwFac: o.bwFac, matched: true, extra: &msgExtra{relay: r}}
+		wire: o.wire, latFac: o.latFac, bwFac: o.bwFac, mseq: msgMatched, extra: &msgExtra{relay: r}}
 	n.inner.Post(h)
 }
 

@@ -30,44 +30,54 @@ func uvarint(s string, i int) (uint64, int) {
 	}
 }
 
-// startReplay makes the process run prog, its rank's program in the
-// engine's programs, instead of a coroutine, with the engine's slots from
-// slot0 (prog.slots of them) for its requests.
-func (p *proc) startReplay(prog *program, slot0 int) {
+// startReplay makes the process run its rank's program in the engine's
+// programs instead of a coroutine, with the engine's slots from slot0
+// (the program's slots of them) for its requests.
+func (p *proc) startReplay(slot0 int) {
 	p.slot0 = int32(slot0)
-	for i := range prog.slots {
-		p.r.e.slots[slot0+i].owner = p.r
-	}
 	p.scheduleResume()
 }
 
+// began notes when the blocking of the operation at off began, t, for
+// the observer's spans; without an observer nothing needs it, and a
+// replayed process keeps no field for it (see Engine.starts).
+func (p *proc) began(t Time) {
+	if r := p.rank(); r.e.starts != nil {
+		r.e.starts[r.id] = t
+	}
+}
+
+// startedAt is when the blocking of the operation at off began, as
+// began noted it; 0 without an observer.
+func (p *proc) startedAt() Time {
+	if r := p.rank(); r.e.starts != nil {
+		return r.e.starts[r.id]
+	}
+	return 0
+}
+
 // program is the program the process replays: its rank's.
-func (p *proc) program() *program { return p.r.e.progs.ranks[p.r.id] }
+func (p *proc) program() *program { return p.rank().e.progs.ranks[p.rank().id] }
 
 // request returns the process's request slot i.
-func (p *proc) request(i uint64) *request { return &p.r.e.slots[int(p.slot0)+int(i)] }
+func (p *proc) request(i uint64) *request { return &p.rank().e.slots[int(p.slot0)+int(i)] }
 
 // chunk returns the code of the chunk being run, "" past the end.
 func (p *proc) chunk() string {
-	progs := p.r.e.progs
-	prog := progs.ranks[p.r.id]
+	progs := p.rank().e.progs
+	prog := progs.ranks[p.rank().id]
 	if int(p.ci) >= len(prog.chunks) {
 		return ""
 	}
 	return progs.chunks[prog.chunks[p.ci]]
 }
 
-// slot makes request slot i a new send or receive. Its owner is set for
-// good, and its waiter was cleared when the wait on its last request
-// ended; only the fields that change are written, none a pointer but the
-// extra record of a failed or switch request.
-func (p *proc) slot(i uint64, send bool, peer int, tag algos.Tag, bytes int) *request {
+// slot makes request slot i a new send or receive of bytes. Its waiter
+// was cleared when the wait on its last request ended; its extra record
+// (done, failed or switch) is cleared.
+func (p *proc) slot(i uint64, bytes int) *request {
 	q := p.request(i)
-	q.kind, q.peer, q.tag, q.bytes = reqRecv, int32(peer), tag, bytes
-	if send {
-		q.kind = reqSend
-	}
-	q.done, q.waitedFor = false, false
+	q.bytes = bytes
 	if q.x != nil {
 		q.x = nil
 	}
@@ -128,7 +138,7 @@ func (p *proc) nextChunk() bool {
 // byte), as Isend and Irecv do; a send first holds the rank for its
 // overhead, if the network charges one, as a first stage.
 func (p *proc) replayMessage(op byte, code string, i int) (int, bool) {
-	r, e := p.r, p.r.e
+	r, e := p.rank(), p.rank().e
 	var pv, dt, bytes, slot uint64
 	pv, i = uvarint(code, i)
 	dt, i = uvarint(code, i)
@@ -143,16 +153,17 @@ func (p *proc) replayMessage(op byte, code string, i int) (int, bool) {
 	if op&opKindMask == opSend {
 		if p.stage == 0 && e.ovh != nil && peer != r.id {
 			if d := e.ovh.SendOverhead(r.id, n); d > 0 {
-				p.stage, p.start = 1, p.startCompute(d)
+				p.stage = 1
+				p.began(p.startCompute(d))
 				return i, false
 			}
 		}
 		if p.stage != 0 && e.obs != nil {
-			e.obs.Span(r.id, SpanOverhead, n, p.start, e.now)
+			e.obs.Span(r.id, SpanOverhead, n, p.startedAt(), e.now)
 		}
-		r.send(p.slot(slot, true, peer, tag, n))
+		r.send(p.slot(slot, n), peer, tag)
 	} else {
-		r.recv(p.slot(slot, false, peer, tag, n))
+		r.recv(p.slot(slot, n), peer, tag)
 	}
 	p.tag, p.stage = tag, 0
 	return i, true
@@ -170,9 +181,11 @@ func (p *proc) replayWait(code string, i int) (int, bool) {
 	return p.endWait(code, i, n)
 }
 
-// startWait marks the n requests at code[i:] waited for and parks the
-// process on those not done, if any; a request that failed stops the
-// replay, so that the coroutines give the error.
+// startWait parks the process on the n requests at code[i:] that are
+// not done, if any; a request that failed stops the replay, so that the
+// coroutines give the error. (A replayed request is not marked waited
+// for: only a spawned process's request, which a replay has none of, is
+// asked whether it was.)
 func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	first := i
 	var pending int32
@@ -180,12 +193,11 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	for range n {
 		slot, i = uvarint(code, i)
 		q := p.request(slot)
-		q.waitedFor = true
-		if q.done && q.failure() != nil {
-			p.r.e.stopReplay()
+		if q.done() && q.failure() != nil {
+			p.rank().e.stopReplay()
 			return i, false
 		}
-		if !q.done {
+		if !q.done() {
 			pending++
 		}
 	}
@@ -194,18 +206,19 @@ func (p *proc) startWait(code string, i int, n uint64) (int, bool) {
 	}
 	for j, k := first, uint64(0); k < n; k++ {
 		slot, j = uvarint(code, j)
-		if q := p.request(slot); !q.done {
+		if q := p.request(slot); !q.done() {
 			q.waiter = p
 		}
 	}
-	p.stage, p.start = 1, p.park(pending)
+	p.stage = 1
+	p.began(p.park(pending))
 	return i, false
 }
 
 // endWait unparks the process once the n requests at code[i:] are done,
 // and stops the replay if one failed.
 func (p *proc) endWait(code string, i int, n uint64) (int, bool) {
-	p.unpark(p.start, true)
+	p.unpark(p.startedAt(), true)
 	var slot uint64
 	failed := false
 	for range n {
@@ -215,7 +228,7 @@ func (p *proc) endWait(code string, i int, n uint64) (int, bool) {
 		failed = failed || q.failure() != nil
 	}
 	if failed {
-		p.r.e.stopReplay()
+		p.rank().e.stopReplay()
 		return i, false
 	}
 	p.stage = 0
@@ -226,18 +239,19 @@ func (p *proc) endWait(code string, i int, n uint64) (int, bool) {
 // network times it, if it takes time, and observes it at the second
 // stage.
 func (p *proc) replayReduce(code string, i int) (int, bool) {
-	r, e := p.r, p.r.e
+	r, e := p.rank(), p.rank().e
 	var bytes uint64
 	bytes, i = uvarint(code, i)
 	n := int(bytes)
 	if p.stage == 0 {
 		if d := e.net.ReduceTime(r.id, n); d > 0 {
-			p.stage, p.start = 1, p.startCompute(d)
+			p.stage = 1
+			p.began(p.startCompute(d))
 			return i, false
 		}
 	} else {
 		if e.obs != nil {
-			e.obs.Span(r.id, SpanReduce, n, p.start, e.now)
+			e.obs.Span(r.id, SpanReduce, n, p.startedAt(), e.now)
 		}
 		p.stage = 0
 	}
@@ -247,7 +261,7 @@ func (p *proc) replayReduce(code string, i int) (int, bool) {
 // replaySwitch posts the in-network collective at code[i:] on its group,
 // with phantom buffers where the recording had buffers.
 func (p *proc) replaySwitch(code string, i int) int {
-	e := p.r.e
+	e := p.rank().e
 	var gid, dt, bytes, form, slot uint64
 	gid, i = uvarint(code, i)
 	dt, i = uvarint(code, i)
@@ -263,7 +277,7 @@ func (p *proc) replaySwitch(code string, i int) int {
 	if form&2 != 0 {
 		recv = device.Phantom(n)
 	}
-	p.r.postSwitch(p.slot(slot, false, -1, tag, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
+	p.rank().postSwitch(p.slot(slot, n), e.progs.groups[gid], tag, send, recv, device.DType(form>>2&0xff), device.Op(form>>10))
 	p.tag = tag
 	return i
 }
@@ -271,15 +285,16 @@ func (p *proc) replaySwitch(code string, i int) int {
 // replayDelay sleeps for the delay at code[i:], and observes it at the
 // second stage.
 func (p *proc) replayDelay(code string, i int) (int, bool) {
-	e := p.r.e
+	e := p.rank().e
 	var d uint64
 	d, i = uvarint(code, i)
 	if p.stage == 0 {
-		p.stage, p.start = 1, p.sleep(Time(d))
+		p.stage = 1
+		p.began(p.sleep(Time(d)))
 		return i, false
 	}
 	if e.obs != nil {
-		e.obs.Span(p.r.id, SpanDelay, 0, p.start, e.now)
+		e.obs.Span(p.rank().id, SpanDelay, 0, p.startedAt(), e.now)
 	}
 	p.stage = 0
 	return i, true

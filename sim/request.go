@@ -4,22 +4,42 @@ import (
 	"github.com/nexar-go/nexar-go/algos"
 )
 
-// request is the simulator's algos.Request: one posted send or receive.
+// request is one posted send or receive: a replayed process's request
+// slot, or the request part of a coRequest. It names no owner: a slot
+// belongs to the process whose slots hold it, and a request a link
+// returned carries its rank in its coRequest, which Wait checks.
 type request struct {
-	owner *rank
 	// waiter is the process blocked in Wait on this request, if any.
 	waiter *proc
 	// x holds what few requests have: a switch request's operation, a
-	// failed request's error; nil for most. (The host buffer of a
-	// request with real bytes is in Engine.hostBufs: a request of a
-	// 2^24-rank run, 48 bytes, holds no buffer.)
-	x     *reqExtra
-	tag   algos.Tag
+	// failed request's error; and whether the request is done: nil for
+	// a request not done, reqDone for one done without either. (The
+	// host buffer of a request with real bytes is in Engine.hostBufs: a
+	// request of a 2^24-rank run, 24 bytes, holds no buffer and no flag.)
+	x *reqExtra
+	// bytes is the size of the send, of the receive's buffer, or of the
+	// switch operation. (The peer and tag are the message's and the
+	// match queue's once posted; a coRequest keeps them for reports.)
 	bytes int
-	peer  int32
+}
 
-	kind reqKind
-	done bool
+// reqDone is the extra record of every request done with no error and no
+// switch operation. It is never written.
+var reqDone = reqExtra{done: true}
+
+// done reports whether the request completed.
+func (r *request) done() bool { return r.x != nil && r.x.done }
+
+// coRequest is the simulator's algos.Request: a request a rank's link
+// returned to a body running as coroutines, with the rank it belongs to,
+// so that Wait refuses another rank's, and its peer (-1 for none) and
+// tag, for deadlock reports.
+type coRequest struct {
+	request
+	owner *rank
+	tag   algos.Tag
+	peer  int32
+	kind  reqKind
 	// waitedFor is set once a Wait has included the request, so its error
 	// reached somebody.
 	waitedFor bool
@@ -31,6 +51,8 @@ type reqExtra struct {
 	sw *SwitchOp
 	// err is what the request failed with.
 	err error
+	// done: the request completed.
+	done bool
 }
 
 // failure is the error the request completed with, nil if none (yet).
@@ -49,10 +71,15 @@ func (r *request) switchOp() *SwitchOp {
 	return r.x.sw
 }
 
-// extra returns r's extra record, making it.
+// extra returns r's own extra record, making it (a copy of reqDone, for
+// a request done without one).
 func (r *request) extra() *reqExtra {
-	if r.x == nil {
-		r.x = &reqExtra{}
+	if r.x == nil || r.x == &reqDone {
+		x := &reqExtra{}
+		if r.x != nil {
+			*x = reqDone
+		}
+		r.x = x
 	}
 	return r.x
 }
@@ -68,7 +95,7 @@ const (
 )
 
 // wait describes the request for a deadlock report.
-func (r *request) wait() Wait {
+func (r *coRequest) wait() Wait {
 	if r.kind == reqSpawn {
 		return Wait{Spawned: true}
 	}
@@ -84,14 +111,16 @@ func (r *request) wait() Wait {
 // complete marks r done with err, and wakes its owner if this was the last
 // request it waited for, or if the request failed.
 func (r *request) complete(err error) {
-	if r.done {
+	switch {
+	case r.done():
 		return
-	}
-	r.done = true
-	if err != nil {
-		r.extra().err = err
-	} else if r.x != nil {
-		r.x.err = nil
+	case err != nil:
+		x := r.extra()
+		x.err, x.done = err, true
+	case r.x != nil:
+		r.x.err, r.x.done = nil, true
+	default:
+		r.x = &reqDone
 	}
 	if r.waiter != nil {
 		r.waiter.requestDone(r)

@@ -517,8 +517,7 @@ func (l *simLink) CanSwitchReduce(group []int) bool {
 // what the networks make of it).
 func (l *simLink) ISwitchReduce(group []int, tag algos.Tag, send, recv device.Buffer, dt device.DType, op device.Op) algos.Request {
 	r := l.r
-	req := r.e.newRequest()
-	*req = request{owner: r, peer: -1, tag: tag}
-	r.postSwitch(req, group, tag, send, recv, dt, op)
+	req := r.e.newRequest(r, reqRecv, -1, tag, 0)
+	r.postSwitch(&req.request, group, tag, send, recv, dt, op)
 	return req
 }
