@@ -29,7 +29,8 @@
 #
 # Each size is timed as nccl-tests times it (scripts/gloo-allreduce/
 # collectives.py): warm-up, then the iterations back to back, the slowest
-# rank's time. nexar-live runs every algorithm of each collective at the
+# rank's time; nexar-live too (--timing loop, which a --timing after --
+# overrides). nexar-live runs every algorithm of each collective at the
 # same sizes with the flags after -- (say --trusted-network for plaintext
 # bulk TCP, as Gloo's TCP is); 'nexar-live peer' gives per pair the busbw
 # of both and their ratio to nexar-live's fastest algorithm, and the
@@ -125,7 +126,7 @@ run_peer() { gloo >"$1/peer.log"; }
 nexarflags="$*"
 run_nexar() {
 	# shellcheck disable=SC2086
-	"$nexar" run --np "$np" "$out/peer.toml" --out "$1/nexar" --warmup "$warmup" --iters "$iters" --no-compare $nexarflags
+	"$nexar" run --np "$np" "$out/peer.toml" --out "$1/nexar" --warmup "$warmup" --iters "$iters" --no-compare --timing loop $nexarflags
 }
 echo "== Gloo and nexar-live, $np processes, TCP loopback, $pairs alternating pairs" >&2
 peer_pairs "$pairs" | tee "$out/peer.txt"

@@ -25,6 +25,9 @@
 # shared/reference/machine-figures.md; nexar-live runs every allreduce
 # algorithm of the catalogue at the same sizes, with the flags after --
 # (say --trusted-network for plaintext bulk TCP, as Open MPI's TCP is).
+# Both sides are timed the same way, nccl-tests' and OSU's: a barrier,
+# then the iterations back to back, the slowest rank's mean (allreduce.c;
+# nexar-live's --timing loop, which a --timing after -- overrides).
 # 'nexar-live peer' gives per pair the busbw of Open MPI, of nexar-live's
 # fastest algorithm there, and their ratio; the summary at the end the
 # median and range over the pairs, with the load average before and
@@ -111,7 +114,7 @@ nexarflags="$*"
 run_peer() { ompi >"$1/peer.log"; }
 run_nexar() {
 	# shellcheck disable=SC2086
-	"$nexar" run --np "$np" "$out/peer.toml" --out "$1/nexar" --warmup "$warmup" --iters "$iters" --no-compare $nexarflags
+	"$nexar" run --np "$np" "$out/peer.toml" --out "$1/nexar" --warmup "$warmup" --iters "$iters" --no-compare --timing loop $nexarflags
 }
 echo "== Open MPI and nexar-live, $np processes, TCP loopback, $pairs alternating pairs" >&2
 peer_pairs "$pairs" | tee "$out/peer.txt"
