@@ -36,6 +36,16 @@ import (
 // opened from the record straight into the receiver's buffer: the cipher
 // does the copy. Records hold at most bulkChunk bytes of payload.
 //
+// What sealing costs is then the cipher's time and little else: a ring
+// allreduce of n bytes seals and opens 2(p-1)/p n on every rank. At 64 MiB
+// on 4 ranks, with AES-128-GCM sealing about 2.6 GB/s and opening 3.5
+// GB/s a core (AES-NI without VAES), that is 0.27 core-seconds over the
+// ranks, as much again as all the rest of the plaintext allreduce (0.26
+// to 0.31, nearly all of it the kernel's loopback copies). Measured in
+// one process (4 ranks, pipelined_ring, issue 30): 0.54 core-seconds
+// sealed against 0.26 plaintext, so where the ranks are bound by their
+// CPU the sealed path takes about twice the plaintext path's time.
+//
 // Plaintext (Config.TrustedNetwork), headers and payloads go on the wire as
 // they are. Either way the connection is bound to its QUIC connection by
 // proofs, each way, of the token the acceptor issued over QUIC (proof).
