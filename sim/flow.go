@@ -195,7 +195,7 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	n := &flowNet{
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
 		latencyFirst: f.Sharing == LatencyWeighted,
-		edge:         make([]flowEdge, ne), use: make([]edgeUse, ne),
+		edge:         make([]flowEdge, ne),
 		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	n.clearRoutes()
@@ -219,8 +219,7 @@ type flowNet struct {
 	// shares weighted by the inverse of the route's latency.
 	latencyFirst bool
 
-	edge   []flowEdge // per edge: its flows, bandwidth and filling scratch
-	use    []edgeUse
+	edge   []flowEdge // per edge: its flows, account, bandwidth and filling scratch
 	failed []bool // edges that failed, nil until one does
 
 	senders    []flowSender
@@ -283,26 +282,28 @@ type flowRecv struct {
 	dirty  bool
 }
 
-// flowEdge is what the model keeps of an edge as it runs, in one cache
-// line: what the component search and progressive filling read of an
-// edge together.
+// flowEdge is what the model keeps of an edge as it runs, in two cache
+// lines: the first what attach and detach read and write (its flows and
+// its account), the second what the filling reads. A flow's start and
+// end touch each edge of its route once, so the account sits beside the
+// flows rather than in an array of its own (one miss an edge, not two,
+// when the run is larger than the caches); the edge array, a large
+// allocation, starts on a page, so every record is two whole lines.
 type flowEdge struct {
 	flows    []*flowState // the flows on it, if it has finite bandwidth
-	capacity float64      // current bandwidth
-	base     float64      // nominal bandwidth
-	remCap   float64      // progressive filling: capacity not yet given out
-	wsum     float64      // and the weights of the flows not yet fixed
-	mark     uint32       // component search mark, by epoch
-}
-
-// edgeUse accounts for one edge.
-type edgeUse struct {
+	since    Time         // account: start of the present busy period
+	busy     Time         // and the busy time before it
 	bytes    float64
 	messages int64
-	busy     Time
-	since    Time
-	active   int32
+	active   int32 // flows in their bandwidth phase on it
 	peak     int32
+
+	capacity float64 // current bandwidth
+	remCap   float64 // progressive filling: capacity not yet given out
+	wsum     float64 // and the weights of the flows not yet fixed
+	base     float64 // nominal bandwidth
+	mark     uint32  // component search mark, by epoch
+	_        [28]byte
 }
 
 type flowState struct {
@@ -558,7 +559,7 @@ func (n *flowNet) endLatency(f *flowState) {
 func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	now := n.e.Now()
 	for _, e := range f.route.path {
-		u := &n.use[e]
+		u := &n.edge[e]
 		if u.active == 0 {
 			u.since = now
 		}
@@ -587,7 +588,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 func (n *flowNet) detach(f *flowState, sent float64) {
 	now := n.e.Now()
 	for _, e := range f.route.path {
-		u := &n.use[e]
+		u := &n.edge[e]
 		u.bytes += sent
 		u.active--
 		if u.active == 0 {
@@ -1040,7 +1041,7 @@ func (n *flowNet) Topology() *Topology { return n.topo }
 func (n *flowNet) LinkUsage(end Time) []LinkUsage {
 	out := make([]LinkUsage, len(n.topo.edges))
 	for i, ed := range n.topo.edges {
-		u := n.use[i]
+		u := &n.edge[i]
 		busy := u.busy
 		if u.active > 0 {
 			busy += end - u.since

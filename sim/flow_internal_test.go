@@ -1,0 +1,18 @@
+package sim
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestFlowEdgeLayout pins the edge record to two cache lines, the account
+// in the first and the filling's fields in the second (see flowEdge).
+func TestFlowEdgeLayout(t *testing.T) {
+	var e flowEdge
+	if s := unsafe.Sizeof(e); s != 128 {
+		t.Errorf("flowEdge is %d bytes; want 128", s)
+	}
+	if o := unsafe.Offsetof(e.capacity); o != 64 {
+		t.Errorf("flowEdge.capacity at %d; want 64, the second line", o)
+	}
+}
