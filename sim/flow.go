@@ -196,7 +196,7 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
 		latencyFirst: f.Sharing == LatencyWeighted,
 		edge:         make([]flowEdge, ne),
-		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
+		senders:      make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	n.clearRoutes()
 	for i, ed := range t.edges {
@@ -220,7 +220,7 @@ type flowNet struct {
 	latencyFirst bool
 
 	edge   []flowEdge // per edge: its flows, account, bandwidth and filling scratch
-	failed []bool // edges that failed, nil until one does
+	failed []bool     // edges that failed, nil until one does
 
 	senders    []flowSender
 	recvs      []flowRecv
