@@ -254,9 +254,12 @@ type flowNet struct {
 	shares    shareHeap
 }
 
-// flowRoute is a path with what the model needs of it.
+// flowRoute is a path with what the model needs of it. A short route's
+// path and cons live in its own buf, and cons is path itself when every
+// edge is finite, so that a flow's start reads one object, not three.
 type flowRoute struct {
 	path    []int32 // every edge
+	buf     [10]int32
 	cons    []int32 // the edges of finite bandwidth
 	latency Time
 	// weight is a flow's weight in LatencyWeighted sharing: the inverse
@@ -325,6 +328,7 @@ type flowState struct {
 	seq     uint64
 	route   *flowRoute
 	pos     []int32 // index of the flow in edge[route.cons[i]].flows
+	posBuf  [8]int32
 	rate    float64
 	rem     float64 // bytes left to send
 	counted float64 // bytes already accounted on the edges of an earlier route
@@ -417,19 +421,28 @@ func (n *flowNet) findRoute(src, dst int) *flowRoute {
 	if path == nil {
 		return noRoute
 	}
-	r := &flowRoute{path: path}
+	r := &flowRoute{}
 	k := 0
-	for _, e := range path {
-		if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
-			k++
-		}
-	}
-	r.cons = make([]int32, 0, k)
 	for _, e := range path {
 		ed := &n.topo.edges[e]
 		r.latency += ed.Latency
 		if !math.IsInf(ed.Bandwidth, 1) {
-			r.cons = append(r.cons, e)
+			k++
+		}
+	}
+	buf := r.buf[:0]
+	if len(path)+k > len(buf) {
+		buf = make([]int32, 0, len(path)+k)
+	}
+	all := append(buf, path...)
+	r.path = all[:len(path):len(path)]
+	r.cons = r.path
+	if k < len(path) {
+		r.cons = all[len(path):len(path)]
+		for _, e := range path {
+			if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
+				r.cons = append(r.cons, e)
+			}
 		}
 	}
 	r.weight = 1
@@ -624,7 +637,9 @@ func (n *flowNet) alloc() *flowState {
 		n.free = n.free[:k-1]
 		return f
 	}
-	return &flowState{n: n, hidx: -1}
+	f := &flowState{n: n, hidx: -1}
+	f.pos = f.posBuf[:0]
+	return f
 }
 
 func (n *flowNet) release(f *flowState) {
