@@ -1156,21 +1156,30 @@ func (h shareHeap) down(i int) {
 }
 
 // flowHeap orders flows by (end, seq), with each flow's index kept in it
-// so that a flow whose end moves can be fixed in place.
-type flowHeap struct{ h []*flowState }
+// so that a flow whose end moves can be fixed in place. Its entries carry
+// their keys, so that sifting compares without reading the flows (at
+// scale each a cache miss): it only writes their indices.
+type flowHeap struct{ h []endItem }
 
-func (q *flowHeap) len() int          { return len(q.h) }
-func (q *flowHeap) min() *flowState   { return q.h[0] }
-func flowBefore(a, b *flowState) bool { return a.end < b.end || (a.end == b.end && a.seq < b.seq) }
+type endItem struct {
+	end Time
+	seq uint64
+	f   *flowState
+}
+
+func (a *endItem) before(b *endItem) bool { return a.end < b.end || (a.end == b.end && a.seq < b.seq) }
+
+func (q *flowHeap) len() int        { return len(q.h) }
+func (q *flowHeap) min() *flowState { return q.h[0].f }
 
 func (q *flowHeap) push(f *flowState) {
 	f.hidx = len(q.h)
-	q.h = append(q.h, f)
+	q.h = append(q.h, endItem{f.end, f.seq, f})
 	q.up(f.hidx)
 }
 
 func (q *flowHeap) pop() *flowState {
-	f := q.h[0]
+	f := q.h[0].f
 	q.remove(f)
 	return f
 }
@@ -1178,9 +1187,10 @@ func (q *flowHeap) pop() *flowState {
 func (q *flowHeap) remove(f *flowState) {
 	i, last := f.hidx, len(q.h)-1
 	if i != last {
-		q.swap(i, last)
+		q.h[i] = q.h[last]
+		q.h[i].f.hidx = i
 	}
-	q.h[last] = nil
+	q.h[last] = endItem{}
 	q.h = q.h[:last]
 	f.hidx = -1
 	if i != last {
@@ -1189,42 +1199,50 @@ func (q *flowHeap) remove(f *flowState) {
 	}
 }
 
+// fix moves f, in the heap, to its new end.
 func (q *flowHeap) fix(f *flowState) {
-	q.down(f.hidx)
+	i := f.hidx
+	q.h[i].end = f.end
+	q.down(i)
 	q.up(f.hidx)
 }
 
-func (q *flowHeap) swap(i, j int) {
-	q.h[i], q.h[j] = q.h[j], q.h[i]
-	q.h[i].hidx, q.h[j].hidx = i, j
-}
-
 func (q *flowHeap) up(i int) {
+	h := q.h
+	it := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if !flowBefore(q.h[i], q.h[p]) {
+		if !it.before(&h[p]) {
 			break
 		}
-		q.swap(i, p)
+		h[i] = h[p]
+		h[i].f.hidx = i
 		i = p
 	}
+	h[i] = it
+	it.f.hidx = i
 }
 
 func (q *flowHeap) down(i int) {
-	n := len(q.h)
+	h := q.h
+	n := len(h)
+	it := h[i]
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		c := l
-		if l+1 < n && flowBefore(q.h[l+1], q.h[l]) {
+		if l+1 < n && h[l+1].before(&h[l]) {
 			c = l + 1
 		}
-		if !flowBefore(q.h[c], q.h[i]) {
-			return
+		if !h[c].before(&it) {
+			break
 		}
-		q.swap(i, c)
+		h[i] = h[c]
+		h[i].f.hidx = i
 		i = c
 	}
+	h[i] = it
+	it.f.hidx = i
 }
