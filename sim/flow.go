@@ -436,9 +436,13 @@ func (n *flowNet) findRoute(src, dst int) *flowRoute {
 			k++
 		}
 	}
+	need := len(path)
+	if k < len(path) {
+		need += k
+	}
 	buf := r.buf[:0]
-	if len(path)+k > len(buf) {
-		buf = make([]int32, 0, len(path)+k)
+	if need > cap(buf) {
+		buf = make([]int32, 0, need)
 	}
 	all := append(buf, path...)
 	r.path = all[:len(path):len(path)]
