@@ -195,8 +195,12 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	n := &flowNet{
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
 		latencyFirst: f.Sharing == LatencyWeighted,
-		edge:         make([]flowEdge, ne), use: make([]edgeUse, ne),
-		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
+		edge:         make([]flowEdge, ne),
+		senders:      make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
+	}
+	for i := range n.recvs {
+		rv := &n.recvs[i]
+		rv.askers = rv.one[:0]
 	}
 	n.clearRoutes()
 	for i, ed := range t.edges {
@@ -219,9 +223,8 @@ type flowNet struct {
 	// shares weighted by the inverse of the route's latency.
 	latencyFirst bool
 
-	edge   []flowEdge // per edge: its flows, bandwidth and filling scratch
-	use    []edgeUse
-	failed []bool // edges that failed, nil until one does
+	edge   []flowEdge // per edge: its flows, account, bandwidth and filling scratch
+	failed []bool     // edges that failed, nil until one does
 
 	senders    []flowSender
 	recvs      []flowRecv
@@ -255,9 +258,12 @@ type flowNet struct {
 	shares    shareHeap
 }
 
-// flowRoute is a path with what the model needs of it.
+// flowRoute is a path with what the model needs of it. A short route's
+// path and cons live in its own buf, and cons is path itself when every
+// edge is finite, so that a flow's start reads one object, not three.
 type flowRoute struct {
 	path    []int32 // every edge
+	buf     [10]int32
 	cons    []int32 // the edges of finite bandwidth
 	latency Time
 	// weight is a flow's weight in LatencyWeighted sharing: the inverse
@@ -278,31 +284,35 @@ type flowSender struct {
 // flowRecv is a rank's receive side: its busy slots and the messages
 // asking for one.
 type flowRecv struct {
-	active int
-	askers askers
+	askers askers // in one, until a second message asks at once
+	one    [1]asker
+	active int32
 	dirty  bool
+	_      [19]byte // a record is a cache line
 }
 
-// flowEdge is what the model keeps of an edge as it runs, in one cache
-// line: what the component search and progressive filling read of an
-// edge together.
+// flowEdge is what the model keeps of an edge as it runs, in two cache
+// lines: the first what attach and detach read and write (its flows and
+// its account), the second what the filling reads. A flow's start and
+// end touch each edge of its route once, so the account sits beside the
+// flows rather than in an array of its own (one miss an edge, not two,
+// when the run is larger than the caches); the edge array, a large
+// allocation, starts on a page, so every record is two whole lines.
 type flowEdge struct {
 	flows    []*flowState // the flows on it, if it has finite bandwidth
-	capacity float64      // current bandwidth
-	base     float64      // nominal bandwidth
-	remCap   float64      // progressive filling: capacity not yet given out
-	wsum     float64      // and the weights of the flows not yet fixed
-	mark     uint32       // component search mark, by epoch
-}
-
-// edgeUse accounts for one edge.
-type edgeUse struct {
+	since    Time         // account: start of the present busy period
+	busy     Time         // and the busy time before it
 	bytes    float64
 	messages int64
-	busy     Time
-	since    Time
-	active   int32
+	active   int32 // flows in their bandwidth phase on it
 	peak     int32
+
+	capacity float64 // current bandwidth
+	remCap   float64 // progressive filling: capacity not yet given out
+	wsum     float64 // and the weights of the flows not yet fixed
+	base     float64 // nominal bandwidth
+	mark     uint32  // component search mark, by epoch
+	_        [28]byte
 }
 
 type flowState struct {
@@ -324,6 +334,7 @@ type flowState struct {
 	seq     uint64
 	route   *flowRoute
 	pos     []int32 // index of the flow in edge[route.cons[i]].flows
+	posBuf  [8]int32
 	rate    float64
 	rem     float64 // bytes left to send
 	counted float64 // bytes already accounted on the edges of an earlier route
@@ -416,19 +427,32 @@ func (n *flowNet) findRoute(src, dst int) *flowRoute {
 	if path == nil {
 		return noRoute
 	}
-	r := &flowRoute{path: path}
+	r := &flowRoute{}
 	k := 0
-	for _, e := range path {
-		if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
-			k++
-		}
-	}
-	r.cons = make([]int32, 0, k)
 	for _, e := range path {
 		ed := &n.topo.edges[e]
 		r.latency += ed.Latency
 		if !math.IsInf(ed.Bandwidth, 1) {
-			r.cons = append(r.cons, e)
+			k++
+		}
+	}
+	need := len(path)
+	if k < len(path) {
+		need += k
+	}
+	buf := r.buf[:0]
+	if need > cap(buf) {
+		buf = make([]int32, 0, need)
+	}
+	all := append(buf, path...)
+	r.path = all[:len(path):len(path)]
+	r.cons = r.path
+	if k < len(path) {
+		r.cons = all[len(path):len(path)]
+		for _, e := range path {
+			if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
+				r.cons = append(r.cons, e)
+			}
 		}
 	}
 	r.weight = 1
@@ -440,6 +464,12 @@ func (n *flowNet) findRoute(src, dst int) *flowRoute {
 
 func (n *flowNet) Post(m *Message) {
 	s := &n.senders[m.Src]
+	if s.queue.len() == 0 && (n.slots < 0 || s.active+s.asking < n.slots) {
+		// What queueing m and taking it out again in tryStart does,
+		// without the queue (one cache miss less a message at scale).
+		n.ask(s, m)
+		return
+	}
 	s.queue.push(m)
 	n.tryStart(m.Src)
 }
@@ -449,16 +479,21 @@ func (n *flowNet) Post(m *Message) {
 func (n *flowNet) tryStart(src int) {
 	s := &n.senders[src]
 	for s.queue.len() > 0 && (n.slots < 0 || s.active+s.asking < n.slots) {
-		m := s.queue.pop()
-		if n.rslots < 0 {
-			n.start(m)
-			continue
-		}
-		s.asking++
-		rv := &n.recvs[m.Dst]
-		rv.askers = append(rv.askers, asker{at: n.e.Now(), m: m})
-		n.markPort(m.Dst)
+		n.ask(s, s.queue.pop())
 	}
+}
+
+// ask lets m, from sender s with a free send slot, ask for its receiver,
+// or start at once with unlimited receive slots.
+func (n *flowNet) ask(s *flowSender, m *Message) {
+	if n.rslots < 0 {
+		n.start(m)
+		return
+	}
+	s.asking++
+	rv := &n.recvs[m.Dst]
+	rv.askers = append(rv.askers, asker{at: n.e.Now(), m: m})
+	n.markPort(m.Dst)
 }
 
 func (n *flowNet) markPort(r int) {
@@ -474,7 +509,7 @@ func (n *flowNet) arbitrate() {
 	for i := 0; i < len(n.dirtyPorts); i++ { // start may append
 		rv := &n.recvs[n.dirtyPorts[i]]
 		rv.dirty = false
-		for len(rv.askers) > 0 && rv.active < n.rslots {
+		for len(rv.askers) > 0 && int(rv.active) < n.rslots {
 			m := rv.askers.take()
 			n.senders[m.Src].asking--
 			if !n.start(m) {
@@ -558,7 +593,7 @@ func (n *flowNet) endLatency(f *flowState) {
 func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	now := n.e.Now()
 	for _, e := range f.route.path {
-		u := &n.use[e]
+		u := &n.edge[e]
 		if u.active == 0 {
 			u.since = now
 		}
@@ -587,7 +622,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 func (n *flowNet) detach(f *flowState, sent float64) {
 	now := n.e.Now()
 	for _, e := range f.route.path {
-		u := &n.use[e]
+		u := &n.edge[e]
 		u.bytes += sent
 		u.active--
 		if u.active == 0 {
@@ -623,7 +658,9 @@ func (n *flowNet) alloc() *flowState {
 		n.free = n.free[:k-1]
 		return f
 	}
-	return &flowState{n: n, hidx: -1}
+	f := &flowState{n: n, hidx: -1}
+	f.pos = f.posBuf[:0]
+	return f
 }
 
 func (n *flowNet) release(f *flowState) {
@@ -1040,7 +1077,7 @@ func (n *flowNet) Topology() *Topology { return n.topo }
 func (n *flowNet) LinkUsage(end Time) []LinkUsage {
 	out := make([]LinkUsage, len(n.topo.edges))
 	for i, ed := range n.topo.edges {
-		u := n.use[i]
+		u := &n.edge[i]
 		busy := u.busy
 		if u.active > 0 {
 			busy += end - u.since
@@ -1140,21 +1177,30 @@ func (h shareHeap) down(i int) {
 }
 
 // flowHeap orders flows by (end, seq), with each flow's index kept in it
-// so that a flow whose end moves can be fixed in place.
-type flowHeap struct{ h []*flowState }
+// so that a flow whose end moves can be fixed in place. Its entries carry
+// their keys, so that sifting compares without reading the flows (at
+// scale each a cache miss): it only writes their indices.
+type flowHeap struct{ h []endItem }
 
-func (q *flowHeap) len() int          { return len(q.h) }
-func (q *flowHeap) min() *flowState   { return q.h[0] }
-func flowBefore(a, b *flowState) bool { return a.end < b.end || (a.end == b.end && a.seq < b.seq) }
+type endItem struct {
+	end Time
+	seq uint64
+	f   *flowState
+}
+
+func (a *endItem) before(b *endItem) bool { return a.end < b.end || (a.end == b.end && a.seq < b.seq) }
+
+func (q *flowHeap) len() int        { return len(q.h) }
+func (q *flowHeap) min() *flowState { return q.h[0].f }
 
 func (q *flowHeap) push(f *flowState) {
 	f.hidx = len(q.h)
-	q.h = append(q.h, f)
+	q.h = append(q.h, endItem{f.end, f.seq, f})
 	q.up(f.hidx)
 }
 
 func (q *flowHeap) pop() *flowState {
-	f := q.h[0]
+	f := q.h[0].f
 	q.remove(f)
 	return f
 }
@@ -1162,9 +1208,10 @@ func (q *flowHeap) pop() *flowState {
 func (q *flowHeap) remove(f *flowState) {
 	i, last := f.hidx, len(q.h)-1
 	if i != last {
-		q.swap(i, last)
+		q.h[i] = q.h[last]
+		q.h[i].f.hidx = i
 	}
-	q.h[last] = nil
+	q.h[last] = endItem{}
 	q.h = q.h[:last]
 	f.hidx = -1
 	if i != last {
@@ -1173,42 +1220,50 @@ func (q *flowHeap) remove(f *flowState) {
 	}
 }
 
+// fix moves f, in the heap, to its new end.
 func (q *flowHeap) fix(f *flowState) {
-	q.down(f.hidx)
+	i := f.hidx
+	q.h[i].end = f.end
+	q.down(i)
 	q.up(f.hidx)
 }
 
-func (q *flowHeap) swap(i, j int) {
-	q.h[i], q.h[j] = q.h[j], q.h[i]
-	q.h[i].hidx, q.h[j].hidx = i, j
-}
-
 func (q *flowHeap) up(i int) {
+	h := q.h
+	it := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if !flowBefore(q.h[i], q.h[p]) {
+		if !it.before(&h[p]) {
 			break
 		}
-		q.swap(i, p)
+		h[i] = h[p]
+		h[i].f.hidx = i
 		i = p
 	}
+	h[i] = it
+	it.f.hidx = i
 }
 
 func (q *flowHeap) down(i int) {
-	n := len(q.h)
+	h := q.h
+	n := len(h)
+	it := h[i]
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		c := l
-		if l+1 < n && flowBefore(q.h[l+1], q.h[l]) {
+		if l+1 < n && h[l+1].before(&h[l]) {
 			c = l + 1
 		}
-		if !flowBefore(q.h[c], q.h[i]) {
-			return
+		if !h[c].before(&it) {
+			break
 		}
-		q.swap(i, c)
+		h[i] = h[c]
+		h[i].f.hidx = i
 		i = c
 	}
+	h[i] = it
+	it.f.hidx = i
 }
