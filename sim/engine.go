@@ -35,8 +35,11 @@ type Config struct {
 	// as the run's links do). It falls back to coroutines, with the
 	// same results, when data is HostData, the body reads the clock
 	// (Link.Now), spawns, returns an error or panics, when an operation
-	// fails or the ranks deadlock, and when the network may fail ranks or
-	// links ([RankFailure], [LinkFailure]).
+	// fails or the ranks deadlock, when the network may fail ranks
+	// ([RankFailure]), and when it fails links ([LinkFailure]) whose loss
+	// may leave a device unreachable, or the run has switch operations: a
+	// link failure that every message can be routed around does not
+	// change the programs, and replays.
 	Replay bool
 	// Context, if not nil, stops the run once it is done: Run then
 	// returns an error that wraps its cause, and no result. The engine
@@ -468,7 +471,7 @@ func CheckNetwork(cfg Config) error {
 // observer the replay runs twice, first without it, so that the observer
 // sees nothing of a replay that stops.
 func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err error) {
-	if modelMayFail(cfg.Model) {
+	if modelFailsRanks(cfg.Model) {
 		return nil, false, nil
 	}
 	// Record before building the engine, so that the recording's
@@ -487,7 +490,7 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 	c := cfg
 	c.Observer = nil
 	e, err := newEngine(c, true, info)
-	if err != nil || !replayable(e.net) {
+	if err != nil || !replayableFor(e.net, len(progs.groups) > 0) {
 		return nil, err != nil, err
 	}
 	for pass := 0; ; pass++ {

@@ -210,6 +210,7 @@ func (l LinkFailure) apply(n *faultyNet) error {
 	if err != nil {
 		return err
 	}
+	n.failedEdges = append(n.failedEdges, edges...)
 	n.e.At(l.At, &faultEvent{fn: func() {
 		for _, e := range edges {
 			n.FailLink(e)
@@ -230,7 +231,7 @@ type RankFailure struct {
 func (r RankFailure) String() string { return fmt.Sprintf("rank %d fails at %v", r.Rank, r.At) }
 
 func (r RankFailure) apply(n *faultyNet) error {
-	n.fails = true
+	n.fails, n.ranksFail = true, true
 	if err := n.checkRank(r.Rank); err != nil {
 		return fmt.Errorf("%v: %w", r, err)
 	}
@@ -302,6 +303,9 @@ func (f Faulty) NewNetworkChecked(e *Engine) (Network, error) {
 			return nil, err
 		}
 	}
+	if len(n.failedEdges) > 0 && !n.ranksFail {
+		n.reroutes = n.Topology().devicesConnectedWithout(n.failedEdges)
+	}
 	return n, nil
 }
 
@@ -310,16 +314,30 @@ func (n *faultyNet) mayFail() bool {
 	return n.fails || n.wrapped.mayFail()
 }
 
+// failsOnlyRerouted implements reroutingFailer: no rank fails, and every
+// device still reaches every other once all the scenario's links have
+// failed, so the flow model reroutes every message a failure meets and
+// none fails.
+func (n *faultyNet) failsOnlyRerouted() bool {
+	return !n.ranksFail && (len(n.failedEdges) == 0 || n.reroutes) && n.wrapped.failsOnlyRerouted()
+}
+
 // faultyNet is the state of a Faulty model for one run.
 type faultyNet struct {
 	wrapped
-	e      *Engine
-	seed   uint64
-	slow   []float64        // compute slowdown per rank
-	jitter []func() float64 // delay samplers, in seconds
-	last   []Time           // per sender: when its last message entered the network
-	held   []*heldMessage   // messages delayed by jitter, not yet posted
-	fails  bool             // some fault fails a rank or a link
+	e    *Engine
+	seed uint64
+	// ranksFail is set by a rank failure; failedEdges are the edges the
+	// link failures fail, and reroutes says that every device reaches
+	// every other without them (Topology.devicesConnectedWithout).
+	ranksFail   bool
+	failedEdges []int
+	reroutes    bool
+	slow        []float64        // compute slowdown per rank
+	jitter      []func() float64 // delay samplers, in seconds
+	last        []Time           // per sender: when its last message entered the network
+	held        []*heldMessage   // messages delayed by jitter, not yet posted
+	fails       bool             // some fault fails a rank or a link
 }
 
 // stream returns the PCG source of the seed for one kind of draw.

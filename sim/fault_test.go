@@ -265,3 +265,34 @@ func TestFaultValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkFailureReplays: a run whose links fail but leave every host
+// reachable is replayed (the flow model reroutes what each failure meets,
+// so no message fails and the programs do not change), with the same
+// result and observations as on coroutines, at failures before the first
+// message and in the middle of the run, on ECMP and D-mod-k routing; a
+// failure that cuts a host off is not replayed, and fails the same way
+// both ways.
+func TestLinkFailureReplays(t *testing.T) {
+	const p = 8
+	for _, routing := range []sim.Routing{sim.RouteDestMod, sim.RouteECMP} {
+		tree := smallTree
+		tree.Routing = routing
+		base := sim.Flow{Topology: tree}
+		for _, a := range []string{"ring", "halving_doubling", "binomial_tree"} {
+			body := allreduceBody(t, a, 1<<14)
+			clean := runModel(t, base, p, body)
+			for _, f := range []sim.LinkFailure{
+				{Link: "leaf0<->spine0", At: 0},
+				{Link: "leaf1->spine1", At: clean.End / 2},
+			} {
+				compareReplay(t, fmt.Sprintf("%v/%s/%v", routing, a, f), sim.WithFaults(base, 0, f), p, body, true)
+			}
+			cut := sim.WithFaults(base, 0, sim.LinkFailure{Link: "host0<->leaf0", At: clean.End / 2})
+			compareReplay(t, fmt.Sprintf("%v/%s/cut", routing, a), cut, p, body, false)
+			if res, _ := sim.Run(sim.Config{World: p, Model: cut, Replay: true}, body); res != nil && res.Replayed {
+				t.Errorf("%v/%s: a failure that cuts host 0 off was replayed", routing, a)
+			}
+		}
+	}
+}

@@ -123,8 +123,10 @@ func TestReplayFallsBack(t *testing.T) {
 			return algos.Send(ctx, l, 7, 0, l.Alloc(8))
 		}},
 		{"rank failure", sim.WithFaults(worked, 1, sim.RankFailure{Rank: 2, At: 3 * sim.Microsecond}), ring},
+		// A link whose loss cuts a host off (one that leaves every host
+		// reachable replays: TestLinkFailureReplays).
 		{"link failure", sim.WithFaults(sim.Flow{Topology: sim.FatTree{Tiers: 2, Radix: 4, Link: sim.LinkParams{Bandwidth: 10e9, Latency: sim.Microsecond}}}, 1,
-			sim.LinkFailure{Link: "spine0<->leaf0", At: 2 * sim.Microsecond}), ring},
+			sim.LinkFailure{Link: "host0<->leaf0", At: 2 * sim.Microsecond}), ring},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			compareReplay(t, tc.name, tc.model, 4, tc.body, false)

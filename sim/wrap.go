@@ -131,6 +131,52 @@ func replayable(n Network) bool {
 	return !ok || !f.mayFail()
 }
 
+// reroutingFailer is implemented by networks (Faulty's, and decorators
+// over it) that can say their only failures are links whose loss leaves
+// every device reachable from every other: the flow model reroutes each
+// message a failure meets, so no point-to-point message fails and a
+// program's course does not depend on the failures. A switch operation
+// may still fail (its route through the reducing switch can be cut).
+type reroutingFailer interface {
+	failsOnlyRerouted() bool
+}
+
+func (w *wrapped) failsOnlyRerouted() bool {
+	if f, ok := w.inner.(reroutingFailer); ok {
+		return f.failsOnlyRerouted()
+	}
+	return replayable(w.inner)
+}
+
+// replayableFor reports whether a replay of recorded programs may run on
+// n: n cannot fail, or, for programs without switch operations, n's only
+// failures are links that every message can be rerouted around.
+func replayableFor(n Network, switchOps bool) bool {
+	if replayable(n) {
+		return true
+	}
+	f, ok := n.(reroutingFailer)
+	return ok && !switchOps && f.failsOnlyRerouted()
+}
+
+// modelFailsRanks reports whether a model is known, before its network is
+// built, to fail ranks (a RankFailure under any decorator): its runs are
+// never replayed. A model that fails links only is recorded, and its
+// network then says whether a replay may run (replayableFor).
+func modelFailsRanks(m Model) bool {
+	if x, ok := m.(Faulty); ok {
+		for _, f := range x.Faults {
+			if _, ok := f.(RankFailure); ok {
+				return true
+			}
+		}
+	}
+	if inner, ok := beneath(m); ok {
+		return modelFailsRanks(inner)
+	}
+	return false
+}
+
 // modelMayFail reports whether a model is known, before its network is
 // built, to fail ranks or links: faults of those kinds, under any of the
 // decorators (see beneath). (Other models are asked once their network

@@ -1,0 +1,41 @@
+package sim
+
+import "testing"
+
+// TestDevicesConnectedWithout: the check says yes only where every host
+// still reaches every other, and no where one is cut off or a leaf loses
+// all its spines.
+func TestDevicesConnectedWithout(t *testing.T) {
+	tree, err := FatTree{Radix: 4, Link: LinkParams{Bandwidth: 1e9}}.Build(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := NewTopology("one")
+	one.AddNode(NodeDevice, "gpu0")
+	for _, tc := range []struct {
+		name  string
+		t     *Topology
+		links []string
+		want  bool
+	}{
+		{"nothing failed", tree, nil, true},
+		{"one spine link", tree, []string{"leaf0<->spine0"}, true},
+		{"one direction of two spine links", tree, []string{"leaf0->spine0", "spine1->leaf2"}, true},
+		{"a host's link", tree, []string{"host0<->leaf0"}, false},
+		{"a host's uplink only", tree, []string{"host3->leaf1"}, false},
+		{"a leaf's every spine", tree, []string{"leaf1<->spine0", "leaf1<->spine1"}, false},
+		{"one device", one, nil, true},
+	} {
+		var failed []int
+		for _, l := range tc.links {
+			ids, err := tc.t.FindEdges(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed = append(failed, ids...)
+		}
+		if got := tc.t.devicesConnectedWithout(failed); got != tc.want {
+			t.Errorf("%s: connected %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
