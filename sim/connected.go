@@ -17,11 +17,10 @@ func (t *Topology) devicesConnectedWithout(failed []int) bool {
 	for _, e := range failed {
 		dead[e] = true
 	}
-	forwards := func(n int) bool { return t.nodes[n].Kind != NodeDevice }
 	// The component of the first switch a device sends into.
 	root := -1
 	for _, e := range t.out[t.devices[0]] {
-		if to := t.edges[e].To; !dead[e] && forwards(to) {
+		if to := t.edges[e].To; !dead[e] && t.transit(to) {
 			root = to
 			break
 		}
@@ -37,7 +36,7 @@ func (t *Topology) devicesConnectedWithout(failed []int) bool {
 			u := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			for _, e := range adj[u] {
-				if v := next(t.edges[e]); !dead[e] && forwards(v) && !seen[v] {
+				if v := next(t.edges[e]); !dead[e] && t.transit(v) && !seen[v] {
 					seen[v] = true
 					stack = append(stack, v)
 				}

@@ -205,7 +205,6 @@ type LinkFailure struct {
 func (l LinkFailure) String() string { return fmt.Sprintf("link %s fails at %v", l.Link, l.At) }
 
 func (l LinkFailure) apply(n *faultyNet) error {
-	n.fails = true
 	edges, err := n.edges(l, l.Link, l.At)
 	if err != nil {
 		return err
@@ -231,7 +230,7 @@ type RankFailure struct {
 func (r RankFailure) String() string { return fmt.Sprintf("rank %d fails at %v", r.Rank, r.At) }
 
 func (r RankFailure) apply(n *faultyNet) error {
-	n.fails, n.ranksFail = true, true
+	n.ranksFail = true
 	if err := n.checkRank(r.Rank); err != nil {
 		return fmt.Errorf("%v: %w", r, err)
 	}
@@ -303,23 +302,22 @@ func (f Faulty) NewNetworkChecked(e *Engine) (Network, error) {
 			return nil, err
 		}
 	}
-	if len(n.failedEdges) > 0 && !n.ranksFail {
-		n.reroutes = n.Topology().devicesConnectedWithout(n.failedEdges)
-	}
 	return n, nil
 }
 
 // mayFail implements failer: a rank or a link may fail.
 func (n *faultyNet) mayFail() bool {
-	return n.fails || n.wrapped.mayFail()
+	return n.ranksFail || len(n.failedEdges) > 0 || n.wrapped.mayFail()
 }
 
 // failsOnlyRerouted implements reroutingFailer: no rank fails, and every
 // device still reaches every other once all the scenario's links have
 // failed, so the flow model reroutes every message a failure meets and
-// none fails.
+// none fails. It is asked once, by a replay about to start, so the
+// topology is walked then rather than whenever the network is built.
 func (n *faultyNet) failsOnlyRerouted() bool {
-	return !n.ranksFail && (len(n.failedEdges) == 0 || n.reroutes) && n.wrapped.failsOnlyRerouted()
+	return !n.ranksFail && (len(n.failedEdges) == 0 || n.Topology().devicesConnectedWithout(n.failedEdges)) &&
+		n.wrapped.failsOnlyRerouted()
 }
 
 // faultyNet is the state of a Faulty model for one run.
@@ -328,16 +326,13 @@ type faultyNet struct {
 	e    *Engine
 	seed uint64
 	// ranksFail is set by a rank failure; failedEdges are the edges the
-	// link failures fail, and reroutes says that every device reaches
-	// every other without them (Topology.devicesConnectedWithout).
+	// link failures fail. Either makes the network one that may fail.
 	ranksFail   bool
 	failedEdges []int
-	reroutes    bool
 	slow        []float64        // compute slowdown per rank
 	jitter      []func() float64 // delay samplers, in seconds
 	last        []Time           // per sender: when its last message entered the network
 	held        []*heldMessage   // messages delayed by jitter, not yet posted
-	fails       bool             // some fault fails a rank or a link
 }
 
 // stream returns the PCG source of the seed for one kind of draw.

@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // wrapped is the base of network decorators: it forwards Network and every
 // optional interface to the network it wraps, so that a decorator only
 // writes what it changes and the engine still sees what the inner network
@@ -164,17 +166,7 @@ func replayableFor(n Network, switchOps bool) bool {
 // never replayed. A model that fails links only is recorded, and its
 // network then says whether a replay may run (replayableFor).
 func modelFailsRanks(m Model) bool {
-	if x, ok := m.(Faulty); ok {
-		for _, f := range x.Faults {
-			if _, ok := f.(RankFailure); ok {
-				return true
-			}
-		}
-	}
-	if inner, ok := beneath(m); ok {
-		return modelFailsRanks(inner)
-	}
-	return false
+	return modelHasFault(m, func(f Fault) bool { _, ok := f.(RankFailure); return ok })
 }
 
 // modelMayFail reports whether a model is known, before its network is
@@ -182,16 +174,23 @@ func modelFailsRanks(m Model) bool {
 // decorators (see beneath). (Other models are asked once their network
 // is built; see failer.)
 func modelMayFail(m Model) bool {
-	if x, ok := m.(Faulty); ok {
-		for _, f := range x.Faults {
-			switch f.(type) {
-			case RankFailure, LinkFailure:
-				return true
-			}
+	return modelHasFault(m, func(f Fault) bool {
+		switch f.(type) {
+		case RankFailure, LinkFailure:
+			return true
 		}
+		return false
+	})
+}
+
+// modelHasFault reports whether m, or a model beneath its decorators, is
+// a Faulty with a fault that is.
+func modelHasFault(m Model, is func(Fault) bool) bool {
+	if x, ok := m.(Faulty); ok && slices.ContainsFunc(x.Faults, is) {
+		return true
 	}
 	if inner, ok := beneath(m); ok {
-		return modelMayFail(inner)
+		return modelHasFault(inner, is)
 	}
 	return false
 }
