@@ -271,7 +271,7 @@ func (n *protocolNet) Post(m *Message) {
 		if r.eager {
 			n.e.Release(m)
 		} else if n.ctl != nil {
-			r.rts += n.control(m.Src, m.Dst, false)
+			r.rts += n.control(m.Src, m.Dst)
 		}
 		if !m.Matched() && n.e.Exited(m.Dst) {
 			n.e.Unreceivable(m)
@@ -298,14 +298,14 @@ func (n *protocolNet) HeldFor(rank int) []*Message {
 	return out
 }
 
-// control is the time of one control message from src to dst: the
-// request to send, or with clear set the clear to send.
-func (n *protocolNet) control(src, dst int, clear bool) Time {
+// control is the time of one control message of the handshake from src
+// to dst: the request to send, or the clear to send.
+func (n *protocolNet) control(src, dst int) Time {
 	c := &Message{Src: src, Dst: dst, wire: n.p.Envelope}
 	c.latFac = n.p.LatencyFactors.At(c.wire)
 	c.bwFac = n.p.BandwidthFactors.At(c.wire)
 	if h, ok := n.ctl.(handshakeTimer); ok {
-		return h.HandshakeTime(c, clear)
+		return h.HandshakeTime(c)
 	}
 	return n.ctl.ControlTime(c)
 }
@@ -323,7 +323,7 @@ func (n *protocolNet) Matched(m *Message) {
 	at := n.e.Now()
 	if !r.eager {
 		if n.ctl != nil {
-			at = max(at, r.rts) + n.control(m.Dst, m.Src, true)
+			at = max(at, r.rts) + n.control(m.Dst, m.Src)
 		}
 		at += n.p.Handshake.Delay
 	}

@@ -141,7 +141,7 @@ func (n *twoPathNet) ControlTime(m *Message) Time { return n.quic.ControlTime(m)
 // HandshakeTime implements handshakeTimer: the request to send and the
 // clear to send both travel on the eager TCP connection, in either mode
 // (realnet's wire version 2; the request went on QUIC before).
-func (n *twoPathNet) HandshakeTime(m *Message, _ bool) Time {
+func (n *twoPathNet) HandshakeTime(m *Message) Time {
 	return n.eager.ControlTime(m)
 }
 
@@ -152,9 +152,10 @@ func (n *twoPathNet) ReduceTime(_, bytes int) Time {
 	return TransferTime(bytes, n.reduceBW)
 }
 
-// handshakeTimer is implemented by networks whose request to send and
-// clear to send take different paths (realnet's): Protocol's handshake
-// asks it instead of ControlTimer.
+// handshakeTimer is implemented by networks whose handshake (request to
+// send and clear to send) takes another path than their other control
+// messages (realnet's: TCP, where a relay's headers go on QUIC):
+// Protocol's handshake asks it instead of ControlTimer.
 type handshakeTimer interface {
-	HandshakeTime(m *Message, clear bool) Time
+	HandshakeTime(m *Message) Time
 }
