@@ -44,7 +44,9 @@ type Transport struct {
 // TransportPoint is the one-way time of a message of Bytes bytes on each
 // path, in seconds; Eager (an unexpected eager message, copied out of its
 // buffer) and Rendezvous (request and clear-to-send on TCP, payload on the
-// bulk connection) when the eager threshold is derived.
+// bulk connection) when the eager threshold is derived. Since realnet's
+// wire version 2 the default path's bulk message is that same rendezvous,
+// so Rendezvous equals Bulk; it stays for the eager threshold's readers.
 type TransportPoint struct {
 	Bytes      int     `json:"bytes"`
 	QUIC       float64 `json:"quic_s"`
@@ -72,13 +74,11 @@ const maxTransfer = 24 * 3600 * sim.Second
 // path, the eager connection's frames on the eager path, everything else
 // on QUIC.
 const (
-	tagData     algos.Tag = iota + 1 // a message on its QUIC stream
-	tagRTS                           // request to send, on the eager TCP connection
-	tagCTS                           // clear to send, on the eager TCP connection
-	tagBulk                          // the payload on the bulk TCP connection
-	tagEager                         // an eager message, on the eager TCP connection
-	tagEagerRTS                      // request to send, on the eager connection
-	tagEagerCTS                      // clear to send, on the eager connection
+	tagData  algos.Tag = iota + 1 // a message on its QUIC stream
+	tagRTS                        // request to send, on the eager TCP connection
+	tagCTS                        // clear to send, on the eager TCP connection
+	tagBulk                       // the payload on the bulk TCP connection
+	tagEager                      // an eager message, on the eager TCP connection
 )
 
 // DeriveTransport simulates one message of each size (ascending, above 0;
@@ -133,11 +133,8 @@ func DeriveTransport(tr *scenario.Transport, sizes []int) (*Transport, error) {
 			if err != nil {
 				return nil, err
 			}
-			tr, err := oneWay(model, s, sendRendezvous, recvRendezvous)
-			if err != nil {
-				return nil, err
-			}
-			pt.Eager, pt.Rendezvous = te.Seconds(), tr.Seconds()
+			// Eager mode's rendezvous is the bulk path's protocol.
+			pt.Eager, pt.Rendezvous = te.Seconds(), pt.Bulk
 		}
 		out.Points = append(out.Points, pt)
 	}
@@ -218,38 +215,29 @@ func recvQUIC(ctx context.Context, l algos.Link, n int) error {
 	return algos.Recv(ctx, l, 0, tagData, device.Phantom(n))
 }
 
-// sendBulk and recvBulk are realnet's bulk path: a request to send and
-// the clear-to-send on the eager TCP connection, then the payload on the
-// bulk connection. (Until wire version 2 the request went on QUIC.)
+// sendBulk and recvBulk are realnet's bulk path, in either mode: a
+// request to send and the clear-to-send on the eager TCP connection, then
+// the payload on the bulk connection. (Until wire version 2 the default
+// mode's request went on QUIC.)
 func sendBulk(ctx context.Context, l algos.Link, n int) error {
-	return sendByRendezvous(ctx, l, n, tagRTS, tagCTS)
-}
-
-func recvBulk(ctx context.Context, l algos.Link, n int) error {
-	return recvByRendezvous(ctx, l, n, tagRTS, tagCTS)
-}
-
-// sendByRendezvous sends n bytes on the bulk connection once the receiver
-// has answered the request to send (tag rts) with a clear-to-send (cts).
-func sendByRendezvous(ctx context.Context, l algos.Link, n int, rts, cts algos.Tag) error {
-	if err := algos.Send(ctx, l, 1, rts, device.Phantom(0)); err != nil {
+	if err := algos.Send(ctx, l, 1, tagRTS, device.Phantom(0)); err != nil {
 		return err
 	}
-	if err := algos.Recv(ctx, l, 1, cts, device.Phantom(0)); err != nil {
+	if err := algos.Recv(ctx, l, 1, tagCTS, device.Phantom(0)); err != nil {
 		return err
 	}
 	return algos.Send(ctx, l, 1, tagBulk, device.Phantom(n))
 }
 
-// recvByRendezvous is the receiver's side: realnet posts the payload's
-// receive, then grants the request, so the receive is ready before the
-// payload can arrive.
-func recvByRendezvous(ctx context.Context, l algos.Link, n int, rts, cts algos.Tag) error {
+// recvBulk is the receiver's side: realnet posts the payload's receive,
+// then grants the request, so the receive is ready before the payload can
+// arrive.
+func recvBulk(ctx context.Context, l algos.Link, n int) error {
 	payload := l.Irecv(0, tagBulk, device.Phantom(n))
-	if err := algos.Recv(ctx, l, 0, rts, device.Phantom(0)); err != nil {
+	if err := algos.Recv(ctx, l, 0, tagRTS, device.Phantom(0)); err != nil {
 		return err
 	}
-	if err := algos.Send(ctx, l, 0, cts, device.Phantom(0)); err != nil {
+	if err := algos.Send(ctx, l, 0, tagCTS, device.Phantom(0)); err != nil {
 		return err
 	}
 	return l.Wait(ctx, payload)
@@ -268,17 +256,6 @@ func recvEager(ctx context.Context, l algos.Link, n int) error {
 		return err
 	}
 	return l.Reduce(device.Phantom(n), device.Phantom(n), device.U8, device.Sum)
-}
-
-// sendRendezvous and recvRendezvous are a message by rendezvous in eager
-// mode: request and clear-to-send on the eager connection, the payload on
-// the bulk one.
-func sendRendezvous(ctx context.Context, l algos.Link, n int) error {
-	return sendByRendezvous(ctx, l, n, tagEagerRTS, tagEagerCTS)
-}
-
-func recvRendezvous(ctx context.Context, l algos.Link, n int) error {
-	return recvByRendezvous(ctx, l, n, tagEagerRTS, tagEagerCTS)
 }
 
 // twoPaths is a sim.Model of a pair of ranks joined by realnet's links: the
@@ -306,7 +283,7 @@ func (n *twoPathNet) Post(m *sim.Message) {
 	switch m.Tag {
 	case tagBulk:
 		n.bulk.Post(m)
-	case tagRTS, tagCTS, tagEager, tagEagerRTS, tagEagerCTS:
+	case tagRTS, tagCTS, tagEager:
 		n.eager.Post(m)
 	default:
 		n.quic.Post(m)
