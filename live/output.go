@@ -270,6 +270,15 @@ func SavePartial(dir, src string) (string, error) {
 	return dst, nil
 }
 
+// WriterAlive reports whether the process that a run's temporary results
+// file names (its pid, tempFormat) is still running, not a zombie: the
+// file is then in use, and RecoverLeftovers leaves it alone.
+func WriterAlive(tempFile string) bool {
+	var pid int
+	_, err := fmt.Sscanf(filepath.Base(tempFile), "."+ResultsFile+".%d.", &pid)
+	return err == nil && processAlive(pid)
+}
+
 // RecoverLeftovers saves as partial files (SavePartial), oldest first, the
 // temporary results files in dir whose writer is gone: a rank 0 killed
 // before it could rename its own, or every rank of a launcher that was
@@ -289,8 +298,7 @@ func RecoverLeftovers(dir string) ([]string, error) {
 	}
 	var found []leftover
 	for _, n := range names {
-		var pid int
-		if _, err := fmt.Sscanf(filepath.Base(n), "."+ResultsFile+".%d.", &pid); err == nil && processAlive(pid) {
+		if WriterAlive(n) {
 			continue
 		}
 		if info, err := os.Stat(n); err == nil {

@@ -210,19 +210,15 @@ func TestRunLauncherKilled(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Rank 0's pid, which its temporary file names: the next run leaves
-	// alone the file of a writer still alive.
+	// Rank 0's temporary file: the next run leaves it alone while its
+	// writer is alive.
 	names, _ := filepath.Glob(filepath.Join(out, ".results.csv.*.tmp"))
-	var rank0 int
-	if len(names) == 1 {
-		rank0, _ = strconv.Atoi(strings.Split(filepath.Base(names[0]), ".")[3])
-	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	// The ranks die with it (the parent-death signal). A process that is
 	// exiting has no command line left to name out while it is not yet a
-	// zombie, so wait for rank 0 itself to be gone or a zombie too.
-	for time.Now().Before(deadline) && (len(processesNaming(out)) > 0 || running(rank0)) {
+	// zombie, so wait for rank 0 itself, as the next run judges it.
+	for time.Now().Before(deadline) && (len(processesNaming(out)) > 0 || len(names) == 1 && live.WriterAlive(names[0])) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// With the killed run's --iters: a partial file of other flags is
@@ -232,17 +228,4 @@ func TestRunLauncherKilled(t *testing.T) {
 	if !strings.Contains(stderr, "whose launcher was killed") || !strings.Contains(stderr, "resuming after the") {
 		t.Errorf("the next run did not say it saved and resumed the rows left:\n%s", stderr)
 	}
-}
-
-// running reports whether process pid exists and is not a zombie.
-func running(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
