@@ -91,6 +91,11 @@ func (g symGroup) String() string {
 	return "cyclic"
 }
 
+// IsSymmetryGroup reports whether s names a group that
+// Result.SymmetryGroup can hold ("cyclic", "xor"), for readers of a
+// group saved beside a run's results.
+func IsSymmetryGroup(s string) bool { return s == symCyclic.String() || s == symXor.String() }
+
 // runSymmetric tries the shortcut on the recorded programs: ok is false
 // when the run is not provably symmetric, or rank 0's simulation stopped
 // (then the run is simulated in full).

@@ -199,3 +199,13 @@ func ExampleSymmetryAuto() {
 	// group "": 130560 messages, 2.758896ms
 	// group "cyclic": 130560 messages, 2.758896ms
 }
+
+// TestIsSymmetryGroup: the names a run's SymmetryGroup can hold, and no
+// other.
+func TestIsSymmetryGroup(t *testing.T) {
+	for s, want := range map[string]bool{"cyclic": true, "xor": true, "": false, "ring": false, "Cyclic": false, "auto": false} {
+		if got := sim.IsSymmetryGroup(s); got != want {
+			t.Errorf("IsSymmetryGroup(%q) = %t, want %t", s, got, want)
+		}
+	}
+}

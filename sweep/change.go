@@ -75,7 +75,7 @@ func (r *Row) DecodeChange(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("the world change of row %s/%s at %d ranks: %v", r.Collective, r.Algorithm, r.World, err)
 	}
-	if g := c.Symmetry; g != "" && g != "cyclic" && g != "xor" {
+	if g := c.Symmetry; g != "" && !sim.IsSymmetryGroup(g) {
 		return fmt.Errorf("the run of row %s/%s at %d ranks: symmetry group %q: want cyclic or xor (sim.Result.SymmetryGroup)", r.Collective, r.Algorithm, r.World, g)
 	}
 	r.Recovery, r.Join, r.Symmetry = nil, nil, c.Symmetry
