@@ -49,6 +49,7 @@ install=0
 glooonly=0
 while [ $# -gt 0 ]; do
 	case "$1" in
+	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;
 	--install) install=1 ;;
 	--gloo-only) glooonly=1 ;;
 	--np) np=$2; shift ;;
@@ -59,7 +60,7 @@ while [ $# -gt 0 ]; do
 	--collectives) colls=$2; shift ;;
 	--out) out=$2; shift ;;
 	--) shift; break ;;
-	*) echo "run.sh: unknown flag $1" >&2; exit 2 ;;
+	*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -44,6 +44,7 @@ install=0
 ompionly=0
 while [ $# -gt 0 ]; do
 	case "$1" in
+	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;
 	--install) install=1 ;;
 	--ompi-only) ompionly=1 ;;
 	--np) np=$2; shift ;;
@@ -53,7 +54,7 @@ while [ $# -gt 0 ]; do
 	--pairs) pairs=$2; shift ;;
 	--out) out=$2; shift ;;
 	--) shift; break ;;
-	*) echo "run.sh: unknown flag $1" >&2; exit 2 ;;
+	*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done

@@ -25,10 +25,11 @@ out=smpi-out
 scenario=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;
 	--install) install=1 ;;
 	--out) out=$2; shift ;;
 	--) shift; break ;;
-	-*) echo "run.sh: unknown flag $1" >&2; exit 2 ;;
+	-*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
 	*) scenario=$1 ;;
 	esac
 	shift
