@@ -18,6 +18,13 @@ func TestDevicesConnectedWithout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 4 nodes of 4 devices on an intra-node switch (each device's first
+	// edge), 2 NICs a node into a 2-tier fat tree.
+	hier, err := Hierarchical{DevicesPerNode: 4, Intra: LinkParams{Bandwidth: 50e9}, NICs: 2,
+		Inter: FatTree{Radix: 4, Link: LinkParams{Bandwidth: 1e9}}}.Build(16)
+	if err != nil {
+		t.Fatal(err)
+	}
 	one := NewTopology("one")
 	one.AddNode(NodeDevice, "gpu0")
 	for _, tc := range []struct {
@@ -38,6 +45,8 @@ func TestDevicesConnectedWithout(t *testing.T) {
 		{"gpus: a GPU's NVLink", gpus, []string{"gpu0.0<->nvs0"}, true},
 		{"gpus: a GPU's NIC", gpus, []string{"gpu0.0->nic0.0", "nic0.0->gpu0.0"}, false},
 		{"gpus: a NIC's leaf", gpus, []string{"inter.rail0.leaf0<->nic0.0"}, false},
+		{"hierarchical: nothing failed", hier, nil, true},
+		{"hierarchical: one spine link", hier, []string{"inter.leaf0<->inter.spine0"}, true},
 		{"gpus: a leaf's every spine", gpus, []string{"inter.rail2.leaf1<->inter.spine0", "inter.rail2.leaf1<->inter.spine1"}, false},
 	} {
 		var failed []int
