@@ -9,6 +9,11 @@ package sim
 // every device must keep a live edge into that component and one out of
 // it. (Devices joined only by direct links, with no switch between them,
 // get a no.) A topology of one device is connected.
+//
+// Such a component holds a node the first device sends into, so each of
+// those is tried as its root: a GPU's first edge may go to its NVSwitch,
+// which only its own node's GPUs reach, while the component that joins
+// every GPU is its NIC's (the fabric's).
 func (t *Topology) devicesConnectedWithout(failed []int) bool {
 	if len(t.devices) <= 1 {
 		return true
@@ -17,18 +22,31 @@ func (t *Topology) devicesConnectedWithout(failed []int) bool {
 	for _, e := range failed {
 		dead[e] = true
 	}
-	// The component of the first switch a device sends into.
-	root := -1
+	var tried []bool // per node: in the component of a root that failed
 	for _, e := range t.out[t.devices[0]] {
-		if to := t.edges[e].To; !dead[e] && t.transit(to) {
-			root = to
-			break
+		root := t.edges[e].To
+		if dead[e] || !t.transit(root) || (tried != nil && tried[root]) {
+			continue
+		}
+		comp := t.transitComponent(root, dead)
+		if t.allDevicesOnComponent(comp, dead) {
+			return true
+		}
+		if tried == nil {
+			tried = make([]bool, len(t.nodes))
+		}
+		for n, in := range comp {
+			tried[n] = tried[n] || in
 		}
 	}
-	if root < 0 {
-		return false
-	}
-	reach := func(adj [][]int32, next func(Edge) int) []bool {
+	return false
+}
+
+// transitComponent returns, per node, whether it lies in the strongly
+// connected component of switches and NICs that holds root, over edges
+// not dead.
+func (t *Topology) transitComponent(root int, dead []bool) []bool {
+	reach := func(adj [][]int32, next func(*Edge) int) []bool {
 		seen := make([]bool, len(t.nodes))
 		seen[root] = true
 		stack := []int{root}
@@ -36,7 +54,7 @@ func (t *Topology) devicesConnectedWithout(failed []int) bool {
 			u := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			for _, e := range adj[u] {
-				if v := next(t.edges[e]); !dead[e] && t.transit(v) && !seen[v] {
+				if v := next(&t.edges[e]); !dead[e] && t.transit(v) && !seen[v] {
 					seen[v] = true
 					stack = append(stack, v)
 				}
@@ -44,16 +62,24 @@ func (t *Topology) devicesConnectedWithout(failed []int) bool {
 		}
 		return seen
 	}
-	from := reach(t.out, func(e Edge) int { return e.To })
-	to := reach(t.in, func(e Edge) int { return e.From })
-	inComponent := func(n int) bool { return from[n] && to[n] }
+	from := reach(t.out, func(e *Edge) int { return e.To })
+	to := reach(t.in, func(e *Edge) int { return e.From })
+	for n := range from {
+		from[n] = from[n] && to[n]
+	}
+	return from
+}
+
+// allDevicesOnComponent reports whether every device keeps a live edge
+// into the component comp and one out of it.
+func (t *Topology) allDevicesOnComponent(comp, dead []bool) bool {
 	for _, d := range t.devices {
 		in, out := false, false
 		for _, e := range t.out[d] {
-			out = out || !dead[e] && inComponent(t.edges[e].To)
+			out = out || !dead[e] && comp[t.edges[e].To]
 		}
 		for _, e := range t.in[d] {
-			in = in || !dead[e] && inComponent(t.edges[e].From)
+			in = in || !dead[e] && comp[t.edges[e].From]
 		}
 		if !in || !out {
 			return false

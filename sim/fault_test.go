@@ -296,3 +296,24 @@ func TestLinkFailureReplays(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkFailureReplaysOnGPUs: on a GPU cluster, whose GPUs send first
+// into their node's NVSwitch (which no other node reaches), a failed
+// spine link is replayed too, with the same result and observations as
+// on coroutines; a failed NIC link, which cuts a GPU off the fabric, is
+// not.
+func TestLinkFailureReplaysOnGPUs(t *testing.T) {
+	c := dgx(4)
+	c.Fabric = sim.RailFatTree{Rails: 8, Radix: 4, NIC: c.NIC, Link: sim.LinkParams{Bandwidth: 50e9, Latency: 200 * sim.Nanosecond}}
+	base := sim.Flow{Topology: c}
+	const p = 32
+	for _, a := range []string{"ring", "binomial_tree"} {
+		body := allreduceBody(t, a, 1<<16)
+		compareReplay(t, a+"/spine link", sim.WithFaults(base, 0, sim.LinkFailure{Link: "inter.rail7.leaf0<->inter.spine1", At: 0}), p, body, true)
+		cut := sim.WithFaults(base, 0, sim.LinkFailure{Link: "inter.rail0.leaf0<->nic0.0", At: 0})
+		compareReplay(t, a+"/cut", cut, p, body, false)
+		if res, _ := sim.Run(sim.Config{World: p, Model: cut, Replay: true}, body); res != nil && res.Replayed {
+			t.Errorf("%s: a failure that cuts a GPU off the fabric was replayed", a)
+		}
+	}
+}
