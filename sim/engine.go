@@ -152,7 +152,7 @@ type Engine struct {
 
 	// Match queues, messages and requests to hand out (see newQueue,
 	// newMessage, newRequest).
-	queues []*matchQueue
+	queues *matchQueue // linked through matchQueue.next
 	// hostBufs are the buffers of the requests with real bytes (HostData)
 	// not yet sent or filled, by request.
 	hostBufs map[*request][]byte

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"slices"
-
 	"github.com/nexar-go/nexar-go/algos"
 )
 
@@ -18,14 +16,21 @@ import (
 // slots are dropped from the front once both sides are done.
 type matchQueue struct {
 	// tag and src are the queue's key; src is -1 in a rank's own queue
-	// (matches.one) while it has none, so that a queue is 64 bytes.
-	tag   algos.Tag
-	src   int32
-	head  int32
-	base  int64 // the index of slots[head]
+	// (matches.one) while it has none.
+	tag  algos.Tag
+	src  int32
+	head int32
+	base int64 // the index of slots[head]
+	// slots holds the slots from base on.
 	slots []matchSlot
-	// sent and posted count the messages and receives so far.
-	sent, posted int64
+	// sent and posted count the messages and receives so far, beyond
+	// base (which neither passes): a queue holds no two 64-bit counts.
+	sent, posted int32
+	// next links a rank's other queues from its own (matches.one),
+	// while it keeps them in a list, and the engine's free queues: a
+	// rank's second queue needs no record of its own, and a queue is
+	// 64 bytes.
+	next *matchQueue
 }
 
 // key is the queue's key.
@@ -69,6 +74,8 @@ func (q *matchQueue) trim() bool {
 		q.slots[q.head] = matchSlot{}
 		q.head++
 		q.base++
+		q.sent--
+		q.posted--
 	}
 	if int(q.head) == len(q.slots) {
 		q.slots, q.head = q.slots[:0], 0
@@ -79,9 +86,10 @@ func (q *matchQueue) trim() bool {
 // announce records m, just sent, and reports the receive it matches if
 // that is already posted.
 func (q *matchQueue) announce(m *Message) *request {
-	m.setSeq(q.sent)
+	k := q.base + int64(q.sent)
+	m.setSeq(k)
 	q.sent++
-	s := q.slot(q.sent - 1)
+	s := q.slot(k)
 	s.m = m
 	return s.req
 }
@@ -89,7 +97,7 @@ func (q *matchQueue) announce(m *Message) *request {
 // post records req, just posted, and returns the message it matches if
 // that was sent already (arrived or not).
 func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
-	k := q.posted
+	k := q.base + int64(q.posted)
 	q.posted++
 	s := q.slot(k)
 	s.req = req
@@ -99,23 +107,25 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 // matches are a rank's match queues that have something pending, by
 // key. Most ranks have one at a time, kept in the rank (one, while it is
 // used), which a message reaches without a pointer; the others are a
-// short list searched in order, and past matchListMax (an alltoall
-// posting every receive at once) a map. A queue that empties leaves; one
-// of the list goes back to the engine's pool for the next key of any
-// rank.
+// short list linked from it (one.next), searched in order, and past
+// matchListMax (an alltoall posting every receive at once) a map in the
+// rank's rare record. A queue that empties leaves; one of the list goes
+// back to the engine's pool for the next key of any rank.
 type matches struct {
-	one  matchQueue
-	more *moreMatches // nil until the rank has two queues at once
-}
-
-// moreMatches are the queues of a rank beside matches.one.
-type moreMatches struct {
-	list  []*matchQueue
-	byKey map[matchKey]*matchQueue // nil while the list is used
+	one matchQueue
 }
 
 // matchListMax is the most queues a rank keeps in its list.
 const matchListMax = 16
+
+// byKey is r's map of queues beside matches.one, nil while it keeps them
+// in a list.
+func (r *rank) byKey() map[matchKey]*matchQueue {
+	if r.rare == nil {
+		return nil
+	}
+	return r.rare.matches
+}
 
 // lookup returns r's match queue for key, or nil.
 func (r *rank) lookup(key matchKey) *matchQueue {
@@ -123,18 +133,15 @@ func (r *rank) lookup(key matchKey) *matchQueue {
 	if m.one.is(key) {
 		return &m.one
 	}
-	if m.more == nil {
-		return nil
-	}
-	if m.more.byKey != nil {
-		return m.more.byKey[key]
-	}
-	for _, q := range m.more.list {
+	for q := m.one.next; q != nil; q = q.next {
 		if q.is(key) {
 			return q
 		}
 	}
-	return nil
+	if r.rare == nil || r.rare.matches == nil {
+		return nil
+	}
+	return r.rare.matches[key]
 }
 
 // queue returns r's match queue for key, making it if needed.
@@ -149,23 +156,28 @@ func (r *rank) queue(key matchKey) *matchQueue {
 	}
 	q := r.e.newQueue()
 	q.setKey(key)
-	if m.more == nil {
-		m.more = &moreMatches{}
+	if byKey := r.byKey(); byKey != nil {
+		byKey[key] = q
+		return q
 	}
-	x := m.more
-	switch {
-	case x.byKey != nil:
-		x.byKey[key] = q
-	case len(x.list) < matchListMax:
-		x.list = append(x.list, q)
-	default:
-		x.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
-		for _, y := range x.list {
-			x.byKey[y.key()] = y
-		}
-		x.byKey[key] = q
-		x.list = nil
+	n := 0
+	for y := m.one.next; y != nil; y = y.next {
+		n++
 	}
+	if n < matchListMax {
+		q.next, m.one.next = m.one.next, q
+		return q
+	}
+	byKey := make(map[matchKey]*matchQueue, 2*matchListMax)
+	for y := m.one.next; y != nil; {
+		next := y.next
+		y.next = nil
+		byKey[y.key()] = y
+		y = next
+	}
+	m.one.next = nil
+	byKey[key] = q
+	r.faults().matches = byKey
 	return q
 }
 
@@ -186,52 +198,45 @@ func (r *rank) forget(q *matchQueue) {
 	m := &r.match
 	switch {
 	case q == &m.one:
-		*q = matchQueue{slots: q.slots[:0], src: -1}
+		*q = matchQueue{slots: q.slots[:0], src: -1, next: q.next}
 		return
-	case m.more.byKey != nil:
-		delete(m.more.byKey, q.key())
+	case r.byKey() != nil:
+		delete(r.rare.matches, q.key())
 	default:
-		x := m.more
-		i := slices.Index(x.list, q)
-		last := len(x.list) - 1
-		x.list[i] = x.list[last]
-		x.list[last] = nil
-		x.list = x.list[:last]
+		prev := &m.one
+		for prev.next != q {
+			prev = prev.next
+		}
+		prev.next = q.next
 	}
 	r.e.freeQueue(q)
 }
 
 // keys returns the keys of r's queues from src.
-func (m *matches) keys(src int) []matchKey {
+func (r *rank) keys(src int) []matchKey {
 	var out []matchKey
 	add := func(q *matchQueue) {
 		if int(q.src) == src {
 			out = append(out, q.key())
 		}
 	}
+	m := &r.match
 	if m.one.src >= 0 {
 		add(&m.one)
 	}
-	if m.more == nil {
-		return out
+	for q := m.one.next; q != nil; q = q.next {
+		add(q)
 	}
-	if m.more.byKey != nil {
-		for _, q := range m.more.byKey {
-			add(q)
-		}
-	} else {
-		for _, q := range m.more.list {
-			add(q)
-		}
+	for _, q := range r.byKey() {
+		add(q)
 	}
 	return out
 }
 
 // newQueue returns an empty match queue, reusing one given back.
 func (e *Engine) newQueue() *matchQueue {
-	if k := len(e.queues); k > 0 {
-		q := e.queues[k-1]
-		e.queues = e.queues[:k-1]
+	if q := e.queues; q != nil {
+		e.queues, q.next = q.next, nil
 		return q
 	}
 	return &matchQueue{}
@@ -239,6 +244,6 @@ func (e *Engine) newQueue() *matchQueue {
 
 // freeQueue takes back q, empty, keeping its slots' storage.
 func (e *Engine) freeQueue(q *matchQueue) {
-	*q = matchQueue{slots: q.slots[:0]}
-	e.queues = append(e.queues, q)
+	*q = matchQueue{slots: q.slots[:0], next: e.queues}
+	e.queues = q
 }

@@ -93,6 +93,9 @@ type rankRare struct {
 	// nothing delivered matches them: it failed, or returned with an error
 	// and has nothing left in flight.
 	deadErr error
+	// matches are the rank's match queues beside its own, by key, once
+	// it has had more than matchListMax of them at once (see matches).
+	matches map[matchKey]*matchQueue
 }
 
 // faults returns r's rare record, making it.
@@ -274,7 +277,7 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 // failReceivesFrom fails every receive posted from src that no delivered
 // message completes, in tag order.
 func (r *rank) failReceivesFrom(src int, err error) {
-	keys := r.match.keys(src)
+	keys := r.keys(src)
 	slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
 	for _, k := range keys {
 		q := r.lookup(k)
