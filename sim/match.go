@@ -13,24 +13,28 @@ import (
 // eager message passing a rendezvous one) still lands in its own receive.
 //
 // Slot k holds the k-th message and the k-th receive as each is posted;
-// slots are dropped from the front once both sides are done.
+// slots are dropped from the front once both sides are done. The first
+// slot not dropped sits in the queue (most queues never hold a second),
+// the others in more.
 type matchQueue struct {
 	// tag and src are the queue's key; src is -1 in a rank's own queue
 	// (matches.one) while it has none.
 	tag  algos.Tag
 	src  int32
-	head int32
-	base int64 // the index of slots[head]
-	// slots holds the slots from base on.
-	slots []matchSlot
+	head int32 // the slot after first is (*more)[head]
+	base int64 // the index of first
 	// sent and posted count the messages and receives so far, beyond
 	// base (which neither passes): a queue holds no two 64-bit counts.
 	sent, posted int32
 	// next links a rank's other queues from its own (matches.one),
 	// while it keeps them in a list, and the engine's free queues: a
-	// rank's second queue needs no record of its own, and a queue is
-	// 64 bytes.
+	// rank's second queue needs no record of its own.
 	next *matchQueue
+	// first is slot base, in the queue, so that a message and its
+	// receive meet in their queue's cache line; more holds the slots
+	// after it, nil until a queue holds two: a queue is 64 bytes.
+	first matchSlot
+	more  *[]matchSlot
 }
 
 // key is the queue's key.
@@ -59,28 +63,51 @@ func (s *matchSlot) done() bool { return s.req == &slotDone }
 
 // slot returns slot k, growing the queue as needed.
 func (q *matchQueue) slot(k int64) *matchSlot {
-	i := int(q.head) + int(k-q.base)
-	for i >= len(q.slots) {
-		q.slots = append(q.slots, matchSlot{})
+	i := int(k - q.base)
+	if i == 0 {
+		return &q.first
 	}
-	return &q.slots[i]
+	if q.more == nil {
+		q.more = new([]matchSlot)
+	}
+	j := int(q.head) + i - 1
+	for j >= len(*q.more) {
+		*q.more = append(*q.more, matchSlot{})
+	}
+	return &(*q.more)[j]
+}
+
+// live is how many slots the queue holds from base on.
+func (q *matchQueue) live() int { return int(max(q.sent, q.posted)) }
+
+// slotAt returns the queue's i-th slot from base on.
+func (q *matchQueue) slotAt(i int) *matchSlot {
+	if i == 0 {
+		return &q.first
+	}
+	return &(*q.more)[int(q.head)+i-1]
 }
 
 // trim drops the finished slots at the front, and reports whether the
 // queue is empty (nothing sent or posted is waiting), so that its owner
 // can forget it.
 func (q *matchQueue) trim() bool {
-	for int(q.head) < len(q.slots) && q.slots[q.head].done() {
-		q.slots[q.head] = matchSlot{}
-		q.head++
+	for n := q.live(); n > 0 && q.first.done(); n-- {
+		if n > 1 {
+			s := &(*q.more)[q.head]
+			q.first, *s = *s, matchSlot{}
+			q.head++
+		} else {
+			q.first = matchSlot{}
+		}
 		q.base++
 		q.sent--
 		q.posted--
 	}
-	if int(q.head) == len(q.slots) {
-		q.slots, q.head = q.slots[:0], 0
+	if q.more != nil && int(q.head) == len(*q.more) {
+		*q.more, q.head = (*q.more)[:0], 0
 	}
-	return len(q.slots) == 0 && q.sent == q.posted
+	return q.live() == 0
 }
 
 // announce records m, just sent, and reports the receive it matches if
@@ -198,7 +225,7 @@ func (r *rank) forget(q *matchQueue) {
 	m := &r.match
 	switch {
 	case q == &m.one:
-		*q = matchQueue{slots: q.slots[:0], src: -1, next: q.next}
+		*q = matchQueue{more: q.more, src: -1, next: q.next}
 		return
 	case r.byKey() != nil:
 		delete(r.rare.matches, q.key())
@@ -244,6 +271,6 @@ func (e *Engine) newQueue() *matchQueue {
 
 // freeQueue takes back q, empty, keeping its slots' storage.
 func (e *Engine) freeQueue(q *matchQueue) {
-	*q = matchQueue{slots: q.slots[:0], next: e.queues}
+	*q = matchQueue{more: q.more, next: e.queues}
 	e.queues = q
 }

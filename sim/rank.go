@@ -292,8 +292,8 @@ func (r *rank) failReceivesFrom(src int, err error) {
 	slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
 	for _, k := range keys {
 		q := r.lookup(k)
-		for i := int(q.head); i < len(q.slots); i++ {
-			if s := &q.slots[i]; s.req != nil && !s.done() {
+		for i := range q.live() {
+			if s := q.slotAt(i); s.req != nil && !s.done() {
 				s.req.complete(err)
 				s.req = &slotDone
 			}
