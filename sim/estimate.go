@@ -141,9 +141,10 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// garbage, then little for a replay (its queues grow in shared
 	// blocks and free lists, not by doubling); the coroutines'
 	// operations all along. (Fitted to the peak resident memory of
-	// halving-doubling replays of 2^16 and 2^20 ranks, and of coroutine
-	// runs of 64 to 2^20 ranks.)
-	headroom := 1.1
+	// halving-doubling replays of 2^16 and 2^20 ranks, whose match slots
+	// sit in their queues and whose second queues are linked, and of
+	// coroutine runs of 64 to 2^20 ranks.)
+	headroom := 1.05
 	if !est.Replay {
 		headroom = 1.6
 	}
