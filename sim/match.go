@@ -23,8 +23,10 @@ type matchQueue struct {
 	src  int32
 	head int32 // the slot after first is (*more)[head]
 	base int64 // the index of first
-	// sent and posted count the messages and receives so far, beyond
-	// base (which neither passes): a queue holds no two 64-bit counts.
+	// sent and posted count the messages and receives so far, from
+	// base on, so that a queue holds no two 64-bit counts. (sent is
+	// below 0 once receives that no message came for failed and were
+	// dropped: their source is gone and sends nothing more.)
 	sent, posted int32
 	// next links a rank's other queues from its own (matches.one),
 	// while it keeps them in a list, and the engine's free queues: a
@@ -90,7 +92,9 @@ func (q *matchQueue) slotAt(i int) *matchSlot {
 
 // trim drops the finished slots at the front, and reports whether the
 // queue is empty (nothing sent or posted is waiting), so that its owner
-// can forget it.
+// can forget it. A queue whose receives outnumbered its messages is empty
+// once they are dropped: they failed because their source is gone, which
+// sends nothing more to match.
 func (q *matchQueue) trim() bool {
 	for n := q.live(); n > 0 && q.first.done(); n-- {
 		if n > 1 {
