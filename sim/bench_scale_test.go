@@ -34,7 +34,7 @@ import (
 //
 // The million-rank points run only with -sim.big: they take minutes and
 // gigabytes; the 2^24-rank one only with -sim.huge: it takes most of an
-// hour and, at the 2^20 point's 500 bytes a rank, about 8 GiB.
+// hour and, at the 2^20 point's 420 bytes a rank, about 7 GiB.
 var (
 	scaleBig  = flag.Bool("sim.big", false, "run the million-rank scale benchmarks")
 	scaleHuge = flag.Bool("sim.huge", false, "run the 2^24-rank scale benchmark")

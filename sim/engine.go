@@ -152,7 +152,7 @@ type Engine struct {
 
 	// Match queues, messages and requests to hand out (see newQueue,
 	// newMessage, newRequest).
-	queues []*matchQueue
+	queues *matchQueue // linked through matchQueue.next
 	// hostBufs are the buffers of the requests with real bytes (HostData)
 	// not yet sent or filled, by request.
 	hostBufs map[*request][]byte
@@ -323,15 +323,15 @@ func (e *Engine) checkDead(r *rank) {
 	if errors.As(root, &pe) {
 		root = pe.Err
 	}
-	r.rare.deadErr = &PeerExitedError{Peer: r.id, Err: root}
-	e.failReceivesFrom(r.id, r.rare.deadErr)
+	r.rare.deadErr = &PeerExitedError{Peer: r.id(), Err: root}
+	e.failReceivesFrom(r.id(), r.rare.deadErr)
 }
 
 // failReceivesFrom fails every receive posted from src on the other live
 // ranks, in rank and then tag order.
 func (e *Engine) failReceivesFrom(src int, err error) {
 	for _, r := range e.ranks.all() {
-		if r.id != src && !r.crashed {
+		if r.id() != src && !r.crashed {
 			r.failReceivesFrom(src, err)
 		}
 	}
@@ -550,8 +550,8 @@ func newEngine(cfg Config, replay bool, info *runInfo) (*Engine, error) {
 		e.ranks.solo = make([]rank, cfg.World)
 		e.ranks.bodies = make([]*coProc, cfg.World)
 	}
-	for i, r := range e.ranks.all() {
-		r.e, r.id = e, i
+	for _, r := range e.ranks.all() {
+		r.e = e
 		r.match.one.src = -1 // (no key yet)
 	}
 	net, err := newInner(cfg.Model, e)

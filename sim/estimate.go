@@ -131,9 +131,9 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	}
 	perRank += netBytesPerRank(cfg.Model, s.peers/float64(len(s.recorded)))
 	// Messages in flight: at most those a rank sends without waiting;
-	// each with the slot that pairs it with its receive (in the rank's
-	// own match queue, for most), and the event that ends it.
-	perMessage := unsafe.Sizeof(Message{}) + 16 + unsafe.Sizeof(matchSlot{}) + 16
+	// each with the event that ends it. (The slot that pairs it with its
+	// receive is its match queue's first, in the queue, for most.)
+	perMessage := unsafe.Sizeof(Message{}) + 16 + 16
 	perRank += s.estimate(func(n rankCounts) int64 { return n.inFlight }) / w * float64(perMessage)
 	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
 	// The collector lets the heap grow past what is live before it
@@ -141,9 +141,10 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// garbage, then little for a replay (its queues grow in shared
 	// blocks and free lists, not by doubling); the coroutines'
 	// operations all along. (Fitted to the peak resident memory of
-	// halving-doubling replays of 2^16 and 2^20 ranks, and of coroutine
-	// runs of 64 to 2^20 ranks.)
-	headroom := 1.1
+	// halving-doubling replays of 2^16 and 2^20 ranks, whose match slots
+	// sit in their queues and whose second queues are linked, and of
+	// coroutine runs of 64 to 2^20 ranks.)
+	headroom := 1.05
 	if !est.Replay {
 		headroom = 1.6
 	}

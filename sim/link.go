@@ -24,7 +24,7 @@ var (
 	_ algos.Signaler    = (*simLink)(nil)
 )
 
-func (l *simLink) Rank() int { return l.r.id }
+func (l *simLink) Rank() int { return l.r.id() }
 func (l *simLink) Size() int { return l.r.e.ranks.len() }
 
 func (l *simLink) Now() time.Duration { return l.r.e.now.Duration() }
@@ -46,7 +46,7 @@ func (l *simLink) Alloc(n int) device.Buffer {
 
 func (l *simLink) checkPeer(peer int) error {
 	if peer < 0 || peer >= l.r.e.ranks.len() {
-		return fmt.Errorf("sim: rank %d: peer %d outside world of %d ranks", l.r.id, peer, l.r.e.ranks.len())
+		return fmt.Errorf("sim: rank %d: peer %d outside world of %d ranks", l.r.id(), peer, l.r.e.ranks.len())
 	}
 	return nil
 }
@@ -60,8 +60,8 @@ func (l *simLink) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request
 		return cr
 	}
 	e.keepHost(req, buf)
-	if e.ovh != nil && dst != r.id {
-		if err := l.compute(e.ovh.SendOverhead(r.id, buf.Len()), SpanOverhead, buf.Len()); err != nil {
+	if e.ovh != nil && dst != r.id() {
+		if err := l.compute(e.ovh.SendOverhead(r.id(), buf.Len()), SpanOverhead, buf.Len()); err != nil {
 			req.complete(err)
 			return cr
 		}
@@ -84,7 +84,7 @@ func (r *rank) send(req *request, dst int, tag algos.Tag) {
 	}
 	r.inflight++
 	m := e.newMessage()
-	*m = Message{Src: r.id, Dst: dst, Tag: tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
+	*m = Message{Src: r.id(), Dst: dst, Tag: tag, Bytes: req.bytes, ID: e.messages, Posted: e.now, send: req,
 		wire: req.bytes, latFac: 1, bwFac: 1}
 	e.messages++
 	if h, ok := e.takeHost(req); ok {
@@ -94,7 +94,7 @@ func (r *rank) send(req *request, dst int, tag algos.Tag) {
 		m.more().payload = append([]byte(nil), h...)
 	}
 	e.ranks.at(dst).announce(m)
-	if dst == r.id {
+	if dst == r.id() {
 		if e.obs != nil {
 			e.obs.MessageStarted(m, e.now)
 		}
@@ -163,17 +163,17 @@ func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
 	}
 	p := r.e.current
 	if p == nil || p.rank() != r {
-		return fmt.Errorf("sim: rank %d: Wait called outside the rank's own processes", r.id)
+		return fmt.Errorf("sim: rank %d: Wait called outside the rank's own processes", r.id())
 	}
 	var pending int32
 	for _, x := range reqs {
 		cq, ok := x.(*coRequest)
 		if !ok || cq.owner != r {
-			return fmt.Errorf("sim: rank %d: Wait on a request (%T) this link did not return", r.id, x)
+			return fmt.Errorf("sim: rank %d: Wait on a request (%T) this link did not return", r.id(), x)
 		}
 		q := &cq.request
 		if q.waiter != nil {
-			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id, cq.wait())
+			return fmt.Errorf("sim: rank %d: two processes wait on one request (%+v)", r.id(), cq.wait())
 		}
 		cq.waitedFor = true
 		if !q.done() {
@@ -234,7 +234,7 @@ func (l *simLink) Reduce(dst, src device.Buffer, dt device.DType, op device.Op) 
 	if err := device.Reduce(dst, src, dt, op); err != nil {
 		return err
 	}
-	return l.compute(l.r.e.net.ReduceTime(l.r.id, src.Len()), SpanReduce, src.Len())
+	return l.compute(l.r.e.net.ReduceTime(l.r.id(), src.Len()), SpanReduce, src.Len())
 }
 
 func (l *simLink) Copy(dst, src device.Buffer) error {
@@ -249,14 +249,14 @@ func (l *simLink) compute(d Time, kind SpanKind, bytes int) error {
 	r, e := l.r, l.r.e
 	p := e.current
 	if p == nil || p.rank() != r {
-		return fmt.Errorf("sim: rank %d: compute called outside the rank's own processes", r.id)
+		return fmt.Errorf("sim: rank %d: compute called outside the rank's own processes", r.id())
 	}
 	start := p.startCompute(d)
 	if !p.block() {
 		return errAborted
 	}
 	if e.obs != nil {
-		e.obs.Span(r.id, kind, bytes, start, e.now)
+		e.obs.Span(r.id(), kind, bytes, start, e.now)
 	}
 	return nil
 }
@@ -276,18 +276,18 @@ func (l *simLink) Delay(ctx context.Context, d time.Duration) error {
 	}
 	t, err := delayTime(d)
 	if err != nil {
-		return fmt.Errorf("sim: rank %d: %w", r.id, err)
+		return fmt.Errorf("sim: rank %d: %w", r.id(), err)
 	}
 	p := e.current
 	if p == nil || p.rank() != r {
-		return fmt.Errorf("sim: rank %d: Delay called outside the rank's own processes", r.id)
+		return fmt.Errorf("sim: rank %d: Delay called outside the rank's own processes", r.id())
 	}
 	start := p.sleep(t)
 	if !p.block() {
 		return errAborted
 	}
 	if e.obs != nil {
-		e.obs.Span(r.id, SpanDelay, 0, start, e.now)
+		e.obs.Span(r.id(), SpanDelay, 0, start, e.now)
 	}
 	return nil
 }
@@ -332,7 +332,7 @@ func (p *proc) park(pending int32) (start Time) {
 func (p *proc) unpark(start Time, resumed bool) {
 	r := p.rank()
 	if resumed && r.e.obs != nil {
-		r.e.obs.Span(r.id, SpanWait, 0, start, r.e.now)
+		r.e.obs.Span(r.id(), SpanWait, 0, start, r.e.now)
 	}
 	if p.coro() == nil {
 		return // a replay clears its requests' waiter itself (endWait)

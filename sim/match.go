@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"slices"
-
 	"github.com/nexar-go/nexar-go/algos"
 )
 
@@ -15,17 +13,30 @@ import (
 // eager message passing a rendezvous one) still lands in its own receive.
 //
 // Slot k holds the k-th message and the k-th receive as each is posted;
-// slots are dropped from the front once both sides are done.
+// slots are dropped from the front once both sides are done. The first
+// slot not dropped sits in the queue (most queues never hold a second),
+// the others in more.
 type matchQueue struct {
 	// tag and src are the queue's key; src is -1 in a rank's own queue
-	// (matches.one) while it has none, so that a queue is 64 bytes.
-	tag   algos.Tag
-	src   int32
-	head  int32
-	base  int64 // the index of slots[head]
-	slots []matchSlot
-	// sent and posted count the messages and receives so far.
-	sent, posted int64
+	// (matches.one) while it has none.
+	tag  algos.Tag
+	src  int32
+	head int32 // the slot after first is (*more)[head]
+	base int64 // the index of first
+	// sent and posted count the messages and receives so far, from
+	// base on, so that a queue holds no two 64-bit counts. (sent is
+	// below 0 once receives that no message came for failed and were
+	// dropped: their source is gone and sends nothing more.)
+	sent, posted int32
+	// next links a rank's other queues from its own (matches.one),
+	// while it keeps them in a list, and the engine's free queues: a
+	// rank's second queue needs no record of its own.
+	next *matchQueue
+	// first is slot base, in the queue, so that a message and its
+	// receive meet in their queue's cache line; more holds the slots
+	// after it, nil until a queue holds two: a queue is 64 bytes.
+	first matchSlot
+	more  *[]matchSlot
 }
 
 // key is the queue's key.
@@ -54,34 +65,62 @@ func (s *matchSlot) done() bool { return s.req == &slotDone }
 
 // slot returns slot k, growing the queue as needed.
 func (q *matchQueue) slot(k int64) *matchSlot {
-	i := int(q.head) + int(k-q.base)
-	for i >= len(q.slots) {
-		q.slots = append(q.slots, matchSlot{})
+	i := int(k - q.base)
+	if i == 0 {
+		return &q.first
 	}
-	return &q.slots[i]
+	if q.more == nil {
+		q.more = new([]matchSlot)
+	}
+	j := int(q.head) + i - 1
+	for j >= len(*q.more) {
+		*q.more = append(*q.more, matchSlot{})
+	}
+	return &(*q.more)[j]
+}
+
+// live is how many slots the queue holds from base on.
+func (q *matchQueue) live() int { return int(max(q.sent, q.posted)) }
+
+// slotAt returns the queue's i-th slot from base on.
+func (q *matchQueue) slotAt(i int) *matchSlot {
+	if i == 0 {
+		return &q.first
+	}
+	return &(*q.more)[int(q.head)+i-1]
 }
 
 // trim drops the finished slots at the front, and reports whether the
 // queue is empty (nothing sent or posted is waiting), so that its owner
-// can forget it.
+// can forget it. A queue whose receives outnumbered its messages is empty
+// once they are dropped: they failed because their source is gone, which
+// sends nothing more to match.
 func (q *matchQueue) trim() bool {
-	for int(q.head) < len(q.slots) && q.slots[q.head].done() {
-		q.slots[q.head] = matchSlot{}
-		q.head++
+	for n := q.live(); n > 0 && q.first.done(); n-- {
+		if n > 1 {
+			s := &(*q.more)[q.head]
+			q.first, *s = *s, matchSlot{}
+			q.head++
+		} else {
+			q.first = matchSlot{}
+		}
 		q.base++
+		q.sent--
+		q.posted--
 	}
-	if int(q.head) == len(q.slots) {
-		q.slots, q.head = q.slots[:0], 0
+	if q.more != nil && int(q.head) == len(*q.more) {
+		*q.more, q.head = (*q.more)[:0], 0
 	}
-	return len(q.slots) == 0 && q.sent == q.posted
+	return q.live() == 0
 }
 
 // announce records m, just sent, and reports the receive it matches if
 // that is already posted.
 func (q *matchQueue) announce(m *Message) *request {
-	m.setSeq(q.sent)
+	k := q.base + int64(q.sent)
+	m.setSeq(k)
 	q.sent++
-	s := q.slot(q.sent - 1)
+	s := q.slot(k)
 	s.m = m
 	return s.req
 }
@@ -89,7 +128,7 @@ func (q *matchQueue) announce(m *Message) *request {
 // post records req, just posted, and returns the message it matches if
 // that was sent already (arrived or not).
 func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
-	k := q.posted
+	k := q.base + int64(q.posted)
 	q.posted++
 	s := q.slot(k)
 	s.req = req
@@ -99,23 +138,25 @@ func (q *matchQueue) post(req *request) (*matchSlot, *Message) {
 // matches are a rank's match queues that have something pending, by
 // key. Most ranks have one at a time, kept in the rank (one, while it is
 // used), which a message reaches without a pointer; the others are a
-// short list searched in order, and past matchListMax (an alltoall
-// posting every receive at once) a map. A queue that empties leaves; one
-// of the list goes back to the engine's pool for the next key of any
-// rank.
+// short list linked from it (one.next), searched in order, and past
+// matchListMax (an alltoall posting every receive at once) a map in the
+// rank's rare record. A queue that empties leaves; one of the list goes
+// back to the engine's pool for the next key of any rank.
 type matches struct {
-	one  matchQueue
-	more *moreMatches // nil until the rank has two queues at once
-}
-
-// moreMatches are the queues of a rank beside matches.one.
-type moreMatches struct {
-	list  []*matchQueue
-	byKey map[matchKey]*matchQueue // nil while the list is used
+	one matchQueue
 }
 
 // matchListMax is the most queues a rank keeps in its list.
 const matchListMax = 16
+
+// byKey is r's map of queues beside matches.one, nil while it keeps them
+// in a list.
+func (r *rank) byKey() map[matchKey]*matchQueue {
+	if r.rare == nil {
+		return nil
+	}
+	return r.rare.matches
+}
 
 // lookup returns r's match queue for key, or nil.
 func (r *rank) lookup(key matchKey) *matchQueue {
@@ -123,18 +164,15 @@ func (r *rank) lookup(key matchKey) *matchQueue {
 	if m.one.is(key) {
 		return &m.one
 	}
-	if m.more == nil {
-		return nil
-	}
-	if m.more.byKey != nil {
-		return m.more.byKey[key]
-	}
-	for _, q := range m.more.list {
+	for q := m.one.next; q != nil; q = q.next {
 		if q.is(key) {
 			return q
 		}
 	}
-	return nil
+	if r.rare == nil || r.rare.matches == nil {
+		return nil
+	}
+	return r.rare.matches[key]
 }
 
 // queue returns r's match queue for key, making it if needed.
@@ -149,23 +187,28 @@ func (r *rank) queue(key matchKey) *matchQueue {
 	}
 	q := r.e.newQueue()
 	q.setKey(key)
-	if m.more == nil {
-		m.more = &moreMatches{}
+	if byKey := r.byKey(); byKey != nil {
+		byKey[key] = q
+		return q
 	}
-	x := m.more
-	switch {
-	case x.byKey != nil:
-		x.byKey[key] = q
-	case len(x.list) < matchListMax:
-		x.list = append(x.list, q)
-	default:
-		x.byKey = make(map[matchKey]*matchQueue, 2*matchListMax)
-		for _, y := range x.list {
-			x.byKey[y.key()] = y
-		}
-		x.byKey[key] = q
-		x.list = nil
+	n := 0
+	for y := m.one.next; y != nil; y = y.next {
+		n++
 	}
+	if n < matchListMax {
+		q.next, m.one.next = m.one.next, q
+		return q
+	}
+	byKey := make(map[matchKey]*matchQueue, 2*matchListMax)
+	for y := m.one.next; y != nil; {
+		next := y.next
+		y.next = nil
+		byKey[y.key()] = y
+		y = next
+	}
+	m.one.next = nil
+	byKey[key] = q
+	r.faults().matches = byKey
 	return q
 }
 
@@ -186,52 +229,45 @@ func (r *rank) forget(q *matchQueue) {
 	m := &r.match
 	switch {
 	case q == &m.one:
-		*q = matchQueue{slots: q.slots[:0], src: -1}
+		*q = matchQueue{more: q.more, src: -1, next: q.next}
 		return
-	case m.more.byKey != nil:
-		delete(m.more.byKey, q.key())
+	case r.byKey() != nil:
+		delete(r.rare.matches, q.key())
 	default:
-		x := m.more
-		i := slices.Index(x.list, q)
-		last := len(x.list) - 1
-		x.list[i] = x.list[last]
-		x.list[last] = nil
-		x.list = x.list[:last]
+		prev := &m.one
+		for prev.next != q {
+			prev = prev.next
+		}
+		prev.next = q.next
 	}
 	r.e.freeQueue(q)
 }
 
 // keys returns the keys of r's queues from src.
-func (m *matches) keys(src int) []matchKey {
+func (r *rank) keys(src int) []matchKey {
 	var out []matchKey
 	add := func(q *matchQueue) {
 		if int(q.src) == src {
 			out = append(out, q.key())
 		}
 	}
+	m := &r.match
 	if m.one.src >= 0 {
 		add(&m.one)
 	}
-	if m.more == nil {
-		return out
+	for q := m.one.next; q != nil; q = q.next {
+		add(q)
 	}
-	if m.more.byKey != nil {
-		for _, q := range m.more.byKey {
-			add(q)
-		}
-	} else {
-		for _, q := range m.more.list {
-			add(q)
-		}
+	for _, q := range r.byKey() {
+		add(q)
 	}
 	return out
 }
 
 // newQueue returns an empty match queue, reusing one given back.
 func (e *Engine) newQueue() *matchQueue {
-	if k := len(e.queues); k > 0 {
-		q := e.queues[k-1]
-		e.queues = e.queues[:k-1]
+	if q := e.queues; q != nil {
+		e.queues, q.next = q.next, nil
 		return q
 	}
 	return &matchQueue{}
@@ -239,6 +275,6 @@ func (e *Engine) newQueue() *matchQueue {
 
 // freeQueue takes back q, empty, keeping its slots' storage.
 func (e *Engine) freeQueue(q *matchQueue) {
-	*q = matchQueue{slots: q.slots[:0]}
-	e.queues = append(e.queues, q)
+	*q = matchQueue{more: q.more, next: e.queues}
+	e.queues = q
 }

@@ -19,7 +19,7 @@ type rank struct {
 	e *Engine
 	// computeFree is when the rank's compute finishes what it was given.
 	computeFree Time
-	id          int
+	// (A rank's number is where it sits in the engine's table: see id.)
 
 	// inflight counts the messages the rank posted that were neither
 	// delivered nor dropped yet.
@@ -37,6 +37,17 @@ type rank struct {
 	// processes it spawned; nil while neither: a run of millions of
 	// ranks keeps no error fields per rank.
 	rare *rankRare
+}
+
+// id is the rank's number: its place in the engine's table, which holds
+// it (rankTable), so that a rank keeps no field for it and a replayed
+// rank and its process are 128 bytes, two cache lines.
+func (r *rank) id() int {
+	t := &r.e.ranks
+	if t.pairs != nil {
+		return int((uintptr(unsafe.Pointer(r)) - uintptr(unsafe.Pointer(&t.pairs[0].r))) / unsafe.Sizeof(rankProc{}))
+	}
+	return int((uintptr(unsafe.Pointer(r)) - uintptr(unsafe.Pointer(&t.solo[0]))) / unsafe.Sizeof(rank{}))
 }
 
 // rankSpawns are the processes of a rank that spawned some.
@@ -72,9 +83,9 @@ func (r *rank) processes() iter.Seq2[int, *proc] {
 func (r *rank) body() *proc {
 	t := &r.e.ranks
 	if t.pairs != nil {
-		return &t.pairs[r.id].p
+		return &t.pairs[r.id()].p
 	}
-	if cp := t.bodies[r.id]; cp != nil {
+	if cp := t.bodies[r.id()]; cp != nil {
 		return &cp.proc
 	}
 	return nil
@@ -93,6 +104,9 @@ type rankRare struct {
 	// nothing delivered matches them: it failed, or returned with an error
 	// and has nothing left in flight.
 	deadErr error
+	// matches are the rank's match queues beside its own, by key, once
+	// it has had more than matchListMax of them at once (see matches).
+	matches map[matchKey]*matchQueue
 }
 
 // faults returns r's rare record, making it.
@@ -130,7 +144,7 @@ func (r *rank) spawn(fn func(ctx context.Context) error, done *coRequest) *proc 
 	cp.co.next, cp.co.cancel = iter.Pull(seq)
 	switch body := r.body(); {
 	case body == nil:
-		r.e.ranks.bodies[r.id] = cp
+		r.e.ranks.bodies[r.id()] = cp
 	case r.rare == nil || r.rare.spawned == nil:
 		r.faults().spawned = &rankSpawns{procs: []*proc{body, p}}
 	default:
@@ -193,10 +207,10 @@ func (r *rank) procReturned() {
 	if _, _, err := r.outcome(); err != nil {
 		r.faults().exitErr = err
 		r.e.checkDead(r)
-		r.e.failSwitchMember(r.id, r.e.gone(r.id), false)
+		r.e.failSwitchMember(r.id(), r.e.gone(r.id()), false)
 	}
 	if h, ok := r.e.net.(Holder); ok {
-		for _, m := range h.HeldFor(r.id) {
+		for _, m := range h.HeldFor(r.id()) {
 			r.e.Unreceivable(m)
 		}
 	}
@@ -259,7 +273,7 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 	case m != nil && m.isArrived():
 		r.fill(req, m)
 		r.finish(q, s)
-	case src != r.id && r.e.ranks.at(src).rare != nil && r.e.ranks.at(src).rare.deadErr != nil:
+	case src != r.id() && r.e.ranks.at(src).rare != nil && r.e.ranks.at(src).rare.deadErr != nil:
 		// A message on its way from a rank that failed is lost.
 		req.complete(r.e.ranks.at(src).rare.deadErr)
 		r.finish(q, s)
@@ -274,12 +288,12 @@ func (r *rank) receive(req *request, src int, tag algos.Tag) {
 // failReceivesFrom fails every receive posted from src that no delivered
 // message completes, in tag order.
 func (r *rank) failReceivesFrom(src int, err error) {
-	keys := r.match.keys(src)
+	keys := r.keys(src)
 	slices.SortFunc(keys, func(a, b matchKey) int { return cmp.Compare(a.tag, b.tag) })
 	for _, k := range keys {
 		q := r.lookup(k)
-		for i := int(q.head); i < len(q.slots); i++ {
-			if s := &q.slots[i]; s.req != nil && !s.done() {
+		for i := range q.live() {
+			if s := q.slotAt(i); s.req != nil && !s.done() {
 				s.req.complete(err)
 				s.req = &slotDone
 			}
@@ -302,14 +316,14 @@ func (r *rank) fill(req *request, m *Message) {
 	}
 	if m.Bytes > req.bytes {
 		req.complete(fmt.Errorf("sim: rank %d: message of %d bytes from rank %d (tag %d) is longer than its receive buffer of %d bytes",
-			r.id, m.Bytes, m.Src, m.Tag, req.bytes))
+			r.id(), m.Bytes, m.Src, m.Tag, req.bytes))
 		return
 	}
 	if h, ok := e.takeHost(req); ok && m.extra != nil && m.extra.payload != nil {
 		copy(h, m.extra.payload)
 	}
-	if e.ovh != nil && m.Src != r.id {
-		if o := e.ovh.RecvOverhead(r.id, m.Bytes); o > 0 {
+	if e.ovh != nil && m.Src != r.id() {
+		if o := e.ovh.RecvOverhead(r.id(), m.Bytes); o > 0 {
 			start := max(e.now, r.computeFree)
 			r.computeFree = start + o
 			e.At(r.computeFree, &recvOverhead{r: r, req: req, start: start, bytes: m.Bytes})
@@ -333,13 +347,13 @@ func (o *recvOverhead) Fire() {
 		return
 	}
 	if e := r.e; e.obs != nil {
-		e.obs.Span(r.id, SpanOverhead, o.bytes, o.start, e.now)
+		e.obs.Span(r.id(), SpanOverhead, o.bytes, o.start, e.now)
 	}
 	o.req.complete(nil)
 }
 
 func (r *rank) blockedReport() BlockedRank {
-	b := BlockedRank{Rank: r.id}
+	b := BlockedRank{Rank: r.id()}
 	for _, p := range r.processes() {
 		if p.coro() == nil {
 			continue // a replay reports no deadlock: coroutines do
@@ -402,7 +416,7 @@ func (p *proc) finishTime() Time {
 		return (*coProc)(unsafe.Pointer(p)).finish
 	}
 	r := p.rank()
-	return r.e.finishes[r.id]
+	return r.e.finishes[r.id()]
 }
 
 // setFinish notes that the process returned at t.
@@ -412,7 +426,7 @@ func (p *proc) setFinish(t Time) {
 		return
 	}
 	r := p.rank()
-	r.e.finishes[r.id] = t
+	r.e.finishes[r.id()] = t
 }
 
 // rank is the process's rank.

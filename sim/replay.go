@@ -43,7 +43,7 @@ func (p *proc) startReplay(slot0 int) {
 // replayed process keeps no field for it (see Engine.starts).
 func (p *proc) began(t Time) {
 	if r := p.rank(); r.e.starts != nil {
-		r.e.starts[r.id] = t
+		r.e.starts[r.id()] = t
 	}
 }
 
@@ -51,13 +51,13 @@ func (p *proc) began(t Time) {
 // began noted it; 0 without an observer.
 func (p *proc) startedAt() Time {
 	if r := p.rank(); r.e.starts != nil {
-		return r.e.starts[r.id]
+		return r.e.starts[r.id()]
 	}
 	return 0
 }
 
 // program is the program the process replays: its rank's.
-func (p *proc) program() *program { return p.rank().e.progs.ranks[p.rank().id] }
+func (p *proc) program() *program { return p.rank().e.progs.ranks[p.rank().id()] }
 
 // request returns the process's request slot i.
 func (p *proc) request(i uint64) *request { return &p.rank().e.slots[int(p.slot0)+int(i)] }
@@ -65,7 +65,7 @@ func (p *proc) request(i uint64) *request { return &p.rank().e.slots[int(p.slot0
 // chunk returns the code of the chunk being run, "" past the end.
 func (p *proc) chunk() string {
 	progs := p.rank().e.progs
-	prog := progs.ranks[p.rank().id]
+	prog := progs.ranks[p.rank().id()]
 	if int(p.ci) >= len(prog.chunks) {
 		return ""
 	}
@@ -144,22 +144,22 @@ func (p *proc) replayMessage(op byte, code string, i int) (int, bool) {
 	dt, i = uvarint(code, i)
 	bytes, i = uvarint(code, i)
 	slot, i = uvarint(code, i)
-	peer := r.id + int(unzigzag(pv))
+	peer := r.id() + int(unzigzag(pv))
 	if op&opXorPeer != 0 {
-		peer = r.id ^ 1<<pv
+		peer = r.id() ^ 1<<pv
 	}
 	tag := p.tag + algos.Tag(unzigzag(dt))
 	n := int(bytes)
 	if op&opKindMask == opSend {
-		if p.stage == 0 && e.ovh != nil && peer != r.id {
-			if d := e.ovh.SendOverhead(r.id, n); d > 0 {
+		if p.stage == 0 && e.ovh != nil && peer != r.id() {
+			if d := e.ovh.SendOverhead(r.id(), n); d > 0 {
 				p.stage = 1
 				p.began(p.startCompute(d))
 				return i, false
 			}
 		}
 		if p.stage != 0 && e.obs != nil {
-			e.obs.Span(r.id, SpanOverhead, n, p.startedAt(), e.now)
+			e.obs.Span(r.id(), SpanOverhead, n, p.startedAt(), e.now)
 		}
 		r.send(p.slot(slot, n), peer, tag)
 	} else {
@@ -244,14 +244,14 @@ func (p *proc) replayReduce(code string, i int) (int, bool) {
 	bytes, i = uvarint(code, i)
 	n := int(bytes)
 	if p.stage == 0 {
-		if d := e.net.ReduceTime(r.id, n); d > 0 {
+		if d := e.net.ReduceTime(r.id(), n); d > 0 {
 			p.stage = 1
 			p.began(p.startCompute(d))
 			return i, false
 		}
 	} else {
 		if e.obs != nil {
-			e.obs.Span(r.id, SpanReduce, n, p.startedAt(), e.now)
+			e.obs.Span(r.id(), SpanReduce, n, p.startedAt(), e.now)
 		}
 		p.stage = 0
 	}
@@ -294,7 +294,7 @@ func (p *proc) replayDelay(code string, i int) (int, bool) {
 		return i, false
 	}
 	if e.obs != nil {
-		e.obs.Span(p.rank().id, SpanDelay, 0, p.startedAt(), e.now)
+		e.obs.Span(p.rank().id(), SpanDelay, 0, p.startedAt(), e.now)
 	}
 	p.stage = 0
 	return i, true

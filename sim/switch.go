@@ -221,15 +221,15 @@ func (r *rank) postSwitch(req *request, group []int, tag algos.Tag, send, recv d
 		req.complete(errAborted)
 		return
 	}
-	sn, err := e.switchNet(r.id, group)
+	sn, err := e.switchNet(r.id(), group)
 	if err == nil {
-		req.bytes, err = switchBytes(r.id, send, recv, dt, op)
+		req.bytes, err = switchBytes(r.id(), send, recv, dt, op)
 	}
 	if err != nil {
 		req.complete(err)
 		return
 	}
-	o, i := e.matchSwitch(group, tag, r.id)
+	o, i := e.matchSwitch(group, tag, r.id())
 	req.extra().sw = o
 	m := &o.members[i]
 	m.posted, m.req, m.send, m.recv = true, req, send != nil, recv != nil
@@ -243,7 +243,7 @@ func (r *rank) postSwitch(req *request, group []int, tag algos.Tag, send, recv d
 		return
 	case req.bytes != o.Bytes || dt != o.dt || op != o.op:
 		o.fail(fmt.Errorf("sim: switch reduction among ranks %s (tag %d): rank %d posted %d bytes of %v by %v, rank %d %d bytes of %v by %v",
-			groupText(o.Group), tag, o.Group[firstPosted(o, i)], o.Bytes, o.dt, o.op, r.id, req.bytes, dt, op))
+			groupText(o.Group), tag, o.Group[firstPosted(o, i)], o.Bytes, o.dt, o.op, r.id(), req.bytes, dt, op))
 		return
 	}
 	if m.send {
@@ -509,7 +509,7 @@ func switchWait(w Wait) string {
 
 // CanSwitchReduce implements algos.SwitchReducer.
 func (l *simLink) CanSwitchReduce(group []int) bool {
-	_, err := l.r.e.switchNet(l.r.id, group)
+	_, err := l.r.e.switchNet(l.r.id(), group)
 	return err == nil
 }
 
