@@ -25,8 +25,12 @@ type Estimate struct {
 	Memory int64
 	// Seconds is the wall time the run would take on this machine, very
 	// roughly: the events at half the rate a run of the body at 64 ranks
-	// reached (1 µs an event for worlds of 64 ranks or fewer). Unlike the
-	// rest of the estimate it depends on the machine and its load.
+	// reached (1 µs an event for worlds of 64 ranks or fewer), which
+	// depends on the machine and its load. On the flow model, above 64
+	// ranks, it is instead the CPU time of one core that the run's
+	// messages and the work of its max-min passes take, counted on runs
+	// of smaller worlds at costs fitted on the project's machine
+	// (flowSeconds): the same on every call.
 	Seconds float64
 	// Replay says whether the run would be replayed (Config.Replay).
 	Replay bool
@@ -118,6 +122,11 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		perEvent *= 2 * math.Pow(cacheGrowth, max(math.Log2(w)-16, 0))
 	}
 	est.Seconds = float64(est.Events) * perEvent
+	if flow && cfg.World > estimateExact {
+		if sec, ok := flowSeconds(cfg, body, est.Messages); ok {
+			est.Seconds = sec
+		}
+	}
 
 	// The engine's state per rank: the rank and its process (side by
 	// side, no pointer to them), its finish time in the result, and 32

@@ -105,6 +105,10 @@ type Flow struct {
 	RecvSlots int
 	// Sharing is how flows share a link (key "sharing").
 	Sharing Sharing
+
+	// work, when not nil, is told the flows and edges each max-min pass
+	// visits, for the time estimate (EstimateRun).
+	work *int64
 }
 
 // Sharing is how the flow model shares links between flows.
@@ -194,9 +198,9 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	ne := len(t.edges)
 	n := &flowNet{
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
-		latencyFirst: f.Sharing == LatencyWeighted,
-		edge:         make([]flowEdge, ne),
-		senders:      make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
+		latencyFirst: f.Sharing == LatencyWeighted, work: f.work,
+		edge:    make([]flowEdge, ne),
+		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	for i := range n.recvs {
 		rv := &n.recvs[i]
@@ -222,6 +226,7 @@ type flowNet struct {
 	// latencyFirst is LatencyWeighted sharing: latency before bytes,
 	// shares weighted by the inverse of the route's latency.
 	latencyFirst bool
+	work         *int64 // see Flow.work
 
 	edge   []flowEdge // per edge: its flows, account, bandwidth and filling scratch
 	failed []bool     // edges that failed, nil until one does
@@ -791,6 +796,13 @@ func (n *flowNet) recompute() {
 	n.epoch++
 	ep := n.epoch
 	flows, edges := n.component(ep)
+	if n.work != nil {
+		w := len(edges)
+		for _, f := range flows {
+			w += len(f.cons)
+		}
+		*n.work += int64(w)
+	}
 
 	// Progressive filling. An edge's fair share is its capacity left over
 	// the flows on it not yet fixed; the edge with the least share fixes
