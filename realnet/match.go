@@ -547,7 +547,7 @@ func (l *Link) dequeueLocked(r *request) {
 		if q := l.posted[key]; q != nil {
 			q.remove(r)
 			if q.len() == 0 {
-				delete(l.posted, key)
+				dropQueue(l.posted, key, q, &l.sparePosted)
 			}
 		}
 	case locOpenQ:
