@@ -431,7 +431,6 @@ func (l *Link) Wait(ctx context.Context, reqs ...algos.Request) error {
 	defer func() {
 		if timer != nil {
 			timer.Stop()
-			waitTimers.Put(timer)
 		}
 	}()
 	first := 0 // rs[:first] are done and succeeded
@@ -461,7 +460,7 @@ func (l *Link) Wait(ctx context.Context, reqs ...algos.Request) error {
 			return nil
 		}
 		if timer == nil {
-			timer = newWaitTimer(l.cfg.Timeout)
+			timer = time.NewTimer(l.cfg.Timeout)
 		}
 		select {
 		case <-pending.done:
@@ -483,20 +482,6 @@ func (l *Link) Wait(ctx context.Context, reqs ...algos.Request) error {
 			return err
 		}
 	}
-}
-
-// waitTimers are the timers of Waits that have returned, stopped: a Wait
-// that blocks takes one rather than allocate its own.
-var waitTimers sync.Pool
-
-// newWaitTimer returns a timer that fires after d.
-func newWaitTimer(d time.Duration) *time.Timer {
-	t, _ := waitTimers.Get().(*time.Timer)
-	if t == nil {
-		return time.NewTimer(d)
-	}
-	t.Reset(d) // stopped, and since Go 1.23 a stopped timer's channel is empty
-	return t
 }
 
 // abandon gives up on every request of rs not done yet. When it returns,
