@@ -591,3 +591,44 @@ func recordPair(b *testing.B, name string) (w, r recordEnd) {
 	}}
 	return w, r
 }
+
+// BenchmarkExchange8B: the 2-rank 8 B allreduce's pattern (each rank
+// sends to the other and receives from it, a fresh tag per iteration, as
+// algos.Scoped gives one), on the eager TCP path and on the QUIC path.
+// Both ranks share this process, so its time is not the ladder's; its
+// allocations per 1000 exchanges (allocs/op, both ranks) are what it is for.
+func BenchmarkExchange8B(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"eager", Config{Thresholds: algos.Thresholds{Eager: 16 << 10}}},
+		{"quic", Config{Thresholds: algos.Thresholds{Bulk: algos.BulkNever}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			const rounds = 1000 // per operation
+			links := newWorld(b, 2, c.cfg)
+			defer closeWorld(b, links)
+			b.ReportAllocs()
+			var seq uint64
+			start := time.Now()
+			for b.Loop() {
+				errs := run(links, func(ctx context.Context, l *Link) error {
+					out, in := make(device.Host, 8), make(device.Host, 8)
+					for i := range rounds {
+						sl := algos.Scoped(l, 0, seq+uint64(i))
+						if err := algos.SendRecv(ctx, sl, 1-l.Rank(), out, 1-l.Rank(), in, 0); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err := firstErr(errs); err != nil {
+					b.Fatal(err)
+				}
+				seq += rounds
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*rounds)/1e3, "us/exchange")
+		})
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -61,6 +60,9 @@ type bulkConn struct {
 
 	recv direction
 	rbuf []byte
+	// hdr is where the reader reads a header into (a local array would
+	// escape through rd: an allocation per frame).
+	hdr [max(msgHeaderLen, bulkHeaderLen)]byte
 
 	// binder is what the proofs of the token are computed over: a value
 	// exported from this connection's TLS handshake, which a relay in the
@@ -85,6 +87,7 @@ type direction struct {
 	aead   cipher.AEAD
 	secret []byte
 	iv     [12]byte
+	nonceB [12]byte // the nonce nonce returns, here so that it costs no allocation
 	seq    uint64
 	bytes  int64 // plaintext under the current key
 	gen    int   // key updates so far
@@ -172,12 +175,11 @@ func expand(secret []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
-// nonce returns the nonce of d's next record.
+// nonce returns the nonce of d's next record, valid until the next call.
 func (d *direction) nonce() []byte {
-	n := d.iv
-	var s [8]byte
-	binary.BigEndian.PutUint64(s[:], d.seq)
-	subtle.XORBytes(n[4:], n[4:], s[:])
+	n := &d.nonceB
+	copy(n[:4], d.iv[:4])
+	binary.BigEndian.PutUint64(n[4:], binary.BigEndian.Uint64(d.iv[4:])^d.seq)
 	return n[:]
 }
 
@@ -265,11 +267,11 @@ func (b *bulkConn) writeMessage(h bulkHeader, payload []byte) error {
 
 // readHeader reads the header of the next payload.
 func (b *bulkConn) readHeader(maxLen uint64) (bulkHeader, error) {
-	var hb [bulkHeaderLen]byte
-	if err := b.readRecord(hb[:]); err != nil {
+	hb := b.hdr[:bulkHeaderLen]
+	if err := b.readRecord(hb); err != nil {
 		return bulkHeader{}, err
 	}
-	h, err := decodeBulkHeader(hb[:], maxLen)
+	h, err := decodeBulkHeader(hb, maxLen)
 	if err != nil {
 		return bulkHeader{}, &ProtocolError{What: "bulk header", Err: err}
 	}
@@ -320,6 +322,13 @@ func (b *bulkConn) buffered() int64 {
 		n -= gcmTag // a payload of an eager frame is one record
 	}
 	return n
+}
+
+// drained reports whether the read buffer is empty: the next read is a
+// system call.
+func (b *bulkConn) drained() bool {
+	br, ok := b.rd.(*bufio.Reader)
+	return ok && br.Buffered() == 0
 }
 
 // bufferReads makes the connection read through a buffer, once its setup
@@ -376,11 +385,11 @@ func (b *bulkConn) readEagerHeader(maxData, maxLen uint64, timeout time.Duration
 			defer b.c.SetReadDeadline(time.Time{})
 		}
 	}
-	var hb [msgHeaderLen]byte
-	if err := b.readRecord(hb[:]); err != nil {
+	hb := b.hdr[:msgHeaderLen]
+	if err := b.readRecord(hb); err != nil {
 		return msgHeader{}, err
 	}
-	h, err := decodeEagerHeader(hb[:], maxData, maxLen)
+	h, err := decodeEagerHeader(hb, maxData, maxLen)
 	if err != nil {
 		return msgHeader{}, &ProtocolError{What: "eager frame", Err: err}
 	}

@@ -3,6 +3,7 @@ package realnet
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -115,7 +116,7 @@ func (p *peer) eagerSendLocked(r *request) func() {
 		p.creditQ.push(r)
 		return nop
 	}
-	return p.flushEager
+	return p.flush
 }
 
 // eagerStartLocked queues r's frame if the credit covers it.
@@ -220,6 +221,13 @@ func (p *peer) eagerReader() {
 			p.bulkReadErr(stalled(err, "eager frame", l.cfg.Timeout))
 			return
 		}
+		if p.eager.drained() {
+			// The next read finds nothing yet (a system call that
+			// fails, then a wait): let the receive this frame may
+			// have completed run first, so that the call is not on
+			// its path (with one P, it would be).
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -296,7 +304,7 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	if q := l.posted[key]; q != nil && q.len() > 0 && q.peek().claim == nil && !l.closing && l.broken == nil {
 		r := q.pop()
 		if q.len() == 0 {
-			delete(l.posted, key)
+			dropQueue(l.posted, key, q, &l.sparePosted)
 		}
 		r.loc = locNone
 		var err error

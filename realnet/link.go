@@ -59,6 +59,12 @@ type Link struct {
 	wake    chan struct{}         // closed (and replaced) when a request fails or a peer's state changes
 	broken  error                 // the *PeerError of the first peer lost
 	closing bool
+
+	// A queue of posted and of unexpected each, emptied and taken out
+	// of its map, for the next key: algorithms use a tag a message, so
+	// a queue would otherwise be made per message (dropQueue).
+	sparePosted     *fifo[*request]
+	spareUnexpected *fifo[*inbound]
 }
 
 type matchKey struct {
@@ -307,7 +313,7 @@ func (l *Link) Irecv(src int, tag algos.Tag, buf device.Buffer) algos.Request {
 	if q := l.unexpected[key]; q != nil && q.len() > 0 {
 		m := q.pop()
 		if q.len() == 0 {
-			delete(l.unexpected, key)
+			dropQueue(l.unexpected, key, q, &l.spareUnexpected)
 		}
 		after := l.matchLocked(m, r, false)
 		l.mu.Unlock()
@@ -332,7 +338,7 @@ func (l *Link) popPostedLocked(key matchKey) *request {
 	}
 	r := q.pop()
 	if q.len() == 0 {
-		delete(l.posted, key)
+		dropQueue(l.posted, key, q, &l.sparePosted)
 	}
 	return r
 }
@@ -340,12 +346,7 @@ func (l *Link) popPostedLocked(key matchKey) *request {
 // postLocked queues receive r, which nothing here matched yet, behind the
 // receives posted for key before it.
 func (l *Link) postLocked(key matchKey, r *request) {
-	q := l.posted[key]
-	if q == nil {
-		q = &fifo[*request]{}
-		l.posted[key] = q
-	}
-	q.push(r)
+	queueFor(l.posted, key, &l.sparePosted).push(r)
 	r.loc = locPosted
 }
 
@@ -380,13 +381,7 @@ func (l *Link) tooLong(peer int, tag algos.Tag, n int64, r *request) error {
 }
 
 func (l *Link) pushUnexpectedLocked(peer int, m *inbound) {
-	key := matchKey{peer, m.tag}
-	q := l.unexpected[key]
-	if q == nil {
-		q = &fifo[*inbound]{}
-		l.unexpected[key] = q
-	}
-	q.push(m)
+	queueFor(l.unexpected, matchKey{peer, m.tag}, &l.spareUnexpected).push(m)
 }
 
 // Spawn runs fn on its own goroutine and returns a request that completes,
@@ -551,6 +546,35 @@ func (q *fifo[T]) pop() T {
 		q.items, q.head = q.items[:n], 0
 	}
 	return x
+}
+
+// queueFor returns the queue of key in m, adding one (the spare, if
+// there is one) if there is none.
+func queueFor[T comparable](m map[matchKey]*fifo[T], key matchKey, spare **fifo[T]) *fifo[T] {
+	q := m[key]
+	if q == nil {
+		if q = *spare; q != nil {
+			*spare = nil
+		} else {
+			q = &fifo[T]{}
+		}
+		m[key] = q
+	}
+	return q
+}
+
+// spareMax bounds the capacity of a queue kept as a spare.
+const spareMax = 64
+
+// dropQueue takes the queue q of key, now empty, out of m, and keeps it as
+// the spare unless it grew large.
+func dropQueue[T comparable](m map[matchKey]*fifo[T], key matchKey, q *fifo[T], spare **fifo[T]) {
+	delete(m, key)
+	if cap(q.items) <= spareMax {
+		clear(q.items[:cap(q.items)])
+		q.items, q.head = q.items[:0], 0
+		*spare = q
+	}
 }
 
 // remove deletes x from the queue, keeping the order of the others.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -269,6 +270,12 @@ func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func()
 		}
 		if r != nil {
 			l.finish(r, err)
+			if inline {
+				// The accept loop has more to do before it waits
+				// again (the stream's end, its accounting): let the
+				// receive it completed go first.
+				runtime.Gosched()
+			}
 		} else {
 			l.tempDone(m, err)
 		}
@@ -547,7 +554,7 @@ func (l *Link) dequeueLocked(r *request) {
 		if q := l.posted[key]; q != nil {
 			q.remove(r)
 			if q.len() == 0 {
-				delete(l.posted, key)
+				dropQueue(l.posted, key, q, &l.sparePosted)
 			}
 		}
 	case locOpenQ:

@@ -81,10 +81,14 @@ type peer struct {
 	ctrlSig  chan struct{}
 	eagerSig chan struct{}
 	tcpSig   chan struct{} // a request to send from the eager connection was matched
+
+	// flush is p.flushEager, made once: a method value made per send
+	// costs an allocation.
+	flush func()
 }
 
 func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.Reader, bulk, eager *bulkConn) *peer {
-	return &peer{
+	p := &peer{
 		l: l, rank: rank, conn: conn, ctrl: ctrl, ctrR: ctrR, bulk: bulk, eager: eager,
 		rts:      map[uint64]*request{},
 		openSig:  make(chan struct{}, 1),
@@ -93,6 +97,8 @@ func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.
 		eagerSig: make(chan struct{}, 1),
 		tcpSig:   make(chan struct{}, 1),
 	}
+	p.flush = p.flushEager
+	return p
 }
 
 func signal(c chan struct{}) {
@@ -147,7 +153,7 @@ func (p *peer) enqueueSendLocked(r *request) func() {
 	if !p.opening && p.openQ.len() == 0 {
 		if p.tcpRTS(r) {
 			if p.startTCPRTSLocked(r) {
-				return p.flushEager
+				return p.flush
 			}
 		} else if s, err := p.conn.OpenUniStream(); err == nil {
 			p.opened++

@@ -459,7 +459,7 @@ func (l *Link) relayedEager(n int, h relayHdr) bool {
 		// Here already, and accounted for as an unexpected message.
 		m := q.pop()
 		if q.len() == 0 {
-			delete(l.unexpected, key)
+			dropQueue(l.unexpected, key, q, &l.spareUnexpected)
 		}
 		after := l.claimLocked(m, r, false)
 		l.mu.Unlock()
