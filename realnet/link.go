@@ -59,6 +59,17 @@ type Link struct {
 	wake    chan struct{}         // closed (and replaced) when a request fails or a peer's state changes
 	broken  error                 // the *PeerError of the first peer lost
 	closing bool
+
+	// late counts, under mu, the bulk transfers granted into link memory
+	// (their receive posted after rtsGrace) by how their receive got the
+	// payload: straight into its buffer (retargetLocked), the part that
+	// had come copied and the rest read there (takeOverLocked), or copied
+	// whole.
+	late struct{ direct, takenOver, copied int64 }
+
+	// scratch keeps the memory algorithms release (algos.Release), and
+	// the link memory of late bulk transfers (scratch.go).
+	scratch scratchPool
 }
 
 type matchKey struct {
