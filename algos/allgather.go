@@ -152,7 +152,7 @@ func AllgatherBruck(ctx context.Context, l Link, send, recv device.Buffer, dt de
 	if p == 1 {
 		return l.Copy(recv, send)
 	}
-	w := l.Alloc(p * b) // w[j] is block r+j (mod p)
+	w := Scratch(l, p*b) // w[j] is block r+j (mod p)
 	if err := l.Copy(w.Slice(0, b), send); err != nil {
 		return err
 	}
@@ -165,5 +165,9 @@ func AllgatherBruck(ctx context.Context, l Link, send, recv device.Buffer, dt de
 		round++
 	}
 	// Undo the rotation: w[j] goes to block r+j.
-	return rotateLeft(l, recv, w, (p-r)*b%(p*b))
+	if err := rotateLeft(l, recv, w, (p-r)*b%(p*b)); err != nil {
+		return err
+	}
+	Release(l, w)
+	return nil
 }

@@ -37,7 +37,7 @@ func BucketedAllreduce(ctx context.Context, l Link, tensors []device.Buffer, dt 
 	if total == 0 || l.Size() == 1 {
 		return nil
 	}
-	fused := l.Alloc(total)
+	fused := Scratch(l, total)
 	off := 0
 	for _, t := range tensors {
 		if err := l.Copy(fused.Slice(off, t.Len()), t); err != nil {
@@ -55,6 +55,7 @@ func BucketedAllreduce(ctx context.Context, l Link, tensors []device.Buffer, dt 
 		}
 		off += t.Len()
 	}
+	Release(l, fused)
 	return nil
 }
 

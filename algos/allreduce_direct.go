@@ -39,11 +39,11 @@ func DirectAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.D
 		sends = append(sends, l.Isend(mod(r+j, p), tagDirect, buf))
 	}
 	// buf is being sent: accumulate into a copy until the sends are done.
-	acc := l.Alloc(n)
+	acc := Scratch(l, n)
 	if err := l.Copy(acc, buf); err != nil {
 		return err
 	}
-	scratch := l.Alloc(2 * n)
+	scratch := Scratch(l, 2*n)
 	slots := [2]device.Buffer{scratch.Slice(0, n), scratch.Slice(n, n)}
 	// The receive of the j-th arrival (from r-j) goes into slot j%2.
 	var recvs [2]Request
@@ -65,5 +65,10 @@ func DirectAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.D
 	if err := l.Wait(ctx, sends...); err != nil {
 		return err
 	}
-	return l.Copy(buf, acc)
+	Release(l, scratch)
+	if err := l.Copy(buf, acc); err != nil {
+		return err
+	}
+	Release(l, acc)
+	return nil
 }

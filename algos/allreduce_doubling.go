@@ -42,7 +42,7 @@ func recursiveDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, 
 		return err
 	}
 	f := newFold(l.Size())
-	scratch := l.Alloc(buf.Len())
+	scratch := Scratch(l, buf.Len())
 	if err := f.in(ctx, l, buf, scratch, dt, op); err != nil {
 		return err
 	}
@@ -57,5 +57,6 @@ func recursiveDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, 
 			}
 		}
 	}
+	Release(l, scratch)
 	return f.out(ctx, l, buf)
 }

@@ -96,7 +96,7 @@ func halvingDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt
 	if f.e > 0 {
 		scratchElems = count
 	}
-	scratch := l.Alloc(scratchElems * dt.Size())
+	scratch := Scratch(l, scratchElems*dt.Size())
 	if err := f.in(ctx, l, buf, scratch, dt, op); err != nil {
 		return err
 	}
@@ -105,6 +105,7 @@ func halvingDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt
 			return err
 		}
 	}
+	Release(l, scratch)
 	return f.out(ctx, l, buf)
 }
 

@@ -82,12 +82,16 @@ func HierarchicalAllreduce(ctx context.Context, l Link, buf device.Buffer, dt de
 		return err
 	}
 	bl := blocks{count: count, p: g}
-	own := l.Alloc(bl.len(li) * dt.Size())
+	own := Scratch(l, bl.len(li)*dt.Size())
 	if err := reduceScatterBlocks(ctx, intra, buf, own, bl, dt, op); err != nil {
 		return err
 	}
 	if err := RingAllreduce(ctx, inter, own, dt, op); err != nil {
 		return err
 	}
-	return allgatherBlocks(ctx, intra, own, buf, bl, dt)
+	if err := allgatherBlocks(ctx, intra, own, buf, bl, dt); err != nil {
+		return err
+	}
+	Release(l, own)
+	return nil
 }

@@ -60,7 +60,7 @@ func PipelinedRingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt d
 	}
 	// Two scratch slots: the step being reduced and the next one.
 	slot := (maxBlock + k - 1) / k * sz
-	scratch := l.Alloc(2 * slot)
+	scratch := Scratch(l, 2*slot)
 	steps := (p - 1) * k
 	type step struct {
 		recv, send Request
@@ -93,5 +93,6 @@ func PipelinedRingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt d
 		}
 		cur = next
 	}
+	Release(l, scratch)
 	return ringAllgather(ctx, l, buf, bl, dt, 1)
 }

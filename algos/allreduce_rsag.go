@@ -23,11 +23,15 @@ func RSAGAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DTy
 		return err
 	}
 	bl := blocks{count: count, p: l.Size()}
-	own := l.Alloc(bl.len(l.Rank()) * dt.Size())
+	own := Scratch(l, bl.len(l.Rank())*dt.Size())
 	if err := reduceScatterBlocks(ctx, l, buf, own, bl, dt, op); err != nil {
 		return err
 	}
-	return allgatherBlocks(ctx, l, own, buf, bl, dt)
+	if err := allgatherBlocks(ctx, l, own, buf, bl, dt); err != nil {
+		return err
+	}
+	Release(l, own)
+	return nil
 }
 
 // reduceScatterBlocks is a ring reduce-scatter over uneven blocks: it
@@ -38,10 +42,11 @@ func RSAGAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DTy
 // step reduces block r. (p-1)α + ((p-1)/p)n(β + γ) on alpha-beta.
 func reduceScatterBlocks(ctx context.Context, l Link, in, out device.Buffer, bl blocks, dt device.DType, op device.Op) error {
 	if l.Size() > 1 {
-		scratch := l.Alloc(bl.len(0) * dt.Size())
+		scratch := Scratch(l, bl.len(0)*dt.Size())
 		if err := ringReduceScatter(ctx, l, in, scratch, bl, dt, op, 0, tagRSAGReduceScatter); err != nil {
 			return err
 		}
+		Release(l, scratch)
 	}
 	return l.Copy(out, block(in, bl, l.Rank(), dt))
 }

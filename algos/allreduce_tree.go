@@ -70,7 +70,7 @@ func treeReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType,
 		switch {
 		case r < d && r+d < p:
 			if tmp == nil {
-				tmp = l.Alloc(buf.Len())
+				tmp = Scratch(l, buf.Len())
 			}
 			if err := Recv(ctx, l, r+d, tagTreeReduce, tmp); err != nil {
 				return err
@@ -79,9 +79,11 @@ func treeReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DType,
 				return err
 			}
 		case d <= r && r < 2*d:
+			Release(l, tmp)
 			return Send(ctx, l, r-d, tagTreeReduce, buf)
 		}
 	}
+	Release(l, tmp)
 	return nil
 }
 

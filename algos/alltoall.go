@@ -114,7 +114,7 @@ func AlltoallBruck(ctx context.Context, l Link, send, recv device.Buffer, dt dev
 	if p == 1 {
 		return l.Copy(recv, send)
 	}
-	w := l.Alloc(p * b)
+	w := Scratch(l, p*b)
 	if err := rotateLeft(l, w, send, r*b); err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func AlltoallBruck(ctx context.Context, l Link, send, recv device.Buffer, dt dev
 	for d := 1; d < p; d *= 2 {
 		most = max(most, bruckMoved(p, d))
 	}
-	out, in := l.Alloc(most*b), l.Alloc(most*b)
+	out, in := Scratch(l, most*b), Scratch(l, most*b)
 	round := 0
 	for d := 1; d < p; d *= 2 {
 		m := bruckMoved(p, d) * b
@@ -142,6 +142,7 @@ func AlltoallBruck(ctx context.Context, l Link, send, recv device.Buffer, dt dev
 			return err
 		}
 	}
+	Release(l, w, out, in)
 	return nil
 }
 

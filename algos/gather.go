@@ -69,9 +69,9 @@ func BinomialGather(ctx context.Context, l Link, send, recv device.Buffer, dt de
 	if size == 1 {
 		return Send(ctx, rl, v-span, tagGather, send)
 	}
-	acc := recv
-	if v != 0 || root != 0 {
-		acc = rl.Alloc(size * b)
+	acc, own := recv, v != 0 || root != 0
+	if own {
+		acc = Scratch(l, size*b)
 	}
 	if err := rl.Copy(acc.Slice(0, b), send); err != nil {
 		return err
@@ -84,15 +84,19 @@ func BinomialGather(ctx context.Context, l Link, send, recv device.Buffer, dt de
 	if err := rl.Wait(ctx, reqs...); err != nil {
 		return err
 	}
-	if v != 0 {
-		return Send(ctx, rl, v-span, tagGather, acc)
-	}
-	if root != 0 {
+	var err error
+	switch {
+	case v != 0:
+		err = Send(ctx, rl, v-span, tagGather, acc)
+	case root != 0:
 		// Relative block v is rank v+root's: rotate left by the p-root
 		// blocks of ranks root..p-1.
-		return rotateLeft(l, recv, acc, (p-root)*b)
+		err = rotateLeft(l, recv, acc, (p-root)*b)
 	}
-	return nil
+	if err == nil && own {
+		Release(l, acc)
+	}
+	return err
 }
 
 // LinearGather gathers every rank's send block into recv on the root, rank

@@ -49,6 +49,8 @@ type Link interface {
 	Copy(dst, src device.Buffer) error
 	// Alloc returns a scratch buffer of n bytes of the same kind as the
 	// buffers this Link moves (host, phantom or device memory).
+	// Algorithms take theirs through Scratch and hand it back with
+	// Release, which reuse memory where the link keeps a ScratchPool.
 	Alloc(n int) device.Buffer
 
 	// Now is the time elapsed on this rank's clock since the world

@@ -92,7 +92,10 @@ func MachineOf(l Link) *Machine {
 // decorator. Optional interfaces that do not involve tags or ranks
 // (Delayer, Spawner, Signaler) are found through it (SpawnerOf, Delay,
 // IsModel, NewStreams), and Scoped also keeps them itself; the decorators
-// implement those that do (MachineLink, SwitchReducer) themselves.
+// implement those that do (MachineLink, SwitchReducer) themselves. They
+// keep the inner link's memory too (its Alloc), so that Scratch takes from
+// the inner link's ScratchPool: a decorator that allocates otherwise is
+// no Unwrapper.
 type Unwrapper interface {
 	Unwrap() Link
 }

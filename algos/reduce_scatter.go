@@ -72,7 +72,7 @@ func ReduceScatterRing(ctx context.Context, l Link, send, recv device.Buffer, dt
 		return l.Copy(recv, send)
 	}
 	input := func(i int) device.Buffer { return send.Slice(mod(i, p)*b, b) }
-	tmp := l.Alloc(b)
+	tmp := Scratch(l, b)
 	right, left := mod(r+1, p), mod(r-1, p)
 	out := input(r - 1) // step 0 sends the input block as it is
 	for s := 0; s < p-1; s++ {
@@ -91,6 +91,7 @@ func ReduceScatterRing(ctx context.Context, l Link, send, recv device.Buffer, dt
 		}
 		out = in
 	}
+	Release(l, tmp)
 	return nil
 }
 
@@ -116,7 +117,7 @@ func ReduceScatterPairwise(ctx context.Context, l Link, send, recv device.Buffer
 	if p == 1 {
 		return nil
 	}
-	tmp := l.Alloc(b)
+	tmp := Scratch(l, b)
 	for s := 1; s < p; s++ {
 		dst, src := mod(r+s, p), mod(r-s, p)
 		if err := SendRecv(ctx, l, dst, send.Slice(dst*b, b), src, tmp, tagReduceScatterPairwise); err != nil {
@@ -126,6 +127,7 @@ func ReduceScatterPairwise(ctx context.Context, l Link, send, recv device.Buffer
 			return err
 		}
 	}
+	Release(l, tmp)
 	return nil
 }
 
@@ -215,7 +217,7 @@ func halvingFold(ctx context.Context, l Link, send, recv device.Buffer, b int, d
 		}
 		return Recv(ctx, l, r+1, tagReduceScatterFoldOut, recv)
 	default:
-		result, in := l.Alloc(n), l.Alloc(n)
+		result, in := Scratch(l, n), Scratch(l, n)
 		if err := l.Copy(result, send); err != nil {
 			return err
 		}
@@ -261,8 +263,11 @@ func halvingFold(ctx context.Context, l Link, send, recv device.Buffer, b int, d
 			return err
 		}
 		if r < 2*f.e {
-			return Send(ctx, l, r-1, tagReduceScatterFoldOut, result.Slice((r-1)*b, b))
+			if err := Send(ctx, l, r-1, tagReduceScatterFoldOut, result.Slice((r-1)*b, b)); err != nil {
+				return err
+			}
 		}
+		Release(l, result, in)
 		return nil
 	}
 }
@@ -273,10 +278,10 @@ func halvingButterfly(ctx context.Context, l Link, send, recv device.Buffer, b i
 	// cur holds the partials of the 2d blocks rank r is responsible for in
 	// the round at distance d; at first that is every block of send.
 	cur := send
-	acc := l.Alloc(p / 2 * b) // partials from the first round on
+	acc := Scratch(l, p/2*b) // partials from the first round on
 	var tmp device.Buffer
 	if p > 2 {
-		tmp = l.Alloc(p / 4 * b)
+		tmp = Scratch(l, p/4*b)
 	}
 	round := 0
 	for d := p / 2; d >= 1; d /= 2 {
@@ -306,7 +311,11 @@ func halvingButterfly(ctx context.Context, l Link, send, recv device.Buffer, b i
 		}
 		round++
 	}
-	return l.Copy(recv, cur)
+	if err := l.Copy(recv, cur); err != nil {
+		return err
+	}
+	Release(l, acc, tmp)
+	return nil
 }
 
 // halvingDissemination is recursive halving for any p, in the form of a
@@ -315,7 +324,7 @@ func halvingDissemination(ctx context.Context, l Link, send, recv device.Buffer,
 	r, p := l.Rank(), l.Size()
 	// w[j] holds the partial of block r+j (mod p); entries [0, 2d) are
 	// live before the round at distance d, and the round retires [d, 2d).
-	w := l.Alloc(p * b)
+	w := Scratch(l, p*b)
 	if err := rotateLeft(l, w, send, r*b); err != nil {
 		return err
 	}
@@ -324,7 +333,7 @@ func halvingDissemination(ctx context.Context, l Link, send, recv device.Buffer,
 	for d := 1; d < p; d *= 2 {
 		most = max(most, min(d, p-d))
 	}
-	tmp := l.Alloc(most * b)
+	tmp := Scratch(l, most*b)
 	for k := rounds - 1; k >= 0; k-- {
 		d := 1 << k
 		m := min(d, p-d) * b
@@ -336,7 +345,11 @@ func halvingDissemination(ctx context.Context, l Link, send, recv device.Buffer,
 			return err
 		}
 	}
-	return l.Copy(recv, w.Slice(0, b))
+	if err := l.Copy(recv, w.Slice(0, b)); err != nil {
+		return err
+	}
+	Release(l, w, tmp)
+	return nil
 }
 
 // rotateLeft copies src into dst rotated left by off bytes: dst starts with

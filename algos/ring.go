@@ -30,10 +30,11 @@ func RingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt device.DTy
 		return nil
 	}
 	bl := blocks{count: count, p: p}
-	scratch := l.Alloc(bl.len(0) * dt.Size())
+	scratch := Scratch(l, bl.len(0)*dt.Size())
 	if err := ringReduceScatter(ctx, l, buf, scratch, bl, dt, op, 1, tagRingReduceScatter); err != nil {
 		return err
 	}
+	Release(l, scratch)
 	return ringAllgather(ctx, l, buf, bl, dt, 1)
 }
 

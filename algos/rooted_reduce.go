@@ -37,13 +37,14 @@ func BinomialReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DT
 	var scratch device.Buffer
 	for m := 1; m < p; m <<= 1 {
 		if v&m != 0 {
+			Release(l, scratch)
 			return Send(ctx, rl, v-m, tagRootedReduce, buf)
 		}
 		if v+m >= p {
 			continue
 		}
 		if scratch == nil {
-			scratch = rl.Alloc(buf.Len())
+			scratch = Scratch(l, buf.Len())
 		}
 		if err := Recv(ctx, rl, v+m, tagRootedReduce, scratch); err != nil {
 			return err
@@ -52,6 +53,7 @@ func BinomialReduce(ctx context.Context, l Link, buf device.Buffer, dt device.DT
 			return err
 		}
 	}
+	Release(l, scratch)
 	return nil
 }
 

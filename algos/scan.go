@@ -51,7 +51,7 @@ func ScanRecursiveDoubling(ctx context.Context, l Link, buf device.Buffer, dt de
 		return exscan(ctx, l, buf, dt, op)
 	}
 	r := l.Rank()
-	tmp := l.Alloc(n)
+	tmp := Scratch(l, n)
 	round := 0
 	for d := 1; d < p; d *= 2 {
 		reqs := make([]Request, 0, 2)
@@ -71,6 +71,7 @@ func ScanRecursiveDoubling(ctx context.Context, l Link, buf device.Buffer, dt de
 		}
 		round++
 	}
+	Release(l, tmp)
 	return nil
 }
 
@@ -78,11 +79,11 @@ func ScanRecursiveDoubling(ctx context.Context, l Link, buf device.Buffer, dt de
 func exscan(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op device.Op) error {
 	r, p, n := l.Rank(), l.Size(), buf.Len()
 	// acc is the inclusive partial that travels; buf becomes the result.
-	acc := l.Alloc(n)
+	acc := Scratch(l, n)
 	if err := l.Copy(acc, buf); err != nil {
 		return err
 	}
-	tmp := [2]device.Buffer{l.Alloc(n), l.Alloc(n)}
+	tmp := [2]device.Buffer{Scratch(l, n), Scratch(l, n)}
 	var pending device.Buffer // a received partial not yet reduced into buf
 	round := 0
 	for d := 1; d < p; d *= 2 {
@@ -122,7 +123,10 @@ func exscan(ctx context.Context, l Link, buf device.Buffer, dt device.DType, op 
 		round++
 	}
 	if pending != nil {
-		return l.Reduce(buf, pending, dt, op)
+		if err := l.Reduce(buf, pending, dt, op); err != nil {
+			return err
+		}
 	}
+	Release(l, acc, tmp[0], tmp[1])
 	return nil
 }

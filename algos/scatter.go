@@ -42,12 +42,12 @@ func BinomialScatter(ctx context.Context, l Link, send, recv device.Buffer, dt d
 	src := send
 	switch {
 	case v != 0:
-		src = rl.Alloc(size * b)
+		src = Scratch(l, size*b)
 		if err := Recv(ctx, rl, v-span, tagScatter, src); err != nil {
 			return err
 		}
 	case root != 0:
-		src = rl.Alloc(p * b)
+		src = Scratch(l, p*b)
 		// Relative block v is rank v+root's: start from root's block.
 		if err := rotateLeft(l, src, send, root*b); err != nil {
 			return err
@@ -62,7 +62,13 @@ func BinomialScatter(ctx context.Context, l Link, send, recv device.Buffer, dt d
 	if err := rl.Copy(recv, src.Slice(0, b)); err != nil {
 		return err
 	}
-	return rl.Wait(ctx, reqs...)
+	if err := rl.Wait(ctx, reqs...); err != nil {
+		return err
+	}
+	if v != 0 || root != 0 {
+		Release(l, src)
+	}
+	return nil
 }
 
 // LinearScatter sends block r of the root's send buffer, p blocks of

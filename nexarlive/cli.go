@@ -217,6 +217,8 @@ type runLine struct {
 	resume    bool
 	// oversubscribe lets more ranks run than the guard allows (guard.go).
 	oversubscribe bool
+	// profile is --profile's directory, "" without it.
+	profile string
 	// em is --emulate's network, nil without it.
 	em *live.Emulation
 	// file is the scenario file; fromFlags says nccl-tests' flags
@@ -247,6 +249,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	// Every input is checked: the run may write now.
+	if l.profile != "" {
+		if err := os.MkdirAll(l.profile, 0o777); err != nil {
+			return cmdline.UsageError(stderr, "run", "--profile: %v", err)
+		}
+	}
 	if l.fromFlags {
 		if err := writeFlagsScenario(l.flagsText, l.file); err != nil {
 			return cmdline.UsageError(stderr, "run", "%v", err)
@@ -261,7 +268,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	err := measure(ctx, measurement{np: l.np, file: l.file, s: s, job: job, out: l.out, m: l.m, cfg: l.cfg, emulate: l.em, noCompare: l.noCompare,
-		device: l.device, recovery: &l.rf, mesh: &l.mf, resume: res, progress: newProgress(stderr, "run", s, whole, len(res.rows))}, stdout, stderr)
+		device: l.device, recovery: &l.rf, mesh: &l.mf, resume: res, progress: newProgress(stderr, "run", s, whole, len(res.rows)), profile: l.profile}, stdout, stderr)
 	status = finish(ctx, stderr, "run", l.out, start, err)
 	if status == exitOK && !l.noCompare {
 		if hint := runHint("run", l.file, l.out); hint != "" {
@@ -285,6 +292,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, 
 	fs.BoolVar(&l.noCompare, "no-compare", false, "do not predict the points with the scenario's model")
 	fs.BoolVar(&l.resume, "resume", false, "continue the run whose rows DIR/"+live.PartialResultsFile+" holds")
 	fs.BoolVar(&l.oversubscribe, "oversubscribe", false, "run more ranks than the machine's cores and memory allow (mpirun's flag)")
+	fs.StringVar(&l.profile, "profile", "", "write a CPU profile of each rank process into this directory (rank-N.pprof)")
 	device := deviceFlag(fs)
 	l.nf.Register(fs, defaultNetwork, true) // -c is taken: real runs always check
 	pos, status, ok := cmdline.ParseCmd("run", fs, args, stdout, stderr)
@@ -309,6 +317,8 @@ func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, 
 		return usage("missing --out DIR")
 	case l.emulate != "" && l.device != live.DeviceHost:
 		return usage("--device %s runs each rank in a process of its own: leave out --emulate", l.device)
+	case l.emulate != "" && l.profile != "":
+		return usage("--profile writes a profile per rank process, and --emulate runs the ranks in this one: leave out one of them")
 	}
 	if len(pos) == 1 {
 		l.file = pos[0]
@@ -458,6 +468,7 @@ type measurement struct {
 	mesh      *meshFlag
 	resume    resumed // --resume: the rows of the points done already
 	progress  *progress
+	profile   string // --profile's directory, or ""
 }
 
 // measure runs it; rank 0 writes its outputs into out.
@@ -487,6 +498,9 @@ func measure(ctx context.Context, r measurement, stdout, stderr io.Writer) error
 	l, err := launcher(r.np, wargs, r.m, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	if r.profile != "" {
+		l.Command = profileWorkers(l.Command, abs(r.profile))
 	}
 	if r.recovery != nil {
 		rec, hb, _ := r.recovery.check(r.np)
@@ -584,6 +598,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output directory (rank 0 writes there)")
 	noCompare := fs.Bool("no-compare", false, "do not predict the points with the scenario's model")
 	resumeFrom := fs.Int("resume-from", 0, "continue a run after its first N points, whose rows rank 0's DIR/"+live.PartialResultsFile+" holds")
+	profile := fs.String("profile", "", "write this process's CPU profile to this file")
 	device := deviceFlag(fs)
 	pos, status, ok := cmdline.ParseCmd("worker", fs, args, stdout, stderr)
 	if !ok {
@@ -612,6 +627,17 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	recovery, hb, err := rf.check(0)
 	if err != nil {
 		return cmdline.UsageError(stderr, "worker", "%v", err)
+	}
+	if *profile != "" {
+		stop, err := startProfile(*profile)
+		if err != nil {
+			return cmdline.UsageError(stderr, "worker", "--profile: %v", err)
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(stderr, "nexar-live worker: --profile: %v\n", err)
+			}
+		}()
 	}
 	var statusW io.Writer
 	if f, err := launch.OpenStatusPipe(); err != nil {

@@ -186,6 +186,9 @@ Flags:
   --np N               number of ranks (required)
   --out DIR            output directory (required)
   --oversubscribe      run more ranks than the cores and memory allow
+  --profile DIR        write a CPU profile of each rank process over the
+                       whole run to DIR/rank-N.pprof (go tool pprof); not
+                       with --emulate
   --resume             continue the run whose rows DIR/results.partial.csv
                        holds (the same scenario, --np, options and transport
                        thresholds; another's is refused, naming what
@@ -275,6 +278,8 @@ Flags:
                        0's DIR/results.partial.csv holds (give every rank
                        the same N: the rows of that file; 'run --resume'
                        does it for its workers)
+  --profile FILE       write this process's CPU profile to FILE (go tool
+                       pprof; 'run --profile' gives each rank its own)
 ` + measureFlagsHelp + deviceFlagHelp + meshFlagHelp + recoveryFlagsHelp + `
 ` + outputHelp,
 	"compare": `Usage: nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]

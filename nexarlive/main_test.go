@@ -233,6 +233,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"run", "--np", "2", "--emulate", "latency=1ms", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "latency and bandwidth are required"},
 		{[]string{"run", "--np", "2", "--emulate", "latency=1ms,bandwidth=1GB/s", "--eager-threshold", "4KiB", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "--emulate's network (QUIC only) does not have"},
 		{[]string{"worker", "../live/examples/loopback-ci.toml"}, exitUsage, "missing --out"},
+		{[]string{"run", "--np", "2", "--emulate", "latency=1ms,bandwidth=1GB/s", "--profile", "x", "../live/examples/loopback-ci.toml", "--out", "x"}, exitUsage, "--profile writes a profile per rank process"},
 		{[]string{"help", "run"}, exitOK, "Usage: nexar-live run"},
 		{[]string{"run", "-h"}, exitOK, "Usage: nexar-live run"},
 	} {

@@ -211,14 +211,16 @@ func BenchmarkSend(b *testing.B) {
 // overlapping transfer, as Open MPI's large-message allreduce does), with
 // the default configuration (bulk path from 64 KiB) with TLS, and on a
 // trusted network (plaintext bulk TCP, as Open MPI's TCP transport is).
-// busbw is nccl-tests' bus bandwidth, bytes/t x 2(p-1)/p.
+// busbw is nccl-tests' bus bandwidth, bytes/t x 2(p-1)/p; minflt/op the
+// minor page faults of the process (all four ranks) per allreduce after
+// a warm-up one, what memory taken afresh per call costs the kernel.
 func BenchmarkAllreduce(b *testing.B) {
 	const p = 4
 	coll, err := algos.Lookup("allreduce")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, algo := range []string{"ring", "pipelined_ring"} {
+	for _, algo := range []string{"ring", "pipelined_ring", "rs_ag", "halving_doubling"} {
 		a, err := coll.Algorithm(algo)
 		if err != nil {
 			b.Fatal(err)
@@ -234,12 +236,15 @@ func BenchmarkAllreduce(b *testing.B) {
 					defer closeWorld(b, links)
 					bufs := make([]device.Host, p)
 					for i := range bufs {
+						// Written once, so that the faults of their
+						// first touch are not counted.
 						bufs[i] = make(device.Host, n)
+						for j := range bufs[i] {
+							bufs[i][j] = 1
+						}
 					}
 					var seq uint64
-					b.ResetTimer()
-					start := time.Now()
-					for b.Loop() {
+					allreduce := func() {
 						seq++
 						errs := run(links, func(ctx context.Context, l *Link) error {
 							call := algos.Call{Buf: bufs[l.Rank()], DType: device.F32, Op: device.Sum}
@@ -249,8 +254,18 @@ func BenchmarkAllreduce(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
+					allreduce() // warm-up: the first call's scratch is new
+					b.ResetTimer()
+					start := time.Now()
+					flt0, faults := minorFaults()
+					for b.Loop() {
+						allreduce()
+					}
 					per := time.Since(start).Seconds() / float64(b.N)
 					b.ReportMetric(float64(n)/per*2*(p-1)/p/1e9, "busbw-GB/s")
+					if flt1, _ := minorFaults(); faults {
+						b.ReportMetric(float64(flt1-flt0)/float64(b.N), "minflt/op")
+					}
 					b.SetBytes(int64(n))
 				})
 			}

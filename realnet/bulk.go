@@ -80,6 +80,7 @@ func (p *peer) bulkReader() {
 			p.protocolError("bulk header", errors.New("payload does not match the transfer cleared to send"))
 			return
 		}
+		g.started = true
 		r, dst := g.r, g.dst
 		if r != nil {
 			r.state, r.loc, r.grant = stIO, locNone, nil
@@ -87,7 +88,12 @@ func (p *peer) bulkReader() {
 		}
 		l.mu.Unlock()
 
-		if err := p.bulk.readPayload(dst, g.n, timeout); err != nil {
+		if g.m != nil {
+			r, err = p.readUnexpected(g, timeout)
+		} else {
+			err = p.bulk.readPayload(dst, g.n, timeout)
+		}
+		if err != nil {
 			err = stalled(err, "bulk payload", timeout)
 			if r == nil && g.m != nil {
 				// An unexpected message's charge goes back before the
@@ -111,6 +117,38 @@ func (p *peer) bulkReader() {
 		p.bulkDeadlineLocked()
 		l.mu.Unlock()
 	}
+}
+
+// unexpectedPiece is how much of a payload granted into link memory the
+// bulk reader reads before it looks again for a receive to hand the rest
+// to: four records.
+const unexpectedPiece = 4 * bulkChunk
+
+// readUnexpected reads the payload of g, granted into link memory (g.m),
+// a piece at a time: a receive matched to the message meanwhile takes it
+// over before the next piece (Link.takeOverLocked), what came so far is
+// copied into its buffer and the rest read straight there, so that a
+// receive posted late copies only what had arrived. It returns that
+// receive, nil if none took over (the message is then in link memory).
+func (p *peer) readUnexpected(g *grant, timeout time.Duration) (*request, error) {
+	l, m, dst := p.l, g.m, g.dst
+	for off := int64(0); off < g.n; {
+		l.mu.Lock()
+		r, after := l.takeOverLocked(m)
+		l.mu.Unlock()
+		if r != nil {
+			after()
+			copy(r.buf, dst[:off])
+			l.recycle(m, dst)
+			return r, p.bulk.readPayload(r.buf[off:g.n], g.n-off, timeout)
+		}
+		k := min(g.n-off, unexpectedPiece)
+		if err := p.bulk.readPayload(dst[off:off+k], k, timeout); err != nil {
+			return nil, err
+		}
+		off += k
+	}
+	return nil, nil
 }
 
 // bulkDeadlineLocked sets the read deadline of the bulk connection from

@@ -119,5 +119,7 @@ func (l *Link) teardown(code quic.ApplicationErrorCode, msg string) error {
 		}
 	}
 	l.cancel()
-	return l.ep.shutdown()
+	err := l.ep.shutdown()
+	l.scratch.drop()
+	return err
 }

@@ -65,6 +65,17 @@ type Link struct {
 	// a queue would otherwise be made per message (dropQueue).
 	sparePosted     *fifo[*request]
 	spareUnexpected *fifo[*inbound]
+
+	// late counts, under mu, the bulk transfers granted into link memory
+	// (their receive posted after rtsGrace) by how their receive got the
+	// payload: straight into its buffer (retargetLocked), the part that
+	// had come copied and the rest read there (takeOverLocked), or copied
+	// whole.
+	late struct{ direct, takenOver, copied int64 }
+
+	// scratch keeps the memory algorithms release (algos.Release), and
+	// the link memory of late bulk transfers (scratch.go).
+	scratch scratchPool
 }
 
 type matchKey struct {

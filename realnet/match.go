@@ -66,6 +66,9 @@ type inbound struct {
 	awaitRecv  bool // a bulk transfer waiting for its receive (rtsGrace), not in the parked list
 	discard    bool // inTemp: drop the data when the read finishes
 	err        error
+	// grant, for a bulk transfer granted into link memory (inTemp), is
+	// the grant its payload comes under.
+	grant *grant
 }
 
 // releaseStream lets m's sender open another stream in place of m's: m
@@ -90,6 +93,9 @@ type grant struct {
 	dst []byte   // where the payload goes; nil: discard it
 	r   *request // the receive to finish, or nil
 	m   *inbound // the unexpected message read into link memory, or nil
+	// started: the bulk reader has taken the grant (its r, dst and m are
+	// the reader's from then on).
+	started bool
 }
 
 func nop() {}
@@ -222,9 +228,18 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 		r.cancel = func(code quic.StreamErrorCode) { s.CancelRead(code) }
 		return l.readLater(m, dst, r, inline)
 	case inTemp:
+		if g := m.grant; g != nil && !g.started {
+			return l.retargetLocked(m, r)
+		}
+		// Being read: a bulk transfer's reader hands the rest of it to r
+		// before its next piece (takeOverLocked); anything else is
+		// copied into r once it is in.
 		m.recv, r.msg, r.loc = r, m, locTemp
 		return nop
 	case inBuffered:
+		if m.kind == kindRTS {
+			l.late.copied++
+		}
 		m.state = inMatched
 		r.state = stIO
 		l.releaseLocked(m)
@@ -233,6 +248,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 		m.data = nil
 		return func() {
 			copy(r.buf, data)
+			l.recycle(m, data)
 			l.finish(r, nil)
 			after()
 		}
@@ -347,20 +363,68 @@ func (p *peer) payloadErr(err error, r *request) error {
 	return p.ioErr(err, r)
 }
 
-// startTempLocked starts reading unexpected message m into link memory.
+// startTempLocked starts reading unexpected message m into link memory:
+// a bulk transfer's payload into memory of the link's pool, which it goes
+// back to once its receive has it (recycle).
 func (l *Link) startTempLocked(m *inbound, inline bool) func() {
 	if m.kind == kindRelayRTS {
 		return l.relayTempLocked(m) // relay.go
 	}
 	m.state = inTemp
-	m.data = make([]byte, m.n)
 	l.buffered += cost(m.n)
 	if m.kind == kindRTS {
+		m.data = l.scratch.get(int(m.n))
 		m.releaseStream()
-		l.grantLocked(m.p, &grant{id: m.id, n: m.n, dst: m.data, m: m})
+		m.grant = &grant{id: m.id, n: m.n, dst: m.data, m: m}
+		l.grantLocked(m.p, m.grant)
 		return nop
 	}
+	m.data = make([]byte, m.n)
 	return l.readLater(m, m.data, nil, inline)
+}
+
+// recycle gives the link memory data that unexpected message m was read
+// into back to the pool it came from, once nothing reads or writes it.
+func (l *Link) recycle(m *inbound, data []byte) {
+	if m.kind == kindRTS {
+		l.scratch.put(data)
+	}
+}
+
+// retargetLocked hands bulk transfer m, granted into link memory but not
+// begun (its grant still queued for the bulk reader), to receive r: the
+// payload goes straight into r's buffer, as if r had been posted first,
+// and the link memory back to the pool.
+func (l *Link) retargetLocked(m *inbound, r *request) func() {
+	g := m.grant
+	g.dst, g.r, g.m = r.buf[:m.n], r, nil
+	r.loc, r.grant = locGrant, g
+	l.late.direct++
+	m.state, m.grant = inMatched, nil
+	l.releaseLocked(m)
+	l.recycle(m, m.data)
+	m.data = nil
+	return l.unparkLocked()
+}
+
+// takeOverLocked hands bulk transfer m, being read into link memory, to
+// the receive matched to it since (m.recv), if there is one: the receive
+// becomes the bulk reader's, which copies what it has read of the payload
+// into the receive's buffer and reads the rest straight there
+// (peer.readUnexpected). It returns the receive, nil if none, and what to
+// run once l.mu is released.
+func (l *Link) takeOverLocked(m *inbound) (*request, func()) {
+	r := m.recv
+	if r == nil {
+		return nil, nop
+	}
+	m.recv, m.state, m.data, m.grant = nil, inMatched, nil, nil
+	r.state, r.loc, r.msg = stIO, locNone, nil
+	l.late.takenOver++
+	p := m.p
+	r.cancel = func(quic.StreamErrorCode) { p.lose(errors.New("bulk transfer abandoned")) }
+	l.releaseLocked(m)
+	return r, l.unparkLocked()
 }
 
 // tempDone completes the read of unexpected message m into link memory.
@@ -368,6 +432,7 @@ func (l *Link) tempDone(m *inbound, err error) {
 	l.mu.Lock()
 	if err != nil || m.discard {
 		l.releaseLocked(m)
+		l.recycle(m, m.data)
 		m.data = nil
 		after := l.unparkLocked()
 		if err != nil {
@@ -390,12 +455,16 @@ func (l *Link) tempDone(m *inbound, err error) {
 	}
 	m.state, m.recv = inMatched, nil
 	r.state, r.loc, r.msg = stIO, locNone, nil
+	if m.kind == kindRTS {
+		l.late.copied++
+	}
 	l.releaseLocked(m)
 	data := m.data
 	m.data = nil
 	after := l.unparkLocked()
 	l.mu.Unlock()
 	copy(r.buf, data)
+	l.recycle(m, data)
 	l.finish(r, nil)
 	after()
 }
@@ -426,6 +495,7 @@ func (l *Link) discardLocked(m *inbound) func() {
 	case inBuffered:
 		m.state = inMatched
 		l.releaseLocked(m)
+		l.recycle(m, m.data)
 		m.data = nil
 		return l.unparkLocked()
 	}

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package realnet
+
+// minorFaults: not counted where getrusage is missing.
+func minorFaults() (int64, bool) { return 0, false }
