@@ -629,7 +629,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return cmdline.UsageError(stderr, "worker", "%v", err)
 	}
 	if *profile != "" {
-		stop, err := startProfile(*profile)
+		stop, err := cli.StartCPUProfile(*profile)
 		if err != nil {
 			return cmdline.UsageError(stderr, "worker", "--profile: %v", err)
 		}

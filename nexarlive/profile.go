@@ -2,10 +2,8 @@ package nexarlive
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 )
 
 // run --profile DIR gives each rank process a CPU profile of its own,
@@ -26,21 +24,4 @@ func profileWorkers(command func(int) *exec.Cmd, dir string) func(int) *exec.Cmd
 		c.Args = append(c.Args, "--profile", profileFile(dir, rank))
 		return c
 	}
-}
-
-// startProfile starts a CPU profile of this process written to file; stop
-// ends it and closes the file.
-func startProfile(file string) (stop func() error, err error) {
-	f, err := os.Create(file)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Close()
-	}, nil
 }

@@ -3,8 +3,6 @@ package ladder
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/pprof"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/live"
@@ -72,20 +70,4 @@ func harness(ctx context.Context, l *realnet.Link, c command) ([]float64, error)
 		return nil, fmt.Errorf("%d wrong elements", res[0].Wrong)
 	}
 	return res[0].Times, nil
-}
-
-// startProfile starts a CPU profile written to file.
-func startProfile(file string) (stop func(), err error) {
-	f, err := os.Create(file)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
 }

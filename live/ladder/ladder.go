@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
@@ -229,11 +230,11 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		if err := os.MkdirAll(opt.Profile, 0o777); err != nil {
 			return nil, err
 		}
-		stop, err := startProfile(filepath.Join(opt.Profile, "ladder.pprof"))
+		stop, err := cli.StartCPUProfile(filepath.Join(opt.Profile, "ladder.pprof"))
 		if err != nil {
 			return nil, err
 		}
-		defer stop()
+		defer func() { _ = stop() }()
 	}
 
 	args := []string{caFile, certFile, keyFile}

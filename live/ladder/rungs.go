@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
+	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/live"
 	"github.com/nexar-go/nexar-go/realnet"
 )
@@ -164,11 +165,11 @@ func ServePeer(in io.Reader, out io.Writer, args []string) error {
 		return err
 	}
 	if len(args) > 3 {
-		stop, err := startProfile(args[3])
+		stop, err := cli.StartCPUProfile(args[3])
 		if err != nil {
 			return err
 		}
-		defer stop()
+		defer func() { _ = stop() }()
 	}
 	// The ladder's end of the pipe closing ends the rung under way too.
 	ctx, cancel := context.WithCancel(context.Background())
