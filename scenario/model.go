@@ -294,6 +294,18 @@ func (p placed) String() string {
 // topology and its per-rank state, which a placement does not change).
 func (p placed) Unwrap() sim.Model { return p.flow }
 
+// Rewrap implements sim.Rewrapper: p placing its ranks on inner, which
+// must be a flow model (the simulator's estimate rebuilds p around its
+// flow model counting its work); nil for any other model.
+func (p placed) Rewrap(inner sim.Model) sim.Model {
+	f, ok := inner.(sim.Flow)
+	if !ok {
+		return nil
+	}
+	p.flow = f
+	return p
+}
+
 // NewNetwork implements sim.Model; it panics where NewNetworkChecked fails.
 func (p placed) NewNetwork(e *sim.Engine) sim.Network {
 	n, err := p.NewNetworkChecked(e)

@@ -261,3 +261,41 @@ bandwidth = "1GB/s"`, "TOP:fault = 3\n", []string{"n.toml:3: fault: want an arra
 		}
 	}
 }
+
+// TestPlacedRewrap rebuilds a placed flow model around another flow model
+// (what the simulator's time estimate does to count the flow model's
+// work), keeping its placement, and refuses any other model.
+func TestPlacedRewrap(t *testing.T) {
+	s, err := Parse("p.toml", []byte(withNetwork(`model = "flow"
+topology = "hierarchical"
+devices_per_node = 4
+nodes = 4
+intra_bandwidth = "100GB/s"
+inter = "crossbar"
+inter_bandwidth = "10GB/s"
+inter_latency = "2us"
+placement = "random"`, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Network.Seeded(7)
+	for m != nil {
+		if _, ok := m.(placed); ok {
+			break
+		}
+		u, ok := m.(sim.Unwrapper)
+		if !ok {
+			t.Fatalf("no placed model under %T", m)
+		}
+		m = u.Unwrap()
+	}
+	p := m.(placed)
+	other := sim.Flow{Topology: sim.Crossbar{Bandwidth: 1e9}}
+	got, ok := p.Rewrap(other).(placed)
+	if !ok || !reflect.DeepEqual(got.flow, other) || got.seed != p.seed || got.kind != p.kind {
+		t.Errorf("Rewrap(flow) = %#v", got)
+	}
+	if r := p.Rewrap(sim.AlphaBeta{Latency: 1, Bandwidth: 1}); r != nil {
+		t.Errorf("Rewrap(alpha-beta) = %v, want nil", r)
+	}
+}

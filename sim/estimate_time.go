@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"math"
 )
 
@@ -101,39 +102,41 @@ func flowWorkPerMessage(cfg Config, body Body) (per float64, ok bool) {
 }
 
 // flowWork runs cfg with its flow model counting the work of its max-min
-// passes (Flow.work).
+// passes (Flow.work); it fails without running when the flow model lies
+// beneath a decorator it cannot rebuild (see countingFlowWork).
 func flowWork(cfg Config, body Body) (*Result, int64, error) {
 	var w int64
-	cfg.Model, _ = countingFlowWork(cfg.Model, &w)
+	var ok bool
+	if cfg.Model, ok = countingFlowWork(cfg.Model, &w); !ok {
+		return nil, 0, errUncounted
+	}
 	res, err := Run(cfg, body)
 	return res, w, err
 }
 
+// errUncounted is flowWork's failure on a model whose flow model's work
+// it cannot count.
+var errUncounted = errors.New("sim: no flow model to count the work of beneath the model's decorators")
+
 // countingFlowWork returns m with its flow model telling w of the work of
-// each max-min pass (Flow.work), through the wrappers the catalogue's
-// scenarios put around it; ok is false when m has no flow model this
-// can reach.
+// each max-min pass (Flow.work), under the same decorators (Rewrapper);
+// ok is false when m has no flow model this can reach: one beneath a
+// decorator that cannot be rebuilt, or none at all.
 func countingFlowWork(m Model, w *int64) (Model, bool) {
-	var ok bool
-	switch x := m.(type) {
-	case Flow:
+	if x, ok := m.(Flow); ok {
 		x.work = w
 		return x, true
-	case Faulty:
-		x.Model, ok = countingFlowWork(x.Model, w)
-		return x, ok
-	case Overhead:
-		x.Model, ok = countingFlowWork(x.Model, w)
-		return x, ok
-	case Protocol:
-		x.Model, ok = countingFlowWork(x.Model, w)
-		return x, ok
-	case Staged:
-		x.Model, ok = countingFlowWork(x.Model, w)
-		return x, ok
-	case Relayed:
-		x.Model, ok = countingFlowWork(x.Model, w)
-		return x, ok
+	}
+	r, ok := m.(Rewrapper)
+	if !ok {
+		return m, false
+	}
+	inner, ok := countingFlowWork(r.Unwrap(), w)
+	if !ok {
+		return m, false
+	}
+	if out := r.Rewrap(inner); out != nil {
+		return out, true
 	}
 	return m, false
 }

@@ -275,6 +275,12 @@ func (f Faulty) String() string {
 // Unwrap implements Unwrapper: it returns the model it decorates.
 func (f Faulty) Unwrap() Model { return f.Model }
 
+// Rewrap implements Rewrapper: a copy of f that decorates inner.
+func (f Faulty) Rewrap(inner Model) Model {
+	f.Model = inner
+	return f
+}
+
 // NewNetwork implements Model; it panics where NewNetworkChecked fails.
 func (f Faulty) NewNetwork(e *Engine) Network {
 	n, err := f.NewNetworkChecked(e)

@@ -141,6 +141,12 @@ type Overhead struct {
 // Unwrap implements Unwrapper: it returns the model it decorates.
 func (o Overhead) Unwrap() Model { return o.Model }
 
+// Rewrap implements Rewrapper: a copy of o that decorates inner.
+func (o Overhead) Rewrap(inner Model) Model {
+	o.Model = inner
+	return o
+}
+
 // NewNetwork implements Model.
 func (o Overhead) NewNetwork(e *Engine) Network {
 	n, err := o.NewNetworkChecked(e)

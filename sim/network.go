@@ -180,6 +180,18 @@ type Unwrapper interface {
 	Unwrap() Model
 }
 
+// Rewrapper is a decorator that can put its decoration around another
+// model: Rewrap returns a copy of it that decorates inner instead of
+// what it decorated, or nil where inner is not a model it can decorate.
+// EstimateRun's time estimate for the flow model rebuilds the decorators
+// around a flow model that counts its work this way; a decorator that
+// implements Unwrapper but not Rewrapper leaves that estimate to a
+// timed sample.
+type Rewrapper interface {
+	Unwrapper
+	Rewrap(inner Model) Model
+}
+
 // Overheads is implemented by networks that charge CPU time per message
 // (LogGP's o). SendOverhead is spent by the sending process inside Isend,
 // on its rank's compute, before the message reaches the network;

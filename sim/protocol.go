@@ -192,6 +192,12 @@ type ControlTimer interface {
 // Unwrap implements Unwrapper: it returns the model it decorates.
 func (p Protocol) Unwrap() Model { return p.Model }
 
+// Rewrap implements Rewrapper: a copy of p that decorates inner.
+func (p Protocol) Rewrap(inner Model) Model {
+	p.Model = inner
+	return p
+}
+
 // NewNetwork implements Model; it panics where NewNetworkChecked fails.
 func (p Protocol) NewNetwork(e *Engine) Network {
 	n, err := p.NewNetworkChecked(e)

@@ -43,6 +43,12 @@ func (r Relayed) String() string { return fmt.Sprintf("%s over a %s mesh", model
 // Unwrap implements Unwrapper: it returns the model it decorates.
 func (r Relayed) Unwrap() Model { return r.Model }
 
+// Rewrap implements Rewrapper: a copy of r that decorates inner.
+func (r Relayed) Rewrap(inner Model) Model {
+	r.Model = inner
+	return r
+}
+
 // NewNetwork implements Model; it panics where NewNetworkChecked fails.
 func (r Relayed) NewNetwork(e *Engine) Network {
 	n, err := r.NewNetworkChecked(e)

@@ -56,6 +56,12 @@ func (s Staged) Validate() error {
 // Unwrap implements Unwrapper: it returns the model it decorates.
 func (s Staged) Unwrap() Model { return s.Model }
 
+// Rewrap implements Rewrapper: a copy of s that decorates inner.
+func (s Staged) Rewrap(inner Model) Model {
+	s.Model = inner
+	return s
+}
+
 // NewNetwork implements Model; it panics if the parameters are invalid.
 func (s Staged) NewNetwork(e *Engine) Network {
 	n, err := s.NewNetworkChecked(e)

@@ -67,3 +67,45 @@ func TestUnwrapOutside(t *testing.T) {
 		t.Errorf("estimate through a decorator without Unwrap: %d bytes, as the flow model's: the test no longer tells them apart", got.Memory)
 	}
 }
+
+// rebuilt is outside with Rewrap: a decorator from another package that
+// the flow model's time estimate can rebuild around a counting flow model.
+type rebuilt struct{ outside }
+
+func (r rebuilt) Rewrap(inner sim.Model) sim.Model { return rebuilt{outside{inner}} }
+
+var _ sim.Rewrapper = rebuilt{}
+
+// TestCountFlowWorkThroughDecorators counts the flow model's work under
+// each of the package's decorators and one from outside that implements
+// Rewrapper: each counts what the bare flow model counts (none of them
+// changes the flows on this run); one that only implements Unwrapper
+// cannot be counted, and says so rather than counting nothing.
+func TestCountFlowWorkThroughDecorators(t *testing.T) {
+	flow := sim.Flow{Topology: sim.FatTree{Tiers: 2, Radix: 8, Link: sim.LinkParams{Bandwidth: 12.5e9, Latency: 500 * sim.Nanosecond}}}
+	body := scaleBody(algos.HalvingDoublingAllreduce, 1<<20)
+	count := func(m sim.Model) (int64, error) {
+		_, w, err := sim.FlowWork(sim.Config{World: 16, Model: m, Replay: true}, body)
+		return w, err
+	}
+	want, err := count(flow)
+	if err != nil || want <= 0 {
+		t.Fatalf("bare flow model: work %d, %v", want, err)
+	}
+	for _, c := range []struct {
+		name string
+		m    sim.Model
+	}{
+		{"faulty", sim.WithFaults(flow, 1)},
+		{"overhead", sim.Overhead{Model: flow}},
+		{"outside, rebuilt", rebuilt{outside{flow}}},
+		{"faulty over outside, rebuilt", sim.WithFaults(rebuilt{outside{flow}}, 1)},
+	} {
+		if got, err := count(c.m); err != nil || got != want {
+			t.Errorf("%s: work %d, %v; want %d", c.name, got, err, want)
+		}
+	}
+	if got, err := count(outside{flow}); err == nil {
+		t.Errorf("a decorator without Rewrap: counted %d, want an error", got)
+	}
+}

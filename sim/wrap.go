@@ -210,9 +210,9 @@ func beneath(m Model) (Model, bool) {
 }
 
 var (
-	_ Unwrapper = Faulty{}
-	_ Unwrapper = Overhead{}
-	_ Unwrapper = Staged{}
-	_ Unwrapper = Protocol{}
-	_ Unwrapper = Relayed{}
+	_ Rewrapper = Faulty{}
+	_ Rewrapper = Overhead{}
+	_ Rewrapper = Staged{}
+	_ Rewrapper = Protocol{}
+	_ Rewrapper = Relayed{}
 )
