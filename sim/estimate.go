@@ -23,14 +23,16 @@ type Estimate struct {
 	// programs or the coroutines' stacks, the messages in flight, and
 	// the garbage collector's headroom.
 	Memory int64
-	// Seconds is the wall time the run would take on this machine, very
-	// roughly: the events at half the rate a run of the body at 64 ranks
+	// Seconds is the CPU time of one core the run would take, at costs
+	// fitted on the project's machine (a 2.5 GHz Xeon), so the same on
+	// every call: the events at a cost that grows with the world as its
+	// state leaves the caches (eventSeconds); on the flow model, above
+	// 64 ranks, the run's messages and the work of its max-min passes,
+	// counted on runs of smaller worlds (flowSeconds). With host data,
+	// whose copies and arithmetic the events do not show, it is instead
+	// timed: the events at half the rate a run of the body at 64 ranks
 	// reached (1 µs an event for worlds of 64 ranks or fewer), which
-	// depends on the machine and its load. On the flow model, above 64
-	// ranks, it is instead the CPU time of one core that the run's
-	// messages and the work of its max-min passes take, counted on runs
-	// of smaller worlds at costs fitted on the project's machine
-	// (flowSeconds): the same on every call.
+	// depends on the machine and its load.
 	Seconds float64
 	// Replay says whether the run would be replayed (Config.Replay).
 	Replay bool
@@ -98,30 +100,33 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		return e
 	}
 	est.Events = int64(math.Round(events(s)))
-	perEvent := 1e-6
+	// Host data's runs are timed on a sample: their cost is the data's
+	// copies and arithmetic, which the events do not show. Phantom data's
+	// are priced (eventSeconds), which times nothing.
+	hostPerEvent := 1e-6
 	if cfg.World > estimateExact {
 		small := cfg
 		small.World, small.Observer, small.Progress, small.Replay = estimateExact, nil, nil, true
 		start := time.Now()
 		if res, err := Run(small, body); err == nil {
 			if res.Events > 0 {
-				perEvent = time.Since(start).Seconds() / float64(res.Events)
+				hostPerEvent = time.Since(start).Seconds() / float64(res.Events)
 			}
 			if ss, err := recordSample(small, body); err == nil && events(ss) > 0 {
 				est.Events = int64(math.Round(events(s) * float64(res.Events) / events(ss)))
 			}
 		}
+		// Events cost more in larger worlds, whose state no longer fits
+		// in the caches: about twice up to 2^16 ranks (a run of 64 ranks
+		// also pays for its setup, which a larger one spreads), and past
+		// that about 16% more each time the world doubles.
+		hostPerEvent *= 2 * math.Pow(cacheGrowth, max(math.Log2(w)-16, 0))
 	}
-	// Events cost more in larger worlds, whose state no longer fits in
-	// the caches: about twice up to 2^16 ranks (a run of 64 ranks also
-	// pays for its setup, which a larger one spreads), and past that
-	// about 16% more each time the world doubles, as the misses reach
-	// the page tables (halving-doubling replays measured at 2^16, 2^20
-	// and 2^22 ranks).
-	if cfg.World > estimateExact {
-		perEvent *= 2 * math.Pow(cacheGrowth, max(math.Log2(w)-16, 0))
+	if cfg.HostData {
+		est.Seconds = float64(est.Events) * hostPerEvent
+	} else {
+		est.Seconds = float64(est.Events) * eventSeconds(cfg.World, est.Replay)
 	}
-	est.Seconds = float64(est.Events) * perEvent
 	if flow && cfg.World > estimateExact {
 		if sec, ok := flowSeconds(cfg, body, est.Messages); ok {
 			est.Seconds = sec
@@ -210,9 +215,28 @@ func (s *sample) symmetricCost() (seconds float64, memory int64) {
 	return seconds, memory
 }
 
-// cacheGrowth is how much more an event costs each time a world past 2^16
-// ranks doubles.
+// cacheGrowth is how much more an event of a run with host data costs
+// each time a world past 2^16 ranks doubles.
 const cacheGrowth = 1.16
+
+// eventSeconds is the CPU time on one core that an event of a run with
+// phantom data takes in a world of world ranks: replayed, 178 ns at 1024
+// ranks and 12 % more each time the world doubles, as the ranks' state
+// leaves the caches and then the page tables' reach; on coroutines, 470
+// ns at 1024 ranks and 22 % more a doubling, the stacks' misses on top.
+// Fitted to halving-doubling and ring allreduce on alpha-beta
+// (BenchmarkScale) on the 2.5 GHz Xeon the project measures on, in a
+// quiet sitting: replayed, 178 ns an event at 1024 ranks, 371 at 2^16,
+// 544 at 2^20 and 911 (CPU, niced beside other work) at 2^24; on
+// coroutines 430 to 520 ns at 1024 and 1500 to 1600 at 2^16. Other
+// networks' events (LogGP's, two paths', a protocol's) are priced alike.
+func eventSeconds(world int, replay bool) float64 {
+	doublings := math.Log2(float64(max(world, 1))) - 10
+	if replay {
+		return 178e-9 * math.Pow(1.12, doublings)
+	}
+	return 470e-9 * math.Pow(1.22, doublings)
+}
 
 // coroutineBytes is what a rank's coroutine holds: its goroutine, a stack
 // grown to the depth of a collective, and the closures that drive it.

@@ -139,3 +139,46 @@ func TestEstimateSymmetry(t *testing.T) {
 		})
 	}
 }
+
+// TestEstimateSecondsPriced checks the time estimate of phantom data's
+// runs off the flow model: it prices the events and times nothing, so
+// two estimates agree to the bit; an event costs more in a larger world
+// and more on coroutines than replayed, within the range the scale
+// benchmarks measured (about 70 ns to 2 µs).
+func TestEstimateSecondsPriced(t *testing.T) {
+	body := scaleBody(algos.HalvingDoublingAllreduce, 1<<16)
+	perEvent := map[string]float64{}
+	for _, c := range []struct {
+		world  int
+		replay bool
+	}{{128, true}, {4096, true}, {128, false}, {4096, false}} {
+		name := fmt.Sprintf("%d/%s", c.world, engineName(c.replay))
+		cfg := sim.Config{World: c.world, Model: model, Replay: c.replay}
+		e1, err := sim.EstimateRun(cfg, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2, err := sim.EstimateRun(cfg, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e1.Seconds != e2.Seconds {
+			t.Errorf("%s: estimates of %g s and %g s", name, e1.Seconds, e2.Seconds)
+		}
+		per := e1.Seconds / float64(e1.Events)
+		if per < 50e-9 || per > 2e-6 {
+			t.Errorf("%s: %g s an event", name, per)
+		}
+		perEvent[name] = per
+	}
+	for _, w := range []string{"128", "4096"} {
+		if perEvent[w+"/replay"] >= perEvent[w+"/coroutines"] {
+			t.Errorf("%s ranks: a replayed event (%g s) not cheaper than a coroutine's (%g s)", w, perEvent[w+"/replay"], perEvent[w+"/coroutines"])
+		}
+	}
+	for _, e := range []string{"replay", "coroutines"} {
+		if perEvent["4096/"+e] <= perEvent["128/"+e] {
+			t.Errorf("%s: an event at 4096 ranks (%g s) not dearer than at 128 (%g s)", e, perEvent["4096/"+e], perEvent["128/"+e])
+		}
+	}
+}

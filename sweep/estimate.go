@@ -23,9 +23,16 @@ type Estimate struct {
 	HostBytes int64
 }
 
-// Cost is the point's weight beside others: the events of all its runs,
-// which is what a run's time follows.
-func (e Estimate) Cost() float64 { return float64(e.Events) * float64(max(e.Runs, 1)) }
+// Cost is the point's weight beside others: the estimated time of all its
+// runs, or, where there is none, their events. (On the flow model time
+// does not follow events: a failed link adds reroutes, which cost little,
+// and a run's max-min passes, which the events do not show, cost most.)
+func (e Estimate) Cost() float64 {
+	if e.Seconds > 0 {
+		return e.Seconds * float64(max(e.Runs, 1))
+	}
+	return float64(e.Events) * float64(max(e.Runs, 1))
+}
 
 // EstimatePoint estimates what p will cost without simulating it (see
 // sim.EstimateRun): it records the algorithm's operations on a sample of

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexar-go/nexar-go/sim"
 	"github.com/nexar-go/nexar-go/sweep"
 )
 
@@ -100,5 +101,23 @@ symmetry = "off"
 	}
 	if len(rows) != 1 || rows[0].World != 2 {
 		t.Errorf("rows %+v, want the first point's", rows)
+	}
+}
+
+// TestCostFollowsTime weighs points by their estimated time over all
+// their runs, and by their events where there is no time.
+func TestCostFollowsTime(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    sweep.Estimate
+		want float64
+	}{
+		{"timed", sweep.Estimate{Estimate: sim.Estimate{Events: 100, Seconds: 2}, Runs: 3}, 6},
+		{"timed, runs unset", sweep.Estimate{Estimate: sim.Estimate{Events: 100, Seconds: 2}}, 2},
+		{"untimed", sweep.Estimate{Estimate: sim.Estimate{Events: 100}, Runs: 3}, 300},
+	} {
+		if got := c.e.Cost(); got != c.want {
+			t.Errorf("%s: Cost() = %g, want %g", c.name, got, c.want)
+		}
 	}
 }
