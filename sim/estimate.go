@@ -127,8 +127,9 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	} else {
 		est.Seconds = float64(est.Events) * eventSeconds(cfg.World, est.Replay)
 	}
+	topoNodes, topoEdges := topologySize(cfg.Model, cfg.World)
 	if flow && cfg.World > estimateExact {
-		if sec, ok := flowSeconds(cfg, body, est.Messages); ok {
+		if sec, ok := flowSeconds(cfg, body, est.Messages, topoNodes+topoEdges); ok {
 			est.Seconds = sec
 		}
 	}
@@ -149,7 +150,9 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// receive is its match queue's first, in the queue, for most.)
 	perMessage := unsafe.Sizeof(Message{}) + 16 + 16
 	perRank += s.estimate(func(n rankCounts) int64 { return n.inFlight }) / w * float64(perMessage)
-	live := perRank*w + float64(netBytes(cfg.Model, cfg.World))
+	// The network's state that does not grow with ranks sending: a
+	// topology's nodes and edges, with their per-edge accounts.
+	live := perRank*w + float64(topoEdges*edgeBytes+topoNodes*nodeBytes)
 	// The collector lets the heap grow past what is live before it
 	// collects (GOGC=100) while the run allocates: the recording's
 	// garbage, then little for a replay (its queues grow in shared
@@ -582,23 +585,23 @@ func netBytesPerRank(m Model, peers float64) float64 {
 	return 128
 }
 
-// netBytes is the network's state that does not grow with ranks sending:
-// a topology's nodes and edges, with their per-edge accounts.
-func netBytes(m Model, world int) int64 {
+// topologySize is the nodes and edges of the flow model's topology in m
+// (under any decorators) for world ranks; 0, 0 for other models.
+func topologySize(m Model, world int) (nodes, edges int) {
 	if x, ok := m.(Flow); ok {
 		if x.Topology == nil {
-			return 0
+			return 0, 0
 		}
 		t, err := x.Topology.Build(world)
 		if err != nil {
-			return 0
+			return 0, 0
 		}
-		return int64(len(t.edges))*edgeBytes + int64(len(t.nodes))*nodeBytes
+		return len(t.nodes), len(t.edges)
 	}
 	if inner, ok := beneath(m); ok {
-		return netBytes(inner, world)
+		return topologySize(inner, world)
 	}
-	return 0
+	return 0, 0
 }
 
 // edgeBytes and nodeBytes are what the flow model keeps per edge and per

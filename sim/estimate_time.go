@@ -20,6 +20,14 @@ import (
 // flowMessageCost each, plus that work at flowWorkCost a unit, both
 // growing by flowGrowth each time the world doubles past
 // flowGrowthFrom, as the flows' and routes' state leaves the caches.
+// Besides the messages, a run builds its topology, at flowBuildCost a
+// node or edge, and searches it for the routes: a pass over the whole
+// topology per switch that leads to a destination (a leaf, an
+// NVSwitch), at flowSearchCost a node or edge. The searches per rank are
+// counted on the last calibration run and taken to the world: a ring
+// spreads them over half a billion messages, but a tree of 1 GiB at
+// 16384 GPUs, 32766 messages on a topology of 166k nodes and edges, spends
+// nine tenths of its time in them.
 // The estimate is deterministic: it times nothing.
 //
 // The costs are CPU seconds on one core of the 2.5 GHz Xeon the project
@@ -29,8 +37,13 @@ import (
 // µs a message, 7.9 work units each), 1024 (1.6 µs), 4096 (1.6 to 2.3
 // µs, 8.1 units) and 16384 GPUs (3.2 µs; scenarios/scale), and
 // halving-doubling of 64 MiB on BenchmarkScaleFlow's fat tree at 4096
-// ranks (10 to 16 µs a message, 91.5 units each).
+// ranks (10 to 16 µs a message, 91.5 units each). The build and search
+// costs are binomial-tree allreduces of 1 GiB on the dgx-h100 preset at
+// 4096 and 16384 GPUs (512 searches of 166k nodes and edges, 1.0 s; an
+// empty run's 0.2 s for their building), under load 8 on that machine.
 const (
+	flowBuildCost   = 1.2e-6
+	flowSearchCost  = 12e-9
 	flowMessageCost = 0.46e-6
 	flowWorkCost    = 0.154e-6
 	flowGrowthFrom  = 4096
@@ -43,21 +56,35 @@ const (
 const flowWorkBudget = 3 << 20
 
 // flowSeconds estimates the time of a flow-model run of cfg that sends
-// messages messages (see above); ok is false when no calibration run
-// sends a message or one fails.
-func flowSeconds(cfg Config, body Body, messages int64) (seconds float64, ok bool) {
-	per, ok := flowWorkPerMessage(cfg, body)
+// messages messages over a topology of size nodes and edges (see above);
+// ok is false when no calibration run sends a message or one fails.
+func flowSeconds(cfg Config, body Body, messages int64, size int) (seconds float64, ok bool) {
+	c, ok := flowCalibrate(cfg, body)
 	if !ok {
 		return 0, false
 	}
 	w := float64(cfg.World)
-	cost := (flowMessageCost + flowWorkCost*per) * math.Pow(flowGrowth, max(math.Log2(w/flowGrowthFrom), 0))
-	return flowSetup + cost*float64(messages), true
+	cost := (flowMessageCost + flowWorkCost*c.perMessage) * math.Pow(flowGrowth, max(math.Log2(w/flowGrowthFrom), 0))
+	searches := c.searchesPerRank * w
+	return flowSetup + float64(size)*(flowBuildCost+searches*flowSearchCost) + cost*float64(messages), true
+}
+
+// flowCalibration is what the calibration runs of a flow-model estimate
+// found: the work of the max-min passes per message, extrapolated to the
+// world, and the searches of the routes per rank of the last run.
+type flowCalibration struct {
+	perMessage, searchesPerRank float64
 }
 
 // flowWorkPerMessage estimates the work of the max-min passes per message
 // of a flow-model run of cfg from runs of smaller worlds (see above).
 func flowWorkPerMessage(cfg Config, body Body) (per float64, ok bool) {
+	c, ok := flowCalibrate(cfg, body)
+	return c.perMessage, ok
+}
+
+// flowCalibrate runs cfg's body on smaller worlds, counting (see above).
+func flowCalibrate(cfg Config, body Body) (flowCalibration, bool) {
 	small := cfg
 	small.Observer, small.Progress, small.Replay = nil, nil, true
 	// first is the first calibration run of 64 ranks or more (or the
@@ -65,21 +92,22 @@ func flowWorkPerMessage(cfg Config, body Body) (per float64, ok bool) {
 	// by is taken between them, over several doublings, since the steps
 	// of one doubling are uneven (a run that first crosses the spines).
 	type point struct {
-		world int
-		per   float64
-		work  int64
+		world    int
+		per      float64
+		work     int64
+		searches int64
 	}
 	var first, prev, last point
 	for w := 16; w == 16 || w <= cfg.World/4; w *= 2 {
 		small.World = w
-		res, work, err := flowWork(small, body)
+		res, c, err := flowCounted(small, body)
 		if err != nil {
-			return 0, false
+			return flowCalibration{}, false
 		}
 		if res.Messages == 0 {
 			break
 		}
-		prev, last = last, point{w, float64(work) / float64(res.Messages), work}
+		prev, last = last, point{w, float64(c.work) / float64(res.Messages), c.work, c.searches}
 		if first.world == 0 || first.world < 64 {
 			first = last
 		}
@@ -92,46 +120,63 @@ func flowWorkPerMessage(cfg Config, body Body) (per float64, ok bool) {
 		}
 	}
 	if last.world == 0 {
-		return 0, false
+		return flowCalibration{}, false
 	}
 	alpha := 0.0
 	if first.world < last.world && first.per > 0 {
 		alpha = min(max(math.Log(last.per/first.per)/math.Log(float64(last.world)/float64(first.world)), 0), 1)
 	}
-	return last.per * math.Pow(float64(cfg.World)/float64(last.world), alpha), true
+	return flowCalibration{
+		perMessage:      last.per * math.Pow(float64(cfg.World)/float64(last.world), alpha),
+		searchesPerRank: float64(last.searches) / float64(last.world),
+	}, true
+}
+
+// flowCounts are what a counting flow model tells of a run: the work of
+// its max-min passes (Flow.work) and its searches of the routes
+// (Flow.searches).
+type flowCounts struct {
+	work, searches int64
 }
 
 // flowWork runs cfg with its flow model counting the work of its max-min
 // passes (Flow.work); it fails without running when the flow model lies
 // beneath a decorator it cannot rebuild (see countingFlowWork).
 func flowWork(cfg Config, body Body) (*Result, int64, error) {
-	var w int64
+	res, c, err := flowCounted(cfg, body)
+	return res, c.work, err
+}
+
+// flowCounted runs cfg with its flow model counting (flowCounts).
+func flowCounted(cfg Config, body Body) (*Result, flowCounts, error) {
+	var c flowCounts
 	var ok bool
-	if cfg.Model, ok = countingFlowWork(cfg.Model, &w); !ok {
-		return nil, 0, errUncounted
+	if cfg.Model, ok = countingFlowWork(cfg.Model, &c); !ok {
+		return nil, c, errUncounted
 	}
 	res, err := Run(cfg, body)
-	return res, w, err
+	return res, c, err
 }
 
 // errUncounted is flowWork's failure on a model whose flow model's work
 // it cannot count.
 var errUncounted = errors.New("sim: no flow model to count the work of beneath the model's decorators")
 
-// countingFlowWork returns m with its flow model telling w of the work of
-// each max-min pass (Flow.work), under the same decorators (Rewrapper);
+// countingFlowWork returns m with its flow model telling c of the work of
+// each max-min pass and of each search of the routes, under the same
+// decorators (Rewrapper);
 // ok is false when m has no flow model this can reach: one beneath a
 // decorator that cannot be rebuilt, or none at all.
-func countingFlowWork(m Model, w *int64) (Model, bool) {
+func countingFlowWork(m Model, c *flowCounts) (Model, bool) {
 	if x, ok := m.(Flow); ok {
-		x.work = w
+		x.work, x.searches = &c.work, &c.searches
 		return x, true
 	}
 	r, ok := m.(Rewrapper)
 	if !ok {
 		return m, false
 	}
-	inner, ok := countingFlowWork(r.Unwrap(), w)
+	inner, ok := countingFlowWork(r.Unwrap(), c)
 	if !ok {
 		return m, false
 	}

@@ -76,3 +76,28 @@ func TestEstimateFlowWork(t *testing.T) {
 			secs["halving-doubling/dgx"], per["halving-doubling/dgx"], secs["ring/dgx"], per["ring/dgx"])
 	}
 }
+
+// TestFlowSearchesPerRank counts the route searches of a binomial tree on
+// the DGX cluster: one per switch that leads to a destination (a leaf of
+// each rail, once there is more than one leaf a rail), so the same
+// number per rank at every world from 256 GPUs, which is what the
+// estimate takes to the world.
+func TestFlowSearchesPerRank(t *testing.T) {
+	tree := scaleBody(algos.BinomialTreeAllreduce, 1<<30)
+	var per []float64
+	for _, w := range []int{256, 512, 1024} {
+		res, _, searches, err := sim.FlowCounted(sim.Config{World: w, Model: sim.Flow{Topology: dgx(w / 8), ReduceBandwidth: 1e12}, Replay: true}, tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if searches <= 0 || res.Messages <= 0 {
+			t.Fatalf("%d ranks: %d searches, %d messages", w, searches, res.Messages)
+		}
+		per = append(per, float64(searches)/float64(w))
+	}
+	for _, p := range per[1:] {
+		if p != per[0] {
+			t.Errorf("searches per rank %v, want the same at every world", per)
+		}
+	}
+}

@@ -6,4 +6,8 @@ package sim
 var (
 	FlowWork           = flowWork
 	FlowWorkPerMessage = flowWorkPerMessage
+	FlowCounted        = func(cfg Config, body Body) (*Result, int64, int64, error) {
+		res, c, err := flowCounted(cfg, body)
+		return res, c.work, c.searches, err
+	}
 )

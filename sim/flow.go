@@ -107,8 +107,10 @@ type Flow struct {
 	Sharing Sharing
 
 	// work, when not nil, is told the flows and edges each max-min pass
-	// visits, for the time estimate (EstimateRun).
-	work *int64
+	// visits, and searches each search of the routes (a pass over the
+	// topology, see router.distToNode), for the time estimate
+	// (EstimateRun).
+	work, searches *int64
 }
 
 // Sharing is how the flow model shares links between flows.
@@ -206,6 +208,7 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 		rv := &n.recvs[i]
 		rv.askers = rv.one[:0]
 	}
+	n.rt.searchCount = f.searches
 	n.clearRoutes()
 	for i, ed := range t.edges {
 		n.edge[i].base, n.edge[i].capacity = ed.Bandwidth, ed.Bandwidth

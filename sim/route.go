@@ -31,6 +31,8 @@ type router struct {
 	outStart, inStart []int32
 	outHops, inHops   []hop
 	fwd               []bool // per node: it forwards (is not a device)
+	// searchCount, when not nil, counts the searches (Flow.searches).
+	searchCount *int64
 }
 
 // hop is an edge out of (or into) a node: the edge, the node at its other
@@ -312,6 +314,9 @@ func (r *router) compose(x, depth int) toDevice {
 func (r *router) distToNode(target int) []int32 {
 	if d, ok := r.dist[int32(target)]; ok {
 		return d
+	}
+	if r.searchCount != nil {
+		*r.searchCount++
 	}
 	t := r.t
 	dist := make([]int32, len(t.nodes))
