@@ -31,6 +31,21 @@ type router struct {
 	outStart, inStart []int32
 	outHops, inHops   []hop
 	fwd               []bool // per node: it forwards (is not a device)
+	// The hops out of node u to nodes that forward are
+	// fwdHops[fwdStart[u]:fwdStart[u+1]], each with its place in u's
+	// out; outPos is each edge's place in its tail's out. A walk reads
+	// only those, and the edges into its destination (see walk).
+	fwdStart []int32
+	fwdHops  []walkHop
+	outPos   []int32
+	// anyFailed is set once an edge has failed.
+	anyFailed bool
+}
+
+// walkHop is a hop a walk may take: its edge, the node it leads to, its
+// cost, and its place among the edges out of its tail.
+type walkHop struct {
+	edge, node, cost, pos int32
 }
 
 // hop is an edge out of (or into) a node: the edge, the node at its other
@@ -76,6 +91,13 @@ type nearHop struct {
 func (d *toDevice) at(n int) int32 {
 	if n == d.node {
 		return 0
+	}
+	if len(d.parts) == 1 && len(d.near) == 0 { // most devices (see prune)
+		p := &d.parts[0]
+		if x := p.through[n]; x != unreachable {
+			return x + p.offset
+		}
+		return unreachable
 	}
 	best := int32(unreachable)
 	for _, p := range d.parts {
@@ -126,6 +148,17 @@ func newRouter(t *Topology) *router {
 	}
 	r.outStart, r.outHops = hops(t.out, func(ed *Edge) int { return ed.To })
 	r.inStart, r.inHops = hops(t.in, func(ed *Edge) int { return ed.From })
+	r.outPos = make([]int32, len(t.edges))
+	r.fwdStart = make([]int32, len(t.nodes)+1)
+	for u := range t.nodes {
+		for i, h := range r.outOf(u) {
+			r.outPos[h.edge] = int32(i)
+			if h.fwd {
+				r.fwdHops = append(r.fwdHops, walkHop{h.edge, h.node, h.cost, int32(i)})
+			}
+		}
+		r.fwdStart[u+1] = int32(len(r.fwdHops))
+	}
 	return r
 }
 
@@ -135,6 +168,7 @@ func (r *router) fail(e int) {
 		return
 	}
 	r.failed[e] = true
+	r.anyFailed = true
 	clear(r.dist)
 	clear(r.devDist)
 }
@@ -190,26 +224,40 @@ func (r *router) routeFromNode(node, dst int) []int32 {
 
 // walk returns the edges of a least-cost path from node s to node d,
 // whose costs are dist, choosing among tied next hops by key (see
-// Topology).
+// Topology). The hops tied at a node are taken in the order of its out
+// edges: those to nodes that forward, then any into d (a device, which
+// no other walk passes through), put in their place.
 func (r *router) walk(s, d int, dist *toDevice, key uint64) []int32 {
 	path := make([]int32, 0, 8)
-	var candBuf [16]*hop
+	var candBuf [16]walkHop
 	cand := candBuf[:0]
+	into := r.inOf(d) // the edges into d, when d does not forward
+	if r.fwd[d] {
+		into = nil
+	}
 	du := dist.at(s)
 	for u := s; u != d; {
 		cand = cand[:0]
-		out := r.outOf(u)
-		for i := range out {
-			h := &out[i]
-			// The cheap tests first: a device other than d does not
-			// forward, so its distance need not be looked up.
-			if r.failed[h.edge] || (int(h.node) != d && !h.fwd) {
+		for _, h := range r.fwdHops[r.fwdStart[u]:r.fwdStart[u+1]] {
+			if r.anyFailed && r.failed[h.edge] {
 				continue
 			}
 			if x := dist.at(int(h.node)); x == unreachable || x+h.cost != du {
 				continue
 			}
 			cand = append(cand, h)
+		}
+		for _, h := range into { // h.node is the edge's tail
+			if int(h.node) != u || h.cost != du || (r.anyFailed && r.failed[h.edge]) {
+				continue // d's own cost is 0
+			}
+			w := walkHop{h.edge, int32(d), h.cost, r.outPos[h.edge]}
+			k := len(cand)
+			cand = append(cand, w)
+			for ; k > 0 && cand[k-1].pos > w.pos; k-- {
+				cand[k] = cand[k-1]
+			}
+			cand[k] = w
 		}
 		h := cand[0]
 		if n := uint64(len(cand)); n > 1 {
@@ -239,8 +287,29 @@ func (r *router) distTo(dst int) *toDevice {
 	} else {
 		d = toDevice{parts: []distPart{{through: r.distToNode(target)}}, node: target}
 	}
+	d.near = d.prune()
 	r.devDist[dst] = &d
 	return &d
+}
+
+// prune returns d's near hops less those that a part reaches at no
+// more cost (a GPU's from its NIC, a host's from its leaf, when the leaf
+// was searched): at gives the same costs without them, and need not walk
+// them on every call.
+func (d *toDevice) prune() []nearHop {
+	keep := d.near[:0]
+	for _, h := range d.near {
+		best := int32(unreachable)
+		for _, p := range d.parts {
+			if x := p.through[h.from]; x != unreachable && x+p.offset < best {
+				best = x + p.offset
+			}
+		}
+		if int(h.from) == d.node || h.cost < best {
+			keep = append(keep, h)
+		}
+	}
+	return keep
 }
 
 // composeDepth and composeEdges bound compose: a device's distances are
@@ -372,7 +441,7 @@ func (r *router) dial(target int, dist []int32) {
 				continue // stale, or a device, which does not forward
 			}
 			for _, h := range r.inOf(v) {
-				if r.failed[h.edge] {
+				if r.anyFailed && r.failed[h.edge] {
 					continue
 				}
 				if nd := d + h.cost; nd < dist[h.node] {
