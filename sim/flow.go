@@ -242,6 +242,10 @@ type flowNet struct {
 	// per source for worlds up to denseRoutes ranks, else in a map.
 	routes   [][]*flowRoute
 	routeMap map[uint64]*flowRoute
+	// routeSlab holds the routes not yet handed out; pathBuf is the
+	// router's scratch for a path, copied into its route.
+	routeSlab []flowRoute
+	pathBuf   []int32
 	// swRoutes keeps the routes of switch operations (switchRoute);
 	// swMembers is its scratch.
 	swRoutes  map[uint64][]swRoute
@@ -422,6 +426,9 @@ func (n *flowNet) clearRoutes() {
 	}
 }
 
+// routeSlab is how many routes findRoute allocates at once.
+const routeSlab = 256
+
 // noRoute marks a cached pair with no path left.
 var noRoute = &flowRoute{}
 
@@ -463,11 +470,18 @@ func (n *flowNet) cachedRoute(src, dst int) *flowRoute {
 }
 
 func (n *flowNet) findRoute(src, dst int) *flowRoute {
-	path := n.rt.route(n.dev[src], n.dev[dst])
+	path := n.rt.route(n.dev[src], n.dev[dst], n.pathBuf[:0])
 	if path == nil {
 		return noRoute
 	}
-	r := &flowRoute{}
+	n.pathBuf = path[:0]
+	// Routes come from slabs: one allocation, and one object for the
+	// collector to mark, per routeSlab routes.
+	if len(n.routeSlab) == 0 {
+		n.routeSlab = make([]flowRoute, routeSlab)
+	}
+	r := &n.routeSlab[0]
+	n.routeSlab = n.routeSlab[1:]
 	k := 0
 	for _, e := range path {
 		ed := &n.topo.edges[e]

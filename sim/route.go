@@ -174,8 +174,8 @@ func (r *router) fail(e int) {
 }
 
 // route returns the edges of the path from device src to device dst, or
-// nil if no path is left. src != dst.
-func (r *router) route(src, dst int) []int32 {
+// nil if no path is left. src != dst. The path is appended to buf.
+func (r *router) route(src, dst int, buf []int32) []int32 {
 	t := r.t
 	dist := r.distTo(dst)
 	s, d := t.devices[src], t.devices[dst]
@@ -188,7 +188,7 @@ func (r *router) route(src, dst int) []int32 {
 	} else {
 		key = mix64(uint64(src)<<32 | uint64(uint32(dst)))
 	}
-	return r.walk(s, d, dist, key)
+	return r.walk(s, d, dist, key, buf)
 }
 
 // routeToNode returns the edges of the path from device src to node
@@ -205,7 +205,7 @@ func (r *router) routeToNode(src, node int) []int32 {
 	if r.t.Routing != RouteDestMod {
 		key = mix64(uint64(src)<<32 | uint64(uint32(node)) | 1<<31)
 	}
-	return r.walk(s, node, dist, key)
+	return r.walk(s, node, dist, key, nil)
 }
 
 // routeFromNode returns the edges of the path from node node (a switch)
@@ -219,16 +219,19 @@ func (r *router) routeFromNode(node, dst int) []int32 {
 	if r.t.Routing != RouteDestMod {
 		key = mix64(uint64(node)<<32 | uint64(uint32(dst)) | 1<<31)
 	}
-	return r.walk(node, r.t.devices[dst], dist, key)
+	return r.walk(node, r.t.devices[dst], dist, key, nil)
 }
 
 // walk returns the edges of a least-cost path from node s to node d,
 // whose costs are dist, choosing among tied next hops by key (see
 // Topology). The hops tied at a node are taken in the order of its out
 // edges: those to nodes that forward, then any into d (a device, which
-// no other walk passes through), put in their place.
-func (r *router) walk(s, d int, dist *toDevice, key uint64) []int32 {
-	path := make([]int32, 0, 8)
+// no other walk passes through), put in their place. The path is
+// appended to path (a new slice if nil).
+func (r *router) walk(s, d int, dist *toDevice, key uint64, path []int32) []int32 {
+	if path == nil {
+		path = make([]int32, 0, 8)
+	}
 	var candBuf [16]walkHop
 	cand := candBuf[:0]
 	into := r.inOf(d) // the edges into d, when d does not forward
@@ -474,7 +477,7 @@ func (t *Topology) Route(src, dst int) []string {
 	if src == dst {
 		return nil
 	}
-	p := newRouter(t).route(src, dst)
+	p := newRouter(t).route(src, dst, nil)
 	names := make([]string, len(p))
 	for i, e := range p {
 		names[i] = t.edges[e].Name
