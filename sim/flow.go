@@ -274,9 +274,10 @@ type flowNet struct {
 	boundary  []int32
 	evs       []fixEvent
 	popSeq    uint64 // counts the pops that fix a flow
-	// regions and wholes count the recomputes that kept a region's
-	// refill and those that refilled the whole component (for tests).
-	regions, wholes int
+	// regions, retries and wholes count the recomputes that kept their
+	// first region's refill, a later region's, and those that refilled
+	// the whole component (for tests).
+	regions, retries, wholes int
 }
 
 // flowRoute is a path with what the model needs of it. A short route's
@@ -912,38 +913,56 @@ var recomputeCheck func(n *flowNet, dirty []int32)
 //     alone, merged in that order (idle replays them). If none does, the
 //     whole refill is the region's and the outside's, as kept.
 //
-// If a boundary edge would fix a flow, the whole component is filled.
+// If a boundary edge would fix a flow, the region grows across it and is
+// filled again, and after regionTries regions the whole component is.
 // TestFlowRatesExact checks every recompute against the whole refill.
 func (n *flowNet) recompute() {
 	n.redo = append(n.redo[:0], n.dirty...)
-	n.epoch++
-	ep := n.epoch
-	flows, edges, boundary := n.component(ep, true)
-	n.refill(ep, flows, edges)
-	work := len(edges) + len(boundary)
-	whole := false
-	for _, e := range boundary {
-		if !n.idle(ep, e) {
-			whole = true
-			break
-		}
-	}
-	if !whole {
-		n.regions++
-	} else {
-		n.wholes++
-		n.countWork(work, flows)
-		n.dirty = append(n.dirty[:0], n.redo...)
+	for try := 0; ; try++ {
 		n.epoch++
-		ep = n.epoch
-		flows, edges, _ = n.component(ep, false)
+		ep := n.epoch
+		region := try < regionTries
+		flows, edges, boundary := n.component(ep, region)
 		n.refill(ep, flows, edges)
-		work = len(edges)
+		n.countWork(len(edges)+len(boundary), flows)
+		kept := true
+		for _, e := range boundary {
+			if !n.idle(ep, e) {
+				// Cross it next time: binds set on an edge that did
+				// not fix a flow only widens the region.
+				n.fill[e].binds = true
+				kept = false
+			}
+		}
+		if !kept {
+			// The region's refill set binds on its edges as if it
+			// stood alone: cross them all next time, so that the next
+			// region holds this one and fills all its flows again.
+			for _, e := range edges {
+				n.fill[e].binds = true
+			}
+		}
+		n.compFlows, n.compEdges, n.boundary = flows[:0], edges[:0], boundary[:0]
+		if kept {
+			switch {
+			case !region:
+				n.wholes++
+			case try == 0:
+				n.regions++
+			default:
+				n.retries++
+			}
+			n.apply(flows)
+			return
+		}
+		n.dirty = append(n.dirty[:0], n.redo...)
 	}
-	n.countWork(work, flows)
-	n.apply(flows)
-	n.compFlows, n.compEdges, n.boundary = flows[:0], edges[:0], boundary[:0]
 }
+
+// regionTries is how many regions recompute fills, each crossing the
+// boundary edges that failed their check in the last, before it fills
+// the whole component (a variable for tests).
+var regionTries = 3
 
 // countWork tells Flow.work the edges and flows' edges a pass visited.
 func (n *flowNet) countWork(edges int, flows []*flowState) {

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -17,9 +18,31 @@ import (
 // component, bit for bit, on many random cases: fat trees with and
 // without oversubscription, a torus and a dragonfly, random rounds of
 // permutation traffic of random sizes that overlap, random slots, both
-// sharings, and links slowed or failed mid-run. It also checks that
-// both paths, a region kept and a whole refill, were taken.
+// sharings, and links slowed or failed mid-run. It runs them with one
+// region tried before the whole component and with the default, and
+// checks that every path (a first region kept, a later one, the whole
+// component) was taken.
 func TestFlowRegionExact(t *testing.T) {
+	for _, tries := range []int{1, 0} {
+		name := "default tries"
+		if tries > 0 {
+			name = fmt.Sprintf("%d tries", tries)
+		}
+		t.Run(name, func(t *testing.T) {
+			if tries > 0 {
+				defer sim.SetFlowRegionTries(tries)()
+			}
+			regions, retries, wholes := flowRegionCases(t)
+			if regions == 0 || (tries == 1 && (wholes == 0 || retries > 0)) || (tries == 0 && retries == 0) {
+				t.Errorf("%d first regions kept, %d later ones, %d whole refills", regions, retries, wholes)
+			}
+		})
+	}
+}
+
+// flowRegionCases runs TestFlowRegionExact's cases, checking every
+// recompute, and counts the paths recompute took.
+func flowRegionCases(t *testing.T) (regions, retries, wholes int) {
 	seeds := 60
 	if testing.Short() {
 		seeds = 15
@@ -79,13 +102,11 @@ func TestFlowRegionExact(t *testing.T) {
 		// Failed links may cut a rank off: only the rates are checked.
 		_, _ = sim.Run(sim.Config{World: world, Model: m}, body)
 	}
-	regions, wholes := count()
+	regions, retries, wholes = count()
 	checked, errs := done()
 	if len(errs) > 0 || checked == 0 {
 		t.Fatalf("%d recomputes checked, rates differ:\n%v", checked, errs)
 	}
-	if regions == 0 || wholes == 0 {
-		t.Errorf("%d region refills kept, %d whole refills: want both", regions, wholes)
-	}
-	t.Logf("%d recomputes checked: %d region refills kept, %d whole", checked, regions, wholes)
+	t.Logf("%d recomputes checked: %d first regions kept, %d later ones, %d whole refills", checked, regions, retries, wholes)
+	return regions, retries, wholes
 }
