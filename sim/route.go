@@ -449,6 +449,9 @@ func (r *router) dial(target int, dist []int32) {
 				}
 				if nd := d + h.cost; nd < dist[h.node] {
 					dist[h.node] = nd
+					if !h.fwd {
+						continue // a device: popped, it would only be skipped
+					}
 					j := int(nd) % len(b)
 					b[j] = append(b[j], h.node)
 					pending++
