@@ -202,6 +202,7 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 		e: e, topo: t, rt: newRouter(t), dev: place, slots: slots, rslots: rslots, reduceBW: f.ReduceBandwidth,
 		latencyFirst: f.Sharing == LatencyWeighted, work: f.work,
 		edge:    make([]flowEdge, ne),
+		fill:    make([]edgeFill, ne),
 		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	for i := range n.recvs {
@@ -212,6 +213,7 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	n.clearRoutes()
 	for i, ed := range t.edges {
 		n.edge[i].base, n.edge[i].capacity = ed.Bandwidth, ed.Bandwidth
+		n.fill[i].capacity = ed.Bandwidth
 	}
 	n.wake.n = n
 	return n, nil
@@ -231,7 +233,8 @@ type flowNet struct {
 	latencyFirst bool
 	work         *int64 // see Flow.work
 
-	edge   []flowEdge // per edge: its flows, account, bandwidth and filling scratch
+	edge   []flowEdge // per edge: its flows, account and bandwidth
+	fill   []edgeFill // per edge: what the component search and filling read
 	failed []bool     // edges that failed, nil until one does
 
 	senders    []flowSender
@@ -242,6 +245,10 @@ type flowNet struct {
 	// per source for worlds up to denseRoutes ranks, else in a map.
 	routes   [][]*flowRoute
 	routeMap map[uint64]*flowRoute
+	// routeSlab holds the routes not yet handed out; pathBuf is the
+	// router's scratch for a path, copied into its route.
+	routeSlab []flowRoute
+	pathBuf   []int32
 	// swRoutes keeps the routes of switch operations (switchRoute);
 	// swMembers is its scratch.
 	swRoutes  map[uint64][]swRoute
@@ -264,6 +271,16 @@ type flowNet struct {
 	compFlows []*flowState
 	compEdges []int32
 	shares    shareHeap
+	solos     []soloItem
+	redo      []int32 // the dirty edges, for a whole refill after a region's
+	pending   []int32
+	boundary  []int32
+	evs       []fixEvent
+	popSeq    uint64 // counts the pops that fix a flow
+	// regions, retries and wholes count the recomputes that kept their
+	// first region's refill, a later region's, and those that refilled
+	// the whole component (for tests).
+	regions, retries, wholes int
 }
 
 // flowRoute is a path with what the model needs of it. A short route's
@@ -315,12 +332,25 @@ type flowEdge struct {
 	active   int32 // flows in their bandwidth phase on it
 	peak     int32
 
+	capacity float64 // current bandwidth (as fill's)
+	base     float64 // nominal bandwidth
+	_        [48]byte
+}
+
+// edgeFill is what the component search and progressive filling read and
+// write of an edge, 32 bytes, in an array of its own: a recompute visits
+// every edge of every flow of its component, and this array of a
+// 4096-host fat tree (under a MiB) stays in the caches where the edge
+// records (128 bytes each) do not.
+type edgeFill struct {
 	capacity float64 // current bandwidth
 	remCap   float64 // progressive filling: capacity not yet given out
 	wsum     float64 // and the weights of the flows not yet fixed
-	base     float64 // nominal bandwidth
+	nflows   int32   // len(flowEdge.flows)
 	mark     uint32  // component search mark, by epoch
-	_        [28]byte
+	// binds is set when the edge fixed a flow in the last refill of its
+	// component, or its flows or capacity changed since (see recompute).
+	binds bool
 }
 
 type flowState struct {
@@ -330,6 +360,16 @@ type flowState struct {
 	mark   uint32
 	frozen uint32
 	soloEp uint32
+	// shared has bit i set when cons[i] is crossed by another flow of
+	// the component (as component found it in epoch mark; cons beyond
+	// 64 edges count as shared).
+	shared uint64
+	// popKey, popEdge and popSeq are the pop that fixed the flow in the
+	// last refill of its component: its key and edge, and a count that
+	// orders the flows one pop fixes (see idle).
+	popKey  float64
+	popEdge int32
+	popSeq  uint64
 	// solo is, in the recompute of epoch soloEp, the least share of the
 	// edges only this flow crosses (see recompute).
 	solo    shareItem
@@ -390,6 +430,9 @@ func (n *flowNet) clearRoutes() {
 	}
 }
 
+// routeSlab is how many routes findRoute allocates at once.
+const routeSlab = 256
+
 // noRoute marks a cached pair with no path left.
 var noRoute = &flowRoute{}
 
@@ -431,11 +474,18 @@ func (n *flowNet) cachedRoute(src, dst int) *flowRoute {
 }
 
 func (n *flowNet) findRoute(src, dst int) *flowRoute {
-	path := n.rt.route(n.dev[src], n.dev[dst])
+	path := n.rt.route(n.dev[src], n.dev[dst], n.pathBuf[:0])
 	if path == nil {
 		return noRoute
 	}
-	r := &flowRoute{}
+	n.pathBuf = path[:0]
+	// Routes come from slabs: one allocation, and one object for the
+	// collector to mark, per routeSlab routes.
+	if len(n.routeSlab) == 0 {
+		n.routeSlab = make([]flowRoute, routeSlab)
+	}
+	r := &n.routeSlab[0]
+	n.routeSlab = n.routeSlab[1:]
 	k := 0
 	for _, e := range path {
 		ed := &n.topo.edges[e]
@@ -616,6 +666,8 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	for _, e := range f.route.cons {
 		f.pos = append(f.pos, int32(len(n.edge[e].flows)))
 		n.edge[e].flows = append(n.edge[e].flows, f)
+		n.fill[e].nflows++
+		n.fill[e].binds = true
 		n.dirty = append(n.dirty, e)
 	}
 	if len(f.route.cons) == 0 { // nothing limits it: all its bytes go at once
@@ -653,6 +705,8 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 		}
 		list[last] = nil
 		n.edge[e].flows = list[:last]
+		n.fill[e].nflows--
+		n.fill[e].binds = true
 		n.dirty = append(n.dirty, e)
 	}
 	if f.hidx >= 0 {
@@ -750,28 +804,38 @@ func (n *flowNet) Settle() {
 // edges to the dirty edges, and the edges that more than one of them
 // crosses (with the dirty ones); it notes each flow's lone edges (those
 // it alone crosses) as it meets the flow, in its solo (see recompute).
-func (n *flowNet) component(ep uint32) (flows []*flowState, edges []int32) {
+//
+// With region set it crosses, past the dirty edges, only the shared
+// edges that bind (edgeFill.binds): of those that do not, the ones whose
+// flows it all gathered join edges, and the others are returned in
+// boundary (see recompute).
+func (n *flowNet) component(ep uint32, region bool) (flows []*flowState, edges, boundary []int32) {
 	flows, edges = n.compFlows[:0], n.compEdges[:0]
 	stack := append(n.stack[:0], n.dirty...)
 	n.dirty = n.dirty[:0]
+	pending := n.pending[:0]
+	fill := n.fill
 	for len(stack) > 0 {
 		e := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		ed := &n.edge[e]
-		if ed.mark == ep {
+		if fill[e].mark == ep {
 			continue
 		}
-		ed.mark = ep
+		fill[e].mark = ep
 		edges = append(edges, e)
-		for _, f := range ed.flows {
+		if fill[e].nflows == 0 {
+			continue
+		}
+		for _, f := range n.edge[e].flows {
 			if f.mark == ep {
 				continue
 			}
 			f.mark = ep
 			flows = append(flows, f)
-			for _, e2 := range f.cons {
-				ed2 := &n.edge[e2]
-				if len(ed2.flows) == 1 { // f's alone: see recompute
+			var shared uint64
+			for i, e2 := range f.cons {
+				ed2 := &fill[e2]
+				if ed2.nflows == 1 { // f's alone: see recompute
 					it := shareItem{ed2.capacity, e2}
 					if f.weight != 1 { // x/1 is x: spare the division
 						it.share /= f.weight
@@ -779,14 +843,43 @@ func (n *flowNet) component(ep uint32) (flows []*flowState, edges []int32) {
 					if f.soloEp != ep || it.less(f.solo) {
 						f.soloEp, f.solo = ep, it
 					}
-				} else if ed2.mark != ep {
+					continue
+				}
+				shared |= 1 << min(i, 63)
+				if ed2.mark == ep {
+					continue
+				}
+				if region && !ed2.binds {
+					pending = append(pending, e2)
+				} else {
 					stack = append(stack, e2)
 				}
 			}
+			f.shared = shared
 		}
 	}
 	n.stack = stack
-	return flows, edges
+	boundary = n.boundary[:0]
+	for _, e := range pending {
+		if fill[e].mark == ep {
+			continue // crossed, or seen already
+		}
+		fill[e].mark = ep
+		inside := true
+		for _, f := range n.edge[e].flows {
+			if f.mark != ep {
+				inside = false
+				break
+			}
+		}
+		if inside {
+			edges = append(edges, e)
+		} else {
+			boundary = append(boundary, e)
+		}
+	}
+	n.pending = pending[:0]
+	return flows, edges, boundary
 }
 
 // recomputeCheck, set by tests, is called after each recompute with the
@@ -794,19 +887,101 @@ func (n *flowNet) component(ep uint32) (flows []*flowState, edges []int32) {
 var recomputeCheck func(n *flowNet, dirty []int32)
 
 // recompute gives max-min fair rates to the flows connected, through
-// shared edges, to the dirty edges.
+// shared edges, to the dirty edges: the rates progressive filling over
+// all of them (their component) gives, bit for bit (refill).
+//
+// It first fills only a region of the component: the flows reached from
+// the dirty edges through the edges that bind (see edgeFill.binds), and
+// the edges all of whose flows it holds. The flows outside keep their
+// rates, and the region's boundary (the shared edges that do not bind,
+// with flows on both sides) is checked (idle). This is exact:
+//
+//   - In a refill, an edge that never fixes a flow changes nothing: no
+//     other edge reads its capacity or weights, and leaving its entry
+//     out of the heap leaves the order of the others. So the refill of a
+//     component is that of its parts apart once such edges are left out,
+//     each part's pops being its own.
+//   - Invariant: every flow's rate, and the pop that fixed it (popKey,
+//     popEdge, popSeq), are those of the refill of its component, and an
+//     edge binds if and only if it fixed a flow in that refill (attach,
+//     detach and ScaleLink set binds on the edges they dirty, which this
+//     recompute then fills).
+//   - The flows outside the region reach it only through boundary edges,
+//     which did not bind in the last refill, so by the first point their
+//     rates and pops are those of their own parts' refills, which did
+//     not change (an edge whose flows changed is dirty and so inside).
+//   - A refill's pops come out in order of (key, edge), keys only
+//     growing; so whether a boundary edge fixes a flow in the refill of
+//     the whole component follows from the pops that fix its own flows
+//     alone, merged in that order (idle replays them). If none does, the
+//     whole refill is the region's and the outside's, as kept.
+//
+// If a boundary edge would fix a flow, the region grows across it and is
+// filled again, and after regionTries regions the whole component is.
+// TestFlowRatesExact checks every recompute against the whole refill.
 func (n *flowNet) recompute() {
-	n.epoch++
-	ep := n.epoch
-	flows, edges := n.component(ep)
-	if n.work != nil {
-		w := len(edges)
-		for _, f := range flows {
-			w += len(f.cons)
+	n.redo = append(n.redo[:0], n.dirty...)
+	for try := 0; ; try++ {
+		n.epoch++
+		ep := n.epoch
+		region := try < regionTries
+		flows, edges, boundary := n.component(ep, region)
+		n.refill(ep, flows, edges)
+		n.countWork(len(edges)+len(boundary), flows)
+		kept := true
+		for _, e := range boundary {
+			if !n.idle(ep, e) {
+				// Cross it next time: binds set on an edge that did
+				// not fix a flow only widens the region.
+				n.fill[e].binds = true
+				kept = false
+			}
 		}
-		*n.work += int64(w)
+		if !kept {
+			// The region's refill set binds on its edges as if it
+			// stood alone: cross them all next time, so that the next
+			// region holds this one and fills all its flows again.
+			for _, e := range edges {
+				n.fill[e].binds = true
+			}
+		}
+		n.compFlows, n.compEdges, n.boundary = flows[:0], edges[:0], boundary[:0]
+		if kept {
+			switch {
+			case !region:
+				n.wholes++
+			case try == 0:
+				n.regions++
+			default:
+				n.retries++
+			}
+			n.apply(flows)
+			return
+		}
+		n.dirty = append(n.dirty[:0], n.redo...)
 	}
+}
 
+// regionTries is how many regions recompute fills, each crossing the
+// boundary edges that failed their check in the last, before it fills
+// the whole component (a variable for tests).
+var regionTries = 3
+
+// countWork tells Flow.work the edges and flows' edges a pass visited.
+func (n *flowNet) countWork(edges int, flows []*flowState) {
+	if n.work == nil {
+		return
+	}
+	for _, f := range flows {
+		edges += len(f.cons)
+	}
+	*n.work += int64(edges)
+}
+
+// refill gives flows, the flows of edges found by component in epoch
+// ep, their max-min fair rates in newRate, noting the pop that fixed
+// each and which of edges fixed a flow (binds).
+func (n *flowNet) refill(ep uint32, flows []*flowState, edges []int32) {
 	// Progressive filling. An edge's fair share is its capacity left over
 	// the flows on it not yet fixed; the edge with the least share fixes
 	// all its flows at that share. Shares only grow as flows are fixed,
@@ -824,29 +999,38 @@ func (n *flowNet) recompute() {
 	// at its first pop and fixes the flow at exactly that share. Of such
 	// edges only a flow's least (share, index) one can fix it: the others
 	// come out after it with the flow fixed, doing nothing. They are left
-	// out of the heap, which changes no pop that fixes a flow (component
-	// does not even visit them, and their remCap and wsum, which
-	// nothing reads, are left as they were).
+	// out (component does not even visit them).
+	//
+	// The filling subtracts a fixed flow's rate and weight only on its
+	// shared edges (f.shared): a lone edge is read only when it comes out
+	// as its flow's least, and then, if the flow is already fixed, the
+	// share it gives equals its key (capacity over the flow's weight), so
+	// that it fixes nothing, as the emptied edge (wsum 0) it would have
+	// been did not either.
+	fill := n.fill
 	h := n.shares[:0]
 	for _, e := range edges {
-		ed := &n.edge[e]
-		if len(ed.flows) < 2 {
+		ed := &fill[e]
+		if ed.nflows < 2 {
 			continue // a flow's alone, or none
 		}
-		w := 0.0
-		for _, f := range ed.flows {
-			w += f.weight
-		}
-		ed.remCap, ed.wsum = ed.capacity, w
-		h = append(h, shareItem{ed.capacity / w, e})
+		ed.remCap, ed.wsum, ed.binds = ed.capacity, n.weights(e), false
+		h = append(h, shareItem{ed.capacity / ed.wsum, e})
 	}
+	// The lone edges' shares never move (see soloItem): they are kept
+	// apart, sorted only if one of them may come out before the shared
+	// edges are done, and merged with the shared ones by (share, edge).
+	solos := n.solos[:0]
+	lo := shareItem{share: math.Inf(1), edge: math.MaxInt32} // at most the least live one's
 	for _, f := range flows {
 		if f.soloEp == ep {
-			ed := &n.edge[f.solo.edge]
-			ed.remCap, ed.wsum = ed.capacity, f.weight
-			h = append(h, f.solo)
+			solos = append(solos, soloItem{f.solo, f})
+			if f.solo.less(lo) {
+				lo = f.solo
+			}
 		}
 	}
+	sorted, si := false, 0
 	// A few shares are kept unordered and the least found by a scan,
 	// which costs less than a heap's branches; the same share comes out
 	// either way, (share, edge) being a total order. Past scanShares
@@ -856,13 +1040,35 @@ func (n *flowNet) recompute() {
 		h.init()
 	}
 	left := len(flows)
-	for left > 0 && len(h) > 0 {
+	for left > 0 {
 		i := 0
-		if heap = heap && len(h) > scanShares; !heap {
+		if heap = heap && len(h) > scanShares; !heap && len(h) > 0 {
 			i = h.least()
 		}
+		if si < len(solos) && (len(h) == 0 || !h[i].less(lo)) {
+			if !sorted {
+				slices.SortFunc(solos, func(a, b soloItem) int { return a.it.cmp(b.it) })
+				sorted = true
+			}
+			for si < len(solos) && solos[si].f.frozen == ep {
+				si++
+			}
+			if si < len(solos) {
+				lo = solos[si].it
+				if len(h) == 0 || lo.less(h[i]) {
+					x := solos[si]
+					n.fix(x.f, ep, x.it, max(fill[x.it.edge].capacity, 0)/x.f.weight)
+					si++
+					left--
+					continue
+				}
+			}
+		}
+		if len(h) == 0 {
+			break
+		}
 		it := h[i]
-		ed := &n.edge[it.edge]
+		ed := &fill[it.edge]
 		if !(ed.wsum > 0) {
 			h.removeAt(i, heap)
 			continue
@@ -876,22 +1082,107 @@ func (n *flowNet) recompute() {
 			continue
 		}
 		h.removeAt(i, heap)
-		for _, f := range ed.flows {
-			if f.frozen == ep {
-				continue
-			}
-			rate := s * f.weight
-			f.frozen, f.newRate = ep, rate
-			left--
-			for _, e2 := range f.cons {
-				ed2 := &n.edge[e2]
-				ed2.remCap -= rate
-				ed2.wsum -= f.weight
+		for _, f := range n.edge[it.edge].flows {
+			if f.frozen != ep {
+				n.fix(f, ep, it, s)
+				ed.binds = true
+				left--
 			}
 		}
 	}
 	n.shares = h[:0]
+	clear(solos)
+	n.solos = solos[:0]
+}
 
+// weights is the sum of the weights of the flows on edge e, added in
+// their order: under MaxMin, where every weight is 1, exactly their
+// count.
+func (n *flowNet) weights(e int32) float64 {
+	if !n.latencyFirst {
+		return float64(n.fill[e].nflows)
+	}
+	w := 0.0
+	for _, f := range n.edge[e].flows {
+		w += f.weight
+	}
+	return w
+}
+
+// fix fixes flow f at share s, popped from it, in the refill of epoch ep.
+func (n *flowNet) fix(f *flowState, ep uint32, it shareItem, s float64) {
+	rate := s * f.weight
+	f.frozen, f.newRate = ep, rate
+	f.popKey, f.popEdge, f.popSeq = it.share, it.edge, n.popSeq
+	n.popSeq++
+	for k, e2 := range f.cons {
+		if f.shared&(1<<min(k, 63)) == 0 {
+			continue
+		}
+		ed2 := &n.fill[e2]
+		ed2.remCap -= rate
+		ed2.wsum -= f.weight
+	}
+}
+
+// fixEvent is a pop that fixed a flow of an edge: its key, and the rate
+// and weight it took from the edge.
+type fixEvent struct {
+	key     float64
+	edge    int32
+	seq     uint64
+	rate, w float64
+}
+
+func (a *fixEvent) before(b *fixEvent) bool {
+	return a.key < b.key || (a.key == b.key && (a.edge < b.edge || (a.edge == b.edge && a.seq < b.seq)))
+}
+
+// idle reports whether boundary edge e would fix no flow in the refill
+// of the whole component: it replays e's entry of that refill against
+// the pops that fix its flows (the region's, of epoch ep, just made;
+// the others' kept), in the order the refill makes them.
+func (n *flowNet) idle(ep uint32, e int32) bool {
+	ed := &n.fill[e]
+	evs := n.evs[:0]
+	for _, f := range n.edge[e].flows {
+		rate := f.rate
+		if f.mark == ep {
+			rate = f.newRate
+		}
+		ev := fixEvent{f.popKey, f.popEdge, f.popSeq, rate, f.weight}
+		k := len(evs)
+		evs = append(evs, ev)
+		for ; k > 0 && ev.before(&evs[k-1]); k-- { // few: insertion sort
+			evs[k] = evs[k-1]
+		}
+		evs[k] = ev
+	}
+	n.evs = evs[:0]
+	wsum := n.weights(e)
+	remCap, key := ed.capacity, ed.capacity/wsum
+	for i := range evs {
+		ev := &evs[i]
+		for key < ev.key || (key == ev.key && e < ev.edge) { // e pops first
+			if !(wsum > 0) {
+				return true // out of the heap
+			}
+			s := max(remCap, 0) / wsum
+			if !(s > key) {
+				return false // it would fix its flows not yet fixed
+			}
+			key = s
+		}
+		remCap -= ev.rate
+		wsum -= ev.w
+	}
+	return true
+}
+
+// apply starts the new rates of flows: each flow whose rate changed
+// takes the bytes it sent since its last change off its remainder and
+// moves its end.
+func (n *flowNet) apply(flows []*flowState) {
 	now := n.e.Now()
 	for _, f := range flows {
 		if f.newRate == f.rate && f.hidx >= 0 {
@@ -911,7 +1202,16 @@ func (n *flowNet) recompute() {
 			n.ends.push(f)
 		}
 	}
-	n.compFlows, n.compEdges = flows[:0], edges[:0]
+}
+
+// soloItem is a flow's least lone edge (see component) in progressive
+// filling. Until the flow is fixed, nothing is taken from the edge, so
+// its share stays its capacity over the flow's weight, its key: when it
+// comes out it fixes the flow at that share, and once the flow is fixed
+// it fixes nothing.
+type soloItem struct {
+	it shareItem
+	f  *flowState
 }
 
 // transfer is the time to send rem bytes at rate, rounded as TransferTime.
@@ -1082,6 +1382,8 @@ func (n *flowNet) FailLink(edge int) {
 // times its nominal bandwidth from now on.
 func (n *flowNet) ScaleLink(edge int, factor float64) {
 	n.edge[edge].capacity = n.edge[edge].base * factor
+	n.fill[edge].capacity = n.edge[edge].capacity
+	n.fill[edge].binds = true
 	n.dirty = append(n.dirty, int32(edge))
 }
 
@@ -1125,6 +1427,16 @@ type shareItem struct {
 
 func (a shareItem) less(b shareItem) bool {
 	return a.share < b.share || (a.share == b.share && a.edge < b.edge)
+}
+
+func (a shareItem) cmp(b shareItem) int {
+	switch {
+	case a.less(b):
+		return -1
+	case b.less(a):
+		return 1
+	}
+	return 0
 }
 
 // shareHeap is a min-heap of shares, by (share, edge).

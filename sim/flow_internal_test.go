@@ -41,7 +41,7 @@ func TestFlowRouteInline(t *testing.T) {
 		}
 		n := e.net.(*flowNet)
 		r := n.findRoute(0, 7)
-		want := n.rt.route(n.dev[0], n.dev[7])
+		want := n.rt.route(n.dev[0], n.dev[7], nil)
 		if !slices.Equal(r.path, want) || len(r.path) > len(r.buf) || &r.path[0] != &r.buf[0] {
 			t.Errorf("%s: path %v in buf %v; want %v, inline", n.topo.Name, r.path, r.buf, want)
 		}

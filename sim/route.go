@@ -31,8 +31,23 @@ type router struct {
 	outStart, inStart []int32
 	outHops, inHops   []hop
 	fwd               []bool // per node: it forwards (is not a device)
+	// The hops out of node u to nodes that forward are
+	// fwdHops[fwdStart[u]:fwdStart[u+1]], each with its place in u's
+	// out; outPos is each edge's place in its tail's out. A walk reads
+	// only those, and the edges into its destination (see walk).
+	fwdStart []int32
+	fwdHops  []walkHop
+	outPos   []int32
+	// anyFailed is set once an edge has failed.
+	anyFailed bool
 	// searchCount, when not nil, counts the searches (Flow.searches).
 	searchCount *int64
+}
+
+// walkHop is a hop a walk may take: its edge, the node it leads to, its
+// cost, and its place among the edges out of its tail.
+type walkHop struct {
+	edge, node, cost, pos int32
 }
 
 // hop is an edge out of (or into) a node: the edge, the node at its other
@@ -78,6 +93,13 @@ type nearHop struct {
 func (d *toDevice) at(n int) int32 {
 	if n == d.node {
 		return 0
+	}
+	if len(d.parts) == 1 && len(d.near) == 0 { // most devices (see prune)
+		p := &d.parts[0]
+		if x := p.through[n]; x != unreachable {
+			return x + p.offset
+		}
+		return unreachable
 	}
 	best := int32(unreachable)
 	for _, p := range d.parts {
@@ -128,6 +150,17 @@ func newRouter(t *Topology) *router {
 	}
 	r.outStart, r.outHops = hops(t.out, func(ed *Edge) int { return ed.To })
 	r.inStart, r.inHops = hops(t.in, func(ed *Edge) int { return ed.From })
+	r.outPos = make([]int32, len(t.edges))
+	r.fwdStart = make([]int32, len(t.nodes)+1)
+	for u := range t.nodes {
+		for i, h := range r.outOf(u) {
+			r.outPos[h.edge] = int32(i)
+			if h.fwd {
+				r.fwdHops = append(r.fwdHops, walkHop{h.edge, h.node, h.cost, int32(i)})
+			}
+		}
+		r.fwdStart[u+1] = int32(len(r.fwdHops))
+	}
 	return r
 }
 
@@ -137,13 +170,14 @@ func (r *router) fail(e int) {
 		return
 	}
 	r.failed[e] = true
+	r.anyFailed = true
 	clear(r.dist)
 	clear(r.devDist)
 }
 
 // route returns the edges of the path from device src to device dst, or
-// nil if no path is left. src != dst.
-func (r *router) route(src, dst int) []int32 {
+// nil if no path is left. src != dst. The path is appended to buf.
+func (r *router) route(src, dst int, buf []int32) []int32 {
 	t := r.t
 	dist := r.distTo(dst)
 	s, d := t.devices[src], t.devices[dst]
@@ -156,7 +190,7 @@ func (r *router) route(src, dst int) []int32 {
 	} else {
 		key = mix64(uint64(src)<<32 | uint64(uint32(dst)))
 	}
-	return r.walk(s, d, dist, key)
+	return r.walk(s, d, dist, key, buf)
 }
 
 // routeToNode returns the edges of the path from device src to node
@@ -173,7 +207,7 @@ func (r *router) routeToNode(src, node int) []int32 {
 	if r.t.Routing != RouteDestMod {
 		key = mix64(uint64(src)<<32 | uint64(uint32(node)) | 1<<31)
 	}
-	return r.walk(s, node, dist, key)
+	return r.walk(s, node, dist, key, nil)
 }
 
 // routeFromNode returns the edges of the path from node node (a switch)
@@ -187,31 +221,48 @@ func (r *router) routeFromNode(node, dst int) []int32 {
 	if r.t.Routing != RouteDestMod {
 		key = mix64(uint64(node)<<32 | uint64(uint32(dst)) | 1<<31)
 	}
-	return r.walk(node, r.t.devices[dst], dist, key)
+	return r.walk(node, r.t.devices[dst], dist, key, nil)
 }
 
 // walk returns the edges of a least-cost path from node s to node d,
 // whose costs are dist, choosing among tied next hops by key (see
-// Topology).
-func (r *router) walk(s, d int, dist *toDevice, key uint64) []int32 {
-	path := make([]int32, 0, 8)
-	var candBuf [16]*hop
+// Topology). The hops tied at a node are taken in the order of its out
+// edges: those to nodes that forward, then any into d (a device, which
+// no other walk passes through), put in their place. The path is
+// appended to path (a new slice if nil).
+func (r *router) walk(s, d int, dist *toDevice, key uint64, path []int32) []int32 {
+	if path == nil {
+		path = make([]int32, 0, 8)
+	}
+	var candBuf [16]walkHop
 	cand := candBuf[:0]
+	into := r.inOf(d) // the edges into d, when d does not forward
+	if r.fwd[d] {
+		into = nil
+	}
 	du := dist.at(s)
 	for u := s; u != d; {
 		cand = cand[:0]
-		out := r.outOf(u)
-		for i := range out {
-			h := &out[i]
-			// The cheap tests first: a device other than d does not
-			// forward, so its distance need not be looked up.
-			if r.failed[h.edge] || (int(h.node) != d && !h.fwd) {
+		for _, h := range r.fwdHops[r.fwdStart[u]:r.fwdStart[u+1]] {
+			if r.anyFailed && r.failed[h.edge] {
 				continue
 			}
 			if x := dist.at(int(h.node)); x == unreachable || x+h.cost != du {
 				continue
 			}
 			cand = append(cand, h)
+		}
+		for _, h := range into { // h.node is the edge's tail
+			if int(h.node) != u || h.cost != du || (r.anyFailed && r.failed[h.edge]) {
+				continue // d's own cost is 0
+			}
+			w := walkHop{h.edge, int32(d), h.cost, r.outPos[h.edge]}
+			k := len(cand)
+			cand = append(cand, w)
+			for ; k > 0 && cand[k-1].pos > w.pos; k-- {
+				cand[k] = cand[k-1]
+			}
+			cand[k] = w
 		}
 		h := cand[0]
 		if n := uint64(len(cand)); n > 1 {
@@ -241,8 +292,29 @@ func (r *router) distTo(dst int) *toDevice {
 	} else {
 		d = toDevice{parts: []distPart{{through: r.distToNode(target)}}, node: target}
 	}
+	d.near = d.prune()
 	r.devDist[dst] = &d
 	return &d
+}
+
+// prune returns d's near hops less those that a part reaches at no
+// more cost (a GPU's from its NIC, a host's from its leaf, when the leaf
+// was searched): at gives the same costs without them, and need not walk
+// them on every call.
+func (d *toDevice) prune() []nearHop {
+	keep := d.near[:0]
+	for _, h := range d.near {
+		best := int32(unreachable)
+		for _, p := range d.parts {
+			if x := p.through[h.from]; x != unreachable && x+p.offset < best {
+				best = x + p.offset
+			}
+		}
+		if int(h.from) == d.node || h.cost < best {
+			keep = append(keep, h)
+		}
+	}
+	return keep
 }
 
 // composeDepth and composeEdges bound compose: a device's distances are
@@ -377,11 +449,14 @@ func (r *router) dial(target int, dist []int32) {
 				continue // stale, or a device, which does not forward
 			}
 			for _, h := range r.inOf(v) {
-				if r.failed[h.edge] {
+				if r.anyFailed && r.failed[h.edge] {
 					continue
 				}
 				if nd := d + h.cost; nd < dist[h.node] {
 					dist[h.node] = nd
+					if !h.fwd {
+						continue // a device: popped, it would only be skipped
+					}
 					j := int(nd) % len(b)
 					b[j] = append(b[j], h.node)
 					pending++
@@ -410,7 +485,7 @@ func (t *Topology) Route(src, dst int) []string {
 	if src == dst {
 		return nil
 	}
-	p := newRouter(t).route(src, dst)
+	p := newRouter(t).route(src, dst, nil)
 	names := make([]string, len(p))
 	for i, e := range p {
 		names[i] = t.edges[e].Name

@@ -53,7 +53,7 @@ func TestDialEqualsDijkstra(t *testing.T) {
 			}
 			for s := range top.devices {
 				for d := range top.devices {
-					if s != d && !slices.Equal(dial.route(s, d), heap.route(s, d)) {
+					if s != d && !slices.Equal(dial.route(s, d, nil), heap.route(s, d, nil)) {
 						t.Fatalf("%s: routes %d->%d differ", top.Name, s, d)
 					}
 				}
