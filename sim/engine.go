@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"unsafe"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
@@ -606,6 +607,9 @@ type rankTable struct {
 	// n is how many ranks there are (a probe's engine has n and no
 	// ranks).
 	n int
+	// portsTaken is set once a network took the ports beside the ranks
+	// (takePorts).
+	portsTaken bool
 }
 
 // at returns rank i.
@@ -629,11 +633,27 @@ func (t *rankTable) all() iter.Seq2[int, *rank] {
 	}
 }
 
-// rankProc is a rank and its process, side by side, for a replay. The
-// process is first: proc.rank finds the rank from it.
+// rankProc is a rank and its process, side by side, for a replay, with
+// the rank's alpha-beta ports, if the run's network is alpha-beta (see
+// takePorts): a message touches its ranks, their processes and their
+// ports together. The process is first: proc.rank finds the rank from
+// it.
 type rankProc struct {
-	p proc
-	r rank
+	p  proc
+	r  rank
+	ab abPort
+}
+
+// takePorts returns where rank 0's alpha-beta ports are beside it, the
+// others following a rankProc apart, for the first alpha-beta network
+// built on the engine of a replay; nil for any other (its ports are its
+// own).
+func (t *rankTable) takePorts() unsafe.Pointer {
+	if t.pairs == nil || t.portsTaken {
+		return nil
+	}
+	t.portsTaken = true
+	return unsafe.Pointer(&t.pairs[0].ab)
 }
 
 // stopReplay stops a replay that met what only the body could answer (an

@@ -40,8 +40,8 @@ type rank struct {
 }
 
 // id is the rank's number: its place in the engine's table, which holds
-// it (rankTable), so that a rank keeps no field for it and a replayed
-// rank and its process are 128 bytes, two cache lines.
+// it (rankTable), so that a rank keeps no field for it (a replayed rank,
+// its process and its alpha-beta ports are 184 bytes).
 func (r *rank) id() int {
 	t := &r.e.ranks
 	if t.pairs != nil {
