@@ -128,7 +128,7 @@ type Engine struct {
 	// progs are the programs of a replay, nil when ranks run coroutines;
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
-	slots   []request // the replayed processes' requests (proc.slot0)
+	slots   []request // the replayed processes' requests past the first inlineSlots (proc.request)
 	stopped bool
 	// finishes are, by rank, when a replayed process returned; they
 	// become the result's Finish (no second array at the end).
@@ -496,10 +496,11 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 	}
 	for pass := 0; ; pass++ {
 		e.progs = progs
-		// Every rank's request slots in one array, in rank order.
+		// Every rank's request slots past its first in one array, in
+		// rank order.
 		n := 0
 		for _, p := range progs.ranks {
-			n += p.slots
+			n += max(p.slots-inlineSlots, 0)
 		}
 		if n > math.MaxInt32 {
 			return nil, false, nil // more slots than a process indexes: coroutines
@@ -512,7 +513,7 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 		n = 0
 		for i := range e.ranks.len() {
 			e.ranks.pairs[i].p.startReplay(n)
-			n += progs.ranks[i].slots
+			n += max(progs.ranks[i].slots-inlineSlots, 0)
 		}
 		// Building a world of millions of ranks takes a second or more:
 		// a run stopped meanwhile stops before its first event.
@@ -634,15 +635,22 @@ func (t *rankTable) all() iter.Seq2[int, *rank] {
 }
 
 // rankProc is a rank and its process, side by side, for a replay, with
-// the rank's alpha-beta ports, if the run's network is alpha-beta (see
-// takePorts): a message touches its ranks, their processes and their
-// ports together. The process is first: proc.rank finds the rank from
-// it.
+// the process's first request slots and the rank's alpha-beta ports, if
+// the run's network is alpha-beta (see takePorts): a message touches its
+// ranks, their processes, requests and ports together. The process is
+// first: proc.rank finds the rank from it.
 type rankProc struct {
-	p  proc
+	p proc
+	// s are the process's first request slots (see proc.request).
+	s  [inlineSlots]request
 	r  rank
 	ab abPort
 }
+
+// inlineSlots is how many of a replayed process's request slots sit
+// beside it (rankProc.s); the others are in the engine's (Engine.slots).
+// Most programs need two: a receive and a send.
+const inlineSlots = 2
 
 // takePorts returns where rank 0's alpha-beta ports are beside it, the
 // others following a rankProc apart, for the first alpha-beta network
