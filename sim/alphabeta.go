@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // AlphaBeta is the contention-free Hockney model of the reference cost
@@ -94,21 +95,38 @@ func (a AlphaBeta) NewNetwork(e *Engine) Network {
 	n := &alphaBetaNet{
 		AlphaBeta: a,
 		e:         e,
-		ports:     make([]abPort, e.World()),
 		// (Every port at most once: sized once, no garbage as it grows.)
 		dirty: make([]int32, 0, e.World()),
 	}
-	for i := range n.ports {
-		n.ports[i].done = abDone{n: n, src: int32(i)}
+	// A replay keeps each rank's ports beside it (rankProc), so that a
+	// message finds its sender's and receiver's ports in the cache lines
+	// of their ranks; the first network built on the engine takes them,
+	// any other keeps an array of its own.
+	if base := e.ranks.takePorts(); base != nil {
+		n.portBase, n.portStride = base, unsafe.Sizeof(rankProc{})
+	} else {
+		ports := make([]abPort, e.World())
+		n.portBase, n.portStride = unsafe.Pointer(unsafe.SliceData(ports)), unsafe.Sizeof(abPort{})
+	}
+	for i := range e.World() {
+		n.port(i).done = abDone{n: n, src: int32(i)}
 	}
 	return n
+}
+
+// port returns rank r's ports; r must be a rank of the run.
+func (n *alphaBetaNet) port(r int) *abPort {
+	return (*abPort)(unsafe.Add(n.portBase, uintptr(r)*n.portStride))
 }
 
 // alphaBetaNet is the state of the alpha-beta model for one run.
 type alphaBetaNet struct {
 	AlphaBeta
-	e     *Engine
-	ports []abPort
+	e *Engine
+	// portBase and portStride place rank r's ports (see port): beside
+	// the rank in a replay, in an array of their own otherwise.
+	portBase   unsafe.Pointer
+	portStride uintptr
 	// dirty lists ingress ports that freed or gained an asker in this
 	// instant; Settle arbitrates them.
 	dirty []int32
@@ -121,8 +139,8 @@ type abPort struct {
 	// head and tail are the messages posted and not yet asking,
 	// linked through Message.next.
 	head, tail *Message
-	// cur is the message asking for its receiver's port (done.asking)
-	// or holding the egress port; nil while neither.
+	// cur is the message asking for its receiver's port or holding the
+	// egress port; nil while neither.
 	cur *Message
 	// askAt is when cur began to ask.
 	askAt Time
@@ -170,16 +188,21 @@ func (n *alphaBetaNet) askedAt(m *Message) Time {
 	if m.Src < 0 {
 		return m.partOf().at
 	}
-	return n.ports[m.Src].askAt
+	return n.port(m.Src).askAt
 }
 
-// takeAsker removes and returns the asker of port r that goes next, by
+// takeAsker removes and returns the asker of ports p that goes next, by
 // askers.take's rule: the first to ask, ties to the lower sender rank,
 // and among messages equal in both (results of the switch) the one that
 // asked first. The list holds the latest first, so on equal keys the
-// last one seen goes. r must have an asker.
-func (n *alphaBetaNet) takeAsker(r int) *Message {
-	p := &n.ports[r]
+// last one seen goes. p must have an asker.
+func (n *alphaBetaNet) takeAsker(p *abPort) *Message {
+	if m := p.askers; m.next == nil {
+		// One asker (the common case) goes without reading when it
+		// asked, which is its sender's line.
+		p.askers = nil
+		return m
+	}
 	var best, bestPrev, prev *Message
 	var bestAt Time
 	for m := p.askers; m != nil; prev, m = m, m.next {
@@ -199,7 +222,7 @@ func (n *alphaBetaNet) takeAsker(r int) *Message {
 
 // addAsker makes m ask for port r now.
 func (n *alphaBetaNet) addAsker(r int, m *Message) {
-	p := &n.ports[r]
+	p := n.port(r)
 	m.next, p.askers = p.askers, m
 	n.markDirty(r)
 }
@@ -209,16 +232,15 @@ func (n *alphaBetaNet) addAsker(r int, m *Message) {
 type abDone struct {
 	n   *alphaBetaNet
 	src int32
-	// asking: the port's cur asks for its receiver's port;
 	// receiving: the ingress port is held; dirty: the ingress port is in
 	// alphaBetaNet.dirty.
-	asking, receiving, dirty bool
+	receiving, dirty bool
 }
 
 func (d *abDone) Fire() { d.n.complete(int(d.src)) }
 
 func (n *alphaBetaNet) Post(m *Message) {
-	p := &n.ports[m.Src]
+	p := n.port(m.Src)
 	if p.tail == nil {
 		p.head = m
 	} else {
@@ -233,14 +255,13 @@ func (n *alphaBetaNet) Post(m *Message) {
 // ask makes src's head message ask for its receiver's ingress port now;
 // a contribution to a switch operation needs none and starts.
 func (n *alphaBetaNet) ask(src int) {
-	p := &n.ports[src]
+	p := n.port(src)
 	m := p.head
 	p.head, m.next = m.next, nil
 	if p.head == nil {
 		p.tail = nil
 	}
 	p.cur, p.askAt = m, n.e.Now()
-	p.done.asking = true
 	if m.partOf() != nil {
 		n.start(m)
 		return
@@ -249,20 +270,20 @@ func (n *alphaBetaNet) ask(src int) {
 }
 
 func (n *alphaBetaNet) markDirty(r int) {
-	if !n.ports[r].done.dirty {
-		n.ports[r].done.dirty = true
+	if !n.port(r).done.dirty {
+		n.port(r).done.dirty = true
 		n.dirty = append(n.dirty, int32(r))
 	}
 }
 
 func (n *alphaBetaNet) Settle() {
 	for _, r := range n.dirty {
-		p := &n.ports[r]
+		p := n.port(int(r))
 		p.done.dirty = false
 		if p.done.receiving || p.askers == nil {
 			continue
 		}
-		n.start(n.takeAsker(int(r)))
+		n.start(n.takeAsker(p))
 	}
 	n.dirty = n.dirty[:0]
 }
@@ -272,14 +293,13 @@ func (n *alphaBetaNet) Settle() {
 // port, a result only its receiver's ingress port.
 func (n *alphaBetaNet) start(m *Message) {
 	if m.Src < 0 {
-		n.ports[m.Dst].done.receiving = true
+		n.port(m.Dst).done.receiving = true
 		n.e.At(n.e.Now()+n.messageTime(m), m.partOf())
 		return
 	}
-	src := &n.ports[m.Src]
-	src.done.asking = false
+	src := n.port(m.Src)
 	if m.partOf() == nil {
-		n.ports[m.Dst].done.receiving = true
+		n.port(m.Dst).done.receiving = true
 		n.e.Started(m)
 	}
 	n.e.At(n.e.Now()+n.messageTime(m), &src.done)
@@ -288,13 +308,13 @@ func (n *alphaBetaNet) start(m *Message) {
 // complete frees the ports of src's message, delivers it, and lets src's
 // next message ask for its receiver.
 func (n *alphaBetaNet) complete(src int) {
-	p := &n.ports[src]
+	p := n.port(src)
 	m := p.cur
 	p.cur = nil
 	if part := m.partOf(); part != nil {
 		n.arrived(part)
 	} else {
-		n.ports[m.Dst].done.receiving = false
+		n.port(m.Dst).done.receiving = false
 		n.markDirty(m.Dst)
 		n.e.Deliver(m)
 	}
@@ -318,7 +338,7 @@ type abPart struct {
 // Fire ends a result's hold on its receiver's port: the member has it.
 func (p *abPart) Fire() {
 	n := p.n
-	n.ports[p.m.Dst].done.receiving = false
+	n.port(p.m.Dst).done.receiving = false
 	n.markDirty(p.m.Dst)
 	n.e.SwitchDelivered(p.op, p.i)
 }

@@ -64,6 +64,7 @@ func BenchmarkScale(b *testing.B) {
 	cases := []scaleCase{
 		{name: "ring/p=1024", world: 1024, model: model, body: scaleBody(algos.RingAllreduce, 64<<20)},
 		{name: "halving_doubling/p=65536", world: 1 << 16, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
+		{name: "halving_doubling/p=262144", world: 1 << 18, big: true, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
 		{name: "halving_doubling/p=1048576", world: 1 << 20, big: true, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
 		{name: "halving_doubling/p=16777216", world: 1 << 24, huge: true, model: model, body: scaleBody(algos.HalvingDoublingAllreduce, 1<<20)},
 	}

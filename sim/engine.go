@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"unsafe"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
@@ -127,7 +128,7 @@ type Engine struct {
 	// progs are the programs of a replay, nil when ranks run coroutines;
 	// stopped is set when a replay has to stop (see stopReplay).
 	progs   *programs
-	slots   []request // the replayed processes' requests (proc.slot0)
+	slots   []request // the replayed processes' requests past the first inlineSlots (proc.request)
 	stopped bool
 	// finishes are, by rank, when a replayed process returned; they
 	// become the result's Finish (no second array at the end).
@@ -495,10 +496,11 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 	}
 	for pass := 0; ; pass++ {
 		e.progs = progs
-		// Every rank's request slots in one array, in rank order.
+		// Every rank's request slots past its first in one array, in
+		// rank order.
 		n := 0
 		for _, p := range progs.ranks {
-			n += p.slots
+			n += max(p.slots-inlineSlots, 0)
 		}
 		if n > math.MaxInt32 {
 			return nil, false, nil // more slots than a process indexes: coroutines
@@ -511,7 +513,7 @@ func runReplay(cfg Config, body Body, info *runInfo) (res *Result, ok bool, err 
 		n = 0
 		for i := range e.ranks.len() {
 			e.ranks.pairs[i].p.startReplay(n)
-			n += progs.ranks[i].slots
+			n += max(progs.ranks[i].slots-inlineSlots, 0)
 		}
 		// Building a world of millions of ranks takes a second or more:
 		// a run stopped meanwhile stops before its first event.
@@ -606,6 +608,9 @@ type rankTable struct {
 	// n is how many ranks there are (a probe's engine has n and no
 	// ranks).
 	n int
+	// portsTaken is set once a network took the ports beside the ranks
+	// (takePorts).
+	portsTaken bool
 }
 
 // at returns rank i.
@@ -629,11 +634,34 @@ func (t *rankTable) all() iter.Seq2[int, *rank] {
 	}
 }
 
-// rankProc is a rank and its process, side by side, for a replay. The
-// process is first: proc.rank finds the rank from it.
+// rankProc is a rank and its process, side by side, for a replay, with
+// the process's first request slots and the rank's alpha-beta ports, if
+// the run's network is alpha-beta (see takePorts): a message touches its
+// ranks, their processes, requests and ports together. The process is
+// first: proc.rank finds the rank from it.
 type rankProc struct {
 	p proc
-	r rank
+	// s are the process's first request slots (see proc.request).
+	s  [inlineSlots]request
+	r  rank
+	ab abPort
+}
+
+// inlineSlots is how many of a replayed process's request slots sit
+// beside it (rankProc.s); the others are in the engine's (Engine.slots).
+// Most programs need two: a receive and a send.
+const inlineSlots = 2
+
+// takePorts returns where rank 0's alpha-beta ports are beside it, the
+// others following a rankProc apart, for the first alpha-beta network
+// built on the engine of a replay; nil for any other (its ports are its
+// own).
+func (t *rankTable) takePorts() unsafe.Pointer {
+	if t.pairs == nil || t.portsTaken {
+		return nil
+	}
+	t.portsTaken = true
+	return unsafe.Pointer(&t.pairs[0].ab)
 }
 
 // stopReplay stops a replay that met what only the body could answer (an

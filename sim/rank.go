@@ -40,8 +40,9 @@ type rank struct {
 }
 
 // id is the rank's number: its place in the engine's table, which holds
-// it (rankTable), so that a rank keeps no field for it and a replayed
-// rank and its process are 128 bytes, two cache lines.
+// it (rankTable), so that a rank keeps no field for it (a replayed rank,
+// its process, two request slots and its alpha-beta ports are 232
+// bytes).
 func (r *rank) id() int {
 	t := &r.e.ranks
 	if t.pairs != nil {
@@ -380,8 +381,9 @@ func (r *rank) blockedReport() BlockedRank {
 // (proc.rank) by where it sits.
 type proc struct {
 	tag algos.Tag // the tag the next operation's is written relative to
-	// slot0 is where the process's request slots start in the engine's
-	// (Engine.slots): a run of millions of ranks keeps no slice per rank.
+	// slot0 is where the process's request slots past its first start in
+	// the engine's (Engine.slots; see request): a run of millions of
+	// ranks keeps no slice per rank.
 	slot0 int32
 	ci    int32 // the chunk being run, an index into prog.chunks
 	off   int32 // where the next operation starts in that chunk

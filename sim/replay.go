@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"unsafe"
+
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device"
 )
@@ -32,7 +34,7 @@ func uvarint(s string, i int) (uint64, int) {
 
 // startReplay makes the process run its rank's program in the engine's
 // programs instead of a coroutine, with the engine's slots from slot0
-// (the program's slots of them) for its requests.
+// for its requests past the first (see request).
 func (p *proc) startReplay(slot0 int) {
 	p.slot0 = int32(slot0)
 	p.scheduleResume()
@@ -59,8 +61,15 @@ func (p *proc) startedAt() Time {
 // program is the program the process replays: its rank's.
 func (p *proc) program() *program { return p.rank().e.progs.ranks[p.rank().id()] }
 
-// request returns the process's request slot i.
-func (p *proc) request(i uint64) *request { return &p.rank().e.slots[int(p.slot0)+int(i)] }
+// request returns the process's request slot i: beside it for the first
+// inlineSlots, in the engine's from slot0 on for the others.
+func (p *proc) request(i uint64) *request {
+	if i < inlineSlots {
+		// A replayed process is the first field of its rankProc.
+		return &(*rankProc)(unsafe.Pointer(p)).s[i]
+	}
+	return &p.rank().e.slots[int(p.slot0)+int(i)-inlineSlots]
+}
 
 // chunk returns the code of the chunk being run, "" past the end.
 func (p *proc) chunk() string {
