@@ -127,8 +127,9 @@ factor = 2.5
 
 var inf = func() float64 { f, _ := ParseBandwidth("inf"); return f }()
 
-func TestSeededAndPlacement(t *testing.T) {
-	src := withNetwork(`model = "flow"
+// randomPlacement is a flow network of 16 devices whose ranks are placed
+// at random.
+const randomPlacement = `model = "flow"
 topology = "hierarchical"
 devices_per_node = 4
 nodes = 4
@@ -136,7 +137,10 @@ intra_bandwidth = "100GB/s"
 inter = "crossbar"
 inter_bandwidth = "10GB/s"
 inter_latency = "2us"
-placement = "random"`, "repeat = 3\n")
+placement = "random"`
+
+func TestSeededAndPlacement(t *testing.T) {
+	src := withNetwork(randomPlacement, "repeat = 3\n")
 	s, err := Parse("p.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -266,15 +270,7 @@ bandwidth = "1GB/s"`, "TOP:fault = 3\n", []string{"n.toml:3: fault: want an arra
 // (what the simulator's time estimate does to count the flow model's
 // work), keeping its placement, and refuses any other model.
 func TestPlacedRewrap(t *testing.T) {
-	s, err := Parse("p.toml", []byte(withNetwork(`model = "flow"
-topology = "hierarchical"
-devices_per_node = 4
-nodes = 4
-intra_bandwidth = "100GB/s"
-inter = "crossbar"
-inter_bandwidth = "10GB/s"
-inter_latency = "2us"
-placement = "random"`, "")))
+	s, err := Parse("p.toml", []byte(withNetwork(randomPlacement, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
