@@ -559,6 +559,9 @@ func (l *Link) freedLocked() {
 // budget allows; it returns what to do once l.mu is released.
 func (l *Link) unparkLocked() func() {
 	afters := l.unparkListLocked()
+	if len(afters) == 0 {
+		return nop // nothing parked: no closure to allocate
+	}
 	return func() {
 		for _, a := range afters {
 			a()
