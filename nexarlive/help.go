@@ -402,6 +402,8 @@ ratio to the rung below it, so that an overhead shows where it appears:
     tcp                raw TCP ping-pong (the kernel's floor)
     quic-stream        raw quic-go, one long-lived stream
     quic-msg           raw quic-go, a new stream per message (realnet's way)
+    quic-xchg          raw quic-go timed as the allreduce rung: both send
+                       8 B at once from an agreed start, the slower side's time
     realnet-quic       realnet Send/Recv on the QUIC path
     realnet-eager      realnet Send/Recv on the eager TCP path (64KiB threshold)
     realnet-bulk       realnet Send/Recv on the bulk TCP path (rendezvous)

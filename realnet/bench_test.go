@@ -611,7 +611,10 @@ func recordPair(b *testing.B, name string) (w, r recordEnd) {
 // sends to the other and receives from it, a fresh tag per iteration, as
 // algos.Scoped gives one), on the eager TCP path and on the QUIC path.
 // Both ranks share this process, so its time is not the ladder's; its
-// allocations per 1000 exchanges (allocs/op, both ranks) are what it is for.
+// allocations per 1000 exchanges (allocs/op, both ranks) and the CPU both
+// ranks spend per exchange (cpu-us/exchange, getrusage: with both ranks in
+// one process, a hand-off between them costs less than between two) are
+// what it is for.
 func BenchmarkExchange8B(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -627,6 +630,7 @@ func BenchmarkExchange8B(b *testing.B) {
 			b.ReportAllocs()
 			var seq uint64
 			start := time.Now()
+			cpu0, cpuOK := cpuTime()
 			for b.Loop() {
 				errs := run(links, func(ctx context.Context, l *Link) error {
 					out, in := make(device.Host, 8), make(device.Host, 8)
@@ -644,6 +648,9 @@ func BenchmarkExchange8B(b *testing.B) {
 				seq += rounds
 			}
 			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*rounds)/1e3, "us/exchange")
+			if cpu1, ok := cpuTime(); ok && cpuOK {
+				b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N*rounds)/1e3, "cpu-us/exchange")
+			}
 		})
 	}
 }

@@ -167,6 +167,11 @@ type request struct {
 	state  reqState
 	loc    reqLoc
 	cancel func(quic.StreamErrorCode) // stIO: stops the stream I/O with that code
+	// sendS or recvS, for a request in stIO whose I/O is a QUIC stream's
+	// write or read, is that stream, which cancelling the request
+	// cancels: a field, not a cancel closure made per message.
+	sendS  *quic.SendStream
+	recvS  *quic.ReceiveStream
 	msg    *inbound
 	grant  *grant
 	bulkID uint64
@@ -209,7 +214,7 @@ func (l *Link) finishLocked(r *request, err error) bool {
 	if err == nil && r.commit != nil {
 		err = r.commit()
 	}
-	r.state, r.loc, r.err, r.cancel = stDone, locNone, err, nil
+	r.state, r.loc, r.err, r.cancel, r.sendS, r.recvS = stDone, locNone, err, nil, nil, nil
 	delete(l.live, r)
 	if err != nil {
 		l.wakeLocked()
@@ -298,7 +303,7 @@ func (l *Link) Isend(dst int, tag algos.Tag, buf device.Buffer) algos.Request {
 	l.live[r] = struct{}{}
 	after := p.enqueueSendLocked(r)
 	l.mu.Unlock()
-	after()
+	after.run()
 	return r
 }
 
@@ -606,10 +611,15 @@ var _ algos.Spawner = (*Link)(nil)
 
 // takeCancel removes r's cancel and returns a call of it with code.
 func takeCancel(r *request, code quic.StreamErrorCode) func() {
-	c := r.cancel
-	r.cancel = nil
-	if c == nil {
-		return nop
+	c, ws, rs := r.cancel, r.sendS, r.recvS
+	r.cancel, r.sendS, r.recvS = nil, nil, nil
+	switch {
+	case c != nil:
+		return func() { c(code) }
+	case ws != nil:
+		return func() { ws.CancelWrite(code) }
+	case rs != nil:
+		return func() { rs.CancelRead(code) }
 	}
-	return func() { c(code) }
+	return nop
 }

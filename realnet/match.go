@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -224,8 +223,7 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 			return nop
 		}
 		r.state = stIO
-		s := m.stream
-		r.cancel = func(code quic.StreamErrorCode) { s.CancelRead(code) }
+		r.recvS = m.stream // cancelling r cancels the read (takeCancel)
 		return l.readLater(m, dst, r, inline)
 	case inTemp:
 		if g := m.grant; g != nil && !g.started {
@@ -264,56 +262,74 @@ func (l *Link) matchLocked(m *inbound, r *request, inline bool) func() {
 // which must follow them, is checked afterwards, so that a receive never
 // waits for a stream's FIN when the data is complete (a peer whose stream
 // runs on past its header's length still breaks the protocol).
+//
+// inline is true only on the accept loop of m's peer, which arrive runs
+// on: a small payload is then read by that loop itself, through the
+// peer's readInline, with no closure made per message.
 func (l *Link) readLater(m *inbound, dst []byte, r *request, inline bool) func() {
-	s := m.stream
-	// A payload read on the accept loop, or into link memory, holds up
-	// the peer's later messages or the budget: a sender that stalls it
-	// past the link's Timeout breaks the protocol and is reported.
-	deadline := inline && m.n <= inlineMax || r == nil
-	run := func() {
-		// The message has left the unread state: its stream's credit
-		// goes back now, before the read that completes the stream, so
-		// that quic-go deletes it there and its MAX_STREAMS frame rides
-		// with the next packet (released after, it went in a packet of
-		// its own: three datagrams per small message instead of one).
-		s.ReleaseStreamCredit()
-		if deadline {
-			s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
-		}
-		err := stalled(readBody(s, dst), "payload", l.cfg.Timeout)
-		if err != nil && m.p != nil {
-			err = m.p.payloadErr(err, r)
-		}
-		if r != nil {
-			l.finish(r, err)
-			if inline {
-				// The accept loop has more to do before it waits
-				// again (the stream's end, its accounting): let the
-				// receive it completed go first.
-				runtime.Gosched()
-			}
-		} else {
-			l.tempDone(m, err)
-		}
-		if err == nil {
-			if err := stalled(readEnd(s), "end of stream", l.cfg.Timeout); err != nil && m.p != nil {
-				var pe *ProtocolError
-				if errors.As(err, &pe) {
-					m.p.protocolError(pe.What, pe.Err)
-				}
-				// Anything else (the connection going down, the
-				// sender resetting a stream it had written whole)
-				// leaves the message, which is complete, as it is.
-			}
-		}
-		if deadline {
-			s.SetReadDeadline(time.Time{})
-		}
-	}
 	if inline && m.n <= inlineMax {
-		return run
+		m.p.inl = inlineRead{m: m, dst: dst, r: r}
+		return m.p.readInl
 	}
-	return func() { l.ep.wg.Go(run) }
+	// A payload read into link memory holds up the budget: a sender
+	// that stalls it past the link's Timeout breaks the protocol and is
+	// reported.
+	deadline := r == nil
+	return func() { l.ep.wg.Go(func() { l.readPayload(m, dst, r, deadline) }) }
+}
+
+// readInline reads the payload readLater left for the accept loop.
+func (p *peer) readInline() {
+	in := p.inl
+	p.inl = inlineRead{}
+	// On the accept loop, a payload holds up the peer's later messages:
+	// one stalled past the link's Timeout breaks the protocol.
+	p.l.readPayload(in.m, in.dst, in.r, true)
+}
+
+// readPayload is readLater's read: m's payload into dst, then r finished
+// (or m's read into link memory completed), then the stream's end, under
+// the link's Timeout if deadline.
+func (l *Link) readPayload(m *inbound, dst []byte, r *request, deadline bool) {
+	s := m.stream
+	// The message has left the unread state: its stream's credit
+	// goes back now, before the read that completes the stream, so
+	// that quic-go deletes it there and its MAX_STREAMS frame rides
+	// with the next packet (released after, it went in a packet of
+	// its own: three datagrams per small message instead of one).
+	s.ReleaseStreamCredit()
+	if deadline {
+		s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
+	}
+	err := stalled(readBody(s, dst), "payload", l.cfg.Timeout)
+	if err != nil && m.p != nil {
+		err = m.p.payloadErr(err, r)
+	}
+	if r != nil {
+		// No yield here for the receive just completed: with one
+		// P its next send would go out before this stream's end
+		// is read, so the MAX_STREAMS frame the end frees no
+		// longer rides with that send's packet (issue 30: the
+		// QUIC allreduce's CPU per iteration rose by a third
+		// with the yield).
+		l.finish(r, err)
+	} else {
+		l.tempDone(m, err)
+	}
+	if err == nil {
+		if err := stalled(readEnd(s), "end of stream", l.cfg.Timeout); err != nil && m.p != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				m.p.protocolError(pe.What, pe.Err)
+			}
+			// Anything else (the connection going down, the
+			// sender resetting a stream it had written whole)
+			// leaves the message, which is complete, as it is.
+		}
+	}
+	if deadline {
+		s.SetReadDeadline(time.Time{})
+	}
 }
 
 // stalled turns a read that ran past its deadline into a protocol error:
@@ -543,6 +559,9 @@ func (l *Link) freedLocked() {
 // budget allows; it returns what to do once l.mu is released.
 func (l *Link) unparkLocked() func() {
 	afters := l.unparkListLocked()
+	if len(afters) == 0 {
+		return nop // nothing parked: no closure to allocate
+	}
 	return func() {
 		for _, a := range afters {
 			a()

@@ -85,6 +85,20 @@ type peer struct {
 	// flush is p.flushEager, made once: a method value made per send
 	// costs an allocation.
 	flush func()
+
+	// Owned by the accept loop: the buffer of a stream's header, and the
+	// small payload it is to read next (readInline, made once as flush
+	// is), which readLater hands it instead of a closure per message.
+	hdr     [msgHeaderLen]byte
+	inl     inlineRead
+	readInl func()
+}
+
+// inlineRead is a payload the accept loop reads itself (readLater).
+type inlineRead struct {
+	m   *inbound
+	dst []byte
+	r   *request
 }
 
 func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.Reader, bulk, eager *bulkConn) *peer {
@@ -98,6 +112,7 @@ func newPeer(l *Link, rank int, conn *quic.Conn, ctrl *quic.Stream, ctrR *bufio.
 		tcpSig:   make(chan struct{}, 1),
 	}
 	p.flush = p.flushEager
+	p.readInl = p.readInline
 	return p
 }
 
@@ -146,14 +161,14 @@ func (p *peer) useBulk(n int) bool {
 // streams are opened in Isend order and the receiver, which accepts them
 // in that order, matches messages of one tag first-in first-out. It
 // returns what to do once l.mu is released.
-func (p *peer) enqueueSendLocked(r *request) func() {
+func (p *peer) enqueueSendLocked(r *request) sendStep {
 	if p.useEager() {
-		return p.eagerSendLocked(r)
+		return sendStep{fn: p.eagerSendLocked(r)}
 	}
 	if !p.opening && p.openQ.len() == 0 {
 		if p.tcpRTS(r) {
 			if p.startTCPRTSLocked(r) {
-				return p.flush
+				return sendStep{fn: p.flush}
 			}
 		} else if s, err := p.conn.OpenUniStream(); err == nil {
 			p.opened++
@@ -164,7 +179,27 @@ func (p *peer) enqueueSendLocked(r *request) func() {
 	r.loc = locOpenQ
 	p.openQ.push(r)
 	signal(p.openSig)
-	return nop
+	return sendStep{}
+}
+
+// sendStep is what a send does once l.mu is released: fn, or the write of
+// small message r on stream s (a value, not a closure: a closure made per
+// message costs an allocation on the latency path).
+type sendStep struct {
+	fn    func()
+	p     *peer
+	r     *request
+	s     *quic.SendStream
+	after uint64 // the small message's header ID
+}
+
+func (st sendStep) run() {
+	switch {
+	case st.r != nil:
+		st.p.writeSmall(st.r, st.s, st.after)
+	case st.fn != nil:
+		st.fn()
+	}
 }
 
 // startSendLocked starts writing r on s: the message itself, or for the
@@ -173,7 +208,7 @@ func (p *peer) enqueueSendLocked(r *request) func() {
 // the calling goroutine (quic-go copies it and sends it from its own), so
 // that the send costs no goroutine of its own and is complete when Isend
 // returns; a large one is written by a goroutine of its own.
-func (p *peer) startSendLocked(r *request, s *quic.SendStream) func() {
+func (p *peer) startSendLocked(r *request, s *quic.SendStream) sendStep {
 	l := p.l
 	if p.useBulk(len(r.buf)) {
 		p.nextID++
@@ -182,7 +217,7 @@ func (p *peer) startSendLocked(r *request, s *quic.SendStream) func() {
 		p.rts[id] = r
 		h := msgHeader{Kind: kindRTS, Tag: r.tag, Len: uint64(len(r.buf)), ID: id}
 		s.SetPriority(urgencySmall, false)
-		return func() {
+		return sendStep{fn: func() {
 			var hb [msgHeaderLen]byte
 			p.sendSmall(s, h.append(hb[:0]), func(err error) {
 				if err == nil {
@@ -191,21 +226,35 @@ func (p *peer) startSendLocked(r *request, s *quic.SendStream) func() {
 				// A failed write means the connection is down; the
 				// watcher fails r with the cause.
 			})
-		}
+		}}
 	}
 	r.state, r.loc = stIO, locNone
-	r.cancel = func(code quic.StreamErrorCode) { s.CancelWrite(code) }
+	r.sendS = s // cancelling r cancels the stream's write (takeCancel)
 	// The requests to send queued on TCP before it, which it follows.
 	after := p.tcpSent
 	if len(r.buf) > inlineMax {
-		return func() { l.ep.wg.Go(func() { p.writeData(r, s, after) }) }
+		return sendStep{fn: func() { l.ep.wg.Go(func() { p.writeData(r, s, after) }) }}
 	}
 	s.SetPriority(urgencySmall, false)
-	return func() {
-		h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf)), ID: after}
-		var small [msgHeaderLen + 64]byte
-		p.sendSmall(s, append(h.append(small[:0]), r.buf...), func(err error) { p.closeData(r, s, err) })
+	return sendStep{p: p, r: r, s: s, after: after}
+}
+
+// writeSmall writes small message r, header and payload, on s and ends
+// the stream, as sendSmall would, without the closures it takes.
+func (p *peer) writeSmall(r *request, s *quic.SendStream, after uint64) {
+	h := msgHeader{Kind: kindData, Tag: r.tag, Len: uint64(len(r.buf)), ID: after}
+	var small [msgHeaderLen + 64]byte
+	b := append(h.append(small[:0]), r.buf...)
+	err := s.TryWriteAll(b)
+	if err != quic.ErrWouldBlock {
+		p.closeData(r, s, err)
+		return
 	}
+	c := slices.Clone(b) // small is this frame's
+	p.l.ep.wg.Go(func() {
+		_, err := s.Write(c)
+		p.closeData(r, s, err)
+	})
 }
 
 // sendSmall hands b to quic-go and calls done with the outcome: at once
@@ -218,9 +267,9 @@ func (p *peer) sendSmall(s *quic.SendStream, b []byte, done func(error)) {
 		done(err)
 		return
 	}
-	b = slices.Clone(b) // the caller may reuse its buffer
+	c := slices.Clone(b) // the caller may reuse its buffer
 	p.l.ep.wg.Go(func() {
-		_, err := s.Write(b)
+		_, err := s.Write(c)
 		done(err)
 	})
 }
@@ -284,7 +333,7 @@ func (p *peer) opener() {
 			}
 			p.opened++
 			p.quicOpened++
-			after := nop
+			var after sendStep
 			if r.state == stDone || l.closing {
 				s.CancelWrite(codeCancelled)
 				l.finishLocked(r, ErrClosed)
@@ -292,7 +341,7 @@ func (p *peer) opener() {
 				after = p.startSendLocked(r, s)
 			}
 			l.mu.Unlock()
-			after()
+			after.run()
 		}
 	}
 }
@@ -437,9 +486,9 @@ func (p *peer) acceptLoop() {
 		if err != nil {
 			return
 		}
-		var hb [msgHeaderLen]byte
+		hb := p.hdr[:]
 		s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
-		_, err = io.ReadFull(s, hb[:])
+		_, err = io.ReadFull(s, hb)
 		if err != nil {
 			var se *quic.StreamError
 			switch {
@@ -454,7 +503,7 @@ func (p *peer) acceptLoop() {
 				return
 			}
 		} else {
-			h, err := decodeMsgHeader(hb[:], uint64(l.cfg.MaxMessage))
+			h, err := decodeMsgHeader(hb, uint64(l.cfg.MaxMessage))
 			if err != nil {
 				s.CancelRead(codeCancelled)
 				p.protocolError("message header", err)

@@ -13,6 +13,7 @@
 //	raw TCP ping-pong                   the kernel's floor
 //	raw quic-go, one stream             what quic-go costs
 //	raw quic-go, a stream per message   realnet's way of using it
+//	raw quic-go, an agreed-start exchange   the allreduce's timing, without realnet
 //	realnet Send/Recv, each path        what realnet adds
 //	nexar-live's 8 B allreduce          what the harness adds
 //	Open MPI's 8 B allreduce over TCP   the peer (when mpicc is installed)

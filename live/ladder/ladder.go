@@ -165,6 +165,7 @@ func rungs(o Options) []rungDef {
 		lat("tcp", "raw TCP ping-pong", "", command{Kind: kindTCP}),
 		lat("quic-stream", "raw quic-go, one stream", "tcp", command{Kind: kindQUICStream}),
 		lat("quic-msg", "raw quic-go, a stream per message", "quic-stream", command{Kind: kindQUICMsg}),
+		lat("quic-xchg", "raw quic-go, both ways at once from an agreed start", "quic-msg", command{Kind: kindQUICXchg, Net: quicPath}),
 		lat("realnet-quic", "realnet Send/Recv, QUIC path", "quic-msg", command{Kind: kindLink, Net: quicPath}),
 		lat("realnet-eager", "realnet Send/Recv, eager TCP path (TLS)", "tcp", command{Kind: kindLink, Net: eager}),
 		lat("realnet-bulk", "realnet Send/Recv, bulk path (request on QUIC, answer on TCP, TLS)", "tcp", command{Kind: kindLink, Net: bulkPath}),

@@ -23,6 +23,7 @@ const (
 	kindTCP        = "tcp"         // raw TCP: an 8 B echo, or a transfer and its acknowledgement
 	kindQUICStream = "quic-stream" // the same on one bidirectional quic-go stream
 	kindQUICMsg    = "quic-msg"    // an 8 B echo, a unidirectional quic-go stream per message
+	kindQUICXchg   = "quic-xchg"   // 8 B both ways at once from an agreed start, a quic-go stream per message (xchg.go)
 	kindLink       = "link"        // realnet Send/Recv between two ranks
 	kindHarness    = "harness"     // nexar-live's RunRank on a 2-rank realnet link
 	kindOMPI       = "ompi"        // Open MPI, run by the ladder alone
@@ -62,8 +63,10 @@ func (n netSpec) config(c *realnet.Credentials) realnet.Config {
 // when its side of the rung is over, Done.
 type reply struct {
 	Addr, Bulk string
-	Done       bool
-	Err        string
+	// Raw is the peer's raw QUIC listener of the quic-xchg rung.
+	Raw  string
+	Done bool
+	Err  string
 }
 
 // latencyBytes is the message of every latency rung.
@@ -102,7 +105,7 @@ func (p *peerConn) measure(ctx context.Context, c command, opt Options) ([]float
 	ctx, cancel := context.WithTimeout(ctx, rungTimeout)
 	defer cancel()
 	var ep *realnet.Endpoint
-	if c.Kind == kindLink || c.Kind == kindHarness {
+	if c.Kind == kindLink || c.Kind == kindHarness || c.Kind == kindQUICXchg {
 		var err error
 		if ep, err = realnet.ListenAddr("127.0.0.1:0", c.Net.config(p.creds)); err != nil {
 			return nil, "", err
@@ -127,6 +130,8 @@ func (p *peerConn) measure(ctx context.Context, c command, opt Options) ([]float
 		secs, err = dialTCP(ctx, r.Addr, c)
 	case kindQUICStream, kindQUICMsg:
 		secs, err = dialQUIC(ctx, r.Addr, p.creds, c)
+	case kindQUICXchg:
+		secs, err = dialXchg(ctx, ep, p.creds, c, r)
 	case kindLink, kindHarness:
 		secs, err = runLinked(ctx, ep, 0, realnet.PeerAddr{Addr: mustUDP(c.Addr), Bulk: c.Bulk}, realnet.PeerAddr{Addr: mustUDP(r.Addr), Bulk: r.Bulk}, c)
 	default:
@@ -214,6 +219,8 @@ func serve(ctx context.Context, c command, creds *realnet.Credentials, announce 
 		return serveTCP(ctx, c, announce)
 	case kindQUICStream, kindQUICMsg:
 		return serveQUIC(ctx, c, creds, announce)
+	case kindQUICXchg:
+		return serveXchg(ctx, c, creds, announce)
 	case kindLink, kindHarness:
 		ep, err := realnet.ListenAddr("127.0.0.1:0", c.Net.config(creds))
 		if err != nil {
