@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -43,6 +44,13 @@ type Options struct {
 	// Timing says how an iteration is timed: TimingStart (the default)
 	// or TimingLoop.
 	Timing Timing
+	// CPU, if not nil, gets a line per point with TimingLoop: the CPU
+	// (user and system), minor page faults and context switches of this
+	// rank's process per timed iteration, from getrusage around the
+	// timed loop (nexar-live run --profile writes them to rank-N.cpu).
+	// Where the ranks share cores, the CPU per iteration varies less
+	// with other work than the time does.
+	CPU io.Writer
 }
 
 // Timing is how a point's iterations are timed.

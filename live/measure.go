@@ -202,6 +202,7 @@ func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankDa
 	}
 	d.reset()
 	before := cl.sent.Load()
+	u0, cpu := processCPU()
 	t0 = harness.Now()
 	for i := range n {
 		if err := run("timed", int(i)); err != nil {
@@ -216,6 +217,9 @@ func measureLoop(ctx context.Context, cl *countingLink, p sweep.Point, d *rankDa
 	}
 	st.times = []float64{float64(harness.Now()-t0) / float64(n) / 1e9}
 	st.iters = n
+	if u1, _ := processCPU(); cpu && opt.CPU != nil {
+		writeCPU(opt.CPU, p, n, u0, u1)
+	}
 	d.reset()
 	if err := run("checked", 0); err != nil {
 		return st, err

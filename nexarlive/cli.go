@@ -638,6 +638,12 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "nexar-live worker: --profile: %v\n", err)
 			}
 		}()
+		f, err := os.Create(cpuFile(*profile))
+		if err != nil {
+			return cmdline.UsageError(stderr, "worker", "--profile: %v", err)
+		}
+		defer f.Close()
+		opt.CPU = f
 	}
 	var statusW io.Writer
 	if f, err := launch.OpenStatusPipe(); err != nil {

@@ -187,8 +187,10 @@ Flags:
   --out DIR            output directory (required)
   --oversubscribe      run more ranks than the cores and memory allow
   --profile DIR        write a CPU profile of each rank process over the
-                       whole run to DIR/rank-N.pprof (go tool pprof); not
-                       with --emulate
+                       whole run to DIR/rank-N.pprof (go tool pprof), and
+                       with --timing loop its CPU, page faults and context
+                       switches per timed iteration of each point to
+                       DIR/rank-N.cpu; not with --emulate
   --resume             continue the run whose rows DIR/results.partial.csv
                        holds (the same scenario, --np, options and transport
                        thresholds; another's is refused, naming what
@@ -279,7 +281,9 @@ Flags:
                        the same N: the rows of that file; 'run --resume'
                        does it for its workers)
   --profile FILE       write this process's CPU profile to FILE (go tool
-                       pprof; 'run --profile' gives each rank its own)
+                       pprof; 'run --profile' gives each rank its own), and
+                       its CPU per timed iteration to FILE without .pprof,
+                       with .cpu
 ` + measureFlagsHelp + deviceFlagHelp + meshFlagHelp + recoveryFlagsHelp + `
 ` + outputHelp,
 	"compare": `Usage: nexar-live compare SCENARIO.toml RESULTS.csv [--out DIR]

@@ -11,7 +11,12 @@ nccl-tests does: the time is the slowest rank's loop time over N. The
 timed loop works in place on f32 buffers (torch's collectives are in
 place); the result of one further call on fresh data is then checked
 exactly against the expected sums, and #wrong counts the elements that
-differ. A collective this torch's Gloo lacks (reduce_scatter before
+differ. After each row, a comment line gives the CPU (user and system,
+getrusage, every thread of a rank) of all ranks together per timed
+iteration, with their minor page faults and context switches: on a
+machine whose cores the ranks share, the CPU varies less with other
+work than the time does ('nexar-live run --profile DIR' writes nexar-live's
+to DIR/rank-N.cpu). A collective this torch's Gloo lacks (reduce_scatter before
 torch 2) is skipped with a comment line. Sizes are nccl-tests': the whole buffer for allreduce and
 broadcast, all blocks together for allgather and reduce_scatter (sizes
 not a multiple of 4 x N bytes are left out there, with a comment).
@@ -19,6 +24,7 @@ not a multiple of 4 x N bytes are left out there, with a comment).
 
 import argparse
 import os
+import resource
 import socket
 import sys
 import time
@@ -125,6 +131,15 @@ def supported(coll, rank, p):
         return str(e).splitlines()[0]
 
 
+def usage(ru0, ru1, n):
+    """What getrusage counted between ru0 and ru1, per iteration of n:
+    user and system seconds, minor faults, voluntary and involuntary
+    context switches, as a tensor to sum over the ranks."""
+    return torch.tensor([(ru1.ru_utime - ru0.ru_utime) / n, (ru1.ru_stime - ru0.ru_stime) / n,
+                         (ru1.ru_minflt - ru0.ru_minflt) / n, (ru1.ru_nvcsw - ru0.ru_nvcsw) / n,
+                         (ru1.ru_nivcsw - ru0.ru_nivcsw) / n], dtype=torch.float64)
+
+
 def one_collective(coll, a, rank, p, pids):
     why = supported(coll, rank, p)
     if why:
@@ -144,10 +159,13 @@ def one_collective(coll, a, rank, p, pids):
         for _ in range(a.warmup):
             op.run()
         dist.barrier()
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         for _ in range(a.iters):
             op.run()
         t = torch.tensor([(time.perf_counter() - t0) / a.iters], dtype=torch.float64)
+        cpu = usage(ru0, resource.getrusage(resource.RUSAGE_SELF), a.iters)
+        dist.all_reduce(cpu)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         wrong = torch.tensor([op.check()], dtype=torch.int64)
         dist.all_reduce(wrong)
@@ -158,6 +176,9 @@ def one_collective(coll, a, rank, p, pids):
             print("%12d  %12d  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %6d" % (
                 op.count * 4, op.count, "float", "sum" if coll != "broadcast" else "none",
                 -1 if coll != "broadcast" else 0, fmt_time(tmax * 1e6), algbw, busbw, w))
+            sys.stdout.flush()
+            print("# cpu per iteration, all ranks: cpu_ms %.3f user_ms %.3f sys_ms %.3f minflt %.1f nvcsw %.1f nivcsw %.1f"
+                  % ((cpu[0] + cpu[1]) * 1e3, cpu[0] * 1e3, cpu[1] * 1e3, cpu[2], cpu[3], cpu[4]))
             sys.stdout.flush()
             wrong_total += w
             busbw_sum += busbw

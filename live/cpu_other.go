@@ -1,0 +1,6 @@
+//go:build !unix
+
+package live
+
+// processCPU: not counted where getrusage is missing.
+func processCPU() (cpuUsage, bool) { return cpuUsage{}, false }
