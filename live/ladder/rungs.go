@@ -324,24 +324,35 @@ func oneWay(d time.Duration, c command) float64 {
 
 // Raw quic-go, with realnet's TLS and QUIC settings.
 
-func serveQUIC(ctx context.Context, c command, creds *realnet.Credentials, announce func(reply) error) error {
+// listenRawQUIC listens for raw quic-go on a loopback UDP port with
+// realnet's TLS and QUIC settings; closing it closes the listener, its
+// transport and its socket.
+func listenRawQUIC(creds *realnet.Credentials) (ln *quic.Listener, addr net.Addr, closeAll func(), err error) {
 	tc, qc, err := realnet.RawQUIC(creds, true)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	defer pc.Close()
 	tr := &quic.Transport{Conn: pc}
-	defer tr.Close()
-	ln, err := tr.Listen(tc, qc)
+	ln, err = tr.Listen(tc, qc)
+	if err != nil {
+		tr.Close()
+		pc.Close()
+		return nil, nil, nil, err
+	}
+	return ln, pc.LocalAddr(), func() { ln.Close(); tr.Close(); pc.Close() }, nil
+}
+
+func serveQUIC(ctx context.Context, c command, creds *realnet.Credentials, announce func(reply) error) error {
+	ln, addr, closeAll, err := listenRawQUIC(creds)
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-	if err := announce(reply{Addr: pc.LocalAddr().String()}); err != nil {
+	defer closeAll()
+	if err := announce(reply{Addr: addr.String()}); err != nil {
 		return err
 	}
 	conn, err := ln.Accept(ctx)

@@ -32,28 +32,17 @@ import (
 
 // serveXchg is the peer's side of the quic-xchg rung.
 func serveXchg(ctx context.Context, c command, creds *realnet.Credentials, announce func(reply) error) error {
-	tc, qc, err := realnet.RawQUIC(creds, true)
+	ln, addr, closeAll, err := listenRawQUIC(creds)
 	if err != nil {
 		return err
 	}
-	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return err
-	}
-	defer pc.Close()
-	tr := &quic.Transport{Conn: pc}
-	defer tr.Close()
-	ln, err := tr.Listen(tc, qc)
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
+	defer closeAll()
 	ep, err := realnet.ListenAddr("127.0.0.1:0", c.Net.config(creds))
 	if err != nil {
 		return err
 	}
 	defer ep.Close()
-	r := reply{Addr: ep.Addr().String(), Raw: pc.LocalAddr().String()}
+	r := reply{Addr: ep.Addr().String(), Raw: addr.String()}
 	if b := ep.BulkAddr(); b != nil {
 		r.Bulk = b.String()
 	}
