@@ -185,8 +185,9 @@ type Unwrapper interface {
 // what it decorated, or nil where inner is not a model it can decorate.
 // EstimateRun's time estimate for the flow model rebuilds the decorators
 // around a flow model that counts its work this way; a decorator that
-// implements Unwrapper but not Rewrapper leaves that estimate to a
-// timed sample.
+// implements Unwrapper but not Rewrapper leaves that estimate to the
+// price of the run's events (see Estimate.Seconds), which does not see
+// the flow model's max-min work.
 type Rewrapper interface {
 	Unwrapper
 	Rewrap(inner Model) Model
