@@ -431,19 +431,7 @@ func quicPerMessage(ctx context.Context, conn *quic.Conn, c command) ([]float64,
 	secs := make([]float64, 0, c.Rounds)
 	for i := range c.Warmup + c.Rounds {
 		t0 := time.Now()
-		s, err := conn.OpenUniStreamSync(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.Write(m[:]); err != nil {
-			return nil, err
-		}
-		s.Close()
-		r, err := conn.AcceptUniStream(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := io.ReadFull(r, m[:]); err != nil {
+		if err := uniExchange(ctx, conn, m[:]); err != nil {
 			return nil, err
 		}
 		if i >= c.Warmup {
@@ -510,4 +498,23 @@ func linkPingPong(ctx context.Context, l *realnet.Link, c command) ([]float64, e
 		}
 	}
 	return secs, nil
+}
+
+// uniExchange sends m on a unidirectional stream of its own and reads the
+// peer's message of the same size, on the stream it opens, back into m.
+func uniExchange(ctx context.Context, conn *quic.Conn, m []byte) error {
+	s, err := conn.OpenUniStreamSync(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Write(m); err != nil {
+		return err
+	}
+	s.Close()
+	r, err := conn.AcceptUniStream(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = io.ReadFull(r, m)
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"slices"
@@ -113,19 +112,7 @@ func exchangeLoop(ctx context.Context, l *realnet.Link, conn *quic.Conn, c comma
 		if !more {
 			break
 		}
-		s, err := conn.OpenUniStreamSync(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.Write(m[:]); err != nil {
-			return nil, err
-		}
-		s.Close()
-		rs, err := conn.AcceptUniStream(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := io.ReadFull(rs, m[:]); err != nil {
+		if err := uniExchange(ctx, conn, m[:]); err != nil {
 			return nil, err
 		}
 		d := lh.Now() - t0
