@@ -56,15 +56,19 @@ const (
 	flowSetup       = 0.05
 )
 
+// calibrateFrom is the world of the first calibration run.
+const calibrateFrom = 16
+
 // flowWorkBudget is the most work a calibration run of a flow-model
 // estimate may take: about a quarter of a second.
 const flowWorkBudget = 3 << 20
 
 // flowSeconds estimates the time of a flow-model run of cfg that sends
-// messages messages over a topology of size nodes and edges (see above);
+// messages messages over a topology of size nodes and edges (see above),
+// calibrated on built if it is not nil (see fixedTopology);
 // ok is false when no calibration run sends a message or one fails.
-func flowSeconds(cfg Config, body Body, messages int64, size int) (seconds float64, ok bool) {
-	c, ok := flowCalibrate(cfg, body)
+func flowSeconds(cfg Config, body Body, messages int64, size int, built *Topology) (seconds float64, ok bool) {
+	c, ok := flowCalibrate(cfg, body, built)
 	if !ok {
 		return 0, false
 	}
@@ -84,14 +88,19 @@ type flowCalibration struct {
 // flowWorkPerMessage estimates the work of the max-min passes per message
 // of a flow-model run of cfg from runs of smaller worlds (see above).
 func flowWorkPerMessage(cfg Config, body Body) (per float64, ok bool) {
-	c, ok := flowCalibrate(cfg, body)
+	topo, _ := fixedTopology(cfg.Model, cfg.World)
+	c, ok := flowCalibrate(cfg, body, topo)
 	return c.perMessage, ok
 }
 
-// flowCalibrate runs cfg's body on smaller worlds, counting (see above).
-func flowCalibrate(cfg Config, body Body) (flowCalibration, bool) {
+// flowCalibrate runs cfg's body on smaller worlds, counting (see above),
+// on built if it is not nil (see fixedTopology).
+func flowCalibrate(cfg Config, body Body, built *Topology) (flowCalibration, bool) {
 	small := cfg
 	small.Observer, small.Progress, small.Replay = nil, nil, true
+	if built != nil {
+		small.Model, _ = rewrapFlow(small.Model, func(x Flow) Flow { x.Topology = built; return x })
+	}
 	// first is the first calibration run of 64 ranks or more (or the
 	// first of all), last the last: the power the work per message grew
 	// by is taken between them, over several doublings, since the steps
@@ -103,7 +112,7 @@ func flowCalibrate(cfg Config, body Body) (flowCalibration, bool) {
 		searches int64
 	}
 	var first, prev, last point
-	for w := 16; w == 16 || w <= cfg.World/4; w *= 2 {
+	for w := calibrateFrom; w == calibrateFrom || w <= cfg.World/4; w *= 2 {
 		small.World = w
 		res, c, err := flowCounted(small, body)
 		if err != nil {
@@ -173,15 +182,24 @@ var errUncounted = errors.New("sim: no flow model to count the work of beneath t
 // ok is false when m has no flow model this can reach: one beneath a
 // decorator that cannot be rebuilt, or none at all.
 func countingFlowWork(m Model, c *flowCounts) (Model, bool) {
-	if x, ok := m.(Flow); ok {
+	return rewrapFlow(m, func(x Flow) Flow {
 		x.work, x.searches = &c.work, &c.searches
-		return x, true
+		return x
+	})
+}
+
+// rewrapFlow returns m with its flow model changed by change, under the
+// same decorators (Rewrapper); ok is false, and m returned as it is,
+// when m has no flow model this can reach.
+func rewrapFlow(m Model, change func(Flow) Flow) (Model, bool) {
+	if x, ok := m.(Flow); ok {
+		return change(x), true
 	}
 	r, ok := m.(Rewrapper)
 	if !ok {
 		return m, false
 	}
-	inner, ok := countingFlowWork(r.Unwrap(), c)
+	inner, ok := rewrapFlow(r.Unwrap(), change)
 	if !ok {
 		return m, false
 	}
@@ -189,4 +207,31 @@ func countingFlowWork(m Model, c *flowCounts) (Model, bool) {
 		return out, true
 	}
 	return m, false
+}
+
+// fixedTopology returns the topology of the flow model in m (under any
+// decorators) when it is the same for every calibration world: built
+// for the smallest (calibrateFrom ranks), it already has devices for
+// world. A topology of fixed size (a preset's nodes, a torus's
+// dimensions) builds the same for any world it fits, and a spec that
+// grows with the world builds a smaller one for the calibration runs,
+// which is then built for each of them as before.
+func fixedTopology(m Model, world int) (*Topology, bool) {
+	for {
+		if x, ok := m.(Flow); ok {
+			if x.Topology == nil {
+				return nil, false
+			}
+			t, err := x.Topology.Build(calibrateFrom)
+			if err != nil || t.NumDevices() < world {
+				return nil, false
+			}
+			return t, true
+		}
+		inner, ok := beneath(m)
+		if !ok {
+			return nil, false
+		}
+		m = inner
+	}
 }

@@ -101,3 +101,46 @@ func TestFlowSearchesPerRank(t *testing.T) {
 		}
 	}
 }
+
+// buildCounter is a topology spec that counts its builds.
+type buildCounter struct {
+	spec   sim.TopologySpec
+	builds *int
+}
+
+func (b buildCounter) Build(world int) (*sim.Topology, error) {
+	*b.builds++
+	return b.spec.Build(world)
+}
+
+// TestEstimateBuildsFixedTopologyOnce checks that the flow model's
+// estimate builds a topology of fixed size once for its calibration
+// runs and sizes, not once a run (ten builds of a 16k-GPU preset took
+// longer than the run), and that its calibration finds the same as when
+// every run builds its own.
+func TestEstimateBuildsFixedTopologyOnce(t *testing.T) {
+	body := scaleBody(algos.RingAllreduce, 64<<20)
+	builds := 0
+	cfg := sim.Config{World: 512, Model: sim.Flow{Topology: buildCounter{dgx(64), &builds}, ReduceBandwidth: 1e12}, Replay: true}
+	once, err := sim.EstimateRun(cfg, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sample's run keeps the spec; the probe builds for the rest.
+	if builds > 2 {
+		t.Errorf("%d builds of a topology of fixed size, want at most 2", builds)
+	}
+	if once.Seconds <= 0 {
+		t.Fatalf("estimated %g s", once.Seconds)
+	}
+	// The calibration finds the same on the topology built once as
+	// when each of its runs builds its own.
+	for _, spec := range []sim.TopologySpec{dgx(64), sim.Torus{Dims: []int{8, 8, 8}, Link: sim.LinkParams{Bandwidth: 50e9, Latency: 500 * sim.Nanosecond}}} {
+		cfg.Model = sim.Flow{Topology: spec, ReduceBandwidth: 1e12}
+		per1, search1, ok1 := sim.FlowCalibrate(cfg, body, true)
+		per, search, ok := sim.FlowCalibrate(cfg, body, false)
+		if !ok || !ok1 || per1 != per || search1 != search {
+			t.Errorf("%T: built once: %g units a message, %g searches a rank (%v); per run: %g, %g (%v)", spec, per1, search1, ok1, per, search, ok)
+		}
+	}
+}

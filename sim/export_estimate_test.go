@@ -11,3 +11,15 @@ var (
 		return res, c.work, c.searches, err
 	}
 )
+
+// FlowCalibrate is the flow estimate's calibration: on the topology
+// built once if the spec is of fixed size and once is set, else built by
+// every run.
+func FlowCalibrate(cfg Config, body Body, once bool) (perMessage, searchesPerRank float64, ok bool) {
+	var built *Topology
+	if once {
+		built, _ = fixedTopology(cfg.Model, cfg.World)
+	}
+	c, ok := flowCalibrate(cfg, body, built)
+	return c.perMessage, c.searchesPerRank, ok
+}
