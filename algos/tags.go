@@ -1,6 +1,7 @@
 package algos
 
 import (
+	"context"
 	"time"
 
 	"github.com/nexar-go/nexar-go/device"
@@ -122,6 +123,18 @@ func (s *scopedLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
 	return s.Link.Irecv(src, s.base|tag&algoTagMask, buf)
 }
 
+// WaitOne implements FixedWaiter: the inner link's wait (through its
+// FixedWaiter where it has one).
+func (s *scopedLink) WaitOne(ctx context.Context, a Request) error {
+	return waitOne(ctx, s.Link, a)
+}
+
+// WaitTwo implements FixedWaiter: the inner link's wait (through its
+// FixedWaiter where it has one).
+func (s *scopedLink) WaitTwo(ctx context.Context, a, b Request) error {
+	return waitTwo(ctx, s.Link, a, b)
+}
+
 // Unwrap implements Unwrapper.
 func (s *scopedLink) Unwrap() Link { return s.Link }
 
@@ -162,4 +175,5 @@ var (
 	_ Link          = (*scopedLink)(nil)
 	_ SwitchReducer = (*scopedLink)(nil)
 	_ MachineLink   = (*scopedLink)(nil)
+	_ FixedWaiter   = (*scopedLink)(nil)
 )
