@@ -14,7 +14,7 @@
 # floor's measurement too) are counted alike for either binary.
 #
 # It prints one line per point and run: the binary, ns/msg, x-floor,
-# cpu-x-floor, peak B/rank, the process's collections, and the load
+# cpu-ns/msg, cpu-x-floor, peak B/rank, the process's collections, and the load
 # average after it. Ratios to the floor are measured within each run:
 # compare them, not the raw times, across runs.
 set -eu
@@ -51,7 +51,7 @@ for c in "$old" "$new"; do
 	(cd "$out/src-$c" && go test ./sim -c -o "$out/sim-$c.test")
 done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-44s %-8s %8s %8s %11s %11s %5s  %s\n' point binary ns/msg x-floor cpu-x-floor peak-B/rank gcs load
+printf '%-36s %-8s %7s %7s %8s %11s %11s %5s  %s\n' point binary ns/msg x-floor cpu-ns/msg cpu-x-floor peak-B/rank gcs load
 # metric LINE NAME prints the value the benchmark line reports for NAME.
 metric() { echo "$1" | awk -v n="$2" '{for (i = 2; i <= NF; i++) if ($i == n) print $(i-1)}'; }
 for bench in "$@"; do
@@ -63,8 +63,8 @@ for bench in "$@"; do
 			gcs=$(grep -c '^gc ' "$log.err" || true)
 			grep '^Benchmark' "$log.out" | while read -r line; do
 				name=$(echo "$line" | awk '{print $1}' | sed 's/^BenchmarkScale\///; s/-[0-9]*$//')
-				printf '%-44s %-8s %8s %8s %11s %11s %5s  %s\n' "$name" "$c" "$(metric "$line" ns/msg)" \
-					"$(metric "$line" x-floor)" "$(metric "$line" cpu-x-floor)" "$(metric "$line" peak-B/rank)" \
+				printf '%-36s %-8s %7s %7s %8s %11s %11s %5s  %s\n' "$name" "$c" "$(metric "$line" ns/msg)" \
+					"$(metric "$line" x-floor)" "$(metric "$line" cpu-ns/msg)" "$(metric "$line" cpu-x-floor)" "$(metric "$line" peak-B/rank)" \
 					"$gcs" "$(cut -d' ' -f1-3 /proc/loadavg)"
 			done
 		done
