@@ -47,7 +47,7 @@ func recursiveDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, 
 		return err
 	}
 	if v := f.vrank(l.Rank()); v >= 0 {
-		for round, d := range o.distances(f.p2) {
+		for round, d := range o.distances(f.p2, make([]int, 0, maxRounds)) {
 			peer := f.rank(v ^ d)
 			if err := SendRecv(ctx, l, peer, buf, peer, scratch, tagRecursiveDoubling+Tag(round)); err != nil {
 				return err

@@ -72,11 +72,15 @@ const (
 	nearestFirst  order = true
 )
 
+// maxRounds bounds the rounds of a recursive algorithm: lg p of any int p.
+const maxRounds = 64
+
 // distances returns the partner distances of the rounds among p2 ranks
 // (a power of two) in order o: p2/2, ..., 2, 1 farthest first, the reverse
-// nearest first.
-func (o order) distances(p2 int) []int {
-	var ds []int
+// nearest first. They are appended to ds[:0], so that a caller that
+// passes room for maxRounds allocates nothing.
+func (o order) distances(p2 int, ds []int) []int {
+	ds = ds[:0]
 	for d := p2 / 2; d >= 1; d /= 2 {
 		ds = append(ds, d)
 	}
@@ -101,7 +105,7 @@ func halvingDoublingAllreduce(ctx context.Context, l Link, buf device.Buffer, dt
 		return err
 	}
 	if v := f.vrank(l.Rank()); v >= 0 {
-		if err := halvingDoubling(ctx, l, f, v, buf, scratch, count, dt, op, o.distances(f.p2)); err != nil {
+		if err := halvingDoubling(ctx, l, f, v, buf, scratch, count, dt, op, o.distances(f.p2, make([]int, 0, maxRounds))); err != nil {
 			return err
 		}
 	}
@@ -118,7 +122,7 @@ func halvingDoubling(ctx context.Context, l Link, f fold, v int, buf, scratch de
 		lower  bool // the lower half of the range before the round
 	}
 	// kept[i] is the range held after reduce-scatter round i.
-	var kept []span
+	kept := make([]span, 0, maxRounds)
 	cur := span{0, count, true}
 	for round, d := range ds {
 		lo := span{cur.off, cur.n / 2, true}

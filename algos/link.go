@@ -60,12 +60,12 @@ type Link interface {
 
 // Send posts a send and waits for it.
 func Send(ctx context.Context, l Link, dst int, tag Tag, buf device.Buffer) error {
-	return l.Wait(ctx, l.Isend(dst, tag, buf))
+	return waitOne(ctx, l, l.Isend(dst, tag, buf))
 }
 
 // Recv posts a receive and waits for it.
 func Recv(ctx context.Context, l Link, src int, tag Tag, buf device.Buffer) error {
-	return l.Wait(ctx, l.Irecv(src, tag, buf))
+	return waitOne(ctx, l, l.Irecv(src, tag, buf))
 }
 
 // SendRecv sends sbuf to dst and receives rbuf from src at the same time,
@@ -73,7 +73,35 @@ func Recv(ctx context.Context, l Link, src int, tag Tag, buf device.Buffer) erro
 func SendRecv(ctx context.Context, l Link, dst int, sbuf device.Buffer, src int, rbuf device.Buffer, tag Tag) error {
 	r := l.Irecv(src, tag, rbuf)
 	s := l.Isend(dst, tag, sbuf)
-	return l.Wait(ctx, r, s)
+	return waitTwo(ctx, l, r, s)
+}
+
+// FixedWaiter is implemented by links that wait for one or two requests
+// passed as values: WaitOne(ctx, a) does what Wait(ctx, a) does, and
+// WaitTwo(ctx, a, b) what Wait(ctx, a, b) does. A variadic Wait called
+// through the Link interface puts its argument list on the heap, one
+// allocation a call; Send, Recv and SendRecv wait through a FixedWaiter
+// where the link (or the Scoped link over it) is one, so that a link
+// whose own Wait allocates nothing (the simulator's) waits without any.
+type FixedWaiter interface {
+	WaitOne(ctx context.Context, a Request) error
+	WaitTwo(ctx context.Context, a, b Request) error
+}
+
+// waitOne is l.Wait(ctx, a), through FixedWaiter where l is one.
+func waitOne(ctx context.Context, l Link, a Request) error {
+	if w, ok := l.(FixedWaiter); ok {
+		return w.WaitOne(ctx, a)
+	}
+	return l.Wait(ctx, a)
+}
+
+// waitTwo is l.Wait(ctx, a, b), through FixedWaiter where l is one.
+func waitTwo(ctx context.Context, l Link, a, b Request) error {
+	if w, ok := l.(FixedWaiter); ok {
+		return w.WaitTwo(ctx, a, b)
+	}
+	return l.Wait(ctx, a, b)
 }
 
 // checkCount returns an error unless buf holds a whole number of elements.

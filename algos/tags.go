@@ -1,6 +1,7 @@
 package algos
 
 import (
+	"context"
 	"time"
 
 	"github.com/nexar-go/nexar-go/device"
@@ -64,54 +65,56 @@ func asScoped(l Link) (*scopedLink, bool) {
 // interfaces whose presence changes what callers do (Spawner, Delayer,
 // Signaler) exactly where l has them, itself or through a decorator: the
 // link returned embeds the inner link's, in one of the eight combinations.
+// The scopedLink is embedded by value, so that a scope is one allocation.
 func scope(l Link, base Tag) Link {
-	s := &scopedLink{Link: l, base: base}
+	s := scopedLink{Link: l, base: base}
 	sp, spawns := SpawnerOf(l)
 	d, delays := delayerOf(l)
 	sg, signals := signalerOf(l)
 	switch {
 	case spawns && delays && signals:
-		return struct {
-			*scopedLink
+		return &struct {
+			scopedLink
 			Spawner
 			Delayer
 			Signaler
 		}{s, sp, d, sg}
 	case spawns && delays:
-		return struct {
-			*scopedLink
+		return &struct {
+			scopedLink
 			Spawner
 			Delayer
 		}{s, sp, d}
 	case spawns && signals:
-		return struct {
-			*scopedLink
+		return &struct {
+			scopedLink
 			Spawner
 			Signaler
 		}{s, sp, sg}
 	case delays && signals:
-		return struct {
-			*scopedLink
+		return &struct {
+			scopedLink
 			Delayer
 			Signaler
 		}{s, d, sg}
 	case spawns:
-		return struct {
-			*scopedLink
+		return &struct {
+			scopedLink
 			Spawner
 		}{s, sp}
 	case delays:
-		return struct {
-			*scopedLink
+		return &struct {
+			scopedLink
 			Delayer
 		}{s, d}
 	case signals:
-		return struct {
-			*scopedLink
+		return &struct {
+			scopedLink
 			Signaler
 		}{s, sg}
 	}
-	return s
+	only := s
+	return &only
 }
 
 func (s *scopedLink) Isend(dst int, tag Tag, buf device.Buffer) Request {
@@ -120,6 +123,18 @@ func (s *scopedLink) Isend(dst int, tag Tag, buf device.Buffer) Request {
 
 func (s *scopedLink) Irecv(src int, tag Tag, buf device.Buffer) Request {
 	return s.Link.Irecv(src, s.base|tag&algoTagMask, buf)
+}
+
+// WaitOne implements FixedWaiter: the inner link's wait (through its
+// FixedWaiter where it has one).
+func (s *scopedLink) WaitOne(ctx context.Context, a Request) error {
+	return waitOne(ctx, s.Link, a)
+}
+
+// WaitTwo implements FixedWaiter: the inner link's wait (through its
+// FixedWaiter where it has one).
+func (s *scopedLink) WaitTwo(ctx context.Context, a, b Request) error {
+	return waitTwo(ctx, s.Link, a, b)
 }
 
 // Unwrap implements Unwrapper.
@@ -162,4 +177,5 @@ var (
 	_ Link          = (*scopedLink)(nil)
 	_ SwitchReducer = (*scopedLink)(nil)
 	_ MachineLink   = (*scopedLink)(nil)
+	_ FixedWaiter   = (*scopedLink)(nil)
 )

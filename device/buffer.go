@@ -1,6 +1,9 @@
 package device
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Buffer is a contiguous region of memory holding elements of some type.
 // Algorithms see buffers only through this interface so that the same
@@ -38,8 +41,22 @@ func (p Phantom) Slice(off, n int) Buffer {
 	if off < 0 || n < 0 || off+n > int(p) {
 		panic(fmt.Sprintf("device: slice [%d:%d] of phantom buffer of %d bytes", off, off+n, int(p)))
 	}
+	if n >= 256 && n&(n-1) == 0 {
+		return phantomPow2[bits.TrailingZeros(uint(n))]
+	}
 	return Phantom(n)
 }
+
+// phantomPow2[k] is Phantom(1<<k) as a Buffer. Converting a Phantom of 256
+// bytes or more to an interface allocates (smaller ones the runtime keeps
+// boxed); collectives cut their buffers in halves and in blocks, so a
+// slice whose length is a power of two is taken from here, boxed once.
+var phantomPow2 = func() (t [bits.UintSize - 1]Buffer) {
+	for k := range t {
+		t[k] = Phantom(1 << k)
+	}
+	return t
+}()
 
 // IsPhantom reports whether b carries no bytes.
 func IsPhantom(b Buffer) bool {

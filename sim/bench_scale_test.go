@@ -22,7 +22,8 @@ import (
 // operation of a typed binary heap holding as many pending events as the
 // world has ranks, plus one coroutine switch (what a discrete-event
 // simulator that drives ranks as coroutines cannot avoid per message).
-// They also report the peak memory the Go runtime held during the run.
+// They also report the peak memory the Go runtime held during the run,
+// and the garbage collections the run caused (gcs/op).
 //
 // Each point also reports its peak per rank, and how EstimateRun's
 // figures for it compare with the run's (est-mem-x, est-time-x: the
@@ -142,7 +143,7 @@ func benchScale(b *testing.B, c scaleCase) {
 	floorBefore, floorCPUBefore := floorNs(c.world)
 	runtime.GC()
 	peak := watchMemory()
-	cpu0 := cpuTime()
+	cpu0, gc0 := cpuTime(), gcCycles()
 	b.StartTimer()
 	var msgs int64
 	replayed := true
@@ -155,7 +156,7 @@ func benchScale(b *testing.B, c scaleCase) {
 		replayed = replayed && res.Replayed
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu, gcs := cpuTime()-cpu0, gcCycles()-gc0
 	elapsed := b.Elapsed()
 	mem := peak()
 	if c.replay && !replayed {
@@ -173,8 +174,17 @@ func benchScale(b *testing.B, c scaleCase) {
 	b.ReportMetric(perMsgCPU, "cpu-ns/msg")
 	b.ReportMetric(float64(mem)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(mem)/float64(c.world), "peak-B/rank")
+	b.ReportMetric(float64(gcs)/float64(b.N), "gcs/op")
 	b.ReportMetric(float64(est.Memory)/float64(mem), "est-mem-x")
 	b.ReportMetric(est.Seconds/(elapsed.Seconds()/float64(b.N)), "est-time-x")
+}
+
+// gcCycles is the number of garbage collections the process has
+// completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // cpuTime is the CPU time the process has used, user and system.

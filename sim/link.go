@@ -22,6 +22,7 @@ var (
 	_ algos.Delayer     = (*simLink)(nil)
 	_ algos.LateSender  = (*simLink)(nil)
 	_ algos.Signaler    = (*simLink)(nil)
+	_ algos.FixedWaiter = (*simLink)(nil)
 )
 
 func (l *simLink) Rank() int { return l.r.id() }
@@ -157,6 +158,25 @@ func (r *rank) recv(req *request, src int, tag algos.Tag) {
 }
 
 func (l *simLink) Wait(ctx context.Context, reqs ...algos.Request) error {
+	return l.wait(ctx, reqs)
+}
+
+// WaitOne implements algos.FixedWaiter: Wait without an argument list on
+// the heap.
+func (l *simLink) WaitOne(ctx context.Context, a algos.Request) error {
+	reqs := [1]algos.Request{a}
+	return l.wait(ctx, reqs[:])
+}
+
+// WaitTwo implements algos.FixedWaiter: Wait without an argument list on
+// the heap.
+func (l *simLink) WaitTwo(ctx context.Context, a, b algos.Request) error {
+	reqs := [2]algos.Request{a, b}
+	return l.wait(ctx, reqs[:])
+}
+
+// wait waits for reqs, which it does not keep.
+func (l *simLink) wait(ctx context.Context, reqs []algos.Request) error {
 	r := l.r
 	if err := ctx.Err(); err != nil {
 		return err

@@ -152,6 +152,7 @@ var (
 	_ algos.MachineLink   = (*recorder)(nil)
 	_ algos.Delayer       = (*recorder)(nil)
 	_ algos.SwitchReducer = (*recorder)(nil)
+	_ algos.FixedWaiter   = (*recorder)(nil)
 )
 
 // recGroup is a group of switch operations and its id.
@@ -186,7 +187,10 @@ func (c *recorder) Spawn(func(ctx context.Context) error) algos.Request {
 	return &recReq{}
 }
 
-func (c *recorder) Alloc(n int) device.Buffer { return device.Phantom(n) }
+// Alloc returns a phantom buffer of n bytes, as a slice of itself: a
+// Phantom of 256 bytes or more put in an interface is an allocation,
+// which Slice spares where n is a power of two.
+func (c *recorder) Alloc(n int) device.Buffer { return device.Phantom(n).Slice(0, n) }
 
 // Machine implements algos.MachineLink: the run's Machine, the one its
 // links give the body on coroutines.
@@ -338,6 +342,25 @@ func (c *recorder) newReq() *recReq {
 
 // Wait records a wait; every request completes at once.
 func (c *recorder) Wait(ctx context.Context, reqs ...algos.Request) error {
+	return c.wait(ctx, reqs)
+}
+
+// WaitOne implements algos.FixedWaiter: Wait without an argument list on
+// the heap.
+func (c *recorder) WaitOne(ctx context.Context, a algos.Request) error {
+	reqs := [1]algos.Request{a}
+	return c.wait(ctx, reqs[:])
+}
+
+// WaitTwo implements algos.FixedWaiter: Wait without an argument list on
+// the heap.
+func (c *recorder) WaitTwo(ctx context.Context, a, b algos.Request) error {
+	reqs := [2]algos.Request{a, b}
+	return c.wait(ctx, reqs[:])
+}
+
+// wait records a wait on reqs, which it does not keep.
+func (c *recorder) wait(ctx context.Context, reqs []algos.Request) error {
 	if c.stopped {
 		return nil
 	}
@@ -457,8 +480,10 @@ func (c *recorder) encode(in *interner) *program {
 	if len(code) > 0 {
 		ids = binary.LittleEndian.AppendUint32(ids, uint32(in.chunk(code)))
 	}
+	n := len(ids) / 4
+	ids = binary.AppendUvarint(ids, uint64(slots))
 	c.lastUse, c.slotOf, c.free, c.code, c.ids = lastUse, slotOf, free, code, ids
-	return in.program(ids, slots)
+	return in.program(ids, n, slots)
 }
 
 // takeSlot returns a free request slot, or a new one.
@@ -531,20 +556,21 @@ func (in *interner) chunk(code []byte) int32 {
 	return id
 }
 
-// program returns the program of the chunks ids (little-endian int32s).
-func (in *interner) program(ids []byte, slots int) *program {
+// program returns the program of n chunks and slots request slots; key
+// is the ids of its chunks (little-endian int32s), then slots as a
+// uvarint. A program met before costs no allocation.
+func (in *interner) program(key []byte, n, slots int) *program {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	key := string(binary.AppendUvarint(ids, uint64(slots)))
-	if p, ok := in.progs[key]; ok {
+	if p, ok := in.progs[string(key)]; ok {
 		return p
 	}
-	p := &program{chunks: make([]int32, len(ids)/4), slots: slots}
+	p := &program{chunks: make([]int32, n), slots: slots}
 	for i := range p.chunks {
-		p.chunks[i] = int32(binary.LittleEndian.Uint32(ids[4*i:]))
+		p.chunks[i] = int32(binary.LittleEndian.Uint32(key[4*i:]))
 	}
-	in.progs[key] = p
-	in.bytes += 2*int64(len(ids)) + 96
+	in.progs[string(key)] = p
+	in.bytes += 2*int64(4*n) + 96
 	return p
 }
 
