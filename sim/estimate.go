@@ -205,20 +205,22 @@ func (s *sample) symmetric(cfg Config) (symGroup, bool) {
 }
 
 // symmetricCost is the time and memory of a run that simulates one rank
-// for all: recording every rank, on every CPU, at the pace the sample's
-// median rank was recorded (the mean of a few milliseconds' work is at
-// the mercy of one collection or page fault), and holding every rank's
-// program (shared but for a pointer), with the recording's garbage.
+// for all: recording every rank, on every CPU, each at a price for each
+// operation of the sample's median rank (priced, not
+// timed, so that the estimate is the same on every call: the sample's
+// own recordings take a few milliseconds, at the mercy of one collection
+// or page fault), and holding every rank's program (shared but for a
+// pointer), with the recording's garbage.
 func (s *sample) symmetricCost() (seconds float64, memory int64) {
 	w := float64(s.world)
 	workers := float64(min(runtime.GOMAXPROCS(0), s.world))
-	perRank := 0.0
-	if n := len(s.recordSeconds); n > 0 {
-		t := slices.Clone(s.recordSeconds)
+	ops := 0
+	if n := len(s.recordOps); n > 0 {
+		t := slices.Clone(s.recordOps)
 		slices.Sort(t)
-		perRank = t[n/2]
+		ops = t[n/2]
 	}
-	seconds = perRank * w / workers * symRecordFactor
+	seconds = symOpSeconds * float64(ops) * w / workers * symRecordFactor
 	memory = int64(w*symBytesPerRank+s.programBytes()) + baseMemory
 	return seconds, memory
 }
@@ -344,10 +346,10 @@ type sample struct {
 	chunkUse map[string]int
 	progUse  map[*program]int
 	// progs are the recorded ranks' programs, in the interner in;
-	// recordSeconds the wall time each rank's recording took.
-	progs         map[int]*program
-	in            *interner
-	recordSeconds []float64
+	// recordOps the operations each rank's recording recorded.
+	progs     map[int]*program
+	in        *interner
+	recordOps []int
 }
 
 // recordSample records body on every rank of a small world, or on a
@@ -363,12 +365,11 @@ func recordSample(cfg Config, body Body) (*sample, error) {
 		if _, done := s.recorded[r]; done {
 			return nil
 		}
-		start := time.Now()
 		p, err := c.record(r, body, in)
-		s.recordSeconds = append(s.recordSeconds, time.Since(start).Seconds())
 		if err != nil {
 			return err
 		}
+		s.recordOps = append(s.recordOps, c.nops)
 		s.progs[r] = p
 		s.ops += int64(c.nops)
 		n, peers := countOps(c.recorded(), named)
@@ -625,17 +626,20 @@ const (
 	nodeBytes = 128
 )
 
-// symRecordFactor and symBytesPerRank size a run that takes the symmetry
-// shortcut beside the recording of its sample: recording a whole world
-// on every CPU costs each rank more CPU than the sample's ranks recorded
-// one at a time (the workers share the interner and the allocator, and
-// the run checks every program against rank 0's), and holds per rank the
-// pointer to its program, the recorder's per-rank state and the garbage
-// the collector lets grow. Measured on halving-doubling replays of 2^14
-// to 2^20 ranks on a 2-core machine (1.8x to 1.9x the sample's median
-// rank per rank, with two workers), and on BenchmarkSymmetry's and
-// scenarios/scale/sixteen-million.toml's peak memory.
+// symOpSeconds, symRecordFactor and symBytesPerRank size a run that
+// takes the symmetry shortcut. Recording costs symOpSeconds an operation
+// on one core, about the same for a ring of 1024 or 4096 ranks (7k and
+// 29k operations a rank) and halving-doubling of 2^16 to 2^20 (112 to
+// 140): 59 to 72 ns, measured in one process on each (CPU time), with
+// no cost of its own per rank beside. The run records on every CPU, at
+// symRecordFactor the cost of one: the workers share the interner and
+// the allocator, and the run checks every program against rank 0's. A
+// rank holds the pointer to its program, the recorder's per-rank state
+// and the garbage the collector lets grow: symBytesPerRank, from
+// BenchmarkSymmetry's and scenarios/scale/sixteen-million.toml's peak
+// memory.
 const (
+	symOpSeconds    = 65e-9
 	symRecordFactor = 1.9
 	symBytesPerRank = 100
 )

@@ -128,6 +128,15 @@ func TestEstimateSymmetry(t *testing.T) {
 			if c.want == "" {
 				return
 			}
+			// The shortcut's time is priced, not timed: the same on
+			// every call.
+			again, err := sim.EstimateRun(cfg, c.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Seconds != est.Seconds || est.Seconds <= 0 {
+				t.Errorf("estimates of %g s and %g s", est.Seconds, again.Seconds)
+			}
 			cfg.Symmetry = sim.SymmetryOff
 			full, err := sim.EstimateRun(cfg, c.body)
 			if err != nil {
