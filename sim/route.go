@@ -241,13 +241,29 @@ func (r *router) walk(s, d int, dist *toDevice, key uint64, path []int32) []int3
 		into = nil
 	}
 	du := dist.at(s)
+	// Most devices' distances are one part's (see prune): read them here
+	// rather than through at, a call and its branches per hop.
+	var through []int32
+	var offset int32
+	if len(dist.parts) == 1 && len(dist.near) == 0 {
+		through, offset = dist.parts[0].through, dist.parts[0].offset
+	}
 	for u := s; u != d; {
 		cand = cand[:0]
 		for _, h := range r.fwdHops[r.fwdStart[u]:r.fwdStart[u+1]] {
 			if r.anyFailed && r.failed[h.edge] {
 				continue
 			}
-			if x := dist.at(int(h.node)); x == unreachable || x+h.cost != du {
+			var x int32
+			switch {
+			case through == nil || int(h.node) == dist.node:
+				x = dist.at(int(h.node))
+			case through[h.node] != unreachable:
+				x = through[h.node] + offset
+			default:
+				continue
+			}
+			if x == unreachable || x+h.cost != du {
 				continue
 			}
 			cand = append(cand, h)
