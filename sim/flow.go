@@ -1449,7 +1449,7 @@ func (h shareHeap) init() {
 }
 
 // scanShares is the most shares recompute finds the least of by a scan.
-const scanShares = 32
+const scanShares = 8
 
 // least is the index of the least share, h being in any order.
 func (h shareHeap) least() int {
