@@ -258,6 +258,9 @@ type flowNet struct {
 	switches map[uint64][]switchChoice
 	free     []*flowState
 	seq      uint64
+	// slotSlab holds the edges' first flow lists not yet handed out
+	// (see flowSlots).
+	slotSlab []*flowState
 
 	ends   flowHeap // flows in their bandwidth phase, by end
 	dirty  []int32  // edges whose set of flows or capacity changed
@@ -665,7 +668,11 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	f.pos = f.pos[:0]
 	for _, e := range f.route.cons {
 		f.pos = append(f.pos, int32(len(n.edge[e].flows)))
-		n.edge[e].flows = append(n.edge[e].flows, f)
+		u := &n.edge[e]
+		if cap(u.flows) == 0 {
+			u.flows = n.flowSlots()
+		}
+		u.flows = append(u.flows, f)
 		n.fill[e].nflows++
 		n.fill[e].binds = true
 		n.dirty = append(n.dirty, e)
@@ -712,6 +719,23 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 	if f.hidx >= 0 {
 		n.ends.remove(f)
 	}
+}
+
+// edgeSlots is how many flows an edge's first list holds, and
+// slotSlab how many such lists are allocated at once: most edges carry
+// a few flows at a time, and a list of its own for each, grown by
+// append, was an allocation for the collector per edge and per growth.
+const edgeSlots, slotSlab = 4, 1024
+
+// flowSlots returns an empty list of edgeSlots flows for an edge's
+// first flow, cut from a slab.
+func (n *flowNet) flowSlots() []*flowState {
+	if len(n.slotSlab) == 0 {
+		n.slotSlab = make([]*flowState, edgeSlots*slotSlab)
+	}
+	s := n.slotSlab[:0:edgeSlots]
+	n.slotSlab = n.slotSlab[edgeSlots:]
+	return s
 }
 
 func (n *flowNet) alloc() *flowState {
