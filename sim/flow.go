@@ -203,6 +203,7 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 		latencyFirst: f.Sharing == LatencyWeighted, work: f.work,
 		edge:    make([]flowEdge, ne),
 		fill:    make([]edgeFill, ne),
+		binds:   make([]bool, ne),
 		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	for i := range n.recvs {
@@ -233,9 +234,14 @@ type flowNet struct {
 	latencyFirst bool
 	work         *int64 // see Flow.work
 
-	edge   []flowEdge // per edge: its flows, account and bandwidth
-	fill   []edgeFill // per edge: what the component search and filling read
-	failed []bool     // edges that failed, nil until one does
+	edge []flowEdge // per edge: its flows, account and bandwidth
+	fill []edgeFill // per edge: what the component search and filling read
+	// binds is set, per edge, when the edge fixed a flow in the last
+	// refill of its component, or its flows or capacity changed since
+	// (see recompute); an array of its own, that fill's records be 32
+	// bytes, two to a cache line, none across two.
+	binds  []bool
+	failed []bool // edges that failed, nil until one does
 
 	senders    []flowSender
 	recvs      []flowRecv
@@ -351,9 +357,6 @@ type edgeFill struct {
 	wsum     float64 // and the weights of the flows not yet fixed
 	nflows   int32   // len(flowEdge.flows)
 	mark     uint32  // component search mark, by epoch
-	// binds is set when the edge fixed a flow in the last refill of its
-	// component, or its flows or capacity changed since (see recompute).
-	binds bool
 }
 
 type flowState struct {
@@ -674,7 +677,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 		}
 		u.flows = append(u.flows, f)
 		n.fill[e].nflows++
-		n.fill[e].binds = true
+		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
 	}
 	if len(f.route.cons) == 0 { // nothing limits it: all its bytes go at once
@@ -713,7 +716,7 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 		list[last] = nil
 		n.edge[e].flows = list[:last]
 		n.fill[e].nflows--
-		n.fill[e].binds = true
+		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
 	}
 	if f.hidx >= 0 {
@@ -830,7 +833,7 @@ func (n *flowNet) Settle() {
 // it alone crosses) as it meets the flow, in its solo (see recompute).
 //
 // With region set it crosses, past the dirty edges, only the shared
-// edges that bind (edgeFill.binds): of those that do not, the ones whose
+// edges that bind (flowNet.binds): of those that do not, the ones whose
 // flows it all gathered join edges, and the others are returned in
 // boundary (see recompute).
 func (n *flowNet) component(ep uint32, region bool) (flows []*flowState, edges, boundary []int32) {
@@ -873,7 +876,7 @@ func (n *flowNet) component(ep uint32, region bool) (flows []*flowState, edges, 
 				if ed2.mark == ep {
 					continue
 				}
-				if region && !ed2.binds {
+				if region && !n.binds[e2] {
 					pending = append(pending, e2)
 				} else {
 					stack = append(stack, e2)
@@ -915,7 +918,7 @@ var recomputeCheck func(n *flowNet, dirty []int32)
 // all of them (their component) gives, bit for bit (refill).
 //
 // It first fills only a region of the component: the flows reached from
-// the dirty edges through the edges that bind (see edgeFill.binds), and
+// the dirty edges through the edges that bind (see flowNet.binds), and
 // the edges all of whose flows it holds. The flows outside keep their
 // rates, and the region's boundary (the shared edges that do not bind,
 // with flows on both sides) is checked (idle). This is exact:
@@ -957,7 +960,7 @@ func (n *flowNet) recompute() {
 			if !n.idle(ep, e) {
 				// Cross it next time: binds set on an edge that did
 				// not fix a flow only widens the region.
-				n.fill[e].binds = true
+				n.binds[e] = true
 				kept = false
 			}
 		}
@@ -966,7 +969,7 @@ func (n *flowNet) recompute() {
 			// stood alone: cross them all next time, so that the next
 			// region holds this one and fills all its flows again.
 			for _, e := range edges {
-				n.fill[e].binds = true
+				n.binds[e] = true
 			}
 		}
 		n.compFlows, n.compEdges, n.boundary = flows[:0], edges[:0], boundary[:0]
@@ -1038,7 +1041,8 @@ func (n *flowNet) refill(ep uint32, flows []*flowState, edges []int32) {
 		if ed.nflows < 2 {
 			continue // a flow's alone, or none
 		}
-		ed.remCap, ed.wsum, ed.binds = ed.capacity, n.weights(e), false
+		ed.remCap, ed.wsum = ed.capacity, n.weights(e)
+		n.binds[e] = false
 		h = append(h, shareItem{ed.capacity / ed.wsum, e})
 	}
 	// The lone edges' shares never move (see soloItem): they are kept
@@ -1109,7 +1113,7 @@ func (n *flowNet) refill(ep uint32, flows []*flowState, edges []int32) {
 		for _, f := range n.edge[it.edge].flows {
 			if f.frozen != ep {
 				n.fix(f, ep, it, s)
-				ed.binds = true
+				n.binds[it.edge] = true
 				left--
 			}
 		}
@@ -1407,7 +1411,7 @@ func (n *flowNet) FailLink(edge int) {
 func (n *flowNet) ScaleLink(edge int, factor float64) {
 	n.edge[edge].capacity = n.edge[edge].base * factor
 	n.fill[edge].capacity = n.edge[edge].capacity
-	n.fill[edge].binds = true
+	n.binds[edge] = true
 	n.dirty = append(n.dirty, int32(edge))
 }
 
