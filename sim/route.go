@@ -537,16 +537,20 @@ func (r *router) distToNode(target int) []int32 {
 
 // dial fills dist, set to unreachable but at target (0), with the least
 // cost from every node to target as distToNode defines it, taking nodes
-// in order of cost from a ring of maxCost+1 buckets.
+// in order of cost from a ring of buckets: a power of two of them, at
+// least maxCost+1, so that a cost's bucket is a mask, not a division.
+// An edge's failure is looked up only for an edge that would shorten a
+// distance.
 func (r *router) dial(target int, dist []int32) {
-	if len(r.buckets) != r.maxCost+1 {
-		r.buckets = make([][]int32, r.maxCost+1)
+	if k := 1 << bits.Len(uint(r.maxCost)); len(r.buckets) != k {
+		r.buckets = make([][]int32, k)
 	}
 	b := r.buckets
+	mask := int32(len(b) - 1)
 	b[0] = append(b[0][:0], int32(target))
 	pending := 1
 	for d := int32(0); pending > 0; d++ {
-		i := int(d) % len(b)
+		i := d & mask
 		for len(b[i]) > 0 {
 			v := int(b[i][len(b[i])-1])
 			b[i] = b[i][:len(b[i])-1]
@@ -555,18 +559,17 @@ func (r *router) dial(target int, dist []int32) {
 				continue // stale, or a device, which does not forward
 			}
 			for _, h := range r.inOf(v) {
-				if r.anyFailed && r.failed[h.edge] {
+				nd := d + h.cost
+				if nd >= dist[h.node] || (r.anyFailed && r.failed[h.edge]) {
 					continue
 				}
-				if nd := d + h.cost; nd < dist[h.node] {
-					dist[h.node] = nd
-					if !h.fwd {
-						continue // a device: popped, it would only be skipped
-					}
-					j := int(nd) % len(b)
-					b[j] = append(b[j], h.node)
-					pending++
+				dist[h.node] = nd
+				if !h.fwd {
+					continue // a device: popped, it would only be skipped
 				}
+				j := nd & mask
+				b[j] = append(b[j], h.node)
+				pending++
 			}
 		}
 	}
