@@ -213,7 +213,6 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	n.rt.searchCount = f.searches
 	n.clearRoutes()
 	for i, ed := range t.edges {
-		n.edge[i].base, n.edge[i].capacity = ed.Bandwidth, ed.Bandwidth
 		n.fill[i].capacity = ed.Bandwidth
 	}
 	n.wake.n = n
@@ -325,13 +324,14 @@ type flowRecv struct {
 	_      [19]byte // a record is a cache line
 }
 
-// flowEdge is what the model keeps of an edge as it runs, in two cache
-// lines: the first what attach and detach read and write (its flows and
-// its account), the second what the filling reads. A flow's start and
-// end touch each edge of its route once, so the account sits beside the
-// flows rather than in an array of its own (one miss an edge, not two,
-// when the run is larger than the caches); the edge array, a large
-// allocation, starts on a page, so every record is two whole lines.
+// flowEdge is what the model keeps of an edge as it runs, in one cache
+// line: what attach and detach read and write (its flows and its
+// account). A flow's start and end touch each edge of its route once, so
+// the account sits beside the flows rather than in an array of its own
+// (one miss an edge, not two, when the run is larger than the caches);
+// the edge array, a large allocation, starts on a page, so every record
+// is one whole line. Its bandwidth is its edgeFill's capacity, its
+// nominal bandwidth the topology's.
 type flowEdge struct {
 	flows    []*flowState // the flows on it, if it has finite bandwidth
 	since    Time         // account: start of the present busy period
@@ -340,17 +340,13 @@ type flowEdge struct {
 	messages int64
 	active   int32 // flows in their bandwidth phase on it
 	peak     int32
-
-	capacity float64 // current bandwidth (as fill's)
-	base     float64 // nominal bandwidth
-	_        [48]byte
 }
 
 // edgeFill is what the component search and progressive filling read and
 // write of an edge, 32 bytes, in an array of its own: a recompute visits
 // every edge of every flow of its component, and this array of a
 // 4096-host fat tree (under a MiB) stays in the caches where the edge
-// records (128 bytes each) do not.
+// records (64 bytes each) do not.
 type edgeFill struct {
 	capacity float64 // current bandwidth
 	remCap   float64 // progressive filling: capacity not yet given out
@@ -1259,7 +1255,7 @@ func (n *flowNet) ControlTime(m *Message) Time {
 	}
 	bw := math.Inf(1)
 	for _, e := range r.cons {
-		bw = min(bw, n.edge[e].capacity)
+		bw = min(bw, n.fill[e].capacity)
 	}
 	return m.latency(r.latency) + transfer(m.wireVolume(), bw)
 }
@@ -1409,8 +1405,7 @@ func (n *flowNet) FailLink(edge int) {
 // ScaleLink implements LinkFaulter: the edge's bandwidth becomes factor
 // times its nominal bandwidth from now on.
 func (n *flowNet) ScaleLink(edge int, factor float64) {
-	n.edge[edge].capacity = n.edge[edge].base * factor
-	n.fill[edge].capacity = n.edge[edge].capacity
+	n.fill[edge].capacity = n.topo.edges[edge].Bandwidth * factor
 	n.binds[edge] = true
 	n.dirty = append(n.dirty, int32(edge))
 }
@@ -1429,7 +1424,7 @@ func (n *flowNet) LinkUsage(end Time) []LinkUsage {
 		}
 		out[i] = LinkUsage{
 			Link: ed.Name, From: n.topo.nodes[ed.From].Name, To: n.topo.nodes[ed.To].Name,
-			Bandwidth: n.edge[i].capacity, Latency: ed.Latency,
+			Bandwidth: n.fill[i].capacity, Latency: ed.Latency,
 			Bytes: int64(math.Round(u.bytes)), Messages: u.messages, Busy: busy, PeakFlows: int(u.peak),
 			Failed: n.failed != nil && n.failed[i],
 		}
