@@ -1071,7 +1071,7 @@ func (n *flowNet) refill(ep uint32, flows []*flowState, edges []int32) {
 		}
 		if si < len(solos) && (len(h) == 0 || !h[i].less(lo)) {
 			if !sorted {
-				slices.SortFunc(solos, func(a, b soloItem) int { return a.it.cmp(b.it) })
+				sortSolos(solos)
 				sorted = true
 			}
 			for si < len(solos) && solos[si].f.frozen == ep {
@@ -1236,6 +1236,23 @@ func (n *flowNet) apply(flows []*flowState) {
 type soloItem struct {
 	it shareItem
 	f  *flowState
+}
+
+// sortSolos sorts s by (share, edge), a total order on them (each lone
+// edge is one flow's): a few by insertion, without the call a
+// comparison costs slices.SortFunc.
+func sortSolos(s []soloItem) {
+	if len(s) > 16 {
+		slices.SortFunc(s, func(a, b soloItem) int { return a.it.cmp(b.it) })
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		x, j := s[i], i
+		for ; j > 0 && x.it.less(s[j-1].it); j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
 }
 
 // transfer is the time to send rem bytes at rate, rounded as TransferTime.
