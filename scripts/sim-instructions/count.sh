@@ -4,8 +4,8 @@
 # (which a loaded machine does not move): in all, in nexar-go's own code,
 # and in the Go runtime (whose collector's share varies from run to run).
 #
-#   go test ./sim -c -o /tmp/sim.test
-#   scripts/sim-instructions/count.sh /tmp/sim.test 'FlowHalvingDoubling/flow'
+#   go test ./sim -c -o sim.test
+#   scripts/sim-instructions/count.sh ./sim.test 'FlowHalvingDoubling/flow'
 set -eu
 if [ $# -ne 2 ]; then
 	echo "usage: $0 TEST-BINARY BENCH-PATTERN" >&2
