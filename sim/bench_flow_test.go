@@ -24,10 +24,14 @@ var benchModels = []struct {
 }
 
 func benchMessages(b *testing.B, model sim.Model, p int, body sim.Body) {
+	benchConfig(b, sim.Config{World: p, Model: model}, body)
+}
+
+func benchConfig(b *testing.B, cfg sim.Config, body sim.Body) {
 	var msgs int64
 	cpu0 := cpuTime()
 	for b.Loop() {
-		res, err := sim.Run(sim.Config{World: p, Model: model}, body)
+		res, err := sim.Run(cfg, body)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,6 +69,26 @@ func BenchmarkFlowAlltoallPairwise(b *testing.B) {
 			benchMessages(b, m.model, p, func(ctx context.Context, l algos.Link) error {
 				return algos.AlltoallPairwise(ctx, l, l.Alloc(p*block), l.Alloc(p*block), device.F32)
 			})
+		})
+	}
+}
+
+// BenchmarkFlowHalvingDoubling is the same for BenchmarkScaleFlow's
+// replayed halving-doubling allreduce of 64 MiB on 4096 ranks of a fat
+// tree, without its floor and estimate: the simulator's own instructions
+// are then the same from run to run, for cachegrind, whose counts a
+// loaded machine does not move (the collector's vary):
+//
+//	go test ./sim -c -o sim.test
+//	scripts/sim-instructions/count.sh ./sim.test 'FlowHalvingDoubling/flow'
+func BenchmarkFlowHalvingDoubling(b *testing.B) {
+	const p = 4096
+	for _, m := range []struct {
+		name  string
+		model sim.Model
+	}{{"alpha-beta", scaleTreeAB}, {"flow", sim.Flow{Topology: scaleTree, ReduceBandwidth: 100e9}}} {
+		b.Run(m.name+"/p=4096", func(b *testing.B) {
+			benchConfig(b, sim.Config{World: p, Model: m.model, Replay: true}, scaleBody(algos.HalvingDoublingAllreduce, 64<<20))
 		})
 	}
 }

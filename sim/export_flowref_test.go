@@ -64,9 +64,9 @@ func refRates(n *flowNet, dirty []int32) map[*flowState]float64 {
 		for _, f := range n.edge[e].flows {
 			w += f.route.weight
 		}
-		remCap[e], wsum[e] = n.edge[e].capacity, w
+		remCap[e], wsum[e] = n.fill[e].capacity, w
 		if len(n.edge[e].flows) > 0 {
-			h = heapPush(h, shareItem{n.edge[e].capacity / w, e})
+			h = heapPush(h, shareItem{n.fill[e].capacity / w, e})
 		}
 	}
 	left := len(flows)

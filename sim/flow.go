@@ -203,6 +203,7 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 		latencyFirst: f.Sharing == LatencyWeighted, work: f.work,
 		edge:    make([]flowEdge, ne),
 		fill:    make([]edgeFill, ne),
+		binds:   make([]bool, ne),
 		senders: make([]flowSender, e.World()), recvs: make([]flowRecv, e.World()),
 	}
 	for i := range n.recvs {
@@ -212,7 +213,6 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	n.rt.searchCount = f.searches
 	n.clearRoutes()
 	for i, ed := range t.edges {
-		n.edge[i].base, n.edge[i].capacity = ed.Bandwidth, ed.Bandwidth
 		n.fill[i].capacity = ed.Bandwidth
 	}
 	n.wake.n = n
@@ -233,9 +233,14 @@ type flowNet struct {
 	latencyFirst bool
 	work         *int64 // see Flow.work
 
-	edge   []flowEdge // per edge: its flows, account and bandwidth
-	fill   []edgeFill // per edge: what the component search and filling read
-	failed []bool     // edges that failed, nil until one does
+	edge []flowEdge // per edge: its flows, account and bandwidth
+	fill []edgeFill // per edge: what the component search and filling read
+	// binds is set, per edge, when the edge fixed a flow in the last
+	// refill of its component, or its flows or capacity changed since
+	// (see recompute); an array of its own, that fill's records be 32
+	// bytes, two to a cache line, none across two.
+	binds  []bool
+	failed []bool // edges that failed, nil until one does
 
 	senders    []flowSender
 	recvs      []flowRecv
@@ -258,6 +263,9 @@ type flowNet struct {
 	switches map[uint64][]switchChoice
 	free     []*flowState
 	seq      uint64
+	// slotSlab holds the edges' first flow lists not yet handed out
+	// (see flowSlots).
+	slotSlab []*flowState
 
 	ends   flowHeap // flows in their bandwidth phase, by end
 	dirty  []int32  // edges whose set of flows or capacity changed
@@ -316,13 +324,14 @@ type flowRecv struct {
 	_      [19]byte // a record is a cache line
 }
 
-// flowEdge is what the model keeps of an edge as it runs, in two cache
-// lines: the first what attach and detach read and write (its flows and
-// its account), the second what the filling reads. A flow's start and
-// end touch each edge of its route once, so the account sits beside the
-// flows rather than in an array of its own (one miss an edge, not two,
-// when the run is larger than the caches); the edge array, a large
-// allocation, starts on a page, so every record is two whole lines.
+// flowEdge is what the model keeps of an edge as it runs, in one cache
+// line: what attach and detach read and write (its flows and its
+// account). A flow's start and end touch each edge of its route once, so
+// the account sits beside the flows rather than in an array of its own
+// (one miss an edge, not two, when the run is larger than the caches);
+// the edge array, a large allocation, starts on a page, so every record
+// is one whole line. Its bandwidth is its edgeFill's capacity, its
+// nominal bandwidth the topology's.
 type flowEdge struct {
 	flows    []*flowState // the flows on it, if it has finite bandwidth
 	since    Time         // account: start of the present busy period
@@ -331,26 +340,19 @@ type flowEdge struct {
 	messages int64
 	active   int32 // flows in their bandwidth phase on it
 	peak     int32
-
-	capacity float64 // current bandwidth (as fill's)
-	base     float64 // nominal bandwidth
-	_        [48]byte
 }
 
 // edgeFill is what the component search and progressive filling read and
 // write of an edge, 32 bytes, in an array of its own: a recompute visits
 // every edge of every flow of its component, and this array of a
 // 4096-host fat tree (under a MiB) stays in the caches where the edge
-// records (128 bytes each) do not.
+// records (64 bytes each) do not.
 type edgeFill struct {
 	capacity float64 // current bandwidth
 	remCap   float64 // progressive filling: capacity not yet given out
 	wsum     float64 // and the weights of the flows not yet fixed
 	nflows   int32   // len(flowEdge.flows)
 	mark     uint32  // component search mark, by epoch
-	// binds is set when the edge fixed a flow in the last refill of its
-	// component, or its flows or capacity changed since (see recompute).
-	binds bool
 }
 
 type flowState struct {
@@ -665,9 +667,13 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	f.pos = f.pos[:0]
 	for _, e := range f.route.cons {
 		f.pos = append(f.pos, int32(len(n.edge[e].flows)))
-		n.edge[e].flows = append(n.edge[e].flows, f)
+		u := &n.edge[e]
+		if cap(u.flows) == 0 {
+			u.flows = n.flowSlots()
+		}
+		u.flows = append(u.flows, f)
 		n.fill[e].nflows++
-		n.fill[e].binds = true
+		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
 	}
 	if len(f.route.cons) == 0 { // nothing limits it: all its bytes go at once
@@ -706,12 +712,29 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 		list[last] = nil
 		n.edge[e].flows = list[:last]
 		n.fill[e].nflows--
-		n.fill[e].binds = true
+		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
 	}
 	if f.hidx >= 0 {
 		n.ends.remove(f)
 	}
+}
+
+// edgeSlots is how many flows an edge's first list holds, and
+// slotSlab how many such lists are allocated at once: most edges carry
+// a few flows at a time, and a list of its own for each, grown by
+// append, was an allocation for the collector per edge and per growth.
+const edgeSlots, slotSlab = 4, 1024
+
+// flowSlots returns an empty list of edgeSlots flows for an edge's
+// first flow, cut from a slab.
+func (n *flowNet) flowSlots() []*flowState {
+	if len(n.slotSlab) == 0 {
+		n.slotSlab = make([]*flowState, edgeSlots*slotSlab)
+	}
+	s := n.slotSlab[:0:edgeSlots]
+	n.slotSlab = n.slotSlab[edgeSlots:]
+	return s
 }
 
 func (n *flowNet) alloc() *flowState {
@@ -806,7 +829,7 @@ func (n *flowNet) Settle() {
 // it alone crosses) as it meets the flow, in its solo (see recompute).
 //
 // With region set it crosses, past the dirty edges, only the shared
-// edges that bind (edgeFill.binds): of those that do not, the ones whose
+// edges that bind (flowNet.binds): of those that do not, the ones whose
 // flows it all gathered join edges, and the others are returned in
 // boundary (see recompute).
 func (n *flowNet) component(ep uint32, region bool) (flows []*flowState, edges, boundary []int32) {
@@ -849,7 +872,7 @@ func (n *flowNet) component(ep uint32, region bool) (flows []*flowState, edges, 
 				if ed2.mark == ep {
 					continue
 				}
-				if region && !ed2.binds {
+				if region && !n.binds[e2] {
 					pending = append(pending, e2)
 				} else {
 					stack = append(stack, e2)
@@ -891,7 +914,7 @@ var recomputeCheck func(n *flowNet, dirty []int32)
 // all of them (their component) gives, bit for bit (refill).
 //
 // It first fills only a region of the component: the flows reached from
-// the dirty edges through the edges that bind (see edgeFill.binds), and
+// the dirty edges through the edges that bind (see flowNet.binds), and
 // the edges all of whose flows it holds. The flows outside keep their
 // rates, and the region's boundary (the shared edges that do not bind,
 // with flows on both sides) is checked (idle). This is exact:
@@ -933,7 +956,7 @@ func (n *flowNet) recompute() {
 			if !n.idle(ep, e) {
 				// Cross it next time: binds set on an edge that did
 				// not fix a flow only widens the region.
-				n.fill[e].binds = true
+				n.binds[e] = true
 				kept = false
 			}
 		}
@@ -942,7 +965,7 @@ func (n *flowNet) recompute() {
 			// stood alone: cross them all next time, so that the next
 			// region holds this one and fills all its flows again.
 			for _, e := range edges {
-				n.fill[e].binds = true
+				n.binds[e] = true
 			}
 		}
 		n.compFlows, n.compEdges, n.boundary = flows[:0], edges[:0], boundary[:0]
@@ -1014,7 +1037,8 @@ func (n *flowNet) refill(ep uint32, flows []*flowState, edges []int32) {
 		if ed.nflows < 2 {
 			continue // a flow's alone, or none
 		}
-		ed.remCap, ed.wsum, ed.binds = ed.capacity, n.weights(e), false
+		ed.remCap, ed.wsum = ed.capacity, n.weights(e)
+		n.binds[e] = false
 		h = append(h, shareItem{ed.capacity / ed.wsum, e})
 	}
 	// The lone edges' shares never move (see soloItem): they are kept
@@ -1047,7 +1071,7 @@ func (n *flowNet) refill(ep uint32, flows []*flowState, edges []int32) {
 		}
 		if si < len(solos) && (len(h) == 0 || !h[i].less(lo)) {
 			if !sorted {
-				slices.SortFunc(solos, func(a, b soloItem) int { return a.it.cmp(b.it) })
+				sortSolos(solos)
 				sorted = true
 			}
 			for si < len(solos) && solos[si].f.frozen == ep {
@@ -1085,7 +1109,7 @@ func (n *flowNet) refill(ep uint32, flows []*flowState, edges []int32) {
 		for _, f := range n.edge[it.edge].flows {
 			if f.frozen != ep {
 				n.fix(f, ep, it, s)
-				ed.binds = true
+				n.binds[it.edge] = true
 				left--
 			}
 		}
@@ -1214,6 +1238,23 @@ type soloItem struct {
 	f  *flowState
 }
 
+// sortSolos sorts s by (share, edge), a total order on them (each lone
+// edge is one flow's): a few by insertion, without the call a
+// comparison costs slices.SortFunc.
+func sortSolos(s []soloItem) {
+	if len(s) > 16 {
+		slices.SortFunc(s, func(a, b soloItem) int { return a.it.cmp(b.it) })
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		x, j := s[i], i
+		for ; j > 0 && x.it.less(s[j-1].it); j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
+}
+
 // transfer is the time to send rem bytes at rate, rounded as TransferTime.
 func transfer(rem, rate float64) Time {
 	if rem == 0 || math.IsInf(rate, 1) {
@@ -1231,7 +1272,7 @@ func (n *flowNet) ControlTime(m *Message) Time {
 	}
 	bw := math.Inf(1)
 	for _, e := range r.cons {
-		bw = min(bw, n.edge[e].capacity)
+		bw = min(bw, n.fill[e].capacity)
 	}
 	return m.latency(r.latency) + transfer(m.wireVolume(), bw)
 }
@@ -1381,9 +1422,8 @@ func (n *flowNet) FailLink(edge int) {
 // ScaleLink implements LinkFaulter: the edge's bandwidth becomes factor
 // times its nominal bandwidth from now on.
 func (n *flowNet) ScaleLink(edge int, factor float64) {
-	n.edge[edge].capacity = n.edge[edge].base * factor
-	n.fill[edge].capacity = n.edge[edge].capacity
-	n.fill[edge].binds = true
+	n.fill[edge].capacity = n.topo.edges[edge].Bandwidth * factor
+	n.binds[edge] = true
 	n.dirty = append(n.dirty, int32(edge))
 }
 
@@ -1401,7 +1441,7 @@ func (n *flowNet) LinkUsage(end Time) []LinkUsage {
 		}
 		out[i] = LinkUsage{
 			Link: ed.Name, From: n.topo.nodes[ed.From].Name, To: n.topo.nodes[ed.To].Name,
-			Bandwidth: n.edge[i].capacity, Latency: ed.Latency,
+			Bandwidth: n.fill[i].capacity, Latency: ed.Latency,
 			Bytes: int64(math.Round(u.bytes)), Messages: u.messages, Busy: busy, PeakFlows: int(u.peak),
 			Failed: n.failed != nil && n.failed[i],
 		}
@@ -1449,7 +1489,7 @@ func (h shareHeap) init() {
 }
 
 // scanShares is the most shares recompute finds the least of by a scan.
-const scanShares = 32
+const scanShares = 8
 
 // least is the index of the least share, h being in any order.
 func (h shareHeap) least() int {

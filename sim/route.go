@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // router computes the routes of one run over a topology. The distances to
 // a destination are computed the first time a route to it is asked for,
@@ -38,6 +41,10 @@ type router struct {
 	fwdStart []int32
 	fwdHops  []walkHop
 	outPos   []int32
+	// ties keeps, per searched distances (by their first element's
+	// address) and node u, the hops out of u a walk over them may take
+	// (see tieMask).
+	ties map[*int32][]uint32
 	// anyFailed is set once an edge has failed.
 	anyFailed bool
 	// searchCount, when not nil, counts the searches (Flow.searches).
@@ -172,6 +179,7 @@ func (r *router) fail(e int) {
 	r.failed[e] = true
 	r.anyFailed = true
 	clear(r.dist)
+	clear(r.ties)
 	clear(r.devDist)
 }
 
@@ -241,13 +249,41 @@ func (r *router) walk(s, d int, dist *toDevice, key uint64, path []int32) []int3
 		into = nil
 	}
 	du := dist.at(s)
+	// Most devices' distances are one part's (see prune): read them here
+	// rather than through at, a call and its branches per hop.
+	var through []int32
+	var offset int32
+	var ties []uint32
+	if len(dist.parts) == 1 && len(dist.near) == 0 {
+		through, offset = dist.parts[0].through, dist.parts[0].offset
+		if into != nil && len(through) > 0 {
+			ties = r.tiesOf(through)
+		}
+	}
 	for u := s; u != d; {
+		if ties != nil && !tailOf(into, u) {
+			if m := r.tieMask(ties, through, u); m != 0 {
+				h := r.fwdHops[int(r.fwdStart[u])+pickBit(m, &key)]
+				path = append(path, h.edge)
+				u, du = int(h.node), du-h.cost
+				continue
+			}
+		}
 		cand = cand[:0]
 		for _, h := range r.fwdHops[r.fwdStart[u]:r.fwdStart[u+1]] {
 			if r.anyFailed && r.failed[h.edge] {
 				continue
 			}
-			if x := dist.at(int(h.node)); x == unreachable || x+h.cost != du {
+			var x int32
+			switch {
+			case through == nil || int(h.node) == dist.node:
+				x = dist.at(int(h.node))
+			case through[h.node] != unreachable:
+				x = through[h.node] + offset
+			default:
+				continue
+			}
+			if x == unreachable || x+h.cost != du {
 				continue
 			}
 			cand = append(cand, h)
@@ -273,6 +309,76 @@ func (r *router) walk(s, d int, dist *toDevice, key uint64, path []int32) []int3
 		u, du = int(h.node), du-h.cost // the next hop's distance, as dist.at(u) gives it
 	}
 	return path
+}
+
+// tiesOf returns the tie masks of the distances through (see tieMask),
+// made on first use.
+func (r *router) tiesOf(through []int32) []uint32 {
+	if r.ties == nil {
+		r.ties = map[*int32][]uint32{}
+	}
+	key := &through[0]
+	ties := r.ties[key]
+	if ties == nil {
+		ties = make([]uint32, len(through))
+		r.ties[key] = ties
+	}
+	return ties
+}
+
+// tieMask returns the hops out of node u to nodes that forward that a
+// walk over distances through takes a next hop from (those on a least
+// cost path: through[h.node] + h.cost == through[u], which a part's
+// offset leaves the same), as bit i for the hop fwdHops[fwdStart[u]+i],
+// with bit 31 set; 0 if u has more than 31 such hops, or none. It is kept in
+// ties[u], found the first time u is walked through.
+func (r *router) tieMask(ties []uint32, through []int32, u int) uint32 {
+	if m := ties[u]; m != 0 {
+		return m
+	}
+	hops := r.fwdHops[r.fwdStart[u]:r.fwdStart[u+1]]
+	if len(hops) > 31 {
+		return 0
+	}
+	m := uint32(1) << 31
+	for i, h := range hops {
+		if r.anyFailed && r.failed[h.edge] {
+			continue
+		}
+		if x := through[h.node]; x != unreachable && x+h.cost == through[u] {
+			m |= 1 << i
+		}
+	}
+	if m == 1<<31 {
+		return 0 // no hop: let the walk fail as it does
+	}
+	ties[u] = m
+	return m
+}
+
+// pickBit returns the place of the set bit of m (less bit 31) that the
+// walk's key chooses among them, as walk chooses among tied hops, and
+// takes the choice out of key.
+func pickBit(m uint32, key *uint64) int {
+	m &^= 1 << 31
+	if n := uint64(bits.OnesCount32(m)); n > 1 {
+		j := *key % n
+		*key /= n
+		for ; j > 0; j-- {
+			m &= m - 1
+		}
+	}
+	return bits.TrailingZeros32(m)
+}
+
+// tailOf reports whether an edge of into leaves node u.
+func tailOf(into []hop, u int) bool {
+	for _, h := range into {
+		if int(h.node) == u {
+			return true
+		}
+	}
+	return false
 }
 
 // distTo returns the least cost from every node to device dst, through
@@ -431,16 +537,20 @@ func (r *router) distToNode(target int) []int32 {
 
 // dial fills dist, set to unreachable but at target (0), with the least
 // cost from every node to target as distToNode defines it, taking nodes
-// in order of cost from a ring of maxCost+1 buckets.
+// in order of cost from a ring of buckets: a power of two of them, at
+// least maxCost+1, so that a cost's bucket is a mask, not a division.
+// An edge's failure is looked up only for an edge that would shorten a
+// distance.
 func (r *router) dial(target int, dist []int32) {
-	if len(r.buckets) != r.maxCost+1 {
-		r.buckets = make([][]int32, r.maxCost+1)
+	if k := 1 << bits.Len(uint(r.maxCost)); len(r.buckets) != k {
+		r.buckets = make([][]int32, k)
 	}
 	b := r.buckets
+	mask := int32(len(b) - 1)
 	b[0] = append(b[0][:0], int32(target))
 	pending := 1
 	for d := int32(0); pending > 0; d++ {
-		i := int(d) % len(b)
+		i := d & mask
 		for len(b[i]) > 0 {
 			v := int(b[i][len(b[i])-1])
 			b[i] = b[i][:len(b[i])-1]
@@ -449,18 +559,17 @@ func (r *router) dial(target int, dist []int32) {
 				continue // stale, or a device, which does not forward
 			}
 			for _, h := range r.inOf(v) {
-				if r.anyFailed && r.failed[h.edge] {
+				nd := d + h.cost
+				if nd >= dist[h.node] || (r.anyFailed && r.failed[h.edge]) {
 					continue
 				}
-				if nd := d + h.cost; nd < dist[h.node] {
-					dist[h.node] = nd
-					if !h.fwd {
-						continue // a device: popped, it would only be skipped
-					}
-					j := int(nd) % len(b)
-					b[j] = append(b[j], h.node)
-					pending++
+				dist[h.node] = nd
+				if !h.fwd {
+					continue // a device: popped, it would only be skipped
 				}
+				j := nd & mask
+				b[j] = append(b[j], h.node)
+				pending++
 			}
 		}
 	}
