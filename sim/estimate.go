@@ -136,6 +136,12 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	if flow && cfg.World > estimateExact {
 		if sec, ok := flowSeconds(cfg, body, est.Messages, topoNodes+topoEdges, topo); ok {
 			est.Seconds = sec
+			if !est.Replay {
+				// The flow costs are a replay's; coroutines add
+				// their switches, an event's price on them over
+				// a replayed one's.
+				est.Seconds += float64(est.Events) * (eventSeconds(cfg.World, false) - eventSeconds(cfg.World, true))
+			}
 		}
 	}
 
@@ -206,11 +212,11 @@ func (s *sample) symmetric(cfg Config) (symGroup, bool) {
 
 // symmetricCost is the time and memory of a run that simulates one rank
 // for all: recording every rank, on every CPU, each at a price for each
-// operation of the sample's median rank (priced, not
-// timed, so that the estimate is the same on every call: the sample's
-// own recordings take a few milliseconds, at the mercy of one collection
-// or page fault), and holding every rank's program (shared but for a
-// pointer), with the recording's garbage.
+// operation of the sample's median rank (priced, not timed, so that the
+// estimate is the same on every call: the sample's own recordings take a
+// few milliseconds, at the mercy of one collection or page fault), and
+// holding every rank's program (shared but for a pointer), with the
+// recording's garbage.
 func (s *sample) symmetricCost() (seconds float64, memory int64) {
 	w := float64(s.world)
 	workers := float64(min(runtime.GOMAXPROCS(0), s.world))
@@ -220,7 +226,7 @@ func (s *sample) symmetricCost() (seconds float64, memory int64) {
 		slices.Sort(t)
 		ops = t[n/2]
 	}
-	seconds = symOpSeconds * float64(ops) * w / workers * symRecordFactor
+	seconds = symOpSeconds * float64(ops) * w / workers
 	memory = int64(w*symBytesPerRank+s.programBytes()) + baseMemory
 	return seconds, memory
 }
@@ -626,20 +632,19 @@ const (
 	nodeBytes = 128
 )
 
-// symOpSeconds, symRecordFactor and symBytesPerRank size a run that
-// takes the symmetry shortcut. Recording costs symOpSeconds an operation
-// on one core, about the same for a ring of 1024 or 4096 ranks (7k and
-// 29k operations a rank) and halving-doubling of 2^16 to 2^20 (112 to
-// 140): 59 to 72 ns, measured in one process on each (CPU time), with
-// no cost of its own per rank beside. The run records on every CPU, at
-// symRecordFactor the cost of one: the workers share the interner and
-// the allocator, and the run checks every program against rank 0's. A
-// rank holds the pointer to its program, the recorder's per-rank state
-// and the garbage the collector lets grow: symBytesPerRank, from
-// BenchmarkSymmetry's and scenarios/scale/sixteen-million.toml's peak
-// memory.
+// symOpSeconds and symBytesPerRank size a run that takes the symmetry
+// shortcut. Recording costs about symOpSeconds an operation of one
+// core's CPU, the same for a ring of 1024 or 4096 ranks (7k and 29k
+// operations a rank) and halving-doubling of 2^16 to 2^20 (112 to 140),
+// with no cost of its own per rank beside: 60 to 63 ns in a quiet sitting
+// (the run's CPU over its operations), 59 to 72 under other work. The
+// run records on every CPU, and its wall time was half its CPU on two.
+// The price sits above the quiet figure as the other costs sit between a
+// fast day's and a slow one's (see eventSeconds). A rank holds the
+// pointer to its program, the recorder's per-rank state and the garbage
+// the collector lets grow: symBytesPerRank, from BenchmarkSymmetry's and
+// scenarios/scale/sixteen-million.toml's peak memory.
 const (
-	symOpSeconds    = 65e-9
-	symRecordFactor = 1.9
+	symOpSeconds    = 75e-9
 	symBytesPerRank = 100
 )

@@ -46,11 +46,17 @@ import (
 // search costs are binomial-tree allreduces of 1 GiB on the dgx-h100
 // preset at 4096 and 16384 GPUs (512 searches of 166k nodes and edges,
 // 1.0 s; an empty run's 0.2 s for their building), under load 8.
+// A third, quiet, on a fast day again, after the flow model's instructions
+// fell by a tenth: the fat tree's halving-doubling replayed at 7.3 µs of
+// CPU a message, where the costs above gave 1.9x its time; the message
+// and work costs are scaled by 0.75 for it, which leaves it at about 1.4x
+// and the slow day's at about 0.8x. These are a replay's costs; a run on
+// coroutines adds their events' price (EstimateRun).
 const (
 	flowBuildCost   = 1.2e-6
 	flowSearchCost  = 12e-9
-	flowMessageCost = 0.93e-6
-	flowWorkCost    = 0.173e-6
+	flowMessageCost = 0.70e-6
+	flowWorkCost    = 0.130e-6
 	flowGrowthFrom  = 4096
 	flowGrowth      = math.Sqrt2
 	flowSetup       = 0.05
