@@ -74,6 +74,12 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	if cfg.World < 1 {
 		return Estimate{}, errors.New("sim: world size below 1")
 	}
+	if t, ok := fixedTopology(cfg.Model, cfg.World); ok {
+		// Built once for the estimate's runs and sizes, not for each:
+		// on a 16k-GPU preset a build takes a third of a second, and
+		// the flow model's calibration alone makes ten runs.
+		cfg.Model, _ = rewrapFlow(cfg.Model, func(x Flow) Flow { x.Topology = t; return x })
+	}
 	s, err := recordSample(cfg, body)
 	if err != nil {
 		return Estimate{}, err
@@ -127,14 +133,9 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	} else {
 		est.Seconds = float64(est.Events) * eventSeconds(cfg.World, est.Replay)
 	}
-	// A topology of fixed size is built once for the size and the flow
-	// model's calibration runs, not for each: on a 16k-GPU preset a
-	// build takes a third of a second, and there are ten runs. (The
-	// sample keeps the spec, from which the symmetry is proved.)
-	topo, _ := fixedTopology(cfg.Model, cfg.World)
-	topoNodes, topoEdges := topologySize(cfg.Model, cfg.World, topo)
+	topoNodes, topoEdges := topologySize(cfg.Model, cfg.World)
 	if flow && cfg.World > estimateExact {
-		if sec, ok := flowSeconds(cfg, body, est.Messages, topoNodes+topoEdges, topo); ok {
+		if sec, ok := flowSeconds(cfg, body, est.Messages, topoNodes+topoEdges); ok {
 			est.Seconds = sec
 			if !est.Replay {
 				// The flow costs are a replay's; coroutines add
@@ -603,12 +604,8 @@ func netBytesPerRank(m Model, peers float64) float64 {
 }
 
 // topologySize is the nodes and edges of the flow model's topology in m
-// (under any decorators) for world ranks, or of built if it is not nil;
-// 0, 0 for other models.
-func topologySize(m Model, world int, built *Topology) (nodes, edges int) {
-	if built != nil {
-		return len(built.nodes), len(built.edges)
-	}
+// (under any decorators) for world ranks; 0, 0 for other models.
+func topologySize(m Model, world int) (nodes, edges int) {
 	if x, ok := m.(Flow); ok {
 		if x.Topology == nil {
 			return 0, 0
@@ -620,7 +617,7 @@ func topologySize(m Model, world int, built *Topology) (nodes, edges int) {
 		return len(t.nodes), len(t.edges)
 	}
 	if inner, ok := beneath(m); ok {
-		return topologySize(inner, world, nil)
+		return topologySize(inner, world)
 	}
 	return 0, 0
 }

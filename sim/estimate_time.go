@@ -70,11 +70,10 @@ const calibrateFrom = 16
 const flowWorkBudget = 3 << 20
 
 // flowSeconds estimates the time of a flow-model run of cfg that sends
-// messages messages over a topology of size nodes and edges (see above),
-// calibrated on built if it is not nil (see fixedTopology);
+// messages messages over a topology of size nodes and edges (see above);
 // ok is false when no calibration run sends a message or one fails.
-func flowSeconds(cfg Config, body Body, messages int64, size int, built *Topology) (seconds float64, ok bool) {
-	c, ok := flowCalibrate(cfg, body, built)
+func flowSeconds(cfg Config, body Body, messages int64, size int) (seconds float64, ok bool) {
+	c, ok := flowCalibrate(cfg, body, nil)
 	if !ok {
 		return 0, false
 	}
