@@ -26,6 +26,18 @@ peer_toml_bytes() {
 	echo "$1" | sed -e 's/\([0-9][0-9]*\)[kK]/"\1KiB"/g' -e 's/\([0-9][0-9]*\)[mM]/"\1MiB"/g' -e 's/\([0-9][0-9]*\)[gG]/"\1GiB"/g'
 }
 
+# peer_toml_names turns a name list ("ring,auto") into TOML strings
+# ("\"ring\", \"auto\""); names are letters, digits and underscores.
+peer_toml_names() {
+	case "$1" in
+	'' | *[!a-z0-9_,]* | ,* | *, | *,,*)
+		echo "run.sh: --algorithms wants names like ring,auto (see 'nexar-sim list'), got '$1'" >&2
+		exit 2
+		;;
+	esac
+	echo "$1" | sed -e 's/[a-z0-9_]*/"&"/g' -e 's/,/, /g'
+}
+
 # peer_timed NAME CMD... runs a command with the load average before and
 # after it on stderr and in the log's last lines.
 peer_timed() {

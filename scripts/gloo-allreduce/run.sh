@@ -5,8 +5,9 @@
 #
 #   scripts/gloo-allreduce/run.sh [--install] [--np N] [--sizes LIST]
 #                                 [--iters N] [--warmup W] [--pairs N]
-#                                 [--collectives LIST] [--out DIR]
-#                                 [--gloo-only] [-- NEXAR-LIVE-RUN-FLAGS...]
+#                                 [--collectives LIST] [--algorithms LIST]
+#                                 [--out DIR] [--gloo-only]
+#                                 [-- NEXAR-LIVE-RUN-FLAGS...]
 #
 # --install      install PyTorch from the distribution's packages first
 #                (apt-get update; apt-get install python3-torch, which
@@ -21,6 +22,8 @@
 # --collectives  comma-separated: allreduce (default), allgather,
 #                reduce_scatter, broadcast (Debian's torch 1.13 has no
 #                Gloo reduce_scatter: skipped with a comment line)
+# --algorithms   nexar-live's algorithms, comma-separated, for every
+#                collective asked (default: all of each collective's)
 # --out DIR      where the logs go (default gloo-peer-out)
 # --gloo-only    run Gloo once and print its table (nexar-live ladder
 #                runs its rung so)
@@ -44,6 +47,7 @@ iters=20
 warmup=5
 pairs=5
 colls=allreduce
+algs=
 out=gloo-peer-out
 install=0
 glooonly=0
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
 	--warmup) warmup=$2; shift ;;
 	--pairs) pairs=$2; shift ;;
 	--collectives) colls=$2; shift ;;
+	--algorithms) algs=$2; shift ;;
 	--out) out=$2; shift ;;
 	--) shift; break ;;
 	*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
@@ -69,6 +74,10 @@ case "$pairs" in '' | *[!0-9]* | 0) echo "run.sh: --pairs wants a positive numbe
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/../peer-common.sh"
+algnames=
+if [ -n "$algs" ]; then
+	algnames=$(peer_toml_names "$algs")
+fi
 python=${PYTHON:-/usr/bin/python3}
 
 if [ "$install" = 1 ]; then
@@ -110,6 +119,7 @@ peer=gloo
 		broadcast) algs='"binomial_tree", "pipelined_chain", "scatter_allgather", "flat", "binary_tree", "auto"' ;;
 		*) echo "run.sh: unknown collective $c" >&2; exit 2 ;;
 		esac
+		[ -z "$algnames" ] || algs=$algnames
 		cs=$sizes
 		if [ "$c" = allgather ] || [ "$c" = reduce_scatter ]; then
 			cs=$(for s in $(echo "$sizes" | tr , ' '); do

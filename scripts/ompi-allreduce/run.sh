@@ -5,7 +5,8 @@
 #
 #   scripts/ompi-allreduce/run.sh [--install] [--np N] [--sizes LIST]
 #                                 [--iters N] [--warmup W] [--pairs N]
-#                                 [--out DIR] [-- NEXAR-LIVE-RUN-FLAGS...]
+#                                 [--algorithms LIST] [--out DIR]
+#                                 [-- NEXAR-LIVE-RUN-FLAGS...]
 #
 # --install   install Open MPI from the distribution's packages first
 #             (apt-get update; apt-get install openmpi-bin libopenmpi-dev)
@@ -16,6 +17,9 @@
 #             ones before them (default 5)
 # --pairs N   Open MPI and nexar-live runs, alternating (default 5): the
 #             summary gives per size the median ratio and its range
+# --algorithms L  nexar-live's allreduce algorithms, comma-separated
+#             (default: ring, pipelined_ring, halving_doubling,
+#             recursive_doubling, binomial_tree, rs_ag, direct, auto)
 # --out DIR   where the logs go (default ompi-peer-out)
 # --ompi-only run Open MPI alone and print its table (nexar-live ladder
 #             runs its rung so)
@@ -39,6 +43,7 @@ sizes=8,64,512,4K,32K,256K,2M,16M,64M
 iters=20
 warmup=5
 pairs=5
+algs=ring,pipelined_ring,halving_doubling,recursive_doubling,binomial_tree,rs_ag,direct,auto
 out=ompi-peer-out
 install=0
 ompionly=0
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
 	--iters) iters=$2; shift ;;
 	--warmup) warmup=$2; shift ;;
 	--pairs) pairs=$2; shift ;;
+	--algorithms) algs=$2; shift ;;
 	--out) out=$2; shift ;;
 	--) shift; break ;;
 	*) echo "run.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
@@ -63,6 +69,7 @@ case "$pairs" in '' | *[!0-9]* | 0) echo "run.sh: --pairs wants a positive numbe
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/../peer-common.sh"
+algnames=$(peer_toml_names "$algs")
 
 if [ "$install" = 1 ]; then
 	. "$root/scripts/apt-install.sh"
@@ -101,7 +108,7 @@ latency = "100us"
 bandwidth = "500MB/s"
 [[sweep]]
 collective = "allreduce"
-algorithms = ["ring", "pipelined_ring", "halving_doubling", "recursive_doubling", "binomial_tree", "rs_ag", "direct", "auto"]
+algorithms = [$algnames]
 world = [$np]
 bytes = [$bytes]
 dtype = "f32"
