@@ -158,7 +158,11 @@ SIGTERM) interrupts every rank; rank 0 writes what was
 measured to DIR/results.partial.csv, ranks still running 5s later are
 killed, and the exit status is 130. Each rank runs with GOMAXPROCS set to
 its share of the CPUs (at least 1), as MPI launchers bind ranks to cores,
-unless GOMAXPROCS is set in the environment.
+unless GOMAXPROCS is set in the environment. Where the ranks are no more
+than the CPUs, each polls its eager connection for 50us before it sleeps,
+as MPI libraries poll (half the eager path's latency); NEXAR_SPIN_READ
+(a duration, 0 for none) overrides it, and ranks started by another
+launcher read it too.
 
 No measured row is lost on any error: rank 0 writes its rows into a
 temporary file beside DIR/results.csv as they come, which becomes

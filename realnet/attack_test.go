@@ -151,9 +151,12 @@ func TestRTSStreamReadToEnd(t *testing.T) {
 // than timing out.
 func TestStalledPayload(t *testing.T) {
 	checkGoroutines(t)
-	for _, path := range []string{"quic", "eager"} {
+	for _, path := range []string{"quic", "eager", "eager-spinning"} {
 		t.Run(path, func(t *testing.T) {
 			cfg := Config{Timeout: time.Second, Thresholds: algos.Thresholds{Bulk: -1}}
+			if path == "eager-spinning" {
+				cfg.SpinRead, path = 50*time.Microsecond, "eager"
+			}
 			if path == "eager" {
 				cfg.Thresholds.Eager, cfg.TrustedNetwork = 1024, true
 			}
@@ -399,9 +402,14 @@ func TestStalledBulkPayload(t *testing.T) {
 func TestStalledFrames(t *testing.T) {
 	checkGoroutines(t)
 	const timeout = time.Second
-	for _, where := range []string{"eager", "control"} {
+	for _, where := range []string{"eager", "eager-spinning", "control"} {
 		t.Run(where, func(t *testing.T) {
-			links := newWorld(t, 2, Config{Timeout: timeout, Thresholds: algos.Thresholds{Eager: 1024}, TrustedNetwork: true})
+			cfg := Config{Timeout: timeout, Thresholds: algos.Thresholds{Eager: 1024}, TrustedNetwork: true}
+			if where == "eager-spinning" {
+				// The deadline applies once the spin is spent.
+				cfg.SpinRead, where = 50*time.Microsecond, "eager"
+			}
+			links := newWorld(t, 2, cfg)
 			defer closeWorld(t, links)
 			p := links[1].peers[0]
 			time.Sleep(100 * time.Millisecond) // the eager credit has come

@@ -348,8 +348,11 @@ func (b *bulkConn) drained() bool {
 }
 
 // bufferReads makes the connection read through a buffer, once its setup
-// (whose reads must not take more than their record) is done.
-func (b *bulkConn) bufferReads() { b.rd = bufio.NewReaderSize(b.c, eagerReadBuffer) }
+// (whose reads must not take more than their record) is done; the buffer
+// fills by spinning up to spin first (Config.SpinRead).
+func (b *bulkConn) bufferReads(spin time.Duration) {
+	b.rd = bufio.NewReaderSize(spinReader(b.c, spin), eagerReadBuffer)
+}
 
 // writeFrames writes frames of the eager connection in one write: each a
 // message header and, for data, the payload that follows it; sealed, one

@@ -85,7 +85,7 @@ func (p *peer) useEager() bool { return p.eager != nil && p.l.cfg.Thresholds.Eag
 // startEager launches the eager connection's goroutines and, if this rank
 // sends eagerly, asks the peer for credit.
 func (p *peer) startEager() {
-	p.eager.bufferReads()
+	p.eager.bufferReads(p.l.cfg.SpinRead)
 	wg := &p.l.ep.wg
 	wg.Go(p.eagerReader)
 	wg.Go(p.eagerWriter)

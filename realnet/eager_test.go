@@ -13,15 +13,20 @@ import (
 )
 
 // TestEagerCatalogue runs the whole catalogue with every message on TCP:
-// eager below 4 KiB, rendezvous above, sealed and plaintext.
+// eager below 4 KiB, rendezvous above, sealed and plaintext, and with the
+// eager reader spinning (Config.SpinRead).
 func TestEagerCatalogue(t *testing.T) {
 	checkGoroutines(t)
 	counts := []int{1, 4099}
 	unchecked := map[string]bool{}
-	for _, trusted := range []bool{false, true} {
+	for _, c := range []struct {
+		trusted bool
+		spin    time.Duration
+	}{{false, 0}, {true, 0}, {false, 50 * time.Microsecond}} {
 		for _, p := range []int{2, 3} {
-			t.Run(fmt.Sprintf("trusted=%v/p=%d", trusted, p), func(t *testing.T) {
-				links := newWorld(t, p, Config{Thresholds: algos.Thresholds{Eager: 4096}, TrustedNetwork: trusted})
+			trusted := c.trusted
+			t.Run(fmt.Sprintf("trusted=%v/spin=%v/p=%d", trusted, c.spin, p), func(t *testing.T) {
+				links := newWorld(t, p, Config{Thresholds: algos.Thresholds{Eager: 4096}, TrustedNetwork: trusted, SpinRead: c.spin})
 				defer closeWorld(t, links)
 				runCatalogue(t, links, counts, unchecked)
 				for _, l := range links {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Launch says where a process stands in a job and how it finds the
@@ -29,6 +30,9 @@ type Launch struct {
 	CA, Cert, Key string
 	// TrustedNetwork allows plaintext bulk TCP (NEXAR_TRUSTED_NETWORK=1).
 	TrustedNetwork bool
+	// SpinRead is Config.SpinRead (NEXAR_SPIN_READ, a duration such as
+	// "50us"; unset or "0": off).
+	SpinRead time.Duration
 }
 
 // LaunchFromEnv reads a Launch from the environment through getenv
@@ -46,7 +50,8 @@ type Launch struct {
 // (a nexar job without ranks needs a seed run by ServeSeed). NEXAR_CA,
 // NEXAR_CERT and NEXAR_KEY name the credentials ({rank} in the last two
 // stands for the rank, for certificates issued per rank), and
-// NEXAR_TRUSTED_NETWORK=1 allows plaintext bulk transfers.
+// NEXAR_TRUSTED_NETWORK=1 allows plaintext bulk transfers;
+// NEXAR_SPIN_READ sets Config.SpinRead.
 func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	la := Launch{
 		Rank: -1,
@@ -137,6 +142,13 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	default:
 		return Launch{}, fmt.Errorf("realnet: NEXAR_TRUSTED_NETWORK=%q, want 1 or 0", v)
 	}
+	if v := getenv("NEXAR_SPIN_READ"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Second {
+			return Launch{}, fmt.Errorf("realnet: NEXAR_SPIN_READ=%q, want a duration from 0 to 1s, such as 50us", v)
+		}
+		la.SpinRead = d
+	}
 	return la, nil
 }
 
@@ -172,6 +184,9 @@ func Start(ctx context.Context, la Launch, cfg Config) (*Link, error) {
 		cfg.Credentials = creds
 	}
 	cfg.TrustedNetwork = cfg.TrustedNetwork || la.TrustedNetwork
+	if cfg.SpinRead == 0 {
+		cfg.SpinRead = la.SpinRead
+	}
 	bind := ":0"
 	if la.HostSeed {
 		_, port, err := net.SplitHostPort(la.Seed)

@@ -3,6 +3,7 @@ package realnet
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(kv ...string) func(string) string {
@@ -27,6 +28,10 @@ func TestLaunchFromEnv(t *testing.T) {
 			Launch{Launcher: "slurm", Rank: 2, World: 8, Seed: "10.0.0.1:7000", CA: "/ca.pem", Cert: "/c.pem", Key: "/k.pem"}},
 		{"mpirun rank 0, trusted", envOf("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "2", "NEXAR_SEED", "h:1", "NEXAR_TRUSTED_NETWORK", "1"),
 			Launch{Launcher: "mpirun", Rank: 0, World: 2, Seed: "h:1", HostSeed: true, TrustedNetwork: true}},
+		{"nexar rank 1, spinning", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "h:1", "NEXAR_SPIN_READ", "50us"),
+			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "h:1", SpinRead: 50 * time.Microsecond}},
+		{"nexar rank 1, no spin", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "h:1", "NEXAR_SPIN_READ", "0s"),
+			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "h:1"}},
 		{"nexar, seed assigns", envOf("NEXAR_WORLD", "16", "NEXAR_SEED", "seed:9000"),
 			Launch{Launcher: "nexar", Rank: -1, World: 16, Seed: "seed:9000"}},
 		{"nexar rank 0 with an outside seed", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "0", "NEXAR_SEED", "seed:9000", "NEXAR_HOST_SEED", "0"),
@@ -53,6 +58,9 @@ func TestLaunchFromEnvErrors(t *testing.T) {
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "nohost"), "seed address"},
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:99999"), "bad port"},
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_HOST_SEED", "yes"), "NEXAR_HOST_SEED"},
+		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_SPIN_READ", "50"), "NEXAR_SPIN_READ"},
+		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_SPIN_READ", "-1us"), "NEXAR_SPIN_READ"},
+		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_SPIN_READ", "2s"), "NEXAR_SPIN_READ"},
 	} {
 		if _, err := LaunchFromEnv(c.env); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: want an error mentioning %q", err, c.want)

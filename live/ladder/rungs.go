@@ -15,6 +15,7 @@ import (
 	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/internal/cli"
 	"github.com/nexar-go/nexar-go/live"
+	"github.com/nexar-go/nexar-go/live/launch"
 	"github.com/nexar-go/nexar-go/realnet"
 )
 
@@ -55,8 +56,10 @@ type netSpec struct {
 	Trusted    bool
 }
 
+// config is the rung's realnet.Config: its two processes spin for eager
+// frames as the launcher's ranks would (launch.SpinRead).
 func (n netSpec) config(c *realnet.Credentials) realnet.Config {
-	return realnet.Config{Credentials: c, Thresholds: n.Thresholds, TrustedNetwork: n.Trusted}
+	return realnet.Config{Credentials: c, Thresholds: n.Thresholds, TrustedNetwork: n.Trusted, SpinRead: launch.SpinRead(2)}
 }
 
 // reply is what the peer answers: first its address (Addr, Bulk), then,
