@@ -31,7 +31,7 @@ peer_toml_bytes() {
 peer_toml_names() {
 	case "$1" in
 	'' | *[!a-z0-9_,]* | ,* | *, | *,,*)
-		echo "run.sh: --algorithms wants names like ring,auto (see 'nexar-sim list'), got '$1'" >&2
+		echo "$(basename "$0"): --algorithms wants names like ring,auto (see 'nexar-sim list'), got '$1'" >&2
 		exit 2
 		;;
 	esac

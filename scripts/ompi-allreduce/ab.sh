@@ -57,13 +57,13 @@ if ! command -v mpicc >/dev/null 2>&1; then
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../peer-common.sh"
+quoted=$(peer_toml_names "$algs")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 mpicc -O2 -o "$out/ompi-allreduce" "$here/allreduce.c"
 
 # The sizes, as a scenario of world N, for both binaries.
 bytes=$(peer_toml_bytes "$sizes")
-quoted=$(echo "$algs" | sed 's/\([^,][^,]*\)/"\1"/g')
 cat >"$out/ab.toml" <<TOML
 # Written by scripts/ompi-allreduce/ab.sh: the sizes Open MPI ran.
 name = "ompi-ab"
