@@ -36,7 +36,8 @@ import (
 // The million-rank points run only with -sim.big: they take minutes and
 // gigabytes; the 2^24-rank one only with -sim.huge: measured on a 2-core
 // machine, 31 min of CPU and 6.45 GiB at its peak (413 bytes a rank;
-// 6.95 GiB resident).
+// 6.95 GiB resident), and after recording stopped allocating a message,
+// 22 min of CPU (20.5 of wall, 1.57x the floor) and 6.44 GiB.
 var (
 	scaleBig  = flag.Bool("sim.big", false, "run the million-rank scale benchmarks")
 	scaleHuge = flag.Bool("sim.huge", false, "run the 2^24-rank scale benchmark")
