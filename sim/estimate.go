@@ -74,12 +74,7 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	if cfg.World < 1 {
 		return Estimate{}, errors.New("sim: world size below 1")
 	}
-	if t, ok := fixedTopology(cfg.Model, cfg.World); ok {
-		// Built once for the estimate's runs and sizes, not for each:
-		// on a 16k-GPU preset a build takes a third of a second, and
-		// the flow model's calibration alone makes ten runs.
-		cfg.Model, _ = rewrapFlow(cfg.Model, func(x Flow) Flow { x.Topology = t; return x })
-	}
+	cfg = builtOnce(cfg)
 	s, err := recordSample(cfg, body)
 	if err != nil {
 		return Estimate{}, err

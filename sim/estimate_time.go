@@ -73,7 +73,7 @@ const flowWorkBudget = 3 << 20
 // messages messages over a topology of size nodes and edges (see above);
 // ok is false when no calibration run sends a message or one fails.
 func flowSeconds(cfg Config, body Body, messages int64, size int) (seconds float64, ok bool) {
-	c, ok := flowCalibrate(cfg, body, nil)
+	c, ok := flowCalibrate(cfg, body)
 	if !ok {
 		return 0, false
 	}
@@ -93,19 +93,14 @@ type flowCalibration struct {
 // flowWorkPerMessage estimates the work of the max-min passes per message
 // of a flow-model run of cfg from runs of smaller worlds (see above).
 func flowWorkPerMessage(cfg Config, body Body) (per float64, ok bool) {
-	topo, _ := fixedTopology(cfg.Model, cfg.World)
-	c, ok := flowCalibrate(cfg, body, topo)
+	c, ok := flowCalibrate(builtOnce(cfg), body)
 	return c.perMessage, ok
 }
 
-// flowCalibrate runs cfg's body on smaller worlds, counting (see above),
-// on built if it is not nil (see fixedTopology).
-func flowCalibrate(cfg Config, body Body, built *Topology) (flowCalibration, bool) {
+// flowCalibrate runs cfg's body on smaller worlds, counting (see above).
+func flowCalibrate(cfg Config, body Body) (flowCalibration, bool) {
 	small := cfg
 	small.Observer, small.Progress, small.Replay = nil, nil, true
-	if built != nil {
-		small.Model, _ = rewrapFlow(small.Model, func(x Flow) Flow { x.Topology = built; return x })
-	}
 	// first is the first calibration run of 64 ranks or more (or the
 	// first of all), last the last: the power the work per message grew
 	// by is taken between them, over several doublings, since the steps
@@ -212,6 +207,17 @@ func rewrapFlow(m Model, change func(Flow) Flow) (Model, bool) {
 		return out, true
 	}
 	return m, false
+}
+
+// builtOnce returns cfg with the topology of its flow model built once,
+// if it is of fixed size (fixedTopology), so that the estimate's runs and
+// its size share the build: on a 16k-GPU preset a build takes a third of
+// a second, and the flow model's calibration alone makes ten runs.
+func builtOnce(cfg Config) Config {
+	if t, ok := fixedTopology(cfg.Model, cfg.World); ok {
+		cfg.Model, _ = rewrapFlow(cfg.Model, func(x Flow) Flow { x.Topology = t; return x })
+	}
+	return cfg
 }
 
 // fixedTopology returns the topology of the flow model in m (under any

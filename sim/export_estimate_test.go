@@ -16,10 +16,9 @@ var (
 // built once if the spec is of fixed size and once is set, else built by
 // every run.
 func FlowCalibrate(cfg Config, body Body, once bool) (perMessage, searchesPerRank float64, ok bool) {
-	var built *Topology
 	if once {
-		built, _ = fixedTopology(cfg.Model, cfg.World)
+		cfg = builtOnce(cfg)
 	}
-	c, ok := flowCalibrate(cfg, body, built)
+	c, ok := flowCalibrate(cfg, body)
 	return c.perMessage, c.searchesPerRank, ok
 }
