@@ -38,6 +38,20 @@ peer_toml_names() {
 	echo "$1" | sed -e 's/[a-z0-9_]*/"&"/g' -e 's/,/, /g'
 }
 
+# peer_scenario_head SCRIPT PEER NAME prints the head of the scenario
+# nexar-live runs beside PEER, written by SCRIPT: its name and the
+# network, which nexar-live run needs but a live run does not use.
+peer_scenario_head() {
+	printf '# Written by %s: the sizes %s ran.\nname = "%s"\n[network]\nmodel = "alpha-beta"\nlatency = "100us"\nbandwidth = "500MB/s"\n' "$1" "$2" "$3"
+}
+
+# peer_sweep COLLECTIVE ALGORITHMS NP BYTES prints a sweep of that
+# scenario: ALGORITHMS and BYTES as TOML lists' insides
+# (peer_toml_names, peer_toml_bytes), on host data as the peers run.
+peer_sweep() {
+	printf '[[sweep]]\ncollective = "%s"\nalgorithms = [%s]\nworld = [%s]\nbytes = [%s]\ndtype = "f32"\nop = "sum"\ndata = "host"\n' "$1" "$2" "$3" "$4"
+}
+
 # peer_timed NAME CMD... runs a command with the load average before and
 # after it on stderr and in the log's last lines.
 peer_timed() {

@@ -109,8 +109,7 @@ peer=gloo
 # every algorithm per collective (allgather and reduce_scatter only at
 # sizes of whole 4-byte blocks per rank, as collectives.py).
 {
-	echo "# Written by scripts/gloo-allreduce/run.sh: the sizes Gloo ran."
-	printf 'name = "gloo-peer"\n[network]\nmodel = "alpha-beta"\nlatency = "100us"\nbandwidth = "500MB/s"\n'
+	peer_scenario_head scripts/gloo-allreduce/run.sh Gloo gloo-peer
 	for c in $(echo "$colls" | tr , ' '); do
 		case $c in
 		allreduce) algs='"ring", "pipelined_ring", "halving_doubling", "recursive_doubling", "binomial_tree", "rs_ag", "direct", "auto"' ;;
@@ -128,8 +127,7 @@ peer=gloo
 			done | sed 's/,$//')
 		fi
 		[ -n "$cs" ] || continue
-		printf '[[sweep]]\ncollective = "%s"\nalgorithms = [%s]\nworld = [%s]\nbytes = [%s]\ndtype = "f32"\nop = "sum"\ndata = "host"\n' \
-			"$c" "$algs" "$np" "$(peer_toml_bytes "$cs")"
+		peer_sweep "$c" "$algs" "$np" "$(peer_toml_bytes "$cs")"
 	done
 } >"$out/peer.toml"
 

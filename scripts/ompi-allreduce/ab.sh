@@ -64,22 +64,10 @@ mpicc -O2 -o "$out/ompi-allreduce" "$here/allreduce.c"
 
 # The sizes, as a scenario of world N, for both binaries.
 bytes=$(peer_toml_bytes "$sizes")
-cat >"$out/ab.toml" <<TOML
-# Written by scripts/ompi-allreduce/ab.sh: the sizes Open MPI ran.
-name = "ompi-ab"
-[network]
-model = "alpha-beta"
-latency = "100us"
-bandwidth = "500MB/s"
-[[sweep]]
-collective = "allreduce"
-algorithms = [$quoted]
-world = [$np]
-bytes = [$bytes]
-dtype = "f32"
-op = "sum"
-data = "host"
-TOML
+{
+	peer_scenario_head scripts/ompi-allreduce/ab.sh "Open MPI" ompi-ab
+	peer_sweep allreduce "$quoted" "$np" "$bytes"
+} >"$out/ab.toml"
 
 run_ompi() {
 	mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \

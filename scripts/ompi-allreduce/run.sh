@@ -99,22 +99,10 @@ echo "== building nexar-live" >&2
 
 # The same sizes for nexar-live, as a scenario of world N.
 bytes=$(peer_toml_bytes "$sizes")
-cat >"$out/peer.toml" <<TOML
-# Written by scripts/ompi-allreduce/run.sh: the sizes Open MPI ran.
-name = "ompi-peer"
-[network]
-model = "alpha-beta"
-latency = "100us"
-bandwidth = "500MB/s"
-[[sweep]]
-collective = "allreduce"
-algorithms = [$algnames]
-world = [$np]
-bytes = [$bytes]
-dtype = "f32"
-op = "sum"
-data = "host"
-TOML
+{
+	peer_scenario_head scripts/ompi-allreduce/run.sh "Open MPI" ompi-peer
+	peer_sweep allreduce "$algnames" "$np" "$bytes"
+} >"$out/peer.toml"
 
 nexar=$out/nexar-live
 peer=ompi
