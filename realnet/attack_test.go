@@ -312,11 +312,12 @@ func TestEagerRTSBounded(t *testing.T) {
 // message was charged goes back to the budget.
 func TestStalledBulkPayload(t *testing.T) {
 	checkGoroutines(t)
-	for _, trusted := range []bool{false, true} {
-		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
+	for _, c := range []struct{ local, trusted bool }{{false, false}, {false, true}, {true, false}} {
+		t.Run(fmt.Sprintf("local=%v/trusted=%v", c.local, c.trusted), func(t *testing.T) {
 			const timeout = time.Second
 			const size = 64 << 10
-			links := newWorld(t, 2, Config{Timeout: timeout, Thresholds: algos.Thresholds{Bulk: 1 << 10}, TrustedNetwork: trusted})
+			links := newWorld(t, 2, Config{Timeout: timeout, Thresholds: algos.Thresholds{Bulk: 1 << 10}, TrustedNetwork: c.trusted,
+				NoLocalSockets: !c.local})
 			defer closeWorld(t, links)
 			l, p := links[1], links[1].peers[0]
 			// The sender's bulk writer will wait for the connection the

@@ -56,6 +56,12 @@ type Config struct {
 	// connection is still bound to its authenticated QUIC connection by a
 	// token exchanged over QUIC. QUIC itself is always encrypted.
 	TrustedNetwork bool
+	// NoLocalSockets connects ranks on one host over TCP, as ranks on
+	// different hosts, instead of over a Unix socket whose bytes stay in
+	// the kernel and are sent in plaintext whatever TrustedNetwork says
+	// (localsock.go): to measure the network path on one machine, or
+	// where policy wants every byte sealed.
+	NoLocalSockets bool
 	// SpinRead is how long the eager connection's reader keeps asking
 	// its socket for the next frame, yielding to the rank's other
 	// goroutines in between, before it waits for the kernel to wake it

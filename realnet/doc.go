@@ -138,6 +138,22 @@
 // table ([transport] eager_threshold; nexar-sim derives it where the
 // scenario's [network.transport] gives the receiver's copy bandwidth).
 //
+// # Ranks on one host
+//
+// Ranks on one host open their bulk and eager connections on a Unix socket
+// instead of TCP (localsock.go), in Linux's abstract namespace, named after
+// the bulk listener's port, so that nothing new is exchanged: a rank whose
+// peer's bulk address is one of this host's dials the name, and falls back
+// to TCP if nothing that can prove the token answers. The kernel moves a
+// byte through a Unix socket with no segments, checksums or
+// acknowledgements; where ranks outnumber cores, as four on the
+// development machine's two, that CPU is what bounds an allreduce of many
+// megabytes. These connections are plaintext whatever
+// Config.TrustedNetwork says: only the kernel carries their bytes (see
+// Security). Config.NoLocalSockets keeps ranks on one host on TCP, as
+// ranks on different hosts, to measure the network path on one machine or
+// where policy wants every byte sealed.
+//
 // # Security
 //
 // What is protected, and from whom, in the manner of TLS's own statement
@@ -189,7 +205,13 @@
 // the acceptor proves it back, each by a MAC over a value exported from
 // the TCP connection's own handshake, so that a holder of a certificate of
 // the CA sitting on the path can neither take the place of either end nor
-// relay one end's proof to the other. With Config.TrustedNetwork those
+// relay one end's proof to the other. Between ranks on one host those
+// connections are Unix sockets, plaintext and as safe: their bytes pass
+// only through the kernel, so whoever can read them (root, or the ranks'
+// own user) can read the ranks' memory too; nobody can inject into an
+// established Unix stream; and the proofs both ways (over a challenge the
+// acceptor sends, as below) keep out a process that took the socket's name
+// or dials it without the token. With Config.TrustedNetwork the TCP
 // connections are plaintext: anyone on the path reads and can change
 // them, and the proofs (over a challenge the acceptor sends on each
 // connection instead of a handshake's value) keep off only those who can

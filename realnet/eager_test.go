@@ -14,19 +14,20 @@ import (
 
 // TestEagerCatalogue runs the whole catalogue with every message on TCP:
 // eager below 4 KiB, rendezvous above, sealed and plaintext, and with the
-// eager reader spinning (Config.SpinRead).
+// eager reader spinning (Config.SpinRead); and on the local socket.
 func TestEagerCatalogue(t *testing.T) {
 	checkGoroutines(t)
 	counts := []int{1, 4099}
 	unchecked := map[string]bool{}
 	for _, c := range []struct {
-		trusted bool
-		spin    time.Duration
-	}{{false, 0}, {true, 0}, {false, 50 * time.Microsecond}} {
+		local, trusted bool
+		spin           time.Duration
+	}{{false, false, 0}, {false, true, 0}, {false, false, 50 * time.Microsecond}, {true, false, 0}} {
 		for _, p := range []int{2, 3} {
 			trusted := c.trusted
-			t.Run(fmt.Sprintf("trusted=%v/spin=%v/p=%d", trusted, c.spin, p), func(t *testing.T) {
-				links := newWorld(t, p, Config{Thresholds: algos.Thresholds{Eager: 4096}, TrustedNetwork: trusted, SpinRead: c.spin})
+			t.Run(fmt.Sprintf("local=%v/trusted=%v/spin=%v/p=%d", c.local, trusted, c.spin, p), func(t *testing.T) {
+				links := newWorld(t, p, Config{Thresholds: algos.Thresholds{Eager: 4096}, TrustedNetwork: trusted, SpinRead: c.spin,
+					NoLocalSockets: !c.local})
 				defer closeWorld(t, links)
 				runCatalogue(t, links, counts, unchecked)
 				for _, l := range links {

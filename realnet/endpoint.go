@@ -49,6 +49,13 @@ type Endpoint struct {
 
 	// bulkAcc accepts bulk connections, maxHandshakes set up at once.
 	bulkAcc *acceptor
+	// localLn is the Unix socket beside bulkLn that ranks on this host
+	// dial instead (localsock.go); nil where there is none.
+	localLn  net.Listener
+	localAcc *acceptor
+	// hostIPs are this host's addresses, read once, the first time a
+	// peer's bulk address is checked for being one of them.
+	hostIPs localHost
 	// membersLater: the certificates of the ranks that connect are
 	// checked against the members Connect is given (a rebuilt world,
 	// membership.go), not against the ranks, and not before it is.
@@ -143,7 +150,10 @@ func newEndpoint(pc net.PacketConn, own bool, cfg Config) (*Endpoint, error) {
 				return nil, fmt.Errorf("realnet: bulk listener: %w", err)
 			}
 			ep.bulkAcc = newAcceptor(ep.bulkLn, maxHandshakes)
-			ep.wg.Go(func() { ep.acceptBulk(ep.bulkAcc) })
+			ep.wg.Go(func() { ep.acceptBulk(ep.bulkAcc, false) })
+			if !cfg.NoLocalSockets {
+				ep.listenLocal()
+			}
 		}
 	}
 	ep.wg.Go(ep.acceptQUIC)
@@ -317,10 +327,10 @@ func (ep *Endpoint) handleConn(conn *quic.Conn) {
 // them (TLS unless the network is trusted), reads their hello and checks
 // its proof of the token its rank was issued; at most maxHandshakes are
 // set up at once, the oldest closed to make room for a new one (accept.go).
-func (ep *Endpoint) acceptBulk(a *acceptor) {
+func (ep *Endpoint) acceptBulk(a *acceptor, local bool) {
 	a.run(ep.ctx, &ep.wg, func(c net.Conn, settled func() bool) {
 		c.SetDeadline(time.Now().Add(ep.cfg.HandshakeTimeout))
-		b, err := ep.takeBulk(c)
+		b, err := ep.takeBulk(c, local)
 		if !settled() || err != nil {
 			c.Close()
 			return
@@ -342,9 +352,10 @@ func (ep *Endpoint) acceptBulk(a *acceptor) {
 // read, and proof given both ways that each end knows the token this rank
 // issued to the dialer's rank over QUIC. A connection from a rank that was
 // issued no token (one claiming this rank or a lower one, or one that
-// never said hello over QUIC) is refused.
-func (ep *Endpoint) takeBulk(c net.Conn) (*bulkIn, error) {
-	b, h, err := acceptBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork)
+// never said hello over QUIC) is refused. A connection accepted on the
+// local socket is plaintext, as one on a trusted network (localsock.go).
+func (ep *Endpoint) takeBulk(c net.Conn, local bool) (*bulkIn, error) {
+	b, h, err := acceptBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork || local)
 	if err != nil {
 		return nil, err
 	}
@@ -717,16 +728,28 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	return newPeer(l, j, conn, ctrl, br, bulk, eager), nil
 }
 
+// dialBulk opens a bulk or eager connection to the rank whose bulk
+// listener is at addr: over its local socket if it runs on this host and
+// has one (localsock.go), else, or if that fails, over TCP.
 func (ep *Endpoint) dialBulk(ctx context.Context, addr string, to int, h bulkHello, token [16]byte) (*bulkConn, error) {
+	if ep.localLn != nil && ep.hostIPs.holds(ctx, addr) {
+		if b, err := ep.dialBulkOn(ctx, "unix", localName(addr), true, to, h, token); err == nil {
+			return b, nil
+		}
+	}
+	return ep.dialBulkOn(ctx, "tcp", addr, ep.cfg.TrustedNetwork, to, h, token)
+}
+
+func (ep *Endpoint) dialBulkOn(ctx context.Context, network, addr string, plain bool, to int, h bulkHello, token [16]byte) (*bulkConn, error) {
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
-	b, err := dialBulkConn(c, ep.cfg.Credentials, ep.cfg.TrustedNetwork, to, h, token)
+	b, err := dialBulkConn(c, ep.cfg.Credentials, plain, to, h, token)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -775,6 +798,9 @@ func (ep *Endpoint) shutdown() error {
 	ep.ln.Close()
 	if ep.bulkLn != nil {
 		ep.bulkLn.Close()
+	}
+	if ep.localLn != nil {
+		ep.localLn.Close()
 	}
 	err := ep.tr.Close()
 	if ep.ownPC {

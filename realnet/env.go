@@ -30,6 +30,9 @@ type Launch struct {
 	CA, Cert, Key string
 	// TrustedNetwork allows plaintext bulk TCP (NEXAR_TRUSTED_NETWORK=1).
 	TrustedNetwork bool
+	// NoLocalSockets connects ranks on one host over TCP
+	// (NEXAR_LOCAL_SOCKETS=0; Config.NoLocalSockets).
+	NoLocalSockets bool
 	// SpinRead is Config.SpinRead (NEXAR_SPIN_READ, a duration such as
 	// "50us"; unset or "0": off).
 	SpinRead time.Duration
@@ -51,7 +54,8 @@ type Launch struct {
 // NEXAR_CERT and NEXAR_KEY name the credentials ({rank} in the last two
 // stands for the rank, for certificates issued per rank), and
 // NEXAR_TRUSTED_NETWORK=1 allows plaintext bulk transfers;
-// NEXAR_SPIN_READ sets Config.SpinRead.
+// NEXAR_SPIN_READ sets Config.SpinRead; NEXAR_LOCAL_SOCKETS=0 sets
+// Config.NoLocalSockets.
 func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	la := Launch{
 		Rank: -1,
@@ -142,6 +146,13 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	default:
 		return Launch{}, fmt.Errorf("realnet: NEXAR_TRUSTED_NETWORK=%q, want 1 or 0", v)
 	}
+	switch v := getenv("NEXAR_LOCAL_SOCKETS"); v {
+	case "", "1", "true":
+	case "0", "false":
+		la.NoLocalSockets = true
+	default:
+		return Launch{}, fmt.Errorf("realnet: NEXAR_LOCAL_SOCKETS=%q, want 1 or 0", v)
+	}
 	if v := getenv("NEXAR_SPIN_READ"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > time.Second {
@@ -184,6 +195,7 @@ func Start(ctx context.Context, la Launch, cfg Config) (*Link, error) {
 		cfg.Credentials = creds
 	}
 	cfg.TrustedNetwork = cfg.TrustedNetwork || la.TrustedNetwork
+	cfg.NoLocalSockets = cfg.NoLocalSockets || la.NoLocalSockets
 	if cfg.SpinRead == 0 {
 		cfg.SpinRead = la.SpinRead
 	}

@@ -30,6 +30,10 @@ func TestLaunchFromEnv(t *testing.T) {
 			Launch{Launcher: "mpirun", Rank: 0, World: 2, Seed: "h:1", HostSeed: true, TrustedNetwork: true}},
 		{"nexar rank 1, spinning", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "h:1", "NEXAR_SPIN_READ", "50us"),
 			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "h:1", SpinRead: 50 * time.Microsecond}},
+		{"nexar rank 1, over TCP", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "h:1", "NEXAR_LOCAL_SOCKETS", "0"),
+			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "h:1", NoLocalSockets: true}},
+		{"nexar rank 1, local sockets", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "h:1", "NEXAR_LOCAL_SOCKETS", "1"),
+			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "h:1"}},
 		{"nexar rank 1, no spin", envOf("NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "h:1", "NEXAR_SPIN_READ", "0s"),
 			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "h:1"}},
 		{"nexar, seed assigns", envOf("NEXAR_WORLD", "16", "NEXAR_SEED", "seed:9000"),
@@ -59,6 +63,7 @@ func TestLaunchFromEnvErrors(t *testing.T) {
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:99999"), "bad port"},
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_HOST_SEED", "yes"), "NEXAR_HOST_SEED"},
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_SPIN_READ", "50"), "NEXAR_SPIN_READ"},
+		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_LOCAL_SOCKETS", "yes"), "NEXAR_LOCAL_SOCKETS"},
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_SPIN_READ", "-1us"), "NEXAR_SPIN_READ"},
 		{envOf("NEXAR_WORLD", "2", "NEXAR_SEED", "a:1", "NEXAR_SPIN_READ", "2s"), "NEXAR_SPIN_READ"},
 	} {

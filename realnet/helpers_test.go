@@ -38,6 +38,13 @@ func creds(t testing.TB) *Credentials {
 // rank joins through it, so every test exercises the join protocol.
 func newWorld(t testing.TB, p int, cfg Config) []*Link {
 	t.Helper()
+	return joinWorld(t, newEndpoints(t, p, cfg))
+}
+
+// newEndpoints starts p endpoints on loopback, the first hosting the seed
+// of a world of p.
+func newEndpoints(t testing.TB, p int, cfg Config) []*Endpoint {
+	t.Helper()
 	if cfg.Credentials == nil {
 		cfg.Credentials = creds(t)
 	}
@@ -52,6 +59,14 @@ func newWorld(t testing.TB, p int, cfg Config) []*Link {
 	if err := eps[0].HostSeed(p, ""); err != nil {
 		t.Fatal(err)
 	}
+	return eps
+}
+
+// joinWorld joins eps (from newEndpoints) into a world and returns its
+// links by rank.
+func joinWorld(t testing.TB, eps []*Endpoint) []*Link {
+	t.Helper()
+	p := len(eps)
 	seed := eps[0].Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -452,7 +452,7 @@ func TestAcceptRetry(t *testing.T) {
 	}
 	f := &failingListener{Listener: ln, failFor: 3}
 	a := newAcceptor(f, maxHandshakes)
-	ep.wg.Go(func() { ep.acceptBulk(a) })
+	ep.wg.Go(func() { ep.acceptBulk(a, false) })
 	defer ln.Close()
 	var conns []net.Conn
 	defer func() {
