@@ -75,6 +75,7 @@ type measureFlags struct {
 	eagerSet   bool // --eager-threshold was given: it wins over --tuning
 	tuning     string
 	trusted    bool
+	noLocal    bool
 	minmax     bool // --minmax: min/avg/max columns (jsonout.go)
 }
 
@@ -113,6 +114,7 @@ func (m *measureFlags) registerNet(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&m.tuning, "tuning", "", "tuning table whose [transport] bulk_threshold (and eager_threshold) the ranks use")
 	fs.BoolVar(&m.trusted, "trusted-network", false, "send bulk payloads over plaintext TCP (QUIC stays encrypted)")
+	fs.BoolVar(&m.noLocal, "no-local-sockets", false, "connect ranks on one host over TCP, as ranks on different hosts, not over Unix sockets")
 }
 
 func (m *measureFlags) options() (live.Options, error) {
@@ -144,6 +146,7 @@ func (m *measureFlags) config() (realnet.Config, error) {
 		Timeout:        m.timeout,
 		PeerTimeout:    min(max(m.timeout/4, time.Second), 10*time.Second),
 		TrustedNetwork: m.trusted,
+		NoLocalSockets: m.noLocal,
 		Thresholds:     m.thresholds,
 	}
 	if cfg.Thresholds.Bulk == 0 {
@@ -527,6 +530,7 @@ func launcher(np int, wargs []string, m measureFlags, stdout, stderr io.Writer) 
 		Timeout:        m.timeout + 30*time.Second,
 		Grace:          min(max(m.timeout/4, time.Second), 10*time.Second) + 10*time.Second,
 		TrustedNetwork: m.trusted,
+		NoLocalSockets: m.noLocal,
 		Stdout:         stdout,
 		Stderr:         stderr,
 	}, nil

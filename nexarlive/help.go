@@ -104,6 +104,11 @@ var measureFlagsHelp = `  --warmup W           untimed iterations before the tim
                        --bulk-threshold and --eager-threshold win; verify
                        defaults to its table
   --trusted-network    bulk payloads over plaintext TCP (QUIC stays TLS)
+  --no-local-sockets   ranks on one host connect over TCP as ranks on
+                       different hosts do (sealed unless --trusted-network).
+                       By default they use Unix sockets, in plaintext: the
+                       bytes stay in the kernel, and the kernel moves them
+                       for less than half loopback TCP's CPU
   --no-compare         do not predict the points with the scenario's model
 `
 
@@ -408,6 +413,8 @@ ratio to the rung below it, so that an overhead shows where it appears:
 
   latency (8 B one way: half the median round trip)
     tcp                raw TCP ping-pong (the kernel's floor)
+    unix               raw Unix socket ping-pong (the floor of ranks on one
+                       host, which connect so by default)
     quic-stream        raw quic-go, one long-lived stream
     quic-msg           raw quic-go, a new stream per message (realnet's way)
     quic-xchg          raw quic-go timed as the allreduce rung: both send
@@ -415,6 +422,8 @@ ratio to the rung below it, so that an overhead shows where it appears:
     realnet-quic       realnet Send/Recv on the QUIC path
     realnet-eager      realnet Send/Recv on the eager TCP path (64KiB threshold)
     realnet-bulk       realnet Send/Recv on the bulk TCP path (rendezvous)
+    realnet-local      realnet Send/Recv on the eager path over the local
+                       socket (plaintext), against unix
     allreduce          nexar-live's 8 B allreduce, recursive_doubling, 2 ranks
                        (RunRank's own time, as 'nexar-live run' reports it)
     allreduce-loop     the same, --timing loop
@@ -427,9 +436,15 @@ ratio to the rung below it, so that an overhead shows where it appears:
     gloo               PyTorch Gloo's 8 B allreduce, 2 ranks, TCP, through
                        scripts/gloo-allreduce/run.sh (skipped without torch)
   bandwidth (a --bw-bytes message one way, then a 1 B acknowledgement)
-    tcp-bw, quic-stream-bw, realnet-quic-bw, realnet-bulk-bw (TLS),
-    realnet-plain-bw (--trusted-network), realnet-eager-bw (eager mode:
-    rendezvous on TCP, TLS)
+    tcp-bw, unix-bw, quic-stream-bw, realnet-quic-bw, realnet-bulk-bw
+    (TLS), realnet-plain-bw (--trusted-network), realnet-eager-bw (eager
+    mode: rendezvous on TCP, TLS), realnet-local-bw (the bulk path over the
+    local socket, against unix-bw)
+
+The TCP paths and the harness rungs connect over TCP, as ranks on
+different hosts do (--no-local-sockets), so that they compare with raw TCP
+and Open MPI over TCP; the local rungs measure the Unix socket that ranks
+on one host use by default.
 
 Raw quic-go runs with realnet's TLS and QUIC settings. Run it from the root
 of a checkout for the Open MPI rung (or give --ompi).

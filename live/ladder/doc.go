@@ -11,6 +11,7 @@
 // appears and stays located as the code changes:
 //
 //	raw TCP ping-pong                   the kernel's floor
+//	raw Unix socket ping-pong           the floor of ranks on one host
 //	raw quic-go, one stream             what quic-go costs
 //	raw quic-go, a stream per message   realnet's way of using it
 //	raw quic-go, an agreed-start exchange   the allreduce's timing, without realnet

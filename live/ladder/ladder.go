@@ -158,17 +158,22 @@ func rungs(o Options) []rungDef {
 		c.Rounds, c.Warmup = o.Iters, max(o.Iters/10, 5)
 		return rungDef{Rung: Rung{Key: key, Name: name, Below: below}, cmd: c}
 	}
+	// The TCP paths are measured as between hosts (against raw TCP and
+	// Open MPI over TCP), the local socket's beside them.
 	quicPath := netSpec{Thresholds: algos.Thresholds{Bulk: algos.BulkNever}}
-	bulkPath := netSpec{Thresholds: algos.Thresholds{Bulk: 1}}
-	eager := netSpec{Thresholds: algos.Thresholds{Eager: EagerThreshold}}
+	bulkPath := netSpec{Thresholds: algos.Thresholds{Bulk: 1}, TCP: true}
+	eager := netSpec{Thresholds: algos.Thresholds{Eager: EagerThreshold}, TCP: true}
+	local := func(n netSpec) netSpec { n.TCP = false; return n }
 	return []rungDef{
 		lat("tcp", "raw TCP ping-pong", "", command{Kind: kindTCP}),
+		lat("unix", "raw Unix socket ping-pong", "tcp", command{Kind: kindUnix}),
 		lat("quic-stream", "raw quic-go, one stream", "tcp", command{Kind: kindQUICStream}),
 		lat("quic-msg", "raw quic-go, a stream per message", "quic-stream", command{Kind: kindQUICMsg}),
 		lat("quic-xchg", "raw quic-go, both ways at once from an agreed start", "quic-msg", command{Kind: kindQUICXchg, Net: quicPath}),
 		lat("realnet-quic", "realnet Send/Recv, QUIC path", "quic-msg", command{Kind: kindLink, Net: quicPath}),
 		lat("realnet-eager", "realnet Send/Recv, eager TCP path (TLS)", "tcp", command{Kind: kindLink, Net: eager}),
 		lat("realnet-bulk", "realnet Send/Recv, bulk path (request on QUIC, answer on TCP, TLS)", "tcp", command{Kind: kindLink, Net: bulkPath}),
+		lat("realnet-local", "realnet Send/Recv, eager path, local socket", "unix", command{Kind: kindLink, Net: local(eager)}),
 		harness("allreduce", "nexar-live allreduce 8 B, recursive_doubling, 2 ranks", "quic-msg",
 			command{Kind: kindHarness, Algorithm: "recursive_doubling", Bytes: 8, Timing: live.TimingStart}),
 		harness("allreduce-loop", "the same, --timing loop (mean of back-to-back iterations)", "quic-msg",
@@ -183,11 +188,13 @@ func rungs(o Options) []rungDef {
 		{Rung: Rung{Key: "gloo", Name: "PyTorch Gloo allreduce 8 B, 2 ranks, TCP (loop timing)", Below: "tcp"}, cmd: command{Kind: kindGloo, Bytes: 8, Rounds: o.Iters, Warmup: max(o.Iters/10, 5)}},
 
 		bw("tcp-bw", "raw TCP", "", command{Kind: kindTCP}),
+		bw("unix-bw", "raw Unix socket", "tcp-bw", command{Kind: kindUnix}),
 		bw("quic-stream-bw", "raw quic-go, one stream", "tcp-bw", command{Kind: kindQUICStream}),
 		bw("realnet-quic-bw", "realnet Send/Recv, QUIC path", "quic-stream-bw", command{Kind: kindLink, Net: quicPath}),
 		bw("realnet-bulk-bw", "realnet Send/Recv, bulk path, TLS", "tcp-bw", command{Kind: kindLink, Net: bulkPath}),
 		bw("realnet-plain-bw", "realnet Send/Recv, bulk path, --trusted-network", "tcp-bw", command{Kind: kindLink, Net: netSpec{Thresholds: bulkPath.Thresholds, Trusted: true}}),
 		bw("realnet-eager-bw", "realnet Send/Recv, eager mode (rendezvous on TCP), TLS", "tcp-bw", command{Kind: kindLink, Net: eager}),
+		bw("realnet-local-bw", "realnet Send/Recv, bulk path, local socket", "unix-bw", command{Kind: kindLink, Net: local(bulkPath)}),
 	}
 }
 

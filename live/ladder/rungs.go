@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -22,6 +24,7 @@ import (
 // Kinds of rungs.
 const (
 	kindTCP        = "tcp"         // raw TCP: an 8 B echo, or a transfer and its acknowledgement
+	kindUnix       = "unix"        // the same on a Unix socket
 	kindQUICStream = "quic-stream" // the same on one bidirectional quic-go stream
 	kindQUICMsg    = "quic-msg"    // an 8 B echo, a unidirectional quic-go stream per message
 	kindQUICXchg   = "quic-xchg"   // 8 B both ways at once from an agreed start, a quic-go stream per message (xchg.go)
@@ -54,12 +57,16 @@ type command struct {
 type netSpec struct {
 	Thresholds algos.Thresholds
 	Trusted    bool
+	// TCP connects the two ranks' bulk and eager connections over TCP
+	// as between hosts (realnet.Config.NoLocalSockets), not over the
+	// local socket that ranks on one host use by default.
+	TCP bool
 }
 
 // config is the rung's realnet.Config: its two processes spin for eager
 // frames as the launcher's ranks would (launch.SpinRead).
 func (n netSpec) config(c *realnet.Credentials) realnet.Config {
-	return realnet.Config{Credentials: c, Thresholds: n.Thresholds, TrustedNetwork: n.Trusted, SpinRead: launch.SpinRead(2)}
+	return realnet.Config{Credentials: c, Thresholds: n.Thresholds, TrustedNetwork: n.Trusted, NoLocalSockets: n.TCP, SpinRead: launch.SpinRead(2)}
 }
 
 // reply is what the peer answers: first its address (Addr, Bulk), then,
@@ -129,8 +136,8 @@ func (p *peerConn) measure(ctx context.Context, c command, opt Options) ([]float
 	}
 	var secs []float64
 	switch c.Kind {
-	case kindTCP:
-		secs, err = dialTCP(ctx, r.Addr, c)
+	case kindTCP, kindUnix:
+		secs, err = dialStream(ctx, c.Kind, r.Addr, c)
 	case kindQUICStream, kindQUICMsg:
 		secs, err = dialQUIC(ctx, r.Addr, p.creds, c)
 	case kindQUICXchg:
@@ -218,8 +225,8 @@ func serve(ctx context.Context, c command, creds *realnet.Credentials, announce 
 	ctx, cancel := context.WithTimeout(ctx, rungTimeout)
 	defer cancel()
 	switch c.Kind {
-	case kindTCP:
-		return serveTCP(ctx, c, announce)
+	case kindTCP, kindUnix:
+		return serveStream(ctx, c, announce)
 	case kindQUICStream, kindQUICMsg:
 		return serveQUIC(ctx, c, creds, announce)
 	case kindQUICXchg:
@@ -243,10 +250,19 @@ func serve(ctx context.Context, c command, creds *realnet.Credentials, announce 
 	return fmt.Errorf("unknown rung kind %q", c.Kind)
 }
 
-// Raw TCP.
+// Raw TCP, or a raw Unix socket (c.Kind is the network).
 
-func serveTCP(ctx context.Context, c command, announce func(reply) error) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func serveStream(ctx context.Context, c command, announce func(reply) error) error {
+	addr := "127.0.0.1:0"
+	if c.Kind == kindUnix {
+		dir, err := os.MkdirTemp("", "nexar-ladder-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		addr = filepath.Join(dir, "socket")
+	}
+	ln, err := net.Listen(c.Kind, addr)
 	if err != nil {
 		return err
 	}
@@ -265,9 +281,9 @@ func serveTCP(ctx context.Context, c command, announce func(reply) error) error 
 	return answer(conn, c)
 }
 
-func dialTCP(ctx context.Context, addr string, c command) ([]float64, error) {
+func dialStream(ctx context.Context, network, addr string, c command) ([]float64, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}

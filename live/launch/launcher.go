@@ -62,6 +62,9 @@ type Launcher struct {
 	// TrustedNetwork lets the ranks send bulk payloads over plaintext TCP
 	// (NEXAR_TRUSTED_NETWORK=1).
 	TrustedNetwork bool
+	// NoLocalSockets connects the ranks over TCP rather than Unix sockets
+	// (NEXAR_LOCAL_SOCKETS=0; realnet.Config.NoLocalSockets).
+	NoLocalSockets bool
 	// Shrink is what the run does when it loses a rank, as the workers'
 	// --recovery shrink: the launcher hosts the membership coordinator
 	// the workers report to (their heartbeats as Heartbeat says), a rank
@@ -125,7 +128,7 @@ var launchVars = []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"
 	"SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
 	"PMI_RANK", "PMI_SIZE", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
 	"NEXAR_WORLD", "NEXAR_RANK", "NEXAR_SEED", "NEXAR_HOST_SEED", "NEXAR_CA", "NEXAR_CERT", "NEXAR_KEY",
-	"NEXAR_TRUSTED_NETWORK", StatusFDEnv}
+	"NEXAR_TRUSTED_NETWORK", "NEXAR_LOCAL_SOCKETS", StatusFDEnv}
 
 func workerEnv(base []string, vars map[string]string) []string {
 	out := make([]string, 0, len(base)+len(vars))
@@ -273,6 +276,9 @@ func (s *session) prepare(ctx context.Context) error {
 	}
 	if s.l.TrustedNetwork {
 		s.vars["NEXAR_TRUSTED_NETWORK"] = "1"
+	}
+	if s.l.NoLocalSockets {
+		s.vars["NEXAR_LOCAL_SOCKETS"] = "0"
 	}
 	if s.l.Shrink {
 		var addr string
