@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/internal/cli"
@@ -359,6 +360,11 @@ func (r *Report) WriteTable(w io.Writer) {
 		o.Rounds, o.Warmup, o.Iters)
 	fmt.Fprintf(w, "# bandwidth: %d B one way then a 1 B acknowledgement, median of %d transfers\n", o.BWBytes, o.BWRounds)
 	fmt.Fprintf(w, "# ratio: median / median of the rung named in 'against'; passes over the whole ladder: %d, rounds pooled\n", o.Repeat)
+	// The key and name columns are as wide as their longest entries.
+	keyW, nameW := len("bandwidth")+2, 0
+	for _, g := range r.Rungs {
+		keyW, nameW = max(keyW, utf8.RuneCountInString(g.Key)), max(nameW, utf8.RuneCountInString(g.Name))
+	}
 	group := ""
 	for _, g := range r.Rungs {
 		head := "latency"
@@ -371,10 +377,10 @@ func (r *Report) WriteTable(w io.Writer) {
 			if g.Bandwidth {
 				unit = "GB/s"
 			}
-			fmt.Fprintf(w, "#\n# %-16s %-56s %10s %10s  %-16s %7s\n", head, "", unit, best, "against", "ratio")
+			fmt.Fprintf(w, "#\n# %-*s %-*s %10s %10s  %-*s %7s\n", keyW-2, head, nameW, "", unit, best, keyW, "against", "ratio")
 		}
 		if g.Skipped != "" {
-			fmt.Fprintf(w, "%-18s %-56s %10s %10s  skipped: %s\n", g.Key, g.Name, "-", "-", g.Skipped)
+			fmt.Fprintf(w, "%-*s %-*s %10s %10s  skipped: %s\n", keyW, g.Key, nameW, g.Name, "-", "-", g.Skipped)
 			continue
 		}
 		v, m := g.Value*1e6, g.Min*1e6
@@ -385,7 +391,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		if g.Ratio > 0 {
 			ratio = fmt.Sprintf("%6.2fx", g.Ratio)
 		}
-		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-18s %-56s %10.2f %10.2f  %-16s %7s", g.Key, g.Name, v, m, g.Below, ratio), " "))
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-*s %10.2f %10.2f  %-*s %7s", keyW, g.Key, nameW, g.Name, v, m, keyW, g.Below, ratio), " "))
 	}
 }
 

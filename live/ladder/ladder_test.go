@@ -70,6 +70,31 @@ func TestLadder(t *testing.T) {
 			t.Errorf("table lacks rung %s:\n%s", k, tab.String())
 		}
 	}
+	// The columns line up: every name starts at one column, and every
+	// median (or "-" where the rung was skipped) sits past the longest
+	// name.
+	nameW, nameCol := 0, -1
+	for _, g := range rep.Rungs {
+		nameW = max(nameW, len(g.Name))
+	}
+	for _, g := range rep.Rungs {
+		for _, line := range strings.Split(tab.String(), "\n") {
+			if !strings.HasPrefix(line, g.Key+" ") {
+				continue
+			}
+			col := strings.Index(line, g.Name)
+			if nameCol < 0 {
+				nameCol = col
+			}
+			if col != nameCol || len(line) < col+nameW+11 {
+				t.Fatalf("rung %s: name at column %d (want %d), or short: %q", g.Key, col, nameCol, line)
+			}
+			v := strings.TrimSpace(line[col+nameW : col+nameW+11])
+			if _, err := strconv.ParseFloat(v, 64); err != nil && v != "-" {
+				t.Errorf("rung %s: no median at its column: %q", g.Key, line)
+			}
+		}
+	}
 	var c bytes.Buffer
 	if err := rep.WriteCSV(&c); err != nil {
 		t.Fatal(err)
