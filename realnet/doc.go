@@ -146,11 +146,12 @@
 // peer's bulk address is one of this host's dials the name, and falls back
 // to TCP if nothing that can prove the token answers. The kernel moves a
 // byte through a Unix socket with no segments, checksums or
-// acknowledgements; where ranks outnumber cores, as four on the
-// development machine's two, that CPU is what bounds an allreduce of many
-// megabytes. These connections are plaintext whatever
-// Config.TrustedNetwork says: only the kernel carries their bytes (see
-// Security). Config.NoLocalSockets keeps ranks on one host on TCP, as
+// acknowledgements, at 1.5-2 times loopback TCP's rate point to point.
+// These connections are plaintext whatever Config.TrustedNetwork says:
+// only the kernel carries their bytes (see Security). That, more than the
+// socket, is what ranks on one host gain: four ranks' 64 MiB allreduce on
+// the development machine's two cores took 92 ms against 95 ms over plain
+// TCP, and 197 ms over TCP sealed. Config.NoLocalSockets keeps ranks on one host on TCP, as
 // ranks on different hosts, to measure the network path on one machine or
 // where policy wants every byte sealed.
 //
