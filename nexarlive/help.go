@@ -107,8 +107,9 @@ var measureFlagsHelp = `  --warmup W           untimed iterations before the tim
   --no-local-sockets   ranks on one host connect over TCP as ranks on
                        different hosts do (sealed unless --trusted-network).
                        By default they use Unix sockets, in plaintext: the
-                       bytes stay in the kernel, and the kernel moves them
-                       for less than half loopback TCP's CPU
+                       bytes stay in the kernel, so sealing them protects
+                       nothing, and a Unix socket moves 1.5-2x loopback
+                       TCP's rate
   --no-compare         do not predict the points with the scenario's model
 `
 
