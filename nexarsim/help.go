@@ -306,17 +306,20 @@ or too large for the network, tuning tables that cannot be read or select
 an algorithm that cannot run. Exits 2 if any file has a problem.
 
 For a good file it says what each sweep will cost: its messages, events
-and time (roughly: one core's CPU time on the machine the project's costs
-were fitted on, a 2.5 GHz Xeon), and the memory of its largest
+and time (roughly: one core's CPU time on this machine, at prices scaled
+by its speed, which a few milliseconds of probing measure), and the memory
+of its largest
 point, and warns on stderr of points that may not fit in the machine's
 available memory or simulate a billion messages or more. The estimates
 come from recording the algorithm's operations on a sample of the ranks
 (all of them up to 64): the messages are exact up to 64 ranks and within
 a few per cent above; events within a factor of 1.5, memory within about
 25% of the peak the run holds, time within a factor of 1.5 or so on a
-quiet machine of that kind. Time is priced, not timed, so the same file
-gives the same estimate on every call; only host data's points (whose
-cost is their arithmetic) are timed on a sample of 64 ranks.
+quiet machine (runs on coroutines vary more). Time is priced, not timed:
+only the machine's speed is measured, once, so the same file gives nearly
+the same estimate on every call, and the same within one call; host
+data's points (whose cost is their arithmetic) are timed on a sample of
+64 ranks.
 
 For example, a file whose sweep, from line 9, reads
 

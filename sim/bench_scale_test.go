@@ -231,59 +231,6 @@ func watchMemory() func() uint64 {
 	}
 }
 
-// floorEvent is an event of the floor heap, of the engine's event's size.
-type floorEvent struct {
-	at  int64
-	seq uint64
-	h   any
-}
-
-func (a *floorEvent) before(b *floorEvent) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-// floorHeap is a plain typed binary min-heap.
-type floorHeap []floorEvent
-
-func (q *floorHeap) push(e floorEvent) {
-	h := append(*q, e)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h[i].before(&h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	*q = h
-}
-
-func (q *floorHeap) pop() floorEvent {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = floorEvent{}
-	h = h[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		c := l
-		if l+1 < n && h[l+1].before(&h[l]) {
-			c = l + 1
-		}
-		if !h[c].before(&h[i]) {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-	*q = h
-	return top
-}
-
 // floorNs is the floor per message at a world of n ranks, in ns: with n
 // events pending, pop the earliest and push one a pseudo-random time
 // later, and switch to a coroutine and back. It runs for about half a
@@ -294,30 +241,12 @@ func floorNs(n int) (wall, cpu float64) {
 		}
 	})
 	defer stop()
-	var h floorHeap = make([]floorEvent, 0, n)
-	x := uint64(88172645463325252)
-	rnd := func() int64 { // xorshift64
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		return int64(x % 4096)
-	}
-	var seq uint64
-	var handler any = &seq
-	for range n {
-		seq++
-		h.push(floorEvent{at: rnd(), seq: seq, h: handler})
-	}
+	f := sim.NewFloor(n)
 	ops := 0
 	cpu0 := cpuTime()
 	start := time.Now()
 	for time.Since(start) < 500*time.Millisecond {
-		for range 1024 {
-			e := h.pop()
-			seq++
-			h.push(floorEvent{at: e.at + 1 + rnd(), seq: seq, h: e.h})
-			next()
-		}
+		f.Run(1024, next)
 		ops += 1024
 	}
 	wall = float64(time.Since(start).Nanoseconds()) / float64(ops)

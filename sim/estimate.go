@@ -24,8 +24,9 @@ type Estimate struct {
 	// the garbage collector's headroom.
 	Memory int64
 	// Seconds is the CPU time of one core the run would take, at costs
-	// fitted on the project's machine (a 2.5 GHz Xeon), so the same on
-	// every call: the events at a cost that grows with the world as its
+	// fitted on the project's machine and scaled by this machine's speed,
+	// measured once per process (machineSpeed), so the same on every call
+	// of a process: the events at a cost that grows with the world as its
 	// state leaves the caches (eventSeconds); on the flow model, above
 	// 64 ranks, the run's messages and the work of its max-min passes,
 	// counted on runs of smaller worlds (flowSeconds). With host data,
@@ -222,7 +223,8 @@ func (s *sample) symmetricCost() (seconds float64, memory int64) {
 		slices.Sort(t)
 		ops = t[n/2]
 	}
-	seconds = symOpSeconds * float64(ops) * w / workers
+	heap, _ := machineSpeed()
+	seconds = symOpSeconds * heap * float64(ops) * w / workers
 	memory = int64(w*symBytesPerRank+s.programBytes()) + baseMemory
 	return seconds, memory
 }
@@ -247,12 +249,19 @@ const cacheGrowth = 1.16
 // 1500 to 1600 at 2^16 (the first); the ring at 1024 ranks, 430 to 520
 // (the first), costs about half as much as this prices it. Other
 // networks' events (LogGP's, two paths', a protocol's) are priced alike.
+//
+// Those are the reference machine's prices; this machine's scale them by
+// its speed (machineSpeed, speed.go): a replayed event's by the speed of a
+// heap operation, and what an event on coroutines costs beyond that by the
+// speed of a coroutine switch.
 func eventSeconds(world int, replay bool) float64 {
 	doublings := math.Log2(float64(max(world, 1))) - 10
+	replayed := 250e-9 * math.Pow(1.10, doublings)
+	heap, coroutine := machineSpeed()
 	if replay {
-		return 250e-9 * math.Pow(1.10, doublings)
+		return replayed * heap
 	}
-	return 950e-9 * math.Pow(1.12, doublings)
+	return replayed*heap + (950e-9*math.Pow(1.12, doublings)-replayed)*coroutine
 }
 
 // coroutineBytes is what a rank's coroutine holds: its goroutine, a stack
@@ -632,11 +641,15 @@ const (
 // (the run's CPU over its operations), 59 to 72 under other work. The
 // run records on every CPU, and its wall time was half its CPU on two.
 // The price sits above the quiet figure as the other costs sit between a
-// fast day's and a slow one's (see eventSeconds). A rank holds the
+// fast day's and a slow one's (see eventSeconds). Scaled, as the others
+// are, by this machine's speed at a heap operation (speed.go), it read
+// 0.54 to 0.84 of the runs on the EPYC the probe was fitted on, where
+// recording follows that speed less than events do; 105 ns instead of 75
+// leaves BenchmarkSymmetry's points there at 0.8 to 1.2. A rank holds the
 // pointer to its program, the recorder's per-rank state and the garbage
 // the collector lets grow: symBytesPerRank, from BenchmarkSymmetry's and
 // scenarios/scale/sixteen-million.toml's peak memory.
 const (
-	symOpSeconds    = 75e-9
+	symOpSeconds    = 105e-9
 	symBytesPerRank = 100
 )

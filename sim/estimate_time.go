@@ -51,7 +51,8 @@ import (
 // CPU a message, where the costs above gave 1.9x its time; the message
 // and work costs are scaled by 0.75 for it, which leaves it at about 1.4x
 // and the slow day's at about 0.8x. These are a replay's costs; a run on
-// coroutines adds their events' price (EstimateRun).
+// coroutines adds their events' price (EstimateRun). All of them are the
+// Xeon's, scaled by this machine's speed at a heap operation (speed.go).
 const (
 	flowBuildCost   = 1.2e-6
 	flowSearchCost  = 12e-9
@@ -80,7 +81,8 @@ func flowSeconds(cfg Config, body Body, messages int64, size int) (seconds float
 	w := float64(cfg.World)
 	cost := (flowMessageCost + flowWorkCost*c.perMessage) * math.Pow(flowGrowth, max(math.Log2(w/flowGrowthFrom), 0))
 	searches := c.searchesPerRank * w
-	return flowSetup + float64(size)*(flowBuildCost+searches*flowSearchCost) + cost*float64(messages), true
+	heap, _ := machineSpeed() // the reference machine's costs, scaled to this one's (speed.go)
+	return heap * (flowSetup + float64(size)*(flowBuildCost+searches*flowSearchCost) + cost*float64(messages)), true
 }
 
 // flowCalibration is what the calibration runs of a flow-model estimate

@@ -22,3 +22,12 @@ func FlowCalibrate(cfg Config, body Body, once bool) (perMessage, searchesPerRan
 	c, ok := flowCalibrate(cfg, body)
 	return c.perMessage, c.searchesPerRank, ok
 }
+
+// Floor is BenchmarkScale's floor (speed.go).
+type Floor = floor
+
+// NewFloor returns a floor with n events pending.
+func NewFloor(n int) *Floor { return newFloor(n) }
+
+// Run does ops of the floor's operations (see floor.run).
+func (f *floor) Run(ops int, next func() (struct{}, bool)) { f.run(ops, next) }
