@@ -35,6 +35,19 @@ func TestMain(m *testing.M) {
 // testWorker is one rank: live.Worker with its configuration from the
 // environment, as the nexar-live command's worker gets it from flags.
 func testWorker() int {
+	if os.Getenv("LIVE_TEST_WORKER") == "done" {
+		// Says it is alive, many times over (as much as the pipe
+		// holds, so that the launcher is still reading when the
+		// process has gone), says it finished, and exits at once.
+		st, err := launch.OpenStatusPipe()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		st.WriteString(strings.Repeat("alive\n", 8000))
+		launch.NewStatusWriter(st, nil).Done()
+		return 0
+	}
 	if os.Getenv("LIVE_TEST_OWN_CERT") != "" {
 		// The certificate the launcher gave this worker names its own
 		// member (its rank in the first world), and no other.
@@ -328,4 +341,23 @@ func TestLauncherRankHung(t *testing.T) {
 		t.Errorf("the run took %v to end after the stop", took)
 	}
 	gone(t, cmds.all())
+}
+
+// TestLauncherDoneThenExit: ranks that say they are done and exit at
+// once finished, however the launcher reads their status and their exits
+// interleave (a rank's "done" once came after its exit and it was
+// counted as having died).
+func TestLauncherDoneThenExit(t *testing.T) {
+	l, _, stderr := testLauncher(t, 8, "", t.TempDir(), 1)
+	command := l.Command
+	l.Command = func(r int) *exec.Cmd {
+		cmd := command(r)
+		cmd.Env = append(cmd.Env, "LIVE_TEST_WORKER=done")
+		return cmd
+	}
+	for i := range 20 {
+		if err := l.Run(context.Background()); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, stderr)
+		}
+	}
 }

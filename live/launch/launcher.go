@@ -397,9 +397,11 @@ func (s *session) spawn(r int) (pid int, err error) {
 	sw.Close()
 	s.cmds = append(s.cmds, cmd)
 	s.readers.Add(2)
+	read := make(chan struct{}) // closed when the status pipe has been read to its end
 	go func() {
 		defer s.readers.Done()
 		defer sr.Close()
+		defer close(read)
 		readStatus(sr, func(line string) {
 			if l := parseStatus(line); r == 0 && l.word == "point" && l.index >= 0 && s.l.Progress != nil {
 				s.l.Progress(l.index)
@@ -412,6 +414,16 @@ func (s *session) spawn(r int) (pid int, err error) {
 		end := ""
 		if err := cmd.Wait(); err != nil {
 			end = describeExit(err)
+		}
+		// What the rank wrote before it exited comes before its exit:
+		// a "done" read after it would leave a rank that finished
+		// counted as one that died. The pipe's end is the rank's own,
+		// so it is read to its end as the rank exits; a process the
+		// rank left behind holding it is waited for no longer than
+		// Wait waits for its output.
+		select {
+		case <-read:
+		case <-time.After(cmd.WaitDelay):
 		}
 		s.events <- exited{r, end}
 	}()
