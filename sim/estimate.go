@@ -130,8 +130,10 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		est.Seconds = float64(est.Events) * eventSeconds(cfg.World, est.Replay)
 	}
 	topoNodes, topoEdges := topologySize(cfg.Model, cfg.World)
+	var routeSearches float64
 	if flow && cfg.World > estimateExact {
-		if sec, ok := flowSeconds(cfg, body, est.Messages, topoNodes+topoEdges); ok {
+		if sec, searches, ok := flowSeconds(cfg, body, est.Messages, topoNodes+topoEdges); ok {
+			routeSearches = searches
 			est.Seconds = sec
 			if !est.Replay {
 				// The flow costs are a replay's; coroutines add
@@ -173,7 +175,17 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	if !est.Replay {
 		headroom = 1.6
 	}
-	est.Memory = int64(live*headroom) + baseMemory
+	// The flow model's route searches each keep their distances and tie
+	// masks, a word each per node, for the whole run (one search serves a
+	// destination switch, so there are at most as many as nodes). They
+	// are outside the headroom: it was fitted to runs whose peaks held
+	// them and whose estimates did not count them. Counted, the 4096-rank
+	// fat tree's flow runs (BenchmarkScaleFlow) read 0.85 (the ring) and
+	// 1.09 (halving-doubling) of their peaks replayed, where they read
+	// 0.60 and 0.79 without, and 1.50 on coroutines (1.38); the 16384-GPU
+	// ring on the dgx-h100 preset 217 MiB against 241 MiB (79 without).
+	routes := min(routeSearches, float64(topoNodes)) * float64(topoNodes) * routeBytesPerNode
+	est.Memory = int64(live*headroom+routes) + baseMemory
 	if g, ok := s.symmetric(cfg); ok {
 		est.Symmetry = g.String()
 		est.Seconds, est.Memory = s.symmetricCost()
@@ -625,6 +637,10 @@ func topologySize(m Model, world int) (nodes, edges int) {
 	}
 	return 0, 0
 }
+
+// routeBytesPerNode is what a route search keeps per node of the topology:
+// its distance and its tie mask (route.go).
+const routeBytesPerNode = 8
 
 // edgeBytes and nodeBytes are what the flow model keeps per edge and per
 // node of its topology, names and routing tables included.

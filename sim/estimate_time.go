@@ -71,18 +71,19 @@ const calibrateFrom = 16
 const flowWorkBudget = 3 << 20
 
 // flowSeconds estimates the time of a flow-model run of cfg that sends
-// messages messages over a topology of size nodes and edges (see above);
-// ok is false when no calibration run sends a message or one fails.
-func flowSeconds(cfg Config, body Body, messages int64, size int) (seconds float64, ok bool) {
+// messages messages over a topology of size nodes and edges (see above),
+// and the route searches it makes; ok is false when no calibration run
+// sends a message or one fails.
+func flowSeconds(cfg Config, body Body, messages int64, size int) (seconds, searches float64, ok bool) {
 	c, ok := flowCalibrate(cfg, body)
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
 	w := float64(cfg.World)
 	cost := (flowMessageCost + flowWorkCost*c.perMessage) * math.Pow(flowGrowth, max(math.Log2(w/flowGrowthFrom), 0))
-	searches := c.searchesPerRank * w
+	searches = c.searchesPerRank * w
 	heap, _ := machineSpeed() // the reference machine's costs, scaled to this one's (speed.go)
-	return heap * (flowSetup + float64(size)*(flowBuildCost+searches*flowSearchCost) + cost*float64(messages)), true
+	return heap * (flowSetup + float64(size)*(flowBuildCost+searches*flowSearchCost) + cost*float64(messages)), searches, true
 }
 
 // flowCalibration is what the calibration runs of a flow-model estimate
