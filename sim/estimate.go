@@ -144,12 +144,25 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 		}
 	}
 
+	est.Memory = s.memory(cfg, est.Replay, topoNodes, topoEdges, routeSearches)
+	if g, ok := s.symmetric(cfg); ok {
+		est.Symmetry = g.String()
+		est.Seconds, est.Memory = s.symmetricCost()
+	}
+	return est, nil
+}
+
+// memory estimates the peak memory of a run of cfg (see Estimate.Memory)
+// on a topology of nodes and edges (flow model) where the run makes
+// routeSearches route searches.
+func (s *sample) memory(cfg Config, replay bool, topoNodes, topoEdges int, routeSearches float64) int64 {
+	w := float64(cfg.World)
 	// The engine's state per rank: the rank and its process (side by
 	// side, no pointer to them), its finish time in the result, and 32
 	// bytes for its share of the rest.
 	perRank := float64(unsafe.Sizeof(rank{})+unsafe.Sizeof(proc{})) + 8 + 32
 	perRank += s.estimate(func(n rankCounts) int64 { return n.slots }) / w * float64(unsafe.Sizeof(request{}))
-	if est.Replay {
+	if replay {
 		perRank += s.programBytes() / w
 	} else {
 		perRank += coroutineBytes
@@ -172,7 +185,7 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// sit in their queues and whose second queues are linked, and of
 	// coroutine runs of 64 to 2^20 ranks.)
 	headroom := 1.05
-	if !est.Replay {
+	if !replay {
 		headroom = 1.6
 	}
 	// The flow model's route searches each keep their distances and tie
@@ -185,12 +198,7 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	// 0.60 and 0.79 without, and 1.50 on coroutines (1.38); the 16384-GPU
 	// ring on the dgx-h100 preset 217 MiB against 241 MiB (79 without).
 	routes := min(routeSearches, float64(topoNodes)) * float64(topoNodes) * routeBytesPerNode
-	est.Memory = int64(live*headroom+routes) + baseMemory
-	if g, ok := s.symmetric(cfg); ok {
-		est.Symmetry = g.String()
-		est.Seconds, est.Memory = s.symmetricCost()
-	}
-	return est, nil
+	return int64(live*headroom+routes) + baseMemory
 }
 
 // symmetric reports whether a run of cfg may take the symmetry shortcut
