@@ -129,30 +129,17 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return Launch{}, fmt.Errorf("realnet: seed address %q: bad port", la.Seed)
 	}
-	la.HostSeed = la.Rank == 0
-	switch v := getenv("NEXAR_HOST_SEED"); v {
-	case "":
-	case "1", "true":
-		la.HostSeed = true
-	case "0", "false":
-		la.HostSeed = false
-	default:
-		return Launch{}, fmt.Errorf("realnet: NEXAR_HOST_SEED=%q, want 1 or 0", v)
+	if la.HostSeed, err = envBool(getenv, "NEXAR_HOST_SEED", la.Rank == 0); err != nil {
+		return Launch{}, err
 	}
-	switch v := getenv("NEXAR_TRUSTED_NETWORK"); v {
-	case "", "0", "false":
-	case "1", "true":
-		la.TrustedNetwork = true
-	default:
-		return Launch{}, fmt.Errorf("realnet: NEXAR_TRUSTED_NETWORK=%q, want 1 or 0", v)
+	if la.TrustedNetwork, err = envBool(getenv, "NEXAR_TRUSTED_NETWORK", false); err != nil {
+		return Launch{}, err
 	}
-	switch v := getenv("NEXAR_LOCAL_SOCKETS"); v {
-	case "", "1", "true":
-	case "0", "false":
-		la.NoLocalSockets = true
-	default:
-		return Launch{}, fmt.Errorf("realnet: NEXAR_LOCAL_SOCKETS=%q, want 1 or 0", v)
+	local, err := envBool(getenv, "NEXAR_LOCAL_SOCKETS", true)
+	if err != nil {
+		return Launch{}, err
 	}
+	la.NoLocalSockets = !local
 	if v := getenv("NEXAR_SPIN_READ"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > time.Second {
@@ -165,6 +152,20 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 
 // rankPlaceholder in NEXAR_CERT and NEXAR_KEY stands for the rank.
 const rankPlaceholder = "{rank}"
+
+// envBool reads a switch: 1 or true, 0 or false, def where unset.
+func envBool(getenv func(string) string, name string, def bool) (bool, error) {
+	switch v := getenv(name); v {
+	case "":
+		return def, nil
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	default:
+		return false, fmt.Errorf("realnet: %s=%q, want 1 or 0", name, v)
+	}
+}
 
 func envInt(getenv func(string) string, name string) (int, error) {
 	s := getenv(name)
