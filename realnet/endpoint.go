@@ -712,12 +712,14 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 	}
 	var bulk, eager *bulkConn
 	if reply.Token != ([16]byte{}) && self.Bulk != "" && to.Bulk != "" && ep.bulkLn != nil {
-		// The bulk connection, and the eager one beside it (eager.go).
+		// The bulk connection, and the eager one beside it (eager.go),
+		// over the peer's local socket if it runs on this host.
 		h := bulkHello{Rank: l.rank, Session: l.session}
-		bulk, err = ep.dialBulk(hctx, to.Bulk, l.memberOf(j), h, reply.Token)
+		local := ep.localLn != nil && ep.hostIPs.holds(hctx, to.Bulk)
+		bulk, err = ep.dialBulk(hctx, to.Bulk, local, l.memberOf(j), h, reply.Token)
 		if err == nil {
 			h.Eager = true
-			if eager, err = ep.dialBulk(hctx, to.Bulk, l.memberOf(j), h, reply.Token); err != nil {
+			if eager, err = ep.dialBulk(hctx, to.Bulk, local, l.memberOf(j), h, reply.Token); err != nil {
 				bulk.Close()
 			}
 		}
@@ -729,10 +731,11 @@ func (ep *Endpoint) tryDialPeer(ctx context.Context, l *Link, j int, self, to Pe
 }
 
 // dialBulk opens a bulk or eager connection to the rank whose bulk
-// listener is at addr: over its local socket if it runs on this host and
-// has one (localsock.go), else, or if that fails, over TCP.
-func (ep *Endpoint) dialBulk(ctx context.Context, addr string, to int, h bulkHello, token [16]byte) (*bulkConn, error) {
-	if ep.localLn != nil && ep.hostIPs.holds(ctx, addr) {
+// listener is at addr: over its local socket if local (it runs on this
+// host, and so does a local socket of this rank's: localsock.go), else,
+// or if that fails, over TCP.
+func (ep *Endpoint) dialBulk(ctx context.Context, addr string, local bool, to int, h bulkHello, token [16]byte) (*bulkConn, error) {
+	if local {
 		if b, err := ep.dialBulkOn(ctx, "unix", localName(addr), true, to, h, token); err == nil {
 			return b, nil
 		}

@@ -29,6 +29,9 @@ import (
 // to TCP if nothing answers there or the answer is not its peer (another
 // listener on the same port of another address, or a squatter).
 
+// localPrefix and the bulk listener's port name its local socket.
+const localPrefix = "@nexar-bulk/"
+
 // localName is the local socket's name beside the bulk listener at
 // tcpAddr ("host:port").
 func localName(tcpAddr string) string {
@@ -36,7 +39,7 @@ func localName(tcpAddr string) string {
 	if err != nil {
 		port = tcpAddr
 	}
-	return "@nexar-bulk/" + port
+	return localPrefix + port
 }
 
 // listenLocal opens the endpoint's local socket beside its bulk listener.
@@ -47,7 +50,7 @@ func (ep *Endpoint) listenLocal() {
 	if !ok {
 		return
 	}
-	ln, err := listenUnix(localName(net.JoinHostPort("", strconv.Itoa(ta.Port))))
+	ln, err := listenUnix(localPrefix + strconv.Itoa(ta.Port))
 	if err != nil {
 		return
 	}
