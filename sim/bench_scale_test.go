@@ -3,7 +3,6 @@ package sim_test
 import (
 	"context"
 	"flag"
-	"iter"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -236,10 +235,7 @@ func watchMemory() func() uint64 {
 // later, and switch to a coroutine and back. It runs for about half a
 // second and returns the mean in wall time and in CPU time.
 func floorNs(n int) (wall, cpu float64) {
-	next, stop := iter.Pull(func(yield func(struct{}) bool) {
-		for yield(struct{}{}) {
-		}
-	})
+	next, stop := sim.Switcher()
 	defer stop()
 	f := sim.NewFloor(n)
 	ops := 0

@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"iter"
 	"strconv"
 	"testing"
 
@@ -56,10 +55,7 @@ func BenchmarkGoroutineHandoff(b *testing.B) {
 // BenchmarkCoroutineSwitch is one resume and yield of an iter.Pull
 // coroutine, which is how the simulator drives ranks.
 func BenchmarkCoroutineSwitch(b *testing.B) {
-	next, stop := iter.Pull(func(yield func(struct{}) bool) {
-		for yield(struct{}{}) {
-		}
-	})
+	next, stop := sim.Switcher()
 	defer stop()
 	for b.Loop() {
 		next()

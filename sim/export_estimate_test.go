@@ -32,5 +32,8 @@ func NewFloor(n int) *Floor { return newFloor(n) }
 // Run does ops of the floor's operations (see floor.run).
 func (f *floor) Run(ops int, next func() (struct{}, bool)) { f.run(ops, next) }
 
+// Switcher is switcher (speed.go).
+func Switcher() (next func() (struct{}, bool), stop func()) { return switcher() }
+
 // MachineSpeed is machineSpeed (speed.go).
 func MachineSpeed() (heap, coroutine float64) { return machineSpeed() }

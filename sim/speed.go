@@ -59,10 +59,7 @@ const (
 // coroutine and back, in ns each.
 func probeNs() (heapNs, switchNs float64) {
 	f := newFloor(probeQueue)
-	next, stop := iter.Pull(func(yield func(struct{}) bool) {
-		for yield(struct{}{}) {
-		}
-	})
+	next, stop := switcher()
 	defer stop()
 	heapNs, switchNs = math.Inf(1), math.Inf(1)
 	for range probeRounds {
@@ -76,6 +73,15 @@ func probeNs() (heapNs, switchNs float64) {
 		switchNs = min(switchNs, float64(time.Since(start).Nanoseconds())/probeOps)
 	}
 	return heapNs, switchNs
+}
+
+// switcher returns a coroutine that yields as soon as it is resumed: a
+// switch to it and back is the floor's and the probe's coroutine switch.
+func switcher() (next func() (struct{}, bool), stop func()) {
+	return iter.Pull(func(yield func(struct{}) bool) {
+		for yield(struct{}{}) {
+		}
+	})
 }
 
 // floor is the floor of an event's cost that BenchmarkScale holds runs
