@@ -267,7 +267,7 @@ type flowNet struct {
 	// (see flowSlots).
 	slotSlab []*flowState
 
-	ends   flowHeap // flows in their bandwidth phase, by end
+	ends   flowEnds // flows in their bandwidth phase, by end
 	dirty  []int32  // edges whose set of flows or capacity changed
 	wake   flowWake
 	wakeAt Time
@@ -390,6 +390,9 @@ type flowState struct {
 	counted float64 // bytes already accounted on the edges of an earlier route
 	since   Time
 	end     Time
+	// batch and hidx are the flow's place in ends: its batch and its
+	// index in the batch's entries (hidx -1 when it is in none).
+	batch   *endBatch
 	hidx    int
 	sending bool
 	dropped bool
@@ -665,6 +668,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	}
 	f.cons, f.weight = f.route.cons, f.route.weight
 	f.pos = f.pos[:0]
+	dirty, alone := len(n.dirty), true
 	for _, e := range f.route.cons {
 		f.pos = append(f.pos, int32(len(n.edge[e].flows)))
 		u := &n.edge[e]
@@ -673,13 +677,47 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 		}
 		u.flows = append(u.flows, f)
 		n.fill[e].nflows++
+		alone = alone && n.fill[e].nflows == 1
 		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
 	}
-	if len(f.route.cons) == 0 { // nothing limits it: all its bytes go at once
+	switch {
+	case len(f.route.cons) == 0: // nothing limits it: all its bytes go at once
 		f.rate = math.Inf(1)
 		f.end = now
 		n.ends.push(f)
+	case alone:
+		n.dirty = n.dirty[:dirty]
+		n.startAlone(f)
+	}
+}
+
+// startAlone gives f, which no other flow's edge crosses, its rate at
+// once: its component is itself, so no other flow's rate moves, and the
+// refill of it is the pop of its least lone edge (see refill), which
+// this repeats, expression for expression, that the rate be the same to
+// the bit. Most flows of a collective on a fat tree (a ring's within a
+// leaf, every flow of a contention-free permutation) start so, sparing
+// the component search, the filling and the dirty edges a recompute
+// costs.
+func (n *flowNet) startAlone(f *flowState) {
+	least := shareItem{share: math.Inf(1), edge: math.MaxInt32}
+	for _, e := range f.cons {
+		it := shareItem{n.fill[e].capacity, e}
+		if f.weight != 1 {
+			it.share /= f.weight
+		}
+		if it.less(least) {
+			least = it
+		}
+	}
+	f.newRate = max(n.fill[least.edge].capacity, 0) / f.weight * f.weight
+	f.popKey, f.popEdge, f.popSeq = least.share, least.edge, n.popSeq
+	n.popSeq++
+	n.applyRate(f, n.e.Now())
+	n.countAlone(2 * len(f.cons))
+	if recomputeCheck != nil {
+		recomputeCheck(n, slices.Clone(f.cons))
 	}
 }
 
@@ -695,6 +733,7 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 			u.busy += now - u.since
 		}
 	}
+	dirty, alone := len(n.dirty), true
 	for i, e := range f.route.cons {
 		list := n.edge[e].flows
 		last := len(list) - 1
@@ -712,8 +751,16 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 		list[last] = nil
 		n.edge[e].flows = list[:last]
 		n.fill[e].nflows--
+		alone = alone && n.fill[e].nflows == 0
 		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
+	}
+	if alone {
+		// No other flow crossed its edges: no rate moves. The work is
+		// counted as the recompute's that the edges asked for until
+		// this was spared, visiting them (see countAlone).
+		n.dirty = n.dirty[:dirty]
+		n.countAlone(len(f.route.cons))
 	}
 	if f.hidx >= 0 {
 		n.ends.remove(f)
@@ -764,7 +811,7 @@ func (n *flowNet) wakeUp() {
 	if n.armed && n.wakeAt == now {
 		n.armed = false
 	}
-	for n.ends.len() > 0 && n.ends.min().end <= now {
+	for n.ends.len() > 0 && n.ends.next() <= now {
 		f := n.ends.pop()
 		f.sending = false
 		n.detach(f, f.m.wireVolume()-f.counted)
@@ -816,7 +863,7 @@ func (n *flowNet) Settle() {
 		}
 	}
 	if n.ends.len() > 0 {
-		if t := n.ends.min().end; !n.armed || t < n.wakeAt {
+		if t := n.ends.next(); !n.armed || t < n.wakeAt {
 			n.armed, n.wakeAt = true, t
 			n.e.At(t, &n.wake)
 		}
@@ -989,6 +1036,17 @@ func (n *flowNet) recompute() {
 // boundary edges that failed their check in the last, before it fills
 // the whole component (a variable for tests).
 var regionTries = 3
+
+// countAlone tells Flow.work the visits a recompute would have made for
+// a flow that started or ended alone (startAlone, detach): its edges,
+// and its edges again from the flow when it starts. The time estimate's
+// work is so the same as before those recomputes were spared, and its
+// calibration stands; its price per unit is what moved (estimate_time.go).
+func (n *flowNet) countAlone(visits int) {
+	if n.work != nil {
+		*n.work += int64(visits)
+	}
+}
 
 // countWork tells Flow.work the edges and flows' edges a pass visited.
 func (n *flowNet) countWork(edges int, flows []*flowState) {
@@ -1212,19 +1270,24 @@ func (n *flowNet) apply(flows []*flowState) {
 		if f.newRate == f.rate && f.hidx >= 0 {
 			continue
 		}
-		if f.rate > 0 && now > f.since {
-			f.rem = max(f.rem-f.rate*float64(now-f.since)/float64(Second), 0)
-		}
-		if !(f.newRate > 0) { // max-min gives every flow a positive share
-			panic(fmt.Sprintf("sim: flow model: message %d from rank %d to %d got rate %g", f.m.ID, f.m.Src, f.m.Dst, f.newRate))
-		}
-		f.since, f.rate = now, f.newRate
-		f.end = now + transfer(f.rem, f.rate)
-		if f.hidx >= 0 {
-			n.ends.fix(f)
-		} else {
-			n.ends.push(f)
-		}
+		n.applyRate(f, now)
+	}
+}
+
+// applyRate starts f's new rate at now.
+func (n *flowNet) applyRate(f *flowState, now Time) {
+	if f.rate > 0 && now > f.since {
+		f.rem = max(f.rem-f.rate*float64(now-f.since)/float64(Second), 0)
+	}
+	if !(f.newRate > 0) { // max-min gives every flow a positive share
+		panic(fmt.Sprintf("sim: flow model: message %d from rank %d to %d got rate %g", f.m.ID, f.m.Src, f.m.Dst, f.newRate))
+	}
+	f.since, f.rate = now, f.newRate
+	f.end = now + transfer(f.rem, f.rate)
+	if f.hidx >= 0 {
+		n.ends.fix(f)
+	} else {
+		n.ends.push(f)
 	}
 }
 
@@ -1541,96 +1604,4 @@ func (h shareHeap) down(i int) {
 		h[i], h[c] = h[c], h[i]
 		i = c
 	}
-}
-
-// flowHeap orders flows by (end, seq), with each flow's index kept in it
-// so that a flow whose end moves can be fixed in place. Its entries carry
-// their keys, so that sifting compares without reading the flows (at
-// scale each a cache miss): it only writes their indices.
-type flowHeap struct{ h []endItem }
-
-type endItem struct {
-	end Time
-	seq uint64
-	f   *flowState
-}
-
-func (a *endItem) before(b *endItem) bool { return a.end < b.end || (a.end == b.end && a.seq < b.seq) }
-
-func (q *flowHeap) len() int        { return len(q.h) }
-func (q *flowHeap) min() *flowState { return q.h[0].f }
-
-func (q *flowHeap) push(f *flowState) {
-	f.hidx = len(q.h)
-	q.h = append(q.h, endItem{f.end, f.seq, f})
-	q.up(f.hidx)
-}
-
-func (q *flowHeap) pop() *flowState {
-	f := q.h[0].f
-	q.remove(f)
-	return f
-}
-
-func (q *flowHeap) remove(f *flowState) {
-	i, last := f.hidx, len(q.h)-1
-	if i != last {
-		q.h[i] = q.h[last]
-		q.h[i].f.hidx = i
-	}
-	q.h[last] = endItem{}
-	q.h = q.h[:last]
-	f.hidx = -1
-	if i != last {
-		q.down(i)
-		q.up(i)
-	}
-}
-
-// fix moves f, in the heap, to its new end.
-func (q *flowHeap) fix(f *flowState) {
-	i := f.hidx
-	q.h[i].end = f.end
-	q.down(i)
-	q.up(f.hidx)
-}
-
-func (q *flowHeap) up(i int) {
-	h := q.h
-	it := h[i]
-	for i > 0 {
-		p := (i - 1) / 2
-		if !it.before(&h[p]) {
-			break
-		}
-		h[i] = h[p]
-		h[i].f.hidx = i
-		i = p
-	}
-	h[i] = it
-	it.f.hidx = i
-}
-
-func (q *flowHeap) down(i int) {
-	h := q.h
-	n := len(h)
-	it := h[i]
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		c := l
-		if l+1 < n && h[l+1].before(&h[l]) {
-			c = l + 1
-		}
-		if !h[c].before(&it) {
-			break
-		}
-		h[i] = h[c]
-		h[i].f.hidx = i
-		i = c
-	}
-	h[i] = it
-	it.f.hidx = i
 }
