@@ -20,3 +20,16 @@ func RecordStats(world int, body Body) RecordStat {
 	}
 	return RecordStat{Programs: len(distinct), Chunks: len(progs.chunks), Ops: progs.ops}
 }
+
+// FlowRoutesUnshared runs run with the flow model's shared routes
+// (flowroutes.go) emptied first and after.
+func FlowRoutesUnshared[T any](run func() T) T {
+	empty := func() {
+		routeStores.mu.Lock()
+		routeStores.stores = nil
+		routeStores.mu.Unlock()
+	}
+	empty()
+	defer empty()
+	return run()
+}

@@ -212,6 +212,9 @@ func (f Flow) NewNetworkChecked(e *Engine) (Network, error) {
 	}
 	n.rt.searchCount = f.searches
 	n.clearRoutes()
+	if f.searches == nil && f.work == nil {
+		n.shared = sharedRoutesFor(t, n.latencyFirst)
+	}
 	for i, ed := range t.edges {
 		n.fill[i].capacity = ed.Bandwidth
 	}
@@ -254,6 +257,10 @@ type flowNet struct {
 	// router's scratch for a path, copied into its route.
 	routeSlab []flowRoute
 	pathBuf   []int32
+	// shared is the routes this run shares with the process's others on
+	// its topology (see sharedRoutes); nil once a link fails, or when
+	// the run counts its searches.
+	shared *sharedRoutes
 	// swRoutes keeps the routes of switch operations (switchRoute);
 	// swMembers is its scratch.
 	swRoutes  map[uint64][]swRoute
@@ -418,112 +425,6 @@ func (f *flowState) Fire() {
 type flowWake struct{ n *flowNet }
 
 func (w *flowWake) Fire() { w.n.wakeUp() }
-
-// denseRoutes is the largest world whose routes are cached in rows (at
-// most 32 MiB of pointers when every pair talks).
-const denseRoutes = 2048
-
-func (n *flowNet) clearRoutes() {
-	n.swRoutes = nil
-	for i := range n.senders {
-		n.senders[i].last = nil
-	}
-	if w := n.e.World(); w <= denseRoutes {
-		n.routes = make([][]*flowRoute, w)
-	} else {
-		n.routeMap = map[uint64]*flowRoute{}
-	}
-}
-
-// routeSlab is how many routes findRoute allocates at once.
-const routeSlab = 256
-
-// noRoute marks a cached pair with no path left.
-var noRoute = &flowRoute{}
-
-func (n *flowNet) route(src, dst int) *flowRoute {
-	sd := &n.senders[src]
-	if sd.last == nil || sd.lastDst != dst {
-		sd.last, sd.lastDst = n.cachedRoute(src, dst), dst
-	}
-	if sd.last == noRoute {
-		return nil
-	}
-	return sd.last
-}
-
-// cachedRoute is the route from src to dst, found once per pair (noRoute
-// if there is none).
-func (n *flowNet) cachedRoute(src, dst int) *flowRoute {
-	var slot **flowRoute
-	if n.routes != nil {
-		row := n.routes[src]
-		if row == nil {
-			row = make([]*flowRoute, len(n.routes))
-			n.routes[src] = row
-		}
-		slot = &row[dst]
-	} else {
-		key := uint64(src)<<32 | uint64(uint32(dst))
-		r := n.routeMap[key]
-		if r == nil {
-			r = n.findRoute(src, dst)
-			n.routeMap[key] = r
-		}
-		slot = &r
-	}
-	if *slot == nil {
-		*slot = n.findRoute(src, dst)
-	}
-	return *slot
-}
-
-func (n *flowNet) findRoute(src, dst int) *flowRoute {
-	path := n.rt.route(n.dev[src], n.dev[dst], n.pathBuf[:0])
-	if path == nil {
-		return noRoute
-	}
-	n.pathBuf = path[:0]
-	// Routes come from slabs: one allocation, and one object for the
-	// collector to mark, per routeSlab routes.
-	if len(n.routeSlab) == 0 {
-		n.routeSlab = make([]flowRoute, routeSlab)
-	}
-	r := &n.routeSlab[0]
-	n.routeSlab = n.routeSlab[1:]
-	k := 0
-	for _, e := range path {
-		ed := &n.topo.edges[e]
-		r.latency += ed.Latency
-		if !math.IsInf(ed.Bandwidth, 1) {
-			k++
-		}
-	}
-	need := len(path)
-	if k < len(path) {
-		need += k
-	}
-	buf := r.buf[:0]
-	if need > cap(buf) {
-		buf = make([]int32, 0, need)
-	}
-	all := append(buf, path...)
-	r.path = all[:len(path):len(path)]
-	r.cons = r.path
-	if k < len(path) {
-		r.cons = all[len(path):len(path)]
-		for _, e := range path {
-			if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
-				r.cons = append(r.cons, e)
-			}
-		}
-	}
-	r.weight = 1
-	if n.latencyFirst && r.latency > 0 {
-		r.weight = 1 / r.latency.Seconds()
-	}
-	return r
-}
 
 func (n *flowNet) Post(m *Message) {
 	s := &n.senders[m.Src]
