@@ -50,14 +50,20 @@ import (
 // fell by a tenth: the fat tree's halving-doubling replayed at 7.3 µs of
 // CPU a message, where the costs above gave 1.9x its time; the message
 // and work costs are scaled by 0.75 for it, which leaves it at about 1.4x
-// and the slow day's at about 0.8x. These are a replay's costs; a run on
-// coroutines adds their events' price (EstimateRun). All of them are the
-// Xeon's, scaled by this machine's speed at a heap operation (speed.go).
+// and the slow day's at about 0.8x. A fourth, on the AMD EPYC of a later
+// round, after flows that start or end alone stopped costing a recompute
+// (their work is still counted, see countAlone) and ends moved to
+// batches: BenchmarkScaleFlow read the estimate at 1.32-1.35x the ring's
+// time replayed at 4096 ranks and 1.12-1.69x halving-doubling's, so the
+// message and work costs are scaled by 0.85 again. These are a
+// replay's costs; a run on coroutines adds their events' price
+// (EstimateRun). All of them are the Xeon's, scaled by this machine's
+// speed at a heap operation (speed.go).
 const (
 	flowBuildCost   = 1.2e-6
 	flowSearchCost  = 12e-9
-	flowMessageCost = 0.70e-6
-	flowWorkCost    = 0.130e-6
+	flowMessageCost = 0.60e-6
+	flowWorkCost    = 0.110e-6
 	flowGrowthFrom  = 4096
 	flowGrowth      = math.Sqrt2
 	flowSetup       = 0.05
