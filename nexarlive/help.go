@@ -437,10 +437,13 @@ ratio to the rung below it, so that an overhead shows where it appears:
     gloo               PyTorch Gloo's 8 B allreduce, 2 ranks, TCP, through
                        scripts/gloo-allreduce/run.sh (skipped without torch)
   bandwidth (a --bw-bytes message one way, then a 1 B acknowledgement)
-    tcp-bw, unix-bw, quic-stream-bw, realnet-quic-bw, realnet-bulk-bw
-    (TLS), realnet-plain-bw (--trusted-network), realnet-eager-bw (eager
-    mode: rendezvous on TCP, TLS), realnet-local-bw (the bulk path over the
-    local socket, against unix-bw)
+    tcp-bw, unix-bw, tcp-gcm-bw (raw TCP sealed and opened with AES-128-GCM
+    in the bulk path's records: the floor of any sealed path, so that
+    realnet-bulk-bw beside it is what realnet adds), quic-stream-bw,
+    realnet-quic-bw, realnet-bulk-bw (TLS), realnet-plain-bw
+    (--trusted-network), realnet-eager-bw (eager mode: rendezvous on TCP,
+    TLS), realnet-local-bw (the bulk path over the local socket, against
+    unix-bw)
 
 The TCP paths and the harness rungs connect over TCP, as ranks on
 different hosts do (--no-local-sockets), so that they compare with raw TCP

@@ -12,6 +12,7 @@
 //
 //	raw TCP ping-pong                   the kernel's floor
 //	raw Unix socket ping-pong           the floor of ranks on one host
+//	raw TCP sealed with AES-128-GCM     the cipher's floor (bandwidth only)
 //	raw quic-go, one stream             what quic-go costs
 //	raw quic-go, a stream per message   realnet's way of using it
 //	raw quic-go, an agreed-start exchange   the allreduce's timing, without realnet

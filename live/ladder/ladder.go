@@ -190,6 +190,7 @@ func rungs(o Options) []rungDef {
 
 		bw("tcp-bw", "raw TCP", "", command{Kind: kindTCP}),
 		bw("unix-bw", "raw Unix socket", "tcp-bw", command{Kind: kindUnix}),
+		bw("tcp-gcm-bw", "raw TCP in records sealed with AES-128-GCM as the bulk path's (the cipher's floor)", "tcp-bw", command{Kind: kindTCPGCM}),
 		bw("quic-stream-bw", "raw quic-go, one stream", "tcp-bw", command{Kind: kindQUICStream}),
 		bw("realnet-quic-bw", "realnet Send/Recv, QUIC path", "quic-stream-bw", command{Kind: kindLink, Net: quicPath}),
 		bw("realnet-bulk-bw", "realnet Send/Recv, bulk path, TLS", "tcp-bw", command{Kind: kindLink, Net: bulkPath}),

@@ -1,6 +1,7 @@
 package ladder
 
 import (
+	"crypto/rand"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 const (
 	kindTCP        = "tcp"         // raw TCP: an 8 B echo, or a transfer and its acknowledgement
 	kindUnix       = "unix"        // the same on a Unix socket
+	kindTCPGCM     = "tcp-gcm"     // raw TCP in records sealed with AES-128-GCM as the bulk path's (gcm.go)
 	kindQUICStream = "quic-stream" // the same on one bidirectional quic-go stream
 	kindQUICMsg    = "quic-msg"    // an 8 B echo, a unidirectional quic-go stream per message
 	kindQUICXchg   = "quic-xchg"   // 8 B both ways at once from an agreed start, a quic-go stream per message (xchg.go)
@@ -51,6 +53,8 @@ type command struct {
 	// timing.
 	Algorithm string
 	Timing    live.Timing
+	// Key is a tcp-gcm rung's AES-128 key: a measurement's, no secret.
+	Key []byte
 }
 
 // netSpec is the part of realnet.Config a rung sets.
@@ -114,6 +118,10 @@ func (p *peerConn) measure(ctx context.Context, c command, opt Options) ([]float
 	}
 	ctx, cancel := context.WithTimeout(ctx, rungTimeout)
 	defer cancel()
+	if c.Kind == kindTCPGCM {
+		c.Key = make([]byte, 16)
+		rand.Read(c.Key)
+	}
 	var ep *realnet.Endpoint
 	if c.Kind == kindLink || c.Kind == kindHarness || c.Kind == kindQUICXchg {
 		var err error
@@ -136,8 +144,8 @@ func (p *peerConn) measure(ctx context.Context, c command, opt Options) ([]float
 	}
 	var secs []float64
 	switch c.Kind {
-	case kindTCP, kindUnix:
-		secs, err = dialStream(ctx, c.Kind, r.Addr, c)
+	case kindTCP, kindUnix, kindTCPGCM:
+		secs, err = dialStream(ctx, r.Addr, c)
 	case kindQUICStream, kindQUICMsg:
 		secs, err = dialQUIC(ctx, r.Addr, p.creds, c)
 	case kindQUICXchg:
@@ -225,7 +233,7 @@ func serve(ctx context.Context, c command, creds *realnet.Credentials, announce 
 	ctx, cancel := context.WithTimeout(ctx, rungTimeout)
 	defer cancel()
 	switch c.Kind {
-	case kindTCP, kindUnix:
+	case kindTCP, kindUnix, kindTCPGCM:
 		return serveStream(ctx, c, announce)
 	case kindQUICStream, kindQUICMsg:
 		return serveQUIC(ctx, c, creds, announce)
@@ -250,7 +258,24 @@ func serve(ctx context.Context, c command, creds *realnet.Credentials, announce 
 	return fmt.Errorf("unknown rung kind %q", c.Kind)
 }
 
-// Raw TCP, or a raw Unix socket (c.Kind is the network).
+// Raw TCP, sealed or not, or a raw Unix socket.
+
+// network is the stream rung's network.
+func (c command) network() string {
+	if c.Kind == kindUnix {
+		return "unix"
+	}
+	return "tcp"
+}
+
+// stream is what a stream rung reads and writes: conn, or for tcp-gcm
+// its records.
+func (c command) stream(conn net.Conn) (io.ReadWriter, error) {
+	if c.Kind == kindTCPGCM {
+		return newGCMStream(conn, c.Key)
+	}
+	return conn, nil
+}
 
 func serveStream(ctx context.Context, c command, announce func(reply) error) error {
 	addr := "127.0.0.1:0"
@@ -262,7 +287,7 @@ func serveStream(ctx context.Context, c command, announce func(reply) error) err
 		defer os.RemoveAll(dir)
 		addr = filepath.Join(dir, "socket")
 	}
-	ln, err := net.Listen(c.Kind, addr)
+	ln, err := net.Listen(c.network(), addr)
 	if err != nil {
 		return err
 	}
@@ -278,18 +303,26 @@ func serveStream(ctx context.Context, c command, announce func(reply) error) err
 	}
 	defer conn.Close()
 	context.AfterFunc(ctx, func() { conn.Close() })
-	return answer(conn, c)
+	rw, err := c.stream(conn)
+	if err != nil {
+		return err
+	}
+	return answer(rw, c)
 }
 
-func dialStream(ctx context.Context, network, addr string, c command) ([]float64, error) {
+func dialStream(ctx context.Context, addr string, c command) ([]float64, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, addr)
+	conn, err := d.DialContext(ctx, c.network(), addr)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	context.AfterFunc(ctx, func() { conn.Close() })
-	return ask(conn, c)
+	rw, err := c.stream(conn)
+	if err != nil {
+		return nil, err
+	}
+	return ask(rw, c)
 }
 
 // ask is the ladder's side of a stream rung: ping-pongs of 8 B, or
