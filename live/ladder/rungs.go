@@ -1,8 +1,8 @@
 package ladder
 
 import (
-	"crypto/rand"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
