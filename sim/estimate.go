@@ -127,7 +127,10 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 	if cfg.HostData {
 		est.Seconds = float64(est.Events) * hostPerEvent
 	} else {
-		est.Seconds = float64(est.Events) * eventSeconds(cfg.World, est.Replay)
+		est.Seconds = float64(est.Events) * eventSeconds(cfg.World)
+		if !est.Replay {
+			est.Seconds += coroutineSeconds(cfg.World, float64(est.Events))
+		}
 	}
 	topoNodes, topoEdges := topologySize(cfg.Model, cfg.World)
 	var routeSearches float64
@@ -136,10 +139,8 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 			routeSearches = searches
 			est.Seconds = sec
 			if !est.Replay {
-				// The flow costs are a replay's; coroutines add
-				// their switches, an event's price on them over
-				// a replayed one's.
-				est.Seconds += float64(est.Events) * (eventSeconds(cfg.World, false) - eventSeconds(cfg.World, true))
+				// The flow costs are a replay's.
+				est.Seconds += coroutineSeconds(cfg.World, float64(est.Events))
 			}
 		}
 	}
@@ -253,35 +254,53 @@ func (s *sample) symmetricCost() (seconds float64, memory int64) {
 // each time a world past 2^16 ranks doubles.
 const cacheGrowth = 1.16
 
-// eventSeconds is the CPU time on one core that an event of a run with
-// phantom data takes in a world of world ranks: replayed, 250 ns at 1024
+// eventSeconds is the CPU time on one core that an event of a replayed
+// run with phantom data takes in a world of world ranks: 250 ns at 1024
 // ranks and 10 % more each time the world doubles, as the ranks' state
-// leaves the caches and then the page tables' reach; on coroutines, 950
-// ns at 1024 ranks and 12 % more a doubling. Fitted to halving-doubling
-// and ring allreduce on alpha-beta (BenchmarkScale, BenchmarkScaleFlow)
-// on the 2.5 GHz Xeon the project measures on, in two quiet sittings a
-// day apart between which that machine (a virtual one) slowed by 1.75x,
-// the heap-and-switch floor with it; the costs sit between the two, so
-// that both fall within 1.5x. Replayed, per event: at 1024 ranks 178 and
-// 351 ns, at 2^16 371 and 626, at 2^20 544 and 810, and at 2^24 911
-// (CPU, the first sitting's machine, niced beside other work). On
-// coroutines: halving-doubling 1750 ns at 4096 ranks (the second) and
-// 1500 to 1600 at 2^16 (the first); the ring at 1024 ranks, 430 to 520
-// (the first), costs about half as much as this prices it. Other
-// networks' events (LogGP's, two paths', a protocol's) are priced alike.
+// leaves the caches and then the page tables' reach. Fitted to
+// halving-doubling and ring allreduce on alpha-beta (BenchmarkScale,
+// BenchmarkScaleFlow) on the 2.5 GHz Xeon the project measures on, in
+// two quiet sittings a day apart between which that machine (a virtual
+// one) slowed by 1.75x, the heap-and-switch floor with it; the costs sit
+// between the two, so that both fall within 1.5x. Per event: at 1024
+// ranks 178 and 351 ns, at 2^16 371 and 626, at 2^20 544 and 810, and
+// at 2^24 911 (CPU, the first sitting's machine, niced beside other
+// work). Other networks' events (LogGP's, two paths', a protocol's) are
+// priced alike. A run on coroutines adds coroutineSeconds.
 //
 // Those are the reference machine's prices; this machine's scale them by
-// its speed (machineSpeed, speed.go): a replayed event's by the speed of a
-// heap operation, and what an event on coroutines costs beyond that by the
-// speed of a coroutine switch.
-func eventSeconds(world int, replay bool) float64 {
+// its speed at a heap operation (machineSpeed, speed.go).
+func eventSeconds(world int) float64 {
 	doublings := math.Log2(float64(max(world, 1))) - 10
-	replayed := 250e-9 * math.Pow(1.10, doublings)
-	heap, coroutine := machineSpeed()
-	if replay {
-		return replayed * heap
-	}
-	return replayed*heap + (950e-9*math.Pow(1.12, doublings)-replayed)*coroutine
+	heap, _ := machineSpeed()
+	return 250e-9 * math.Pow(1.10, doublings) * heap
+}
+
+// coroutineSeconds is the CPU time on one core that running a world of
+// world ranks, with events events, on coroutines adds to its replay:
+// per event, 191 ns at 1024 ranks and 8 % more a doubling (a rank parks
+// and is resumed); per rank, 25.5 µs at 1024 ranks and 30 % more a
+// doubling (its coroutine: a goroutine, a stack grown to a collective's
+// depth that the collector scans at every cycle of the run, and at
+// scale the memory they take from the caches). Pricing per event
+// alone, as before, took a ring allreduce (2500 events a rank at 1024
+// ranks) for 2.2x what it costs, or halving-doubling (50 a rank) for a
+// fraction: its coroutines' own cost is most of its time.
+//
+// Fitted on an AMD EPYC (2 vCPU), each point a process of its own and a
+// run of its own (BenchmarkScale's worlds; a later run in one process
+// reuses the first's stacks and costs less): coroutine CPU less the
+// replay's, halving-doubling of 1 MiB at 256 to 65536 ranks (2.7, 5.8,
+// 20.6, 39.8, 157, 956 and 5880 ms at 256, 512, 1024, 2048, 4096,
+// 16384 and 65536 ranks) and the ring of 64 MiB at 256 to 2048 (29.6,
+// 88, 567, 2589 ms): the model gives 0.82-1.34x of each but the ring of
+// 512 (1.5x). The EPYC's prices (105 ns and 14 µs) are divided by its
+// speed at a coroutine switch against the Xeon's (0.55), and this
+// machine's are those scaled by its own.
+func coroutineSeconds(world int, events float64) float64 {
+	doublings := math.Log2(float64(max(world, 1))) - 10
+	_, coroutine := machineSpeed()
+	return (events*191e-9*math.Pow(1.08, doublings) + float64(world)*25.5e-6*math.Pow(1.3, doublings)) * coroutine
 }
 
 // coroutineBytes is what a rank's coroutine holds: its goroutine, a stack

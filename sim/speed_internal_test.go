@@ -26,11 +26,11 @@ func TestPricesFollowTheProbe(t *testing.T) {
 	if heap < 0.2 || heap > 5 || coroutine < 0.2 || coroutine > 5 {
 		t.Fatalf("speed %g, %g: outside its clamp", heap, coroutine)
 	}
-	if got, want := eventSeconds(1024, true), 250e-9*heap; math.Abs(got-want) > 1e-18 {
+	if got, want := eventSeconds(1024), 250e-9*heap; math.Abs(got-want) > 1e-18 {
 		t.Errorf("a replayed event at 1024 ranks: %g s, want %g", got, want)
 	}
-	if got, want := eventSeconds(1024, false), 250e-9*heap+700e-9*coroutine; math.Abs(got-want) > 1e-15 {
-		t.Errorf("an event on coroutines at 1024 ranks: %g s, want %g", got, want)
+	if got, want := coroutineSeconds(1024, 1000), (1000*191e-9+1024*25.5e-6)*coroutine; math.Abs(got-want) > 1e-12 {
+		t.Errorf("1000 events of 1024 ranks on coroutines: %g s, want %g", got, want)
 	}
 	h2, c2 := machineSpeed()
 	if h2 != heap || c2 != coroutine {
