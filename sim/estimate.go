@@ -27,7 +27,9 @@ type Estimate struct {
 	// fitted on the project's machine and scaled by this machine's speed,
 	// measured once per process (machineSpeed), so the same on every call
 	// of a process: the events at a cost that grows with the world as its
-	// state leaves the caches (eventSeconds); on the flow model, above
+	// state leaves the caches (eventSeconds), and on coroutines each
+	// event's switches and each rank's coroutine (coroutineSeconds); on
+	// the flow model, above
 	// 64 ranks, the run's messages and the work of its max-min passes,
 	// counted on runs of smaller worlds (flowSeconds). With host data,
 	// whose copies and arithmetic the events do not show, it is instead
