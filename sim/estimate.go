@@ -141,8 +141,9 @@ func EstimateRun(cfg Config, body Body) (Estimate, error) {
 			routeSearches = searches
 			est.Seconds = sec
 			if !est.Replay {
-				// The flow costs are a replay's.
-				est.Seconds += coroutineSeconds(cfg.World, float64(est.Events))
+				// The flow costs are a replay's; on coroutines an
+				// event costs flowCoroutineEvents times alpha-beta's.
+				est.Seconds += coroutineSeconds(cfg.World, flowCoroutineEvents*float64(est.Events))
 			}
 		}
 	}
@@ -304,6 +305,19 @@ func coroutineSeconds(world int, events float64) float64 {
 	_, coroutine := machineSpeed()
 	return (events*191e-9*math.Pow(1.08, doublings) + float64(world)*25.5e-6*math.Pow(1.3, doublings)) * coroutine
 }
+
+// flowCoroutineEvents is what an event of a flow-model run on coroutines
+// costs beyond its replay, in alpha-beta's (coroutineSeconds): the flow
+// model's state and the coroutines' stacks share the caches. A ring
+// allreduce of 64 MiB at 4096 ranks of BenchmarkScaleFlow's fat tree,
+// one run each on an AMD EPYC: alpha-beta 722 ns of CPU a message on
+// coroutines against 270 replayed, the flow model 1450 against 500, both
+// at 2.5-2.8 events a message; priced as alpha-beta's, the flow run's
+// estimate read 0.60x its time. (A second flow run of that ring took
+// 1.65x the first's time, the estimate so 0.57x with this factor: such
+// runs vary that much from process to process, the collector not the
+// cause; halving-doubling's estimates read 0.73-0.93x with it.)
+const flowCoroutineEvents = 2
 
 // coroutineBytes is what a rank's coroutine holds: its goroutine, a stack
 // grown to the depth of a collective, and the closures that drive it.
