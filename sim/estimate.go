@@ -21,7 +21,9 @@ type Estimate struct {
 	// Memory is the memory the run will hold at its peak, in bytes,
 	// roughly: the engine's and the network's state, the recorded
 	// programs or the coroutines' stacks, the messages in flight, and
-	// the garbage collector's headroom.
+	// the garbage collector's headroom; not the flow model's routes that
+	// a process keeps for its later runs on a topology (flowroutes.go:
+	// at most 2^18 a topology, about 30 MiB, for three topologies).
 	Memory int64
 	// Seconds is the CPU time of one core the run would take, at costs
 	// fitted on the project's machine and scaled by this machine's speed,
@@ -652,8 +654,9 @@ func netBytesPerRank(m Model, peers float64) float64 {
 		return float64(unsafe.Sizeof(abPort{})) + 8
 	case "flow":
 		// Senders, receivers, and a cached route per (sender, peer):
-		// its path and the row of the route cache.
-		return 160 + peers*(48+8*12+8)
+		// its path, the row of the route cache and the sender's near
+		// list (flowroutes.go).
+		return 184 + peers*(48+8*12+8+16)
 	case "loggp":
 		return 8
 	case "two-paths":

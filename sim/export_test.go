@@ -33,3 +33,19 @@ func FlowRoutesUnshared[T any](run func() T) T {
 	defer empty()
 	return run()
 }
+
+// SetDenseRoutes sets the largest world whose flow-model routes are kept
+// in rows, until restore is called.
+func SetDenseRoutes(k int) (restore func()) {
+	old := denseRoutes
+	denseRoutes = k
+	return func() { denseRoutes = old }
+}
+
+// SetSharedRoutesEach sets how many routes a store of shared flow-model
+// routes keeps, until restore is called.
+func SetSharedRoutesEach(k int) (restore func()) {
+	old := sharedRoutesEach
+	sharedRoutesEach = k
+	return func() { sharedRoutesEach = old }
+}

@@ -250,7 +250,8 @@ type flowNet struct {
 	dirtyPorts []int        // receivers whose slots freed or gained an asker
 	live       []*flowState // started, not yet delivered
 	// routes caches each (source rank, destination rank) route: in rows
-	// per source for worlds up to denseRoutes ranks, else in a map.
+	// per source for worlds up to denseRoutes ranks, else in the
+	// senders' near lists and a map (cachedRoute).
 	routes   [][]*flowRoute
 	routeMap map[uint64]*flowRoute
 	// routeSlab holds the routes not yet handed out; pathBuf is the
@@ -319,6 +320,16 @@ type flowSender struct {
 	// rank asked a route to last (a ring sends to one neighbour only).
 	last    *flowRoute
 	lastDst int
+	// near are the routes this rank asked for first, up to nearRoutes,
+	// in worlds too large for rows of routes (flowroutes.go): a
+	// collective's rank sends to a few peers (halving-doubling to one
+	// per step), found in a line or two here rather than in a map.
+	near []nearRoute
+}
+
+type nearRoute struct {
+	dst int
+	r   *flowRoute
 }
 
 // flowRecv is a rank's receive side: its busy slots and the messages
@@ -587,9 +598,8 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 		f.rate = math.Inf(1)
 		f.end = now
 		n.ends.push(f)
-	case alone:
+	case alone && n.startAlone(f):
 		n.dirty = n.dirty[:dirty]
-		n.startAlone(f)
 	}
 }
 
@@ -600,8 +610,12 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 // the bit. Most flows of a collective on a fat tree (a ring's within a
 // leaf, every flow of a contention-free permutation) start so, sparing
 // the component search, the filling and the dirty edges a recompute
-// costs.
-func (n *flowNet) startAlone(f *flowState) {
+// costs. It reports false, changing nothing, for a flow that would end
+// at once (no bytes, or too few to take a picosecond): that one is left
+// to Settle, which rates the flows of an instant after all its events,
+// so that the flows due now end in seq order, as they always did, not
+// this one before a lower seq still waiting for its rate.
+func (n *flowNet) startAlone(f *flowState) bool {
 	least := shareItem{share: math.Inf(1), edge: math.MaxInt32}
 	for _, e := range f.cons {
 		it := shareItem{n.fill[e].capacity, e}
@@ -612,14 +626,21 @@ func (n *flowNet) startAlone(f *flowState) {
 			least = it
 		}
 	}
-	f.newRate = max(n.fill[least.edge].capacity, 0) / f.weight * f.weight
+	rate := max(n.fill[least.edge].capacity, 0) / f.weight * f.weight
+	now := n.e.Now()
+	rem := f.rem
+	if f.rate > 0 && now > f.since { // as applyRate takes it
+		rem = max(rem-f.rate*float64(now-f.since)/float64(Second), 0)
+	}
+	if !(rate > 0) || transfer(rem, rate) == 0 {
+		return false
+	}
+	f.newRate = rate
 	f.popKey, f.popEdge, f.popSeq = least.share, least.edge, n.popSeq
 	n.popSeq++
-	n.applyRate(f, n.e.Now())
+	n.applyRate(f, now)
 	n.countAlone(2 * len(f.cons))
-	if recomputeCheck != nil {
-		recomputeCheck(n, slices.Clone(f.cons))
-	}
+	return true
 }
 
 // detach takes a flow off its edges; sent is the bytes it carried over

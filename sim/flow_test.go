@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -412,5 +413,52 @@ func TestFlowLatencyWeighted(t *testing.T) {
 	})
 	if !near(res.Finish[0], us(7)) || !near(res.Finish[1], us(9)) {
 		t.Errorf("finish %v, want src0 at 7us and src1 at 9us", res.Finish)
+	}
+}
+
+// deliveries is an Observer that keeps the order messages arrive in.
+type deliveries struct{ order []string }
+
+func (d *deliveries) MessageStarted(*sim.Message, sim.Time) {}
+func (d *deliveries) MessageDelivered(m *sim.Message, at sim.Time) {
+	d.order = append(d.order, fmt.Sprintf("%d->%d %d B at %v", m.Src, m.Dst, m.Bytes, at))
+}
+func (d *deliveries) Span(int, sim.SpanKind, int, sim.Time, sim.Time) {}
+
+// TestFlowDueTogetherInSeqOrder: flows due at one picosecond end in the
+// order they started, whether their edges are their own or shared. Two
+// empty messages start in one instant, 0->4 first, whose rank-4 link a
+// long flow shares, then 3->2, alone on its edges: 0->4 is delivered
+// first. (Started alone at once, 3->2 used to end in the wake-up that
+// started it, before 0->4 had its rate.)
+func TestFlowDueTogetherInSeqOrder(t *testing.T) {
+	body := func(ctx context.Context, l algos.Link) error {
+		var reqs []algos.Request
+		switch l.Rank() {
+		case 0:
+			reqs = append(reqs, l.Isend(6, 1, l.Alloc(1024)), l.Isend(4, 2, l.Alloc(0)))
+		case 3:
+			reqs = append(reqs, l.Isend(1, 3, l.Alloc(1024)), l.Isend(2, 4, l.Alloc(0)))
+		case 5:
+			reqs = append(reqs, l.Isend(4, 5, l.Alloc(1<<20)))
+		case 6:
+			reqs = append(reqs, l.Irecv(0, 1, l.Alloc(1024)))
+		case 4:
+			reqs = append(reqs, l.Irecv(0, 2, l.Alloc(0)), l.Irecv(5, 5, l.Alloc(1<<20)))
+		case 1:
+			reqs = append(reqs, l.Irecv(3, 3, l.Alloc(1024)))
+		case 2:
+			reqs = append(reqs, l.Irecv(3, 4, l.Alloc(0)))
+		}
+		return l.Wait(ctx, reqs...)
+	}
+	d := &deliveries{}
+	m := sim.Flow{Topology: sim.Crossbar{Bandwidth: 10e9}, RecvSlots: -1}
+	if _, err := sim.Run(sim.Config{World: 7, Model: m, Observer: d}, body); err != nil {
+		t.Fatal(err)
+	}
+	first, second := slices.Index(d.order, "0->4 0 B at 102.4ns"), slices.Index(d.order, "3->2 0 B at 102.4ns")
+	if first < 0 || second < 0 || first > second {
+		t.Errorf("deliveries %q: want 0->4 and then 3->2, both at 102.4ns", d.order)
 	}
 }

@@ -13,14 +13,14 @@ import (
 // topology's alone until a link fails.
 
 // denseRoutes is the largest world whose routes are cached in rows (at
-// most 32 MiB of pointers when every pair talks).
-const denseRoutes = 2048
+// most 32 MiB of pointers when every pair talks); a variable for tests.
+var denseRoutes = 2048
 
 func (n *flowNet) clearRoutes() {
 	n.swRoutes = nil
 	n.shared = nil // routes around a failed link are this run's alone
 	for i := range n.senders {
-		n.senders[i].last = nil
+		n.senders[i].last, n.senders[i].near = nil, nil
 	}
 	if w := n.e.World(); w <= denseRoutes {
 		n.routes = make([][]*flowRoute, w)
@@ -28,6 +28,10 @@ func (n *flowNet) clearRoutes() {
 		n.routeMap = map[uint64]*flowRoute{}
 	}
 }
+
+// nearRoutes is how many routes a sender keeps in its own list
+// (flowSender.near): halving-doubling's partners at 2^16 ranks.
+const nearRoutes = 16
 
 // routeSlab is how many routes findRoute allocates at once.
 const routeSlab = 256
@@ -47,39 +51,68 @@ func (n *flowNet) route(src, dst int) *flowRoute {
 }
 
 // cachedRoute is the route from src to dst, found once per pair (noRoute
-// if there is none).
+// if there is none): in src's row of routes in worlds of up to
+// denseRoutes ranks; else in src's near list, and past it in the routes
+// shared with other runs or, where there are none, in the run's map.
 func (n *flowNet) cachedRoute(src, dst int) *flowRoute {
-	var slot **flowRoute
 	if n.routes != nil {
 		row := n.routes[src]
 		if row == nil {
 			row = make([]*flowRoute, len(n.routes))
 			n.routes[src] = row
 		}
-		slot = &row[dst]
-	} else if n.shared != nil {
-		// The shared routes are the cache: one lookup, not two.
-		return n.shared.route(n, n.dev[src], n.dev[dst])
-	} else {
-		key := uint64(src)<<32 | uint64(uint32(dst))
-		r := n.routeMap[key]
-		if r == nil {
-			r = n.findRoute(src, dst)
-			n.routeMap[key] = r
+		if row[dst] == nil {
+			row[dst] = n.findRoute(src, dst)
 		}
-		slot = &r
+		return row[dst]
 	}
-	if *slot == nil {
-		*slot = n.findRoute(src, dst)
+	sd := &n.senders[src]
+	for _, nr := range sd.near {
+		if nr.dst == dst {
+			return nr.r
+		}
 	}
-	return *slot
+	r := n.sparseRoute(src, dst)
+	if len(sd.near) < nearRoutes {
+		sd.near = append(sd.near, nearRoute{dst, r}) // a ring's one or two, halving-doubling's log2(p)
+	}
+	return r
 }
 
-func (n *flowNet) findRoute(src, dst int) *flowRoute {
-	if n.shared == nil {
-		return n.newRoute(n.dev[src], n.dev[dst])
+// sparseRoute is the route from src to dst in a world too large for
+// rows: from the shared routes, which are then the only cache (one
+// lookup, not two), or from the run's map when there are none or they
+// are full.
+func (n *flowNet) sparseRoute(src, dst int) *flowRoute {
+	if n.shared != nil {
+		if r := n.shared.get(n.dev[src], n.dev[dst]); r != nil {
+			return r
+		}
 	}
-	return n.shared.route(n, n.dev[src], n.dev[dst])
+	key := uint64(src)<<32 | uint64(uint32(dst))
+	r := n.routeMap[key]
+	if r == nil {
+		r = n.newRoute(n.dev[src], n.dev[dst])
+		if n.shared == nil || !n.shared.put(n.dev[src], n.dev[dst], r) {
+			n.routeMap[key] = r
+		}
+	}
+	return r
+}
+
+// findRoute is the route from src to dst for a row of routes: the
+// shared one, or one found and shared.
+func (n *flowNet) findRoute(src, dst int) *flowRoute {
+	if n.shared != nil {
+		if r := n.shared.get(n.dev[src], n.dev[dst]); r != nil {
+			return r
+		}
+	}
+	r := n.newRoute(n.dev[src], n.dev[dst])
+	if n.shared != nil {
+		n.shared.put(n.dev[src], n.dev[dst], r)
+	}
+	return r
 }
 
 // newRoute finds the route from device src to device dst (noRoute if
@@ -137,10 +170,11 @@ func (n *flowNet) newRoute(src, dst int) *flowRoute {
 // microsecond each on a fat tree of thousands of hosts, so that
 // halving-doubling at 4096 ranks, which asks 49152 routes for 98304
 // messages, spent a sixth of its run finding them. Routes are immutable
-// once made. A run looks up its own cache first and this one on a miss
-// (under the lock, which the points of a sweep running in parallel
-// share); a run whose link fails stops using it (clearRoutes). The
-// runs of a time estimate, which count the searches, do not use it.
+// once made. A run looks up its own cache first (rows, near lists) and
+// this one on a miss (under the lock, which the points of a sweep
+// running in parallel share); a run whose link fails stops using it
+// (clearRoutes). The calibration runs of a time estimate, which count
+// the searches, do not use it.
 type sharedRoutes struct {
 	// what the routes depend on, copied: a *Topology that a program
 	// builds itself may change between its runs
@@ -154,12 +188,16 @@ type sharedRoutes struct {
 	routes map[uint64]*flowRoute // by device pair
 }
 
-// sharedRouteLimit is how many routes a process keeps, over all its
-// topologies (at about 120 bytes each, some 60 MiB), and sharedTopologies
-// for how many topologies: past either, the oldest topology's routes go.
-const (
-	sharedRouteLimit = 1 << 19
-	sharedTopologies = 2
+// sharedRoutesEach is how many routes a store keeps (at about 120 bytes
+// each, some 30 MiB; halving-doubling on 16384 ranks asks 229376): past
+// it, a run keeps the routes it finds to itself. sharedTopologies is
+// for how many topologies the process keeps stores: past it, the least
+// recently used topology's store goes. (An estimate's timing run, of 64
+// ranks, makes one of its own.)
+// (Variables for tests.)
+var (
+	sharedRoutesEach = 1 << 18
+	sharedTopologies = 3
 )
 
 var routeStores struct {
@@ -199,21 +237,23 @@ func (s *sharedRoutes) routesOf(t *Topology) bool {
 		slices.Equal(s.devices, t.devices) && slices.Equal(s.nodes, t.nodes) && slices.Equal(s.edges, t.edges)
 }
 
-// route returns the route from device src to device dst, found by run n
-// if no run found it yet.
-func (s *sharedRoutes) route(n *flowNet, src, dst int) *flowRoute {
-	key := uint64(src)<<32 | uint64(uint32(dst))
+// get returns the route from device src to device dst, if a run found
+// it.
+func (s *sharedRoutes) get(src, dst int) *flowRoute {
 	s.mu.Lock()
-	r := s.routes[key]
-	s.mu.Unlock()
-	if r != nil {
-		return r
-	}
-	r = n.newRoute(src, dst)
-	s.mu.Lock()
-	if len(s.routes) < sharedRouteLimit/sharedTopologies {
-		s.routes[key] = r
-	}
+	r := s.routes[uint64(src)<<32|uint64(uint32(dst))]
 	s.mu.Unlock()
 	return r
+}
+
+// put shares r, the route from device src to device dst; it reports
+// false, keeping nothing, once the store holds sharedRoutesEach routes.
+func (s *sharedRoutes) put(src, dst int, r *flowRoute) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.routes) >= sharedRoutesEach {
+		return false
+	}
+	s.routes[uint64(src)<<32|uint64(uint32(dst))] = r
+	return true
 }

@@ -1,11 +1,13 @@
 package sim_test
 
 import (
+	"context"
 	"reflect"
 	"sync"
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -52,5 +54,48 @@ func TestSharedRoutes(t *testing.T) {
 	fresh := sim.FlowRoutesUnshared(func() sim.Result { return run(sim.Flow{Topology: slow, ReduceBandwidth: 100e9}) })
 	if !reflect.DeepEqual(slowRes, fresh) {
 		t.Errorf("the slower tree ended at %v with shared routes, %v without", slowRes.End, fresh.End)
+	}
+}
+
+// TestSparseRoutes checks that the route cache of large worlds (each
+// sender's near list, then the shared routes or the run's map) gives
+// what the rows of small worlds give, a failed link midway included:
+// the same run with rows and without is the same, whether the shared
+// routes hold the pairs already, start empty, or fill after five.
+func TestSparseRoutes(t *testing.T) {
+	tree := sim.FatTree{Tiers: 2, Radix: 8, Link: sim.LinkParams{Bandwidth: 12.5e9, Latency: 500 * sim.Nanosecond}}
+	flow := sim.Flow{Topology: tree, ReduceBandwidth: 100e9}
+	bodies := map[string]sim.Body{
+		"halving-doubling": scaleBody(algos.HalvingDoublingAllreduce, 1<<20),
+		"pairwise-alltoall": func(ctx context.Context, l algos.Link) error { // 31 peers a rank: past the near list
+			return algos.AlltoallPairwise(ctx, l, l.Alloc(32<<10), l.Alloc(32<<10), device.F32)
+		},
+	}
+	for name, body := range bodies {
+		run := func(m sim.Model) sim.Result {
+			t.Helper()
+			res, err := sim.Run(sim.Config{World: 32, Model: m, Replay: true}, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return *res
+		}
+		healthy := run(flow)
+		failed := sim.WithFaults(flow, 0, sim.LinkFailure{Link: "leaf0<->spine0", At: healthy.End / 2})
+		want := []sim.Result{healthy, run(failed)}
+		restore := sim.SetDenseRoutes(0)
+		filled := []sim.Result{run(flow), run(failed)}
+		empty := sim.FlowRoutesUnshared(func() []sim.Result { return []sim.Result{run(flow), run(failed)} })
+		few := sim.SetSharedRoutesEach(5)
+		full := sim.FlowRoutesUnshared(func() []sim.Result { return []sim.Result{run(flow), run(failed)} })
+		few()
+		restore()
+		for i, got := range [][]sim.Result{filled, empty, full} {
+			for j := range want {
+				if !reflect.DeepEqual(got[j], want[j]) {
+					t.Errorf("%s, %s, %s: ended at %v, with rows at %v", name, []string{"healthy", "failed link"}[j], []string{"shared routes filled", "shared routes empty", "shared routes full"}[i], got[j].End, want[j].End)
+				}
+			}
+		}
 	}
 }
