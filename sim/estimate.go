@@ -185,15 +185,18 @@ func (s *sample) memory(cfg Config, replay bool, topoNodes, topoEdges int, route
 	// The collector lets the heap grow past what is live before it
 	// collects (GOGC=100) while the run allocates: the recording's
 	// garbage, then little for a replay (its queues grow in shared
-	// blocks and free lists, not by doubling); the coroutines'
-	// operations all along. (Fitted to the peak resident memory of
-	// halving-doubling replays of 2^16 and 2^20 ranks, whose match slots
-	// sit in their queues and whose second queues are linked, and of
-	// coroutine runs of 64 to 2^20 ranks.)
-	headroom := 1.05
-	if !replay {
-		headroom = 1.6
-	}
+	// blocks and free lists, not by doubling). (Fitted to the peak
+	// resident memory of halving-doubling replays of 2^16 and 2^20
+	// ranks, whose match slots sit in their queues and whose second
+	// queues are linked.) Runs on coroutines were given 1.6, fitted to
+	// runs of 64 to 2^20 ranks on an earlier machine and Go; on this
+	// round's (an AMD EPYC, Go's newer collector) that read 1.63x the
+	// peak of halving-doubling at 4096 and 65536 ranks, and 1.05 reads
+	// 1.07x at 65536, 1.10x at 2^18 and 1.02x for the flow model at
+	// 4096 (BenchmarkScale, BenchmarkScaleFlow, each point a process of
+	// its own). Small runs read higher (2.0x a ring of 1024 ranks, 14
+	// MiB), where baseMemory is most of the estimate.
+	const headroom = 1.05
 	// The flow model's route searches each keep their distances and tie
 	// masks, a word each per node, for the whole run (one search serves a
 	// destination switch, so there are at most as many as nodes). They
