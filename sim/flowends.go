@@ -4,13 +4,13 @@ import "slices"
 
 // flowEnds orders the flows in their bandwidth phase by (end, seq): the
 // order wakeUp ends them in. The flows that end at one picosecond share
-// a batch, and the batches are a heap by (end, id). A collective's flows end
-// together (a ring's step, a symmetric exchange), and a heap of flows
-// paid a sift of log n levels for each, every level writing the index
-// of a flow elsewhere in memory; a batch takes a flow with an append,
-// drops it by clearing its entry, and is put in seq order once, when it
-// comes due (already in order, most often: flows that start alone are
-// pushed as they start).
+// a batch, and the batches are a heap by (end, id). A collective's flows
+// end together (a ring's step, a symmetric exchange), and a heap of
+// flows paid a sift of log n levels for each, every level writing the
+// index of a flow elsewhere in memory; a batch takes a flow with an
+// append, drops it by clearing its entry, and is put in seq order once,
+// when it comes due (already in order, most often: flows that start
+// alone are pushed as they start).
 type flowEnds struct {
 	heap []*endBatch // by (end, id), each batch at its hidx
 	last *endBatch   // the batch pushed to last: pushes in a row share an end
