@@ -31,9 +31,9 @@ type Estimate struct {
 	// of a process: the events at a cost that grows with the world as its
 	// state leaves the caches (eventSeconds), and on coroutines each
 	// event's switches and each rank's coroutine (coroutineSeconds); on
-	// the flow model, above
-	// 64 ranks, the run's messages and the work of its max-min passes,
-	// counted on runs of smaller worlds (flowSeconds). With host data,
+	// the flow model, above 64 ranks, the run's messages and the work of
+	// its max-min passes, counted on runs of smaller worlds
+	// (flowSeconds). With host data,
 	// whose copies and arithmetic the events do not show, it is instead
 	// timed: the events at half the rate a run of the body at 64 ranks
 	// reached (1 µs an event for worlds of 64 ranks or fewer), which
@@ -288,12 +288,12 @@ func eventSeconds(world int) float64 {
 // world ranks, with events events, on coroutines adds to its replay:
 // per event, 191 ns at 1024 ranks and 8 % more a doubling (a rank parks
 // and is resumed); per rank, 25.5 µs at 1024 ranks and 30 % more a
-// doubling (its coroutine: a goroutine, a stack grown to a collective's
-// depth that the collector scans at every cycle of the run, and at
-// scale the memory they take from the caches). Pricing per event
-// alone, as before, took a ring allreduce (2500 events a rank at 1024
-// ranks) for 2.2x what it costs, or halving-doubling (50 a rank) for a
-// fraction: its coroutines' own cost is most of its time.
+// doubling (its coroutine: a goroutine and a stack grown to a
+// collective's depth, and at scale what they take from the caches).
+// Priced per event alone, as before (fitted to halving-doubling, 50
+// events a rank, whose coroutines' own cost is most of its time), a
+// ring allreduce (2500 events a rank at 1024 ranks) was estimated at
+// 2.2x what it costs.
 //
 // Fitted on an AMD EPYC (2 vCPU), each point a process of its own and a
 // run of its own (BenchmarkScale's worlds; a later run in one process
