@@ -33,7 +33,7 @@ func (n *flowNet) clearRoutes() {
 // (flowSender.near): halving-doubling's partners at 2^16 ranks.
 const nearRoutes = 16
 
-// routeSlab is how many routes findRoute allocates at once.
+// routeSlab is how many routes newRoute allocates at once.
 const routeSlab = 256
 
 // noRoute marks a cached pair with no path left.
@@ -53,7 +53,8 @@ func (n *flowNet) route(src, dst int) *flowRoute {
 // cachedRoute is the route from src to dst, found once per pair (noRoute
 // if there is none): in src's row of routes in worlds of up to
 // denseRoutes ranks; else in src's near list, and past it in the routes
-// shared with other runs or, where there are none, in the run's map.
+// shared with other runs or, where there are none or they are full, in
+// the run's map (sparseRoute).
 func (n *flowNet) cachedRoute(src, dst int) *flowRoute {
 	if n.routes != nil {
 		row := n.routes[src]
