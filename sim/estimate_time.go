@@ -55,7 +55,12 @@ import (
 // (their work is still counted, see countAlone) and ends moved to
 // batches: BenchmarkScaleFlow read the estimate at 1.32-1.35x the ring's
 // time replayed at 4096 ranks and 1.12-1.69x halving-doubling's, so the
-// message and work costs are scaled by 0.85 again. These are a
+// message and work costs are scaled by 0.85 again. flowGrowth was
+// the square root of 2 until, on that EPYC, the ring of 1 GiB on the
+// dgx-h100 preset took 0.80 µs of CPU a message at 4096 GPUs (26.6 and
+// 27.7 s, nexar-sim run dgx-4096-ring.toml) and 2.19 µs at 16384
+// (1176 s, dgx-16384.toml): 1.65x a doubling, where the estimate read
+// 0.70x and 0.51x; 1.66 leaves the second at about 0.7x too. These are a
 // replay's costs; a run on coroutines adds their events' price
 // (EstimateRun). All of them are the Xeon's, scaled by this machine's
 // speed at a heap operation (speed.go).
@@ -65,7 +70,7 @@ const (
 	flowMessageCost = 0.60e-6
 	flowWorkCost    = 0.110e-6
 	flowGrowthFrom  = 4096
-	flowGrowth      = math.Sqrt2
+	flowGrowth      = 1.66
 	flowSetup       = 0.05
 )
 
