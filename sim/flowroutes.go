@@ -151,18 +151,29 @@ func (n *flowNet) newRoute(src, dst int) *flowRoute {
 	r.path = all[:len(path):len(path)]
 	r.cons = r.path
 	if k < len(path) {
-		r.cons = all[len(path):len(path)]
-		for _, e := range path {
-			if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
-				r.cons = append(r.cons, e)
-			}
+		r.cons = n.finite(all[len(path):len(path)], path)
+	}
+	r.weight = n.weight(r.latency)
+	return r
+}
+
+// finite appends to cons the edges of path of finite bandwidth.
+func (n *flowNet) finite(cons, path []int32) []int32 {
+	for _, e := range path {
+		if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
+			cons = append(cons, e)
 		}
 	}
-	r.weight = 1
-	if n.latencyFirst && r.latency > 0 {
-		r.weight = 1 / r.latency.Seconds()
+	return cons
+}
+
+// weight is the LatencyWeighted weight of a route of latency lat (see
+// flowRoute.weight); 1 under MaxMin.
+func (n *flowNet) weight(lat Time) float64 {
+	if n.latencyFirst && lat > 0 {
+		return 1 / lat.Seconds()
 	}
-	return r
+	return 1
 }
 
 // sharedRoutes is the routes between the devices of one topology, shared

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/nexar-go/nexar-go/algos"
@@ -189,15 +188,8 @@ func (n *flowNet) buildSwitchRoute(sw *flowSwitch) *flowRoute {
 	}
 	slices.Sort(path)
 	r.path = slices.Compact(path)
-	for _, e := range r.path {
-		if !math.IsInf(n.topo.edges[e].Bandwidth, 1) {
-			r.cons = append(r.cons, e)
-		}
-	}
-	r.weight = 1
-	if n.latencyFirst && r.latency > 0 {
-		r.weight = 1 / r.latency.Seconds()
-	}
+	r.cons = n.finite(r.cons, r.path)
+	r.weight = n.weight(r.latency)
 	return r
 }
 
