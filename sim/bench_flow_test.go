@@ -92,3 +92,26 @@ func BenchmarkFlowHalvingDoubling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFlowDGXRing is the flow model's rate on a GPU cluster: a ring
+// allreduce of 1 GiB on 2048 GPUs (256 nodes) of the DGX H100 layout
+// (NVSwitch in each node, eight rails of a fat tree between them),
+// replayed, beside alpha-beta with the NICs' figures. There the flows
+// within a node and between nodes end apart, unlike on a fat tree of
+// hosts:
+//
+//	go test ./sim -run '^$' -bench FlowDGXRing -benchtime 1x
+func BenchmarkFlowDGXRing(b *testing.B) {
+	const nodes = 256
+	for _, m := range []struct {
+		name  string
+		model sim.Model
+	}{
+		{"alpha-beta", sim.AlphaBeta{Latency: 3 * sim.Microsecond, Bandwidth: 50e9, ReduceBandwidth: 1e12}},
+		{"flow", sim.Flow{Topology: dgx(nodes), ReduceBandwidth: 1e12}},
+	} {
+		b.Run(m.name+"/gpus=2048", func(b *testing.B) {
+			benchConfig(b, sim.Config{World: 8 * nodes, Model: m.model, Replay: true}, scaleBody(algos.RingAllreduce, 1<<30))
+		})
+	}
+}
