@@ -40,20 +40,23 @@ func TestSharedRoutes(t *testing.T) {
 		t.Errorf("after a run with a failed link, the healthy run gave %v, %v before", again.End, first.End)
 	}
 	var wg sync.WaitGroup
-	results := make([]sim.Result, 4)
-	for i := range results {
-		wg.Go(func() { results[i] = run(healthy) })
+	results := make([]*sim.Result, 4)
+	errs := make([]error, len(results))
+	for i := range results { // t.Fatal belongs to the test's goroutine
+		wg.Go(func() { results[i], errs[i] = sim.Run(sim.Config{World: 32, Model: healthy, Replay: true}, hd) })
 	}
 	wg.Wait()
 	for i, r := range results {
-		if !reflect.DeepEqual(r, first) {
+		if errs[i] != nil {
+			t.Errorf("run %d in parallel: %v", i, errs[i])
+		} else if !reflect.DeepEqual(*r, first) {
 			t.Errorf("run %d in parallel ended at %v, alone at %v", i, r.End, first.End)
 		}
 	}
 	slowRes := run(sim.Flow{Topology: slow, ReduceBandwidth: 100e9})
 	fresh := sim.FlowRoutesUnshared(func() sim.Result { return run(sim.Flow{Topology: slow, ReduceBandwidth: 100e9}) })
 	if !reflect.DeepEqual(slowRes, fresh) {
-		t.Errorf("the slower tree ended at %v with shared routes, %v without", slowRes.End, fresh.End)
+		t.Errorf("the slower tree ended at %v beside the faster one's routes, %v with the routes emptied", slowRes.End, fresh.End)
 	}
 }
 
