@@ -628,11 +628,7 @@ func (n *flowNet) startAlone(f *flowState) bool {
 	}
 	rate := max(n.fill[least.edge].capacity, 0) / f.weight * f.weight
 	now := n.e.Now()
-	rem := f.rem
-	if f.rate > 0 && now > f.since { // as applyRate takes it
-		rem = max(rem-f.rate*float64(now-f.since)/float64(Second), 0)
-	}
-	if !(rate > 0) || transfer(rem, rate) == 0 {
+	if !(rate > 0) || transfer(f.left(now), rate) == 0 {
 		return false
 	}
 	f.newRate = rate
@@ -1196,11 +1192,18 @@ func (n *flowNet) apply(flows []*flowState) {
 	}
 }
 
+// left is the bytes f has left to send at now, at the (finite) rate it
+// has sent at since f.since.
+func (f *flowState) left(now Time) float64 {
+	if f.rate > 0 && now > f.since {
+		return max(f.rem-f.rate*float64(now-f.since)/float64(Second), 0)
+	}
+	return f.rem
+}
+
 // applyRate starts f's new rate at now.
 func (n *flowNet) applyRate(f *flowState, now Time) {
-	if f.rate > 0 && now > f.since {
-		f.rem = max(f.rem-f.rate*float64(now-f.since)/float64(Second), 0)
-	}
+	f.rem = f.left(now)
 	if !(f.newRate > 0) { // max-min gives every flow a positive share
 		panic(fmt.Sprintf("sim: flow model: message %d from rank %d to %d got rate %g", f.m.ID, f.m.Src, f.m.Dst, f.newRate))
 	}
@@ -1338,11 +1341,9 @@ func (n *flowNet) cancel(f *flowState) {
 
 // sentSince is the bytes f sent on its current route so far.
 func (n *flowNet) sentSince(f *flowState) float64 {
-	rem := f.rem
-	if f.rate > 0 && !math.IsInf(f.rate, 1) {
-		rem = max(rem-f.rate*float64(n.e.Now()-f.since)/float64(Second), 0)
-	} else if math.IsInf(f.rate, 1) {
-		rem = 0
+	rem := 0.0 // all of it at once, at an infinite rate
+	if !math.IsInf(f.rate, 1) {
+		rem = f.left(n.e.Now())
 	}
 	return f.m.wireVolume() - f.counted - rem
 }
