@@ -30,8 +30,4 @@ func CountFlowRegions() (done func() (regions, retries, wholes int)) {
 
 // SetFlowRegionTries sets how many regions a recompute fills before the
 // whole component, until restore is called.
-func SetFlowRegionTries(k int) (restore func()) {
-	old := regionTries
-	regionTries = k
-	return func() { regionTries = old }
-}
+func SetFlowRegionTries(k int) (restore func()) { return setForTest(&regionTries, k) }

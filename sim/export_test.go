@@ -36,16 +36,15 @@ func FlowRoutesUnshared[T any](run func() T) T {
 
 // SetDenseRoutes sets the largest world whose flow-model routes are kept
 // in rows, until restore is called.
-func SetDenseRoutes(k int) (restore func()) {
-	old := denseRoutes
-	denseRoutes = k
-	return func() { denseRoutes = old }
-}
+func SetDenseRoutes(k int) (restore func()) { return setForTest(&denseRoutes, k) }
 
 // SetSharedRoutesEach sets how many routes a store of shared flow-model
 // routes keeps, until restore is called.
-func SetSharedRoutesEach(k int) (restore func()) {
-	old := sharedRoutesEach
-	sharedRoutesEach = k
-	return func() { sharedRoutesEach = old }
+func SetSharedRoutesEach(k int) (restore func()) { return setForTest(&sharedRoutesEach, k) }
+
+// setForTest sets *p to v until restore is called.
+func setForTest[T any](p *T, v T) (restore func()) {
+	old := *p
+	*p = v
+	return func() { *p = old }
 }
