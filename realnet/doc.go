@@ -151,9 +151,9 @@
 // only the kernel carries their bytes (see Security). That, more than the
 // socket, is what ranks on one host gain: four ranks' 64 MiB allreduce on
 // the development machine's two cores took 92 ms against 95 ms over plain
-// TCP, and 197 ms over TCP sealed. Config.NoLocalSockets keeps ranks on one host on TCP, as
-// ranks on different hosts, to measure the network path on one machine or
-// where policy wants every byte sealed.
+// TCP, and 197 ms over TCP sealed. Config.NoLocalSockets keeps ranks on
+// one host on TCP, as ranks on different hosts, to measure the network
+// path on one machine or where policy wants every byte sealed.
 //
 // # Security
 //
