@@ -187,13 +187,17 @@ func (p *peer) bulkReadErr(err error) {
 
 // bulkLost declares the peer lost because its bulk connection failed,
 // unless the QUIC connection reports why first.
-func (p *peer) bulkLost(err error) {
+func (p *peer) bulkLost(err error) { p.judge(fmt.Errorf("bulk connection: %w", err)) }
+
+// judge declares the peer lost for cause, unless the QUIC connection
+// reports why first (within quicVerdictWait).
+func (p *peer) judge(cause error) {
 	t := time.NewTimer(quicVerdictWait)
 	defer t.Stop()
 	select {
 	case <-p.conn.Context().Done():
 		p.watchDone() // the watcher's verdict stands
 	case <-t.C:
-		p.lose(fmt.Errorf("bulk connection: %w", err))
+		p.lose(cause)
 	}
 }

@@ -143,6 +143,11 @@ func (p *peer) down(root int, cause error, graceful bool) {
 		p.closeTCP()
 		return
 	}
+	// The link breaks in the same critical section that marks p lost: an
+	// operation that fails with p.gone returns to its caller at once, and
+	// a caller that then aborts must find the link broken, so that its
+	// peers are told which rank was lost rather than a bare abort.
+	rest := l.breakLocked(pe)
 	l.mu.Unlock()
 	code, msg := codeLost+quic.ApplicationErrorCode(root), lostReason(pe)
 	var perr *ProtocolError
@@ -151,16 +156,24 @@ func (p *peer) down(root int, cause error, graceful bool) {
 	}
 	p.conn.CloseWithError(code, msg)
 	p.closeTCP()
-	l.breakLink(pe)
+	rest()
 }
 
 // breakLink fails every operation of the link with pe, and closes every
 // connection, telling each peer which rank was lost.
 func (l *Link) breakLink(pe *PeerError) {
 	l.mu.Lock()
+	rest := l.breakLocked(pe)
+	l.mu.Unlock()
+	rest()
+}
+
+// breakLocked marks the link broken by pe and fails its queued
+// operations; it returns what must run after l.mu is released: the
+// cancels of operations under way, and the close of every connection.
+func (l *Link) breakLocked(pe *PeerError) (rest func()) {
 	if l.broken != nil || l.closing {
-		l.mu.Unlock()
-		return
+		return func() {}
 	}
 	l.broken = pe
 	var cancels []func()
@@ -193,14 +206,15 @@ func (l *Link) breakLink(pe *PeerError) {
 		}
 	}
 	l.wakeLocked()
-	l.mu.Unlock()
-	for _, c := range cancels {
-		c()
-	}
-	code, msg := codeLost+quic.ApplicationErrorCode(pe.Rank), lostReason(pe)
-	for _, p := range close {
-		p.conn.CloseWithError(code, msg)
-		p.closeTCP()
+	return func() {
+		for _, c := range cancels {
+			c()
+		}
+		code, msg := codeLost+quic.ApplicationErrorCode(pe.Rank), lostReason(pe)
+		for _, p := range close {
+			p.conn.CloseWithError(code, msg)
+			p.closeTCP()
+		}
 	}
 }
 
@@ -234,6 +248,22 @@ func (p *peer) ioErr(err error, r *request) error {
 		// The peer closed the connection; the watcher may not have seen
 		// it yet, and its code may name another rank.
 		p.ended(err)
+		l.mu.Lock()
+		f := l.failureLocked(p.rank)
+		l.mu.Unlock()
+		if f != nil {
+			return f
+		}
+	}
+	if se == nil {
+		// The connection failed under the operation (a byte stream's
+		// read or write, or QUIC's connection) before the peer was
+		// judged lost: judge it now, as the bulk reader does, so that the
+		// operation fails with the link's verdict. Failing it first with
+		// this peer's name would blame a peer that closed because it lost
+		// another rank, and a caller that aborted on that error would
+		// spread the wrong name.
+		p.judge(err)
 		l.mu.Lock()
 		f := l.failureLocked(p.rank)
 		l.mu.Unlock()

@@ -456,3 +456,33 @@ func TestPeerErrorIsPeerLost(t *testing.T) {
 		t.Errorf("a timeout is found as a lost peer: %v", pl)
 	}
 }
+
+// TestOperationFailureBreaksLink: an operation can fail on a peer's
+// broken byte stream before the link's readers have judged the peer lost.
+// The operation's failure judges it, so that the link is broken when the
+// operation returns: a rank that then aborts tells its peers which rank
+// it lost, not a bare abort, and the third rank hears rank 2 named.
+func TestOperationFailureBreaksLink(t *testing.T) {
+	checkGoroutines(t)
+	links := newWorld(t, 3, Config{Timeout: 20 * time.Second, PeerTimeout: 10 * time.Second, NoBulk: true})
+	defer closeWorld(t, links)
+	// Rank 2 goes silent, as a killed process does, so that only rank 0
+	// can tell rank 1 about it.
+	links[2].ep.pc.Close()
+	err := links[0].peers[2].ioErr(fmt.Errorf("bulk: %w", net.ErrClosed), nil)
+	var pe *PeerError
+	if !errors.As(err, &pe) || pe.Rank != 2 {
+		t.Fatalf("ioErr: %v, want a *PeerError naming rank 2", err)
+	}
+	links[0].mu.Lock()
+	broken := links[0].broken
+	links[0].mu.Unlock()
+	if broken != err {
+		t.Errorf("rank 0's link broken by %v, want the operation's error", broken)
+	}
+	links[0].Abort()
+	err = algos.Recv(context.Background(), links[1], 0, 1, make(device.Host, 8))
+	if !errors.As(err, &pe) || pe.Rank != 2 {
+		t.Errorf("rank 1: %v, want a *PeerError naming rank 2, reported by rank 0", err)
+	}
+}
