@@ -97,8 +97,9 @@ func (p *peer) bulkReader() {
 			err = stalled(err, "bulk payload", timeout)
 			if r == nil && g.m != nil {
 				// An unexpected message's charge goes back before the
-				// link breaks, so that nobody who sees the failure
-				// still finds it charged.
+				// link breaks (ioErr judges the peer), so that nobody
+				// who sees the failure still finds it charged.
+				l.tempRefund(g.m)
 				l.tempDone(g.m, p.ioErr(err, nil))
 			}
 			p.bulkReadErr(err)

@@ -339,8 +339,16 @@ func (l *Link) arriveEager(p *peer, h msgHeader) error {
 	l.mu.Unlock()
 	after()
 	err := p.readEagerPayload(m.data, n)
-	l.tempDone(m, err)
-	return err
+	if err != nil {
+		// The charge goes back before the verdict breaks the link
+		// (bulkReader), and a receive that claimed m fails with that
+		// verdict.
+		l.tempRefund(m)
+		l.tempDone(m, p.ioErr(err, nil))
+		return err
+	}
+	l.tempDone(m, nil)
+	return nil
 }
 
 // readEagerPayload reads the payload of an eager message, which its

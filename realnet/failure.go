@@ -262,8 +262,14 @@ func (p *peer) ioErr(err error, r *request) error {
 		// operation fails with the link's verdict. Failing it first with
 		// this peer's name would blame a peer that closed because it lost
 		// another rank, and a caller that aborted on that error would
-		// spread the wrong name.
-		p.judge(err)
+		// spread the wrong name. A peer that broke the protocol is
+		// judged at once, as the readers judge it.
+		var perr *ProtocolError
+		if errors.As(err, &perr) {
+			p.protocolError(perr.What, perr.Err)
+		} else {
+			p.judge(err)
+		}
 		l.mu.Lock()
 		f := l.failureLocked(p.rank)
 		l.mu.Unlock()

@@ -64,6 +64,7 @@ type inbound struct {
 	credited   bool // an eager request to send: its credit went back
 	awaitRecv  bool // a bulk transfer waiting for its receive (rtsGrace), not in the parked list
 	discard    bool // inTemp: drop the data when the read finishes
+	refunded   bool // inTemp: its read failed and its charge went back (tempRefund)
 	err        error
 	// grant, for a bulk transfer granted into link memory (inTemp), is
 	// the grant its payload comes under.
@@ -302,6 +303,9 @@ func (l *Link) readPayload(m *inbound, dst []byte, r *request, deadline bool) {
 		s.SetReadDeadline(time.Now().Add(l.cfg.Timeout))
 	}
 	err := stalled(readBody(s, dst), "payload", l.cfg.Timeout)
+	if err != nil && r == nil {
+		l.tempRefund(m) // before the verdict breaks the link (bulkReader)
+	}
 	if err != nil && m.p != nil {
 		err = m.p.payloadErr(err, r)
 	}
@@ -443,13 +447,34 @@ func (l *Link) takeOverLocked(m *inbound) (*request, func()) {
 	return r, l.unparkLocked()
 }
 
+// tempRefund gives back what unexpected message m, whose read failed,
+// was charged, ahead of tempDone with the error: the error is the link's
+// verdict on the peer, which breaks the link, and nobody who sees the
+// link broken may still find m charged.
+func (l *Link) tempRefund(m *inbound) {
+	l.mu.Lock()
+	l.refundLocked(m)
+	after := l.unparkLocked()
+	l.mu.Unlock()
+	after()
+}
+
+// refundLocked gives back m's charge and its data, once.
+func (l *Link) refundLocked(m *inbound) {
+	if m.refunded {
+		return
+	}
+	m.refunded = true
+	l.releaseLocked(m)
+	l.recycle(m, m.data)
+	m.data = nil
+}
+
 // tempDone completes the read of unexpected message m into link memory.
 func (l *Link) tempDone(m *inbound, err error) {
 	l.mu.Lock()
 	if err != nil || m.discard {
-		l.releaseLocked(m)
-		l.recycle(m, m.data)
-		m.data = nil
+		l.refundLocked(m)
 		after := l.unparkLocked()
 		if err != nil {
 			m.state, m.err = inFailed, err
