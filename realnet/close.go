@@ -18,7 +18,7 @@ func (l *Link) Close() error {
 	if l.relay != nil {
 		l.relayFarewell(time.Now().Add(l.cfg.Timeout)) // relay.go
 	}
-	if !l.beginClose() {
+	if !l.beginClose(codeCancelled) {
 		<-l.ep.done
 		return nil
 	}
@@ -43,22 +43,31 @@ func (l *Link) Close() error {
 // give up does so that the others learn it now rather than at their
 // timeout.
 func (l *Link) Abort() error {
-	if !l.beginClose() {
-		<-l.ep.done
-		return nil
-	}
+	// The streams under way are reset naming the rank lost: this one,
+	// unless the link broke first. A peer that reads such a reset breaks
+	// its link at once, naming that rank (ioErr), as the connection's
+	// close will make it do: were the reset a bare cancel, an operation
+	// of the peer's could fail first with its link still whole, and the
+	// peer, aborting on it, would be blamed.
 	code, msg := codeAbort, "abort"
+	reset := codeLostStream + quic.StreamErrorCode(l.rank)
 	l.mu.Lock()
 	if pe, ok := l.broken.(*PeerError); ok {
 		code, msg = codeLost+quic.ApplicationErrorCode(pe.Rank), lostReason(pe)
+		reset = codeLostStream + quic.StreamErrorCode(pe.Rank)
 	}
 	l.mu.Unlock()
+	if !l.beginClose(reset) {
+		<-l.ep.done
+		return nil
+	}
 	return l.teardown(code, msg)
 }
 
-// beginClose marks the link closing and fails its pending operations. It
-// returns false if the link was closing already.
-func (l *Link) beginClose() bool {
+// beginClose marks the link closing and fails its pending operations,
+// resetting the streams under way with reset. It returns false if the
+// link was closing already.
+func (l *Link) beginClose(reset quic.StreamErrorCode) bool {
 	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
@@ -70,7 +79,7 @@ func (l *Link) beginClose() bool {
 		switch {
 		case r.kind == reqSpawn:
 		case r.state == stIO:
-			cancels = append(cancels, takeCancel(r, codeCancelled))
+			cancels = append(cancels, takeCancel(r, reset))
 		case r.loc == locOpening:
 			l.finishLocked(r, ErrClosed)
 		default:

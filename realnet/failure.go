@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"syscall"
 
 	"github.com/quic-go/quic-go"
 )
@@ -255,7 +257,7 @@ func (p *peer) ioErr(err error, r *request) error {
 			return f
 		}
 	}
-	if se == nil {
+	if brokenConn(err) {
 		// The connection failed under the operation (a byte stream's
 		// read or write, or QUIC's connection) before the peer was
 		// judged lost: judge it now, as the bulk reader does, so that the
@@ -277,7 +279,21 @@ func (p *peer) ioErr(err error, r *request) error {
 			return f
 		}
 	}
+	// A local stream error (the operation was abandoned here), or one
+	// that says nothing of the connection: this operation fails alone.
 	return &PeerError{Rank: p.rank, Local: l.rank, Err: err}
+}
+
+// brokenConn reports whether err, from an I/O on a peer, says that the
+// connection under it failed: QUIC's connection ended, or a byte stream
+// (bulk, eager) ended or was reset. Only then is the peer judged (ioErr);
+// an error of one stream or one call fails that operation alone.
+func brokenConn(err error) bool {
+	var pe *ProtocolError
+	var op *net.OpError
+	return isConnErr(err) || errors.As(err, &pe) || errors.As(err, &op) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // isConnErr reports whether err is the end of the whole connection, which

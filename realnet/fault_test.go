@@ -486,3 +486,43 @@ func TestOperationFailureBreaksLink(t *testing.T) {
 		t.Errorf("rank 1: %v, want a *PeerError naming rank 2, reported by rank 0", err)
 	}
 }
+
+// TestCancelledCloseKeepsLink: a send abandoned between its stream's Write
+// and its Close (abandon's CancelWrite) fails alone: the Close's error
+// says nothing of the connection, so the peer is not judged and the link
+// stays whole.
+func TestCancelledCloseKeepsLink(t *testing.T) {
+	checkGoroutines(t)
+	links := newWorld(t, 2, Config{Timeout: 20 * time.Second, PeerTimeout: 10 * time.Second, NoBulk: true})
+	defer closeWorld(t, links)
+	p := links[0].peers[1]
+	s, err := p.conn.OpenUniStreamSync(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	s.CancelWrite(codeCancelled) // what abandon's takeCancel does
+	closeErr := s.Close()
+	if closeErr == nil {
+		t.Fatal("Close of a cancelled stream succeeded")
+	}
+	var se *quic.StreamError
+	if !errors.As(context.Cause(s.Context()), &se) || se.Remote {
+		t.Fatalf("the stream's cause: %v, want a local *quic.StreamError (closeData reports it)", context.Cause(s.Context()))
+	}
+	for _, err := range []error{closeErr, se} {
+		got := p.ioErr(err, nil)
+		links[0].mu.Lock()
+		broken := links[0].broken
+		links[0].mu.Unlock()
+		if broken != nil {
+			t.Errorf("ioErr(%v): the link broke: %v", err, broken)
+		}
+		var pe *PeerError
+		if !errors.As(got, &pe) || pe.Rank != 1 {
+			t.Errorf("ioErr(%v) = %v, want a *PeerError naming rank 1", err, got)
+		}
+	}
+}

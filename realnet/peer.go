@@ -2,6 +2,7 @@ package realnet
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -288,6 +289,13 @@ func (p *peer) writeData(r *request, s *quic.SendStream, after uint64) {
 func (p *peer) closeData(r *request, s *quic.SendStream, err error) {
 	if err == nil {
 		err = s.Close()
+		// Close on a stream reset already (abandoned here, or stopped
+		// by the peer) fails with a bare error; the reset's own error,
+		// a *quic.StreamError, says who reset it.
+		var se *quic.StreamError
+		if err != nil && errors.As(context.Cause(s.Context()), &se) {
+			err = se
+		}
 	}
 	p.l.finish(r, p.ioErr(err, r))
 }
