@@ -18,7 +18,7 @@ func (l *Link) Close() error {
 	if l.relay != nil {
 		l.relayFarewell(time.Now().Add(l.cfg.Timeout)) // relay.go
 	}
-	if !l.beginClose(codeCancelled) {
+	if !l.beginClose(false) {
 		<-l.ep.done
 		return nil
 	}
@@ -34,7 +34,7 @@ func (l *Link) Close() error {
 	}
 	l.mu.Unlock()
 	l.waitAll(deadline, func(p *peer) bool { return p.byeRecv })
-	return l.teardown(codeBye, "bye")
+	return l.teardown(l.leave.code, l.leave.msg)
 }
 
 // Abort leaves the world at once: every connection is closed without a
@@ -43,43 +43,67 @@ func (l *Link) Close() error {
 // give up does so that the others learn it now rather than at their
 // timeout.
 func (l *Link) Abort() error {
-	// The streams under way are reset naming the rank lost: this one,
-	// unless the link broke first. A peer that reads such a reset breaks
-	// its link at once, naming that rank (ioErr), as the connection's
-	// close will make it do: were the reset a bare cancel, an operation
-	// of the peer's could fail first with its link still whole, and the
-	// peer, aborting on it, would be blamed.
-	code, msg := codeAbort, "abort"
-	reset := codeLostStream + quic.StreamErrorCode(l.rank)
-	l.mu.Lock()
-	if pe, ok := l.broken.(*PeerError); ok {
-		code, msg = codeLost+quic.ApplicationErrorCode(pe.Rank), lostReason(pe)
-		reset = codeLostStream + quic.StreamErrorCode(pe.Rank)
-	}
-	l.mu.Unlock()
-	if !l.beginClose(reset) {
+	if !l.beginClose(true) {
 		<-l.ep.done
 		return nil
 	}
-	return l.teardown(code, msg)
+	return l.teardown(l.leave.code, l.leave.msg)
 }
 
-// beginClose marks the link closing and fails its pending operations,
-// resetting the streams under way with reset. It returns false if the
-// link was closing already.
-func (l *Link) beginClose(reset quic.StreamErrorCode) bool {
+// leaving is how a closing link tells its peers why (beginClose): the
+// code its connections close with, and the one that resets its streams.
+type leaving struct {
+	code  quic.ApplicationErrorCode
+	msg   string
+	reset quic.StreamErrorCode
+}
+
+// leavingLocked is how the link leaves: with a bye (Close), or aborting.
+// An abort names the rank lost, in its close and in its resets: this
+// one, unless the link broke first. A peer that reads such a reset breaks
+// its link at once, naming that rank (ioErr), as the close will make it
+// do; were the reset a bare cancel, an operation of the peer's could fail
+// first with its link still whole, and the peer, aborting on it, would be
+// blamed.
+func (l *Link) leavingLocked(abort bool) leaving {
+	if !abort {
+		return leaving{codeBye, "bye", codeCancelled}
+	}
+	if pe, ok := l.broken.(*PeerError); ok {
+		return leaving{codeLost + quic.ApplicationErrorCode(pe.Rank), lostReason(pe), codeLostStream + quic.StreamErrorCode(pe.Rank)}
+	}
+	return leaving{codeAbort, "abort", codeLostStream + quic.StreamErrorCode(l.rank)}
+}
+
+// resetLocked is the code that resets a stream of an operation that
+// cannot go on: a plain cancel on an open link, or how the link leaves.
+func (l *Link) resetLocked() quic.StreamErrorCode {
+	if l.closing {
+		return l.leave.reset
+	}
+	if pe, ok := l.broken.(*PeerError); ok {
+		return codeLostStream + quic.StreamErrorCode(pe.Rank)
+	}
+	return codeCancelled
+}
+
+// beginClose marks the link closing (aborting, or with a bye) and fails
+// its pending operations, resetting the streams under way. It returns
+// false if the link was closing already.
+func (l *Link) beginClose(abort bool) bool {
 	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
 		return false
 	}
 	l.closing = true
+	l.leave = l.leavingLocked(abort)
 	var cancels []func()
 	for _, r := range l.liveLocked() {
 		switch {
 		case r.kind == reqSpawn:
 		case r.state == stIO:
-			cancels = append(cancels, takeCancel(r, reset))
+			cancels = append(cancels, takeCancel(r, l.leave.reset))
 		case r.loc == locOpening:
 			l.finishLocked(r, ErrClosed)
 		default:

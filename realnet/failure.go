@@ -52,6 +52,10 @@ func (e *ReportedError) Error() string {
 	return fmt.Sprintf("reported by rank %d (%s)", e.Reporter, e.Reason)
 }
 
+// errPeerAborted is the cause of a *PeerError for a peer whose streams
+// were reset by its Abort, before its connection's close arrived.
+var errPeerAborted = errors.New("the peer aborted")
+
 // errAbandoned is the cause of a *PeerError for a message its sender or
 // receiver gave up on (a timeout, a cancelled context, Close).
 var errAbandoned = errors.New("the peer abandoned the message")
@@ -129,19 +133,26 @@ func (p *peer) down(root int, cause error, graceful bool) {
 				continue
 			}
 			if r.state == stIO {
-				cancels = append(cancels, takeCancel(r, codeCancelled))
+				cancels = append(cancels, takeCancel(r, l.resetLocked()))
 				continue
 			}
 			err := l.failureLocked(r.peer)
 			l.dequeueLocked(r)
 			l.finishLocked(r, err)
 		}
+		// A peer lost while this link leaves (a bulk transfer that
+		// Close or Abort gave up on) hears how it leaves: an aborting
+		// link must not say bye.
+		code, msg := codeBye, "bye"
+		if !graceful && l.closing {
+			code, msg = l.leave.code, l.leave.msg
+		}
 		l.wakeLocked()
 		l.mu.Unlock()
 		for _, c := range cancels {
 			c()
 		}
-		p.conn.CloseWithError(codeBye, "bye")
+		p.conn.CloseWithError(code, msg)
 		p.closeTCP()
 		return
 	}
@@ -237,8 +248,12 @@ func (p *peer) ioErr(err error, r *request) error {
 	var se *quic.StreamError
 	if errors.As(err, &se) && se.Remote {
 		if root, ok := l.reported(uint64(se.ErrorCode), uint64(codeLostStream), p.rank); ok {
-			// The peer broke its link: so does this one.
-			l.breakLink(&PeerError{Rank: root, Local: l.rank, Err: &ReportedError{Reporter: p.rank, Reason: "stream reset"}})
+			// The peer broke its link, or aborted: so does this one.
+			var cause error = &ReportedError{Reporter: p.rank, Reason: "stream reset"}
+			if root == p.rank {
+				cause = errPeerAborted
+			}
+			l.breakLink(&PeerError{Rank: root, Local: l.rank, Err: cause})
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			return l.broken

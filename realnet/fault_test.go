@@ -500,6 +500,9 @@ func TestCancelledCloseKeepsLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	links[0].mu.Lock()
+	p.opened++ // the peer counts it: the byes at the end must agree
+	links[0].mu.Unlock()
 	if _, err := s.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
 	}
@@ -524,5 +527,48 @@ func TestCancelledCloseKeepsLink(t *testing.T) {
 		if !errors.As(got, &pe) || pe.Rank != 1 {
 			t.Errorf("ioErr(%v) = %v, want a *PeerError naming rank 1", err, got)
 		}
+	}
+}
+
+// TestAbortDuringBulkTransfer: a rank aborts while its bulk writer holds a
+// transfer under way. Giving up that transfer loses the peer, and the
+// peer must hear an abort, not a bye: its link breaks, naming the rank
+// that aborted, rather than taking it for a rank that left gracefully.
+func TestAbortDuringBulkTransfer(t *testing.T) {
+	checkGoroutines(t)
+	const size = 1 << 20
+	links := newWorld(t, 2, Config{Timeout: 20 * time.Second, PeerTimeout: 10 * time.Second, Thresholds: algos.Thresholds{Bulk: 1 << 10}})
+	defer closeWorld(t, links)
+	p := links[0].peers[1]
+	p.bulk.wmu.Lock() // the bulk writer will wait, its transfer under way
+	recv := links[1].Irecv(0, 5, make(device.Host, size))
+	send := links[0].Isend(1, 5, pattern(size, 1)).(*request)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		links[0].mu.Lock()
+		st := send.state
+		links[0].mu.Unlock()
+		if st == stIO {
+			break
+		}
+		if time.Now().After(deadline) {
+			p.bulk.wmu.Unlock()
+			t.Fatal("the bulk send was never cleared")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	aborted := make(chan struct{})
+	go func() { links[0].Abort(); close(aborted) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := links[1].Wait(ctx, recv)
+	p.bulk.wmu.Unlock()
+	<-aborted
+	links[1].mu.Lock()
+	broken := links[1].broken
+	links[1].mu.Unlock()
+	var pe *PeerError
+	if !errors.As(err, &pe) || pe.Rank != 0 || errors.Is(err, ErrPeerClosed) || broken == nil {
+		t.Errorf("rank 1: %v (link broken: %v), want a *PeerError naming rank 0 that broke the link, not a bye", err, broken)
 	}
 }

@@ -59,6 +59,7 @@ type Link struct {
 	wake    chan struct{}         // closed (and replaced) when a request fails or a peer's state changes
 	broken  error                 // the *PeerError of the first peer lost
 	closing bool
+	leave   leaving // how the link leaves, once closing
 
 	// A queue of posted and of unexpected each, emptied and taken out
 	// of its map, for the next key: algorithms use a tag a message, so

@@ -116,9 +116,10 @@ func (l *Link) arrive(p *peer, h msgHeader, s *quic.ReceiveStream) {
 	key := matchKey{p.rank, h.Tag}
 	l.mu.Lock()
 	if l.closing || l.broken != nil {
+		reset := l.resetLocked()
 		l.mu.Unlock()
 		if s != nil {
-			s.CancelRead(codeCancelled)
+			s.CancelRead(reset)
 			s.ReleaseStreamCredit()
 		}
 		return

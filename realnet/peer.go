@@ -343,7 +343,7 @@ func (p *peer) opener() {
 			p.quicOpened++
 			var after sendStep
 			if r.state == stDone || l.closing {
-				s.CancelWrite(codeCancelled)
+				s.CancelWrite(l.resetLocked())
 				l.finishLocked(r, ErrClosed)
 			} else {
 				after = p.startSendLocked(r, s)
@@ -520,7 +520,10 @@ func (p *peer) acceptLoop() {
 			if h.Kind == kindData {
 				s.SetReadDeadline(time.Time{}) // the payload's read sets its own
 				if p.awaitRTS(h.ID) != nil {
-					s.CancelRead(codeCancelled)
+					l.mu.Lock()
+					reset := l.resetLocked()
+					l.mu.Unlock()
+					s.CancelRead(reset)
 					return
 				}
 			}
