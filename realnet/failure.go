@@ -239,10 +239,7 @@ func (p *peer) ioErr(err error, r *request) error {
 		return nil
 	}
 	l := p.l
-	l.mu.Lock()
-	f := l.failureLocked(p.rank)
-	l.mu.Unlock()
-	if f != nil {
+	if f := l.failure(p.rank); f != nil {
 		return f
 	}
 	var se *quic.StreamError
@@ -265,10 +262,7 @@ func (p *peer) ioErr(err error, r *request) error {
 		// The peer closed the connection; the watcher may not have seen
 		// it yet, and its code may name another rank.
 		p.ended(err)
-		l.mu.Lock()
-		f := l.failureLocked(p.rank)
-		l.mu.Unlock()
-		if f != nil {
+		if f := l.failure(p.rank); f != nil {
 			return f
 		}
 	}
@@ -287,10 +281,7 @@ func (p *peer) ioErr(err error, r *request) error {
 		} else {
 			p.judge(err)
 		}
-		l.mu.Lock()
-		f := l.failureLocked(p.rank)
-		l.mu.Unlock()
-		if f != nil {
+		if f := l.failure(p.rank); f != nil {
 			return f
 		}
 	}

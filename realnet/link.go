@@ -255,6 +255,13 @@ func (l *Link) finish(r *request, err error) {
 
 // failure returns the error an operation with peer fails with, if it
 // must: the link is broken or closed, or the peer is gone.
+func (l *Link) failure(peer int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failureLocked(peer)
+}
+
+// failureLocked is failure, with l.mu held.
 func (l *Link) failureLocked(peer int) error {
 	if l.broken != nil {
 		return l.broken

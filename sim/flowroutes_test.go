@@ -22,14 +22,7 @@ func TestSharedRoutes(t *testing.T) {
 	slow := tree
 	slow.Link.Latency *= 3
 	hd := scaleBody(algos.HalvingDoublingAllreduce, 1<<20)
-	run := func(m sim.Model) sim.Result {
-		t.Helper()
-		res, err := sim.Run(sim.Config{World: 32, Model: m, Replay: true}, hd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return *res
-	}
+	run := func(m sim.Model) sim.Result { return replay32(t, m, hd) }
 	healthy := sim.Flow{Topology: tree, ReduceBandwidth: 100e9}
 	first := run(healthy)
 	failed := run(sim.WithFaults(healthy, 0, sim.LinkFailure{Link: "leaf0<->spine0", At: first.End / 2}))
@@ -75,14 +68,7 @@ func TestSparseRoutes(t *testing.T) {
 		},
 	}
 	for name, body := range bodies {
-		run := func(m sim.Model) sim.Result {
-			t.Helper()
-			res, err := sim.Run(sim.Config{World: 32, Model: m, Replay: true}, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return *res
-		}
+		run := func(m sim.Model) sim.Result { return replay32(t, m, body) }
 		healthy := run(flow)
 		failed := sim.WithFaults(flow, 0, sim.LinkFailure{Link: "leaf0<->spine0", At: healthy.End / 2})
 		want := []sim.Result{healthy, run(failed)}
@@ -101,4 +87,14 @@ func TestSparseRoutes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// replay32 is body's replayed run on 32 ranks under m.
+func replay32(t *testing.T, m sim.Model, body sim.Body) sim.Result {
+	t.Helper()
+	res, err := sim.Run(sim.Config{World: 32, Model: m, Replay: true}, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *res
 }
