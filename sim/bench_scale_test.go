@@ -105,6 +105,11 @@ var (
 // messages, only with -sim.big):
 //
 //	go test ./sim -run '^$' -bench 'ScaleFlow' -benchtime 3x
+//
+// "flow-unshared" is the flow model with every flow started and ended as
+// if alone on its edges (SetFlowUnshared): its rates are wrong where flows
+// share an edge, and its point is what the run costs without the max-min
+// work, the bookkeeping of routes, edges and events alone.
 func BenchmarkScaleFlow(b *testing.B) {
 	const p = 4096
 	flow := sim.Flow{Topology: scaleTree, ReduceBandwidth: 100e9}
@@ -115,13 +120,18 @@ func BenchmarkScaleFlow(b *testing.B) {
 	}{{"halving_doubling", false, algos.HalvingDoublingAllreduce}, {"ring", true, algos.RingAllreduce}} {
 		for _, replay := range []bool{false, true} {
 			for _, m := range []struct {
-				name  string
-				model sim.Model
-			}{{"alpha-beta", scaleTreeAB}, {"flow", flow}} {
+				name     string
+				model    sim.Model
+				unshared bool
+			}{{"alpha-beta", scaleTreeAB, false}, {"flow", flow, false}, {"flow-unshared", flow, true}} {
 				b.Run(alg.name+"/"+engineName(replay)+"/"+m.name+"/p="+strconv.Itoa(p), func(b *testing.B) {
 					if alg.big && !*scaleBig {
 						b.Skip("33 million messages: run with -sim.big")
 					}
+					if m.unshared && alg.name == "ring" {
+						b.Skip("every ring flow starts alone: the same run as flow")
+					}
+					defer sim.SetFlowUnshared(m.unshared)()
 					benchScale(b, scaleCase{world: p, model: m.model, body: scaleBody(alg.run, 64<<20), replay: replay})
 				})
 			}

@@ -31,3 +31,7 @@ func CountFlowRegions() (done func() (regions, retries, wholes int)) {
 // SetFlowRegionTries sets how many regions a recompute fills before the
 // whole component, until restore is called.
 func SetFlowRegionTries(k int) (restore func()) { return setForTest(&regionTries, k) }
+
+// SetFlowUnshared makes the flow model start and end every flow as if it
+// were alone on its edges (see unsharedForTest), until restore is called.
+func SetFlowUnshared(on bool) (restore func()) { return setForTest(&unsharedForTest, on) }

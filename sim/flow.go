@@ -580,7 +580,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 	}
 	f.cons, f.weight = f.route.cons, f.route.weight
 	f.pos = f.pos[:0]
-	dirty, alone := len(n.dirty), true
+	dirty, alone, unshared := len(n.dirty), true, unsharedForTest
 	for _, e := range f.route.cons {
 		f.pos = append(f.pos, int32(len(n.edge[e].flows)))
 		u := &n.edge[e]
@@ -589,7 +589,7 @@ func (n *flowNet) attach(f *flowState, old *flowRoute) {
 		}
 		u.flows = append(u.flows, f)
 		n.fill[e].nflows++
-		alone = alone && n.fill[e].nflows == 1
+		alone = alone && (n.fill[e].nflows == 1 || unshared)
 		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
 	}
@@ -651,7 +651,7 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 			u.busy += now - u.since
 		}
 	}
-	dirty, alone := len(n.dirty), true
+	dirty, alone, unshared := len(n.dirty), true, unsharedForTest
 	for i, e := range f.route.cons {
 		list := n.edge[e].flows
 		last := len(list) - 1
@@ -669,7 +669,7 @@ func (n *flowNet) detach(f *flowState, sent float64) {
 		list[last] = nil
 		n.edge[e].flows = list[:last]
 		n.fill[e].nflows--
-		alone = alone && n.fill[e].nflows == 0
+		alone = alone && (n.fill[e].nflows == 0 || unshared)
 		n.binds[e] = true
 		n.dirty = append(n.dirty, e)
 	}
@@ -949,6 +949,13 @@ func (n *flowNet) recompute() {
 		n.dirty = append(n.dirty[:0], n.redo...)
 	}
 }
+
+// unsharedForTest, set only by benchmarks, starts and ends every flow as
+// if it were alone on its edges (startAlone, detach): no flow's rate
+// moves for another's, so no recompute runs. The rates are then wrong
+// wherever flows share an edge; the run's point is its cost without the
+// max-min work, beside the true run's (BenchmarkScaleFlow's "unshared").
+var unsharedForTest bool
 
 // regionTries is how many regions recompute fills, each crossing the
 // boundary edges that failed their check in the last, before it fills

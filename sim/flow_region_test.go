@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/device"
 	"github.com/nexar-go/nexar-go/sim"
 )
 
@@ -109,4 +110,37 @@ func flowRegionCases(t *testing.T) (regions, retries, wholes int) {
 	}
 	t.Logf("%d recomputes checked: %d first regions kept, %d later ones, %d whole refills", checked, regions, retries, wholes)
 	return regions, retries, wholes
+}
+
+// TestFlowUnshared checks the benchmarks' ablation (SetFlowUnshared): on
+// an oversubscribed fat tree, where halving-doubling's flows share links,
+// the true run recomputes rates and the unshared one never does, moving
+// the same messages sooner, every flow at its lone rate.
+func TestFlowUnshared(t *testing.T) {
+	cfg := sim.Config{World: 32, Model: sim.Flow{Topology: sim.FatTree{Radix: 8, Oversubscription: 3,
+		Link: sim.LinkParams{Bandwidth: 10e9, Latency: 300 * sim.Nanosecond}}}}
+	body := func(ctx context.Context, l algos.Link) error {
+		return algos.HalvingDoublingAllreduce(ctx, l, l.Alloc(1<<20), device.F32, device.Sum)
+	}
+	run := func(unshared bool) (*sim.Result, int) {
+		defer sim.SetFlowUnshared(unshared)()
+		done := sim.CheckFlowRates()
+		count := sim.CountFlowRegions()
+		res, err := sim.Run(cfg, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		regions, retries, wholes := count()
+		done()
+		return res, regions + retries + wholes
+	}
+	shared, recomputes := run(false)
+	alone, none := run(true)
+	t.Logf("shared: %d recomputes, end %v; unshared: %d, end %v", recomputes, shared.End, none, alone.End)
+	if recomputes == 0 || none != 0 {
+		t.Errorf("recomputes: %d shared, %d unshared; want some, then none", recomputes, none)
+	}
+	if alone.Messages != shared.Messages || !(alone.End < shared.End) {
+		t.Errorf("unshared run: %d messages by %v; shared: %d by %v", alone.Messages, alone.End, shared.Messages, shared.End)
+	}
 }
