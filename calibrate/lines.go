@@ -53,13 +53,20 @@ type hints struct {
 	// "osu_bw"), and benchmarkLine that line.
 	benchmark     string
 	benchmarkLine int
-	// procs is the number of processes a command line starts (-np and
-	// its kin, or nodes x processes per node), procsFrom that line.
-	procs     int
-	procsFrom string
+	// procs is the number of processes the last launcher's command line
+	// starts (-np and its kin, or nodes x processes per node; 0 if it
+	// gives no count), procsFrom that line; envProcs is what Slurm's
+	// environment, as a job prints it, says (SLURM_NTASKS), envFrom that
+	// line.
+	procs, envProcs    int
+	procsFrom, envFrom string
 	// dtype is an OSU -T/--type value, window an OSU -W value.
 	dtype  string
 	window int
+	// threads and gpus are an nccl-tests binary's own -t and -g (0 where
+	// its command line does not give them), gpusLine that line: the
+	// ranks of a process where its output has no "# nThread" line.
+	threads, gpus, gpusLine int
 	// batch are a batch script's directives (#SBATCH), which hold for
 	// every run after them.
 	batch batchHints
@@ -80,6 +87,8 @@ func (h hints) processes() (int, string) {
 	switch {
 	case h.procs > 0:
 		return h.procs, h.procsFrom
+	case h.envProcs > 0:
+		return h.envProcs, h.envFrom
 	case b.procs > 0:
 		return b.procs, b.from
 	case b.nodes > 0 && b.perNode > 0:
@@ -99,6 +108,11 @@ var (
 	slurmTasks = regexp.MustCompile(`\bSLURM_(?:NTASKS|NPROCS)=(\d+)\b`)
 	// batchDirective is a batch script's directive.
 	batchDirective = regexp.MustCompile(`^#(?:SBATCH|PBS|FLUX:)\s+(.*)$`)
+	// utilityProgram finds, in a launcher's command line that names no
+	// benchmark, a program that only looks around ("mpirun -N 1 bash -c
+	// 'echo $(hostname)'", "srun nvidia-smi") before the benchmark's own
+	// launch: its counts are not the benchmark's.
+	utilityProgram = regexp.MustCompile(`(?:^|[\s/'"])(?:(?:ba|z|c|tc)?sh\s+-c|hostname|nvidia-smi|rocm-smi|echo|printenv|uname|date|sleep|true|cat|ls|ibstat|ibv_devinfo|ulimit|nproc|lscpu|free|df|modprobe|mkdir|rm|cp|scp|rsync)(?:\s|$)`)
 )
 
 // isCommandLine reports whether l runs a launcher: a line after which a
@@ -109,13 +123,20 @@ func isCommandLine(l string) bool { return launcherWord.MatchString(l) }
 // said anything.
 func (h *hints) scan(line string, n int) bool {
 	found := false
-	if m := binaryName.FindAllStringSubmatch(line, -1); m != nil {
-		h.benchmark, h.benchmarkLine = m[len(m)-1][1], n
+	if m := binaryName.FindAllStringSubmatchIndex(line, -1); m != nil {
+		last := m[len(m)-1]
+		h.benchmark, h.benchmarkLine = line[last[2]:last[3]], n
+		if strings.Contains(h.benchmark, "_perf") {
+			h.threads, h.gpus = perfRanks(strings.Fields(line[last[3]:]))
+			if h.gpus > 0 || h.threads > 0 {
+				h.gpusLine = n
+			}
+		}
 		found = true
 	}
 	if m := slurmTasks.FindStringSubmatch(line); m != nil {
 		if v := positive(m[1]); v > 0 {
-			h.procs, h.procsFrom = v, describeLine(n, m[0])
+			h.envProcs, h.envFrom = v, describeLine(n, m[0])
 			found = true
 		}
 	}
@@ -141,14 +162,20 @@ func (h *hints) scan(line string, n int) bool {
 	if loc == nil {
 		return found
 	}
+	if !binaryName.MatchString(line) && utilityProgram.MatchString(line[loc[3]:]) {
+		return found // not the benchmark's launch
+	}
 	f := launcherFlags(strings.Fields(line[loc[2]:loc[3]])[0], strings.Fields(line[loc[3]:]))
 	procs := f.procs
 	if procs == 0 && (f.nodes > 0 || f.perNode > 0) {
 		nodes, perNode := cmp.Or(f.nodes, h.batch.nodes), cmp.Or(f.perNode, h.batch.perNode)
 		procs = nodes * perNode
 	}
+	// The last launch counts: one that gives no count of its own starts
+	// what Slurm's environment or the batch directives say.
+	h.procs, h.procsFrom = procs, ""
 	if procs > 0 {
-		h.procs, h.procsFrom = procs, describeLine(n, line)
+		h.procsFrom = describeLine(n, line)
 	}
 	if f.dtype != "" {
 		h.dtype = f.dtype
@@ -237,6 +264,30 @@ func launcherFlags(launcher string, args []string) flags {
 		}
 	}
 	return f
+}
+
+// perfRanks reads an nccl-tests binary's -t/--nthreads and -g/--ngpus
+// from its arguments (as getopt takes them: "-g 8", "-g8", "--ngpus=8"),
+// 0 for each it does not give.
+func perfRanks(args []string) (threads, gpus int) {
+	for i, a := range args {
+		for _, f := range []struct {
+			short, long string
+			v           *int
+		}{{"-t", "--nthreads", &threads}, {"-g", "--ngpus", &gpus}} {
+			switch {
+			case a == f.short || a == f.long:
+				if i+1 < len(args) {
+					*f.v = positive(args[i+1])
+				}
+			case strings.HasPrefix(a, f.long+"="):
+				*f.v = positive(a[len(f.long)+1:])
+			case len(a) > 2 && strings.HasPrefix(a, f.short) && a[2] >= '0' && a[2] <= '9':
+				*f.v = positive(a[2:])
+			}
+		}
+	}
+	return threads, gpus
 }
 
 // positive reads a whole number from 1 to 2^24, 0 otherwise.

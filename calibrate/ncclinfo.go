@@ -18,9 +18,13 @@ type NCCLInfo struct {
 	// 2.26.2+cuda12.8".
 	Version string
 	// GPU is the device the rank lines name ("NVIDIA H100 80GB HBM3"),
-	// the first if they name several; Hosts is the hosts they name.
-	GPU   string
-	Hosts int
+	// the first if they name several; Hosts is the hosts they name, and
+	// HostsAtLeast says that the rank list was elided (nccl-tests cuts a
+	// process's list at 2 KB; logs cut "..."), so that the hosts of the
+	// ranks not listed are unknown and Hosts is a lower bound.
+	GPU          string
+	Hosts        int
+	HostsAtLeast bool
 	// Nodes and LocalRanks are NCCL's own counts, from its "comm 0x...
 	// rank 0 nRanks 16 nNodes 2 localRanks 8" line: the nodes of the
 	// communicator (NVLink domains with multi-node NVLink) and the ranks
@@ -173,7 +177,9 @@ func (s *infoScanner) scan(line string, n int) bool {
 			s.info.Env = map[string]string{}
 		}
 		if len(s.info.Env) < maxInfoEntries {
-			s.info.Env[m[1]] = m[2]
+			// Older releases end the line with a full stop ("set by
+			// environment to 0."): it is the sentence's, not the value's.
+			s.info.Env[m[1]] = strings.TrimSuffix(m[2], ".")
 		}
 	default:
 		return false
@@ -245,6 +251,8 @@ func (i *NCCLInfo) String() string {
 	switch {
 	case i.Nodes > 0:
 		parts = append(parts, fmt.Sprintf("%d node(s) (NCCL's comm line)", i.Nodes))
+	case i.Hosts > 0 && i.HostsAtLeast:
+		parts = append(parts, fmt.Sprintf("at least %d host(s) (the rank list is elided)", i.Hosts))
 	case i.Hosts > 0:
 		parts = append(parts, fmt.Sprintf("%d host(s)", i.Hosts))
 	case i.Ranks > 0:
@@ -281,14 +289,15 @@ func sortedEnv(m map[string]string) []string {
 }
 
 // NodesOf returns the nodes of a run of world ranks as its lines give
-// them: NCCL's own count, else the hosts of its rank lines, else 0.
+// them: NCCL's own count, else the hosts of its rank lines where they
+// list every rank, else 0.
 func (i *NCCLInfo) NodesOf(world int) int {
 	switch {
 	case i == nil:
 		return 0
 	case i.Nodes > 0 && i.Nodes <= world:
 		return i.Nodes
-	case i.Hosts > 0 && i.Hosts <= world:
+	case i.Hosts > 0 && i.Hosts <= world && !i.HostsAtLeast:
 		return i.Hosts
 	}
 	return 0

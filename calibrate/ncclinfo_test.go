@@ -17,6 +17,7 @@ const infoLog = `# nccl-tests version 2.13.10 nccl-headers=21903 nccl-library=21
 #  Rank  1 Group  0 Pid  41001 on    node002 device  0 [0000:18:00] NVIDIA H100 80GB HBM3
 node001:41000:41000 [0] NCCL INFO NCCL version 2.21.5+cuda12.4
 node001:41000:41000 [0] NCCL INFO NCCL_ALGO set by environment to Ring,Tree
+node001:41000:41000 [0] NCCL INFO NCCL_TREE_THRESHOLD set by environment to 0.
 node001:41000:41061 [0] NCCL INFO comm 0x5639e9f0e8c0 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0
 node001:41000:41061 [0] NCCL INFO Channel 00/04 :    0   1
 node001:41000:41061 [0] NCCL INFO Channel 01/04 :    0   1
@@ -53,7 +54,7 @@ func TestNCCLInfo(t *testing.T) {
 		t.Fatal("no NCCL info")
 	}
 	if info.Version != "2.21.5" || info.GPU != "NVIDIA H100 80GB HBM3" || info.Hosts != 2 || info.Nodes != 2 || info.LocalRanks != 1 ||
-		info.Channels != 4 || info.NVLSChannels != 0 || info.Rings != 4 || info.Trees != 4 || info.Env["NCCL_ALGO"] != "Ring,Tree" {
+		info.Channels != 4 || info.NVLSChannels != 0 || info.Rings != 4 || info.Trees != 4 || info.Env["NCCL_ALGO"] != "Ring,Tree" || info.Env["NCCL_TREE_THRESHOLD"] != "0" {
 		t.Errorf("info %+v", *info)
 	}
 	if len(info.Choices) != 3 {
@@ -76,7 +77,7 @@ func TestNCCLInfo(t *testing.T) {
 			t.Errorf("sample %v: nodes %d, info %p", s, s.Nodes, s.NCCL)
 		}
 	}
-	want := "NCCL 2.21.5, 2 node(s) (NCCL's comm line), 4 channels, 3 choice(s) of algorithm and protocol, NCCL_ALGO=Ring,Tree, NVIDIA H100 80GB HBM3"
+	want := "NCCL 2.21.5, 2 node(s) (NCCL's comm line), 4 channels, 3 choice(s) of algorithm and protocol, NCCL_ALGO=Ring,Tree, NCCL_TREE_THRESHOLD=0, NVIDIA H100 80GB HBM3"
 	if got := info.String(); got != want {
 		t.Errorf("String:\n got %s\nwant %s", got, want)
 	}
@@ -103,6 +104,26 @@ func TestNCCLInfoOfCorpus(t *testing.T) {
 		info := log.Runs[0].NCCL
 		if info == nil || info.Version != c.version || info.Hosts != c.hosts || info.Channels != c.channels || info.Rings != c.rings {
 			t.Errorf("%s: %+v", c.file, info)
+		}
+	}
+	// An elided rank list names some hosts, not all: no node count is
+	// taken from it, unless one process holds every rank.
+	for _, c := range []struct {
+		file         string
+		hosts, nodes int
+		atLeast      bool
+	}{
+		{"nccl-elided-ranks.log", 2, 0, true},   // 0-3 ... 126-127, one GPU a process
+		{"nccl-cut-rank-list.log", 1, 1, false}, // 4 threads x 8 GPUs in one process
+		{"nccl-tag-output.log", 2, 2, false},    // every rank listed
+	} {
+		log, err := ReadFile("testdata/"+c.file, FormatNCCLTests, LogOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := log.Runs[0]
+		if r.NCCL == nil || r.NCCL.Hosts != c.hosts || r.NCCL.HostsAtLeast != c.atLeast || r.Samples[0].Nodes != c.nodes {
+			t.Errorf("%s: %+v, %d node(s); want %d host(s) (at least: %t), %d node(s)", c.file, r.NCCL, r.Samples[0].Nodes, c.hosts, c.atLeast, c.nodes)
 		}
 	}
 	// NCCL before 2.19 printed its predicted time, not the collective.

@@ -12,17 +12,21 @@ import (
 	"github.com/nexar-go/nexar-go/device"
 )
 
+// nccl-tests starts its own lines with "#" but its rows. A log pasted
+// where Markdown renders it (a GitHub comment outside a code block) loses
+// them; such lines are read too where their words alone are nccl-tests'
+// (a rank line naming its Group or Pid, a header with algbw and busbw).
 var (
-	ncclStart     = regexp.MustCompile(`^#\s*Collective test starting:\s*(\S+?)(?:\s+\(algorithm (.+), (\d+) ranks\))?\s*$`)
-	ncclConcluded = regexp.MustCompile(`^#\s*Collective test concluded:`)
-	ncclVersion   = regexp.MustCompile(`^#\s*[a-z]*-?tests version\b`)
-	ncclThreads   = regexp.MustCompile(`^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)`)
-	ncclUsing     = regexp.MustCompile(`^#\s*Using devices`)
-	ncclRank      = regexp.MustCompile(`^#\s*Rank\s+(\d+)\b`)
-	ncclColumns   = regexp.MustCompile(`^#\s*size\s+count\s+type\b`)
-	ncclEnd       = regexp.MustCompile(`^#\s*(?:Out of bounds values|Avg bus bandwidth)`)
+	ncclStart     = regexp.MustCompile(`^#?\s*Collective test starting:\s*(\S+?)(?:\s+\(algorithm (.+), (\d+) ranks\))?\s*$`)
+	ncclConcluded = regexp.MustCompile(`^#?\s*Collective test concluded:`)
+	ncclVersion   = regexp.MustCompile(`^(?:#\s*[a-z]*-?tests version\b|[a-z]+-tests version\s+v?\d)`)
+	ncclThreads   = regexp.MustCompile(`^#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)`)
+	ncclUsing     = regexp.MustCompile(`^#?\s*Using devices\s*$`)
+	ncclRank      = regexp.MustCompile(`^(?:#\s*Rank\s+(\d+)\b|Rank\s+(\d+)\s+(?:Group|Pid)\b)`)
+	ncclColumns   = regexp.MustCompile(`^(?:#\s*size\s+count\s+type\b|size\s+count\s+type\b.*\balgbw\b.*\bbusbw\b)`)
+	ncclEnd       = regexp.MustCompile(`^#?\s*(?:Out of bounds values|Avg bus bandwidth)\s*:`)
 	// ncclMarker is a line only nccl-tests' output has, for LogFormat.
-	ncclMarker = regexp.MustCompile(`^#\s*(?:nThread\s+\d|Collective test starting|[a-z]*-?tests version|size\s+count\s+type\b)`)
+	ncclMarker = regexp.MustCompile(`^(?:#\s*(?:nThread\s+\d|Collective test starting|[a-z]*-?tests version|size\s+count\s+type\b)|nThread\s+\d+\s+nGpus\s+\d|size\s+count\s+type\b.*\balgbw\b.*\bbusbw\b)`)
 )
 
 // ReadNCCLTests reads the output of nccl-tests (all_reduce_perf and its
@@ -34,7 +38,8 @@ var (
 // prefix (Open MPI's --tag-output "[1,0]<stdout>:", Slurm's srun
 // --label " 0: "), Markdown indentation or quote markers; library and
 // launcher lines (NCCL INFO, warnings, shell prompts) may stand anywhere,
-// within the table too. A file may hold several runs, of one collective
+// within the table too; nccl-tests' "#"s may be gone (Markdown took
+// them). A file may hold several runs, of one collective
 // or several; each run is read on its own, from its own lines:
 //
 //   - its collective from "# Collective test starting: all_reduce_perf"
@@ -46,9 +51,12 @@ var (
 //     listed plus one: where the list is elided ("...", or cut short by
 //     nccl-tests itself at 2 KB a process) it is rounded up to whole
 //     processes of nThread x nGpus ranks; without rank lines, nThread x
-//     nGpus x the processes a launcher's command line started (mpirun
-//     -np, srun -n or -N x --ntasks-per-node, SLURM_NTASKS), or one
-//     process when there is no launcher; opt.World overrides all;
+//     nGpus x the processes the benchmark's launch started (mpirun -np,
+//     srun -n or -N x --ntasks-per-node, SLURM_NTASKS, #SBATCH; a launch
+//     of another program, "srun hostname", does not count), or one
+//     process when there is no launcher; where the "# nThread" line is
+//     missing, nThread and nGpus are the binary's own -t and -g;
+//     opt.World overrides all;
 //   - its columns from the header "#  size  count  type  redop  root
 //     time  algbw  busbw  #wrong  time ...": the first time is the
 //     out-of-place one, the second the in-place one; older layouts
@@ -186,9 +194,10 @@ func (p *ncclReader) readLine(l string, n int) error {
 		if err != nil {
 			return err
 		}
-		n, err := strconv.Atoi(m[1])
+		rank := cmp.Or(m[1], m[2])
+		n, err := strconv.Atoi(rank)
 		if err != nil || n > 1<<20 {
-			return &LogError{p.log.File, p.line, fmt.Sprintf("rank %q is not a rank number", m[1])}
+			return &LogError{p.log.File, p.line, fmt.Sprintf("rank %q is not a rank number", rank)}
 		}
 		run.ranks[n] = true
 		run.maxRank = max(run.maxRank, n)
@@ -423,6 +432,11 @@ func (p *ncclReader) endRun() error {
 		return err
 	}
 	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from, NCCL: run.info.result()}
+	if out.NCCL != nil && (run.elided || len(run.ranks) < world) && world > run.nThread*run.nGpus {
+		// The ranks not listed may be on other hosts (unless one
+		// process holds them all).
+		out.NCCL.HostsAtLeast = true
+	}
 	nodes := out.NCCL.NodesOf(world)
 	for _, row := range run.rows {
 		s := row.s
@@ -491,6 +505,10 @@ func (p *ncclReader) collective(run *ncclRun, at int) (coll, bench, benchmark st
 
 // world is the run's world size and where it comes from.
 func (p *ncclReader) world(run *ncclRun, at int) (int, string, error) {
+	if h := run.hints; run.nThread == 0 && run.nGpus == 0 && (h.threads > 0 || h.gpus > 0) {
+		run.nThread, run.nGpus = max(h.threads, 1), max(h.gpus, 1)
+		p.log.note(at, "no \"# nThread\" line: nThread %d x nGpus %d a process, from the benchmark's command line (line %d)", run.nThread, run.nGpus, h.gpusLine)
+	}
 	perProcess := run.nThread * run.nGpus
 	procs, procsFrom := run.hints.processes()
 	var world int

@@ -88,6 +88,11 @@ func TestReadCorpus(t *testing.T) {
 		// indentation and loader warnings; a run quoted with "> ".
 		{"nccl-markdown.md", LogOptions{}, []wantRun{{"allreduce", "ring", 8, 9}, {"broadcast", "binomial_tree", 4, 4}},
 			[]wantSample{{0, 8, device.F32, 18.01}, {3, 4096, device.F32, 21.58}, {9, 4096, device.F32, 25.44}}, nil},
+		// Pasted outside a code block of a GitHub comment: Markdown took
+		// every "#" (rank lines, header); the last row cut short.
+		{"nccl-hash-stripped.md", LogOptions{Collective: "allreduce"}, []wantRun{{"allreduce", "ring", 4, 8}},
+			[]wantSample{{0, 8, device.F32, 30.07}, {-1, 16 << 20, device.F32, 344.87}},
+			[]string{"nccl-hash-stripped.md:21: 1 row(s) cut short"}},
 		// The multi-node allreduce of the bandwidth check.
 		{"nccl-multinode-allreduce.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 32}},
 			[]wantSample{{-1, 16 << 30, device.F32, 172596}}, nil},
@@ -359,6 +364,7 @@ func TestLogFormat(t *testing.T) {
 		"nccl-three-old.log":            FormatNCCLTests,
 		"all_reduce_perf-2node-old.log": FormatNCCLTests,
 		"nccl-bandwidth-only.log":       FormatNCCLTests,
+		"nccl-hash-stripped.md":         FormatNCCLTests,
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {
@@ -374,6 +380,10 @@ func TestLogFormat(t *testing.T) {
 		"name = \"x\"\n[network]\n":                                                           "",
 		"$ mpirun -np 2 osu_bw\n":                                                             FormatOSU,
 		"[1,0]<stdout>:# nThread 1 nGpus 1\n":                                                 FormatNCCLTests,
+		// Pasted where Markdown rendered it: nccl-tests' "#"s are gone.
+		"  size  count  type  redop  time  algbw  busbw  error  time  algbw  busbw  error\n": FormatNCCLTests,
+		"nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5\n":  FormatNCCLTests,
+		"size: 8, count: 2, type: float\n":                                                   "",
 	} {
 		if got := LogFormat([]byte(in)); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
@@ -424,6 +434,13 @@ func TestHints(t *testing.T) {
 		{[]string{"srun -c 8 -n 2 ./osu_latency"}, 2, "osu_latency"},
 		{[]string{"mpirun -np 2 osu_bw -W 32 -T mpi_float"}, 2, "osu_bw"},
 		{[]string{"/nccl-tests/build/all_reduce_perf: /usr/lib/libnl-3.so.200: no version information"}, 0, "all_reduce_perf"},
+		// A look around before the benchmark's launch is not its launch;
+		// a launch with no count of its own starts what the batch or
+		// Slurm's environment says, not what an earlier launch did.
+		{[]string{"#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=8", "mpirun -N 1 bash -c 'echo $(hostname)'", "srun --mpi=pmix \\", "  ./all_reduce_perf -b 8 -e 16G"}, 16, "all_reduce_perf"},
+		{[]string{"#SBATCH -N 2", "#SBATCH --ntasks-per-node=4", "srun -N 2 --ntasks-per-node=1 nvidia-smi -L", "srun ./osu_allreduce"}, 8, "osu_allreduce"},
+		{[]string{"SLURM_NTASKS=32", "mpirun -np 4 ./all_reduce_perf", "srun ./all_reduce_perf"}, 32, "all_reduce_perf"},
+		{[]string{"mpirun -np 4 env NCCL_DEBUG=INFO ./all_reduce_perf -g 1"}, 4, "all_reduce_perf"},
 	} {
 		var h hints
 		for i, l := range c.lines {
@@ -437,5 +454,32 @@ func TestHints(t *testing.T) {
 	h.scan("mpirun -np 2 osu_bw -W 32 -T mpi_float", 1)
 	if h.window != 32 || h.dtype != "mpi_float" {
 		t.Errorf("osu_bw flags: window %d, type %q", h.window, h.dtype)
+	}
+	// nccl-tests' own -t and -g, as getopt reads them.
+	for line, want := range map[string][2]int{
+		"./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8":      {0, 8},
+		"mpirun -np 2 ./all_reduce_perf -b8 -e 1G -t2 -g4":   {2, 4},
+		"all_gather_perf --nthreads=4 --ngpus 2 -c 0":        {4, 2},
+		"mpirun -np 2 osu_bw -t 4":                           {0, 0},
+		"./all_reduce_perf -b 8 -e 128M -f 2 -g 1 -G 0 -z 0": {0, 1},
+	} {
+		var h hints
+		h.scan(line, 1)
+		if h.threads != want[0] || h.gpus != want[1] {
+			t.Errorf("%q: -t %d -g %d, want %d, %d", line, h.threads, h.gpus, want[0], want[1])
+		}
+	}
+	// Without a "# nThread" line, the ranks a process holds come from
+	// the benchmark's -g.
+	text := "./build/all_reduce_perf -b 8 -e 64 -f 8 -g 8\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+		"           8             2     float     sum      -1    25.31    0.00    0.00      0    25.30    0.00    0.00      0\n" +
+		"          64            16     float     sum      -1    25.40    0.00    0.00      0    25.41    0.00    0.00      0\n"
+	log, err := ReadNCCLTests("g8.log", strings.NewReader(text), LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := log.Runs[0]; r.World != 8 || r.Collective != "allreduce" {
+		t.Errorf("-g 8 without rank lines: %s on %d ranks (%s)", r.Collective, r.World, r.WorldFrom)
 	}
 }
