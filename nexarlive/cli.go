@@ -312,6 +312,8 @@ func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, 
 		return usage("%s: a scenario file describes the sweep; leave out %s", pos[0], strings.Join(l.nf.Given(), ", "))
 	case len(pos) != 1 && !l.fromFlags:
 		return usage("want one scenario file, or nccl-tests' flags such as -b 8 -e 64K -f 8; got %d arguments", len(pos))
+	case l.nf.RanksPerProcess() > 1:
+		return usage("-t %d -g %d: nexar-live runs one rank a process; give the ranks with --np and leave out -t and -g", max(l.nf.Threads, 1), max(l.nf.GPUs, 1))
 	case !flagGiven(fs, "np"):
 		return usage("missing --np N (the number of ranks)")
 	case l.np < 1:
@@ -325,6 +327,9 @@ func parseRun(args []string, stdout, stderr io.Writer) (l *runLine, status int, 
 	}
 	if len(pos) == 1 {
 		l.file = pos[0]
+	}
+	if ig := l.nf.Ignored(); len(ig) > 0 {
+		fmt.Fprintf(stderr, "nexar-live run: note: %s change nothing here: they say how nccl-tests runs on GPUs\n", strings.Join(ig, ", "))
 	}
 	if status, ok := checkDevice(stderr, "run", l.device); !ok {
 		return nil, status, false

@@ -227,6 +227,11 @@ with real data on N ranks as all_reduce_perf under mpirun -np N:
   -r, --root R         root rank of rooted collectives (default 0)
   -c, --check N        taken as nccl-tests users pass it: real runs always
                        check every element
+  -G, -z, -a, -m, -p, -N, -y, -T, -C, -S, -J, -R, -x, -D, -V, -M, and
+  -t 1, -g 1           nccl-tests' other flags: taken, changing nothing
+                       (each rank is a process of its own: --np gives the
+                       ranks, and -t or -g above 1 is refused); values
+                       may be glued on, as getopt takes them (-f2, -e128M)
   --collective C       all_reduce (default), all_gather, reduce_scatter,
                        broadcast, reduce, alltoall, gather, scatter, sendrecv
   --algorithms A,B     the algorithms to measure (default: all of the

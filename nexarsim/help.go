@@ -224,7 +224,17 @@ all_reduce_perf would run it under mpirun -np N), on an alpha-beta network
   -n, --iters N / -w, --warmup_iters N   taken, and changing nothing: the
                        network draws no random numbers and keeps no state
                        from one iteration to the next
-  --world N            ranks: 8, a list 2,4,8, or a range 2..64 x2 (required)
+  --world N            ranks: 8, a list 2,4,8, or a range 2..64 x2 (required
+                       unless -t or -g give them): what mpirun -np gives
+                       nccl-tests, so with -t or -g the processes, each of
+                       T x G ranks
+  -t, --nthreads T / -g, --ngpus G   ranks a process holds (default 1 x 1),
+                       as nccl-tests counts them: --world 2 -g 8 is 16
+                       ranks, -g 8 alone 8
+  -G, -z, -a, -m, -p, -N, -y, -T, -C, -S, -J, -R, -x, -D, -V, -M
+                       nccl-tests' other flags: taken, changing nothing
+                       (they say how it runs on GPUs); values may be glued
+                       on, as getopt takes them (-f2, -e128M)
   --collective C       all_reduce (default), all_gather, reduce_scatter,
                        broadcast, reduce, alltoall, gather, scatter,
                        sendrecv (nccl-tests' or nexar's names)

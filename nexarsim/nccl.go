@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/nexar-go/nexar-go/internal/nccltests"
@@ -54,6 +55,9 @@ func (f *ncclFlags) list() []string {
 	if f.itersSet {
 		l = append(l, "-n/-w")
 	}
+	if f.Threads > 0 || f.GPUs > 0 {
+		l = append(l, "-t/-g")
+	}
 	return l
 }
 
@@ -63,11 +67,20 @@ func (f *ncclFlags) given() bool { return len(f.list()) > 0 }
 // names file as its own.
 func (f *ncclFlags) scenario(file string, stderr io.Writer) (*scenario.Scenario, []sweep.Point, []byte, error) {
 	var worlds []int
+	perProcess := f.RanksPerProcess()
 	switch {
 	case f.worldSet:
 		var err error
 		if worlds, err = nccltests.ParseWorlds(f.world); err != nil {
 			return nil, nil, nil, fmt.Errorf("--world %s: %v", f.world, err)
+		}
+		if perProcess > 1 {
+			// --world is mpirun's -np: processes of -t x -g ranks each.
+			for i := range worlds {
+				worlds[i] *= perProcess
+			}
+			fmt.Fprintf(stderr, "nexar-sim: note: -t %d -g %d: %d ranks a process, as nccl-tests counts them; --world %s processes make %v ranks\n",
+				max(f.Threads, 1), max(f.GPUs, 1), perProcess, f.world, worlds)
 		}
 	case f.Preset != "":
 		w, err := f.PresetWorld()
@@ -75,8 +88,14 @@ func (f *ncclFlags) scenario(file string, stderr io.Writer) (*scenario.Scenario,
 			return nil, nil, nil, err
 		}
 		worlds = []int{w}
+	case perProcess > 1:
+		worlds = []int{perProcess} // one process, as nccl-tests without mpirun
 	default:
-		return nil, nil, nil, fmt.Errorf("missing --world N (ranks: 8, 2,4,8 or 2..64 x2), which mpirun -np gives nccl-tests; or --preset with --nodes")
+		return nil, nil, nil, fmt.Errorf("missing --world N (ranks: 8, 2,4,8 or 2..64 x2), which mpirun -np gives nccl-tests; or -g (GPUs of one process), or --preset with --nodes")
+	}
+	ig := slices.DeleteFunc(slices.Clone(f.Ignored()), func(n string) bool { return n == "-t" || n == "-g" })
+	if len(ig) > 0 {
+		fmt.Fprintf(stderr, "nexar-sim: note: %s change nothing here: they say how nccl-tests runs on GPUs\n", strings.Join(ig, ", "))
 	}
 	data := "phantom"
 	if f.Check != 0 {

@@ -46,6 +46,40 @@ func TestRunFromFlags(t *testing.T) {
 	}
 }
 
+// TestRunFromPublishedFlags: a command line as nccl-tests users publish
+// it, getopt's glued values and GPU-only flags included, runs; -t and -g
+// make a process's ranks, --world its processes (mpirun -np).
+func TestRunFromPublishedFlags(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		world int
+		note  string
+	}{
+		{[]string{"-b8", "-e64K", "-f8", "-g", "4", "-G", "1", "-z", "0"}, 4, "-G, -z change nothing here"},
+		{[]string{"-b", "8", "-e", "64K", "-f", "8", "--world", "2", "-t", "2", "-g", "2"}, 8, "--world 2 processes make [8] ranks"},
+	} {
+		out := t.TempDir()
+		args := append([]string{"run"}, c.args...)
+		code, _, stderr := nexarSim(append(args, "--algorithms", "ring", "--out", out, "-q", "--no-plots")...)
+		if code != exitOK || !strings.Contains(stderr, c.note) {
+			t.Fatalf("%q: exit %d, want a note %q: %s", c.args, code, c.note, stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "results.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := sweep.ReadCSV(strings.NewReader(string(data)))
+		if err != nil || len(rows) != 5 {
+			t.Fatalf("%q: %d rows (%v), want 5", c.args, len(rows), err)
+		}
+		for _, r := range rows {
+			if r.World != c.world {
+				t.Errorf("%q: row of %d ranks, want %d", c.args, r.World, c.world)
+			}
+		}
+	}
+}
+
 func TestFlagsUsage(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "s.toml", good)

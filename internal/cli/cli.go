@@ -95,9 +95,12 @@ func (p *Program) ParseCmd(cmd string, fs *flag.FlagSet, args []string, stdout, 
 
 // ParseArgs parses flags that may come before, between or after the
 // positional arguments, which it returns; everything after "--" is
-// positional. It returns flag.ErrHelp for -h and --help.
+// positional. A one-letter flag may carry its value glued to it, as
+// getopt's do in the command lines of nccl-tests and MPI ("-f2",
+// "-e128M"). It returns flag.ErrHelp for -h and --help.
 func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
+	args = splitGlued(fs, args)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -113,4 +116,43 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// splitGlued splits each "-Xvalue" of args whose X is a one-letter flag
+// of fs that takes a value and whose "Xvalue" (up to an "=") is no flag
+// of fs, into "-X" and "value"; up to "--", after which all is
+// positional.
+func splitGlued(fs *flag.FlagSet, args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			if out == nil {
+				return args
+			}
+			return append(out, args[i:]...)
+		}
+		name, _, _ := strings.Cut(a[min(len(a), 1):], "=")
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && a[2] != '=' && fs.Lookup(name) == nil {
+			if f := fs.Lookup(a[1:2]); f != nil && !isBoolFlag(f) {
+				if out == nil {
+					out = append([]string{}, args[:i]...)
+				}
+				out = append(out, a[:2], a[2:])
+				continue
+			}
+		}
+		if out != nil {
+			out = append(out, a)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// isBoolFlag reports whether f takes no value (-q, not -q 1).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

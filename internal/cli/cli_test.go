@@ -51,3 +51,42 @@ func TestProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestParseArgsGlued: one-letter flags take values glued to them, as
+// getopt's do; anything else stays as it was.
+func TestParseArgsGlued(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // f, e, np, q and the positional arguments
+	}{
+		{[]string{"-f2", "-e128M", "x"}, "f=2 e=128M np=0 q=false [x]"},
+		{[]string{"-f", "2", "-e=1G"}, "f=2 e=1G np=0 q=false []"},
+		{[]string{"-np", "4", "-f=3"}, "f=3 e= np=4 q=false []"},
+		{[]string{"-np=4", "-np=5"}, "f=0 e= np=5 q=false []"}, // not -n p=4
+		{[]string{"-q", "--", "-f2"}, "f=0 e= np=0 q=true [-f2]"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		f := fs.Int("f", 0, "")
+		e := fs.String("e", "", "")
+		np := fs.Int("np", 0, "")
+		q := fs.Bool("q", false, "")
+		pos, err := ParseArgs(fs, c.args)
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if got := fmt.Sprintf("f=%d e=%s np=%d q=%t %v", *f, *e, *np, *q, pos); got != c.want {
+			t.Errorf("%q: %s, want %s", c.args, got, c.want)
+		}
+	}
+	// A glued value on a flag that takes none, or on no flag, is still
+	// an error.
+	for _, a := range []string{"-qx", "-np8"} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.Bool("q", false, "")
+		fs.Int("np", 0, "")
+		if _, err := ParseArgs(fs, []string{a}); err == nil {
+			t.Errorf("%s: no error", a)
+		}
+	}
+}

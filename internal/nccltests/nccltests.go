@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,8 +43,24 @@ type Flags struct {
 	Preset string
 	Nodes  int
 	Policy string
+	// Threads and GPUs are -t and -g: a process's threads and each
+	// thread's GPUs, so that a process holds Threads x GPUs ranks (0
+	// where not given: 1).
+	Threads, GPUs int
 
-	set map[string]bool // flags given, by their canonical name
+	set     map[string]bool // flags given, by their canonical name
+	ignored []string        // nccl-tests' flags given that change nothing here
+}
+
+// runFlags are nccl-tests' flags (and RCCL's, of its current release)
+// that say how the benchmark runs on real GPUs, not what the sweep is:
+// accepted, so that a command line copied from a log or a script runs,
+// and named by Ignored. -t and -g are kept (Threads, GPUs) too.
+var runFlags = []struct{ short, long string }{
+	{"t", "nthreads"}, {"g", "ngpus"}, {"m", "agg_iters"}, {"N", "run_cycles"}, {"p", "parallel_init"},
+	{"z", "blocking"}, {"y", "stream_null"}, {"T", "timeout"}, {"G", "cudagraph"}, {"C", "report_cputime"},
+	{"S", "report_timestamps"}, {"J", "output_file"}, {"a", "average"}, {"R", "local_register"},
+	{"x", "cta_policy"}, {"D", "device_implementation"}, {"V", "device_cta_count"}, {"M", "memory_report"},
 }
 
 // Defaults are nccl-tests' own: one size of 32M, stepping by 1M.
@@ -93,7 +110,42 @@ func (f *Flags) Register(fs *flag.FlagSet, net Network, check bool) {
 	str(&f.Network.Latency, net.Latency, "--latency", "latency")
 	str(&f.Network.Bandwidth, net.Bandwidth, "--bandwidth", "bandwidth")
 	str(&f.Network.ReduceBandwidth, net.ReduceBandwidth, "--reduce-bandwidth", "reduce-bandwidth")
+	f.ignored = nil
+	for _, r := range runFlags {
+		for _, n := range []string{r.short, r.long} {
+			if fs.Lookup(n) != nil {
+				continue // the command's own flag of that name
+			}
+			fs.Func(n, "", func(v string) error {
+				switch r.short {
+				case "t", "g":
+					x, err := strconv.Atoi(v)
+					if err != nil || x < 1 {
+						return fmt.Errorf("%q: want a whole number, 1 or more", v)
+					}
+					if r.short == "t" {
+						f.Threads = x
+					} else {
+						f.GPUs = x
+					}
+				}
+				if !slices.Contains(f.ignored, "-"+r.short) {
+					f.ignored = append(f.ignored, "-"+r.short)
+				}
+				return nil
+			})
+		}
+	}
 }
+
+// Ignored names nccl-tests' flags given that say how the benchmark runs
+// on GPUs, which a sweep here does not depend on (-t and -g among them:
+// the caller reads Threads and GPUs), in the order given.
+func (f *Flags) Ignored() []string { return f.ignored }
+
+// RanksPerProcess is Threads x GPUs: the ranks one nccl-tests process
+// holds.
+func (f *Flags) RanksPerProcess() int { return max(f.Threads, 1) * max(f.GPUs, 1) }
 
 // RegisterPreset defines --preset, --nodes and --policy on fs: the sweep
 // then runs on a GPU machine of package scenario's presets (dgx-h100,

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nexar-go/nexar-go/internal/cli"
 )
 
 func parse(t *testing.T, args ...string) *Flags {
@@ -142,4 +144,47 @@ func FuzzParseSize(f *testing.F) {
 			t.Errorf("%q: %d", s, v)
 		}
 	})
+}
+
+// TestPublishedCommandLines: nccl-tests' command lines as published
+// beside their logs (nccl-tests' README and issues, cluster guides) are
+// taken whole, getopt's glued values too; -t and -g are kept, the flags
+// that say how the benchmark runs on GPUs named as ignored.
+func TestPublishedCommandLines(t *testing.T) {
+	for _, c := range []struct {
+		line            string
+		sizes           int
+		threads, gpus   int
+		ignored         string
+		ranksPerProcess int
+	}{
+		{"-b 8 -e 128M -f 2 -g 8", 25, 0, 8, "-g", 8},
+		{"-b 10G -e 10G -t 1 -g 8", 1, 1, 8, "-t -g", 8},
+		{"-b 1M -e 128M -f2", 8, 0, 0, "", 1},
+		{"-b 128 -e 16G -f 2 -g 1 -n 50 -w 100 -p 0 -z 0 -t 1 -c 1", 28, 1, 1, "-g -p -z -t", 1},
+		{"-b 1M -e 2048M -f 2 -g 1 -c 0 -d half", 12, 0, 1, "-g", 1},
+		{"-b8 -e128M -f2 -g4 -t2 -G 100 -a 3 -R 1 -C 1 --blocking 0 -N 1 -m 4", 25, 2, 4, "-g -t -G -a -R -C -z -N -m", 8},
+	} {
+		var f Flags
+		fs := flag.NewFlagSet("all_reduce_perf", flag.ContinueOnError)
+		fs.Int("n", 20, "iterations (the commands' own flag)")
+		fs.Int("w", 5, "warm-up iterations (likewise)")
+		f.Register(fs, Network{Latency: "5us", Bandwidth: "12.5GB/s"}, true)
+		if _, err := cli.ParseArgs(fs, strings.Fields(c.line)); err != nil {
+			t.Errorf("%q: %v", c.line, err)
+			continue
+		}
+		sizes, err := f.Sizes()
+		if err != nil || len(sizes) != c.sizes || f.Threads != c.threads || f.GPUs != c.gpus ||
+			strings.Join(f.Ignored(), " ") != c.ignored || f.RanksPerProcess() != c.ranksPerProcess {
+			t.Errorf("%q: %d sizes (%v), -t %d -g %d, ignored %q, %d a process; want %d, -t %d -g %d, %q, %d", c.line, len(sizes), err,
+				f.Threads, f.GPUs, f.Ignored(), f.RanksPerProcess(), c.sizes, c.threads, c.gpus, c.ignored, c.ranksPerProcess)
+		}
+	}
+	var f Flags
+	fs := flag.NewFlagSet("all_reduce_perf", flag.ContinueOnError)
+	f.Register(fs, Network{}, true)
+	if _, err := cli.ParseArgs(fs, []string{"-g", "0"}); err == nil {
+		t.Error("-g 0: no error")
+	}
 }
