@@ -245,6 +245,13 @@ func (r *workloadReader) readAICBModel(name string) bool {
 	if a.PP > 1 {
 		r.base.Schedule = workload.OneFOneB
 	}
+	if _, set := r.t.m["layout"]; a.World == 0 && !set {
+		// SimAI takes the world from its own command line; without
+		// it a data-parallel group (MICRO's collectives all run on
+		// it) would be one rank, and the step would move nothing.
+		r.c.errorf(r.key("aicb"), "%s gives no all_gpus (the world), so its groups' sizes are unknown: give layout, as \"dp%d-tp%d-pp%d\" for %d GPUs", name, 8, a.TP, a.PP, 8*a.TP*a.PP)
+		r.good = false
+	}
 	return true
 }
 

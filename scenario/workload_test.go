@@ -82,6 +82,37 @@ func TestWorkloadAICB(t *testing.T) {
 	}
 }
 
+// TestWorkloadAICBWithoutWorld: an AICB file without all_gpus (SimAI's
+// micro-benchmarks) leaves the groups' sizes to the scenario: without a
+// layout it is an error naming the file, with one its collectives run on
+// that layout's groups.
+func TestWorkloadAICBWithoutWorld(t *testing.T) {
+	dir := t.TempDir()
+	micro := "MICRO\n2\nmicro_test\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t4096\t1\n" +
+		"micro_test\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t8192\t1\n"
+	if err := os.WriteFile(filepath.Join(dir, "micro.txt"), []byte(micro), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := "name = \"a\"\n[network]\nmodel = \"alpha-beta\"\nlatency = \"1us\"\nbandwidth = \"1GB/s\"\n[workload]\naicb = \"micro.txt\"\n"
+	file := filepath.Join(dir, "s.toml")
+	if err := os.WriteFile(file, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(file); err == nil || !strings.Contains(err.Error(), "workload.aicb: micro.txt gives no all_gpus") {
+		t.Errorf("no layout: %v", err)
+	}
+	if err := os.WriteFile(file, []byte(head+"layout = \"dp16\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Workload.Points[0].Spec; p.DP != 16 || len(p.Layers) != 2 {
+		t.Errorf("spec: %+v", p)
+	}
+}
+
 func TestWorkloadErrors(t *testing.T) {
 	for _, tc := range []struct {
 		edit, want, bucket string

@@ -34,7 +34,8 @@ import (
 // DATA or MICRO; its keys model_parallel_NPU_group (TP), ep (or
 // expert_parallel_npu_group), pp, vpp, ga (micro-batches), all_gpus
 // (the world), pp_comm (the bytes a micro-batch sends between stages),
-// checkpoints and checkpoint_initiates (which list layers, ignored here).
+// checkpoints and checkpoint_initiates (which list layers, ignored here);
+// other keys, and the value after each, are skipped, as SimAI does.
 //
 // SimAI runs the layers' list on every rank and charges pipeline
 // parallelism by a formula; here Spec splits the layers among the stages
@@ -50,6 +51,9 @@ type AICB struct {
 	TP, EP, PP, VPP, GA, World int
 	PPComm                     int64
 	Layers                     []Layer
+	// Ignored are the header's keys this reader does not know, each with
+	// the one value after it, skipped as SimAI skips them.
+	Ignored []string
 }
 
 // AICBError is a problem of an AICB file, at a line.
@@ -169,7 +173,10 @@ func (a *AICB) header(words []string) error {
 		}
 		p, ok := ints[key]
 		if !ok {
-			return fmt.Errorf("unknown header key %q", words[i-1])
+			// SimAI skips the keys it does not know (AICB's inference
+			// files write mode:, for one), and so does this reader.
+			a.Ignored = append(a.Ignored, key)
+			continue
 		}
 		n, err := strconv.Atoi(val)
 		lo := 1

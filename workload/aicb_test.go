@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,21 @@ func TestReadAICBErrors(t *testing.T) {
 		if err == nil || !errors.As(err, &ae) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want an error with %q", tc.text, err, tc.want)
 		}
+	}
+}
+
+// TestReadAICBUnknownKeys: header keys the reader does not know (AICB's
+// inference files write mode:) are skipped with their value, as SimAI
+// skips them, and named.
+func TestReadAICBUnknownKeys(t *testing.T) {
+	text := "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 8 mode: 1 checkpoints: 0 checkpoint_initiates: 0 pp_comm: 0\n" +
+		"1\nl\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t4096\t100\n"
+	a, err := workload.ReadAICB("w.txt", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.TP != 2 || a.World != 8 || len(a.Layers) != 1 || !slices.Equal(a.Ignored, []string{"mode"}) {
+		t.Errorf("read as %+v", a)
 	}
 }
 
