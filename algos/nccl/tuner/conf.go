@@ -110,7 +110,8 @@ var ErrConfLine = errors.New("nccl_tuner.conf")
 
 // ParseConfig reads a config file as the example plugin does (loadConfig
 // in plugin.c): lines of at most 255 characters (longer ones are split,
-// each piece a line), skipped when they start with '#' or are empty;
+// each piece a line), skipped when they start with '#' or are empty (a
+// CRLF file's '\r' dropped first, as the plugin, reading it, ignores it);
 // fields split at commas (empty fields vanish, as strtok drops them),
 // spaces and tabs trimmed, at most 10 read; lines of 8 to 10 fields are
 // rules, others ignored. It returns the rules the plugin loads, with
@@ -149,6 +150,11 @@ func ParseConfig(r io.Reader, strict bool) ([]ConfLine, error) {
 		if i := strings.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i]
 		}
+		// A file saved with CRLF ends each line with a '\r' the plugin
+		// reads harmlessly: after the last field, a number that atoi
+		// and strtoull stop before, or alone on a blank line that makes
+		// one field and is ignored.
+		line = strings.TrimRight(line, "\r")
 		if line == "" {
 			continue
 		}

@@ -68,7 +68,8 @@ func TestParseConfigPluginRules(t *testing.T) {
 		{"unknown protocol", "allgather,0,100,pat,simple128,4,1,8\n", []Rule{{AllGather, 0, 100, PAT, nccl.Simple, 4, 1, 8, -1, -1}}, "unknown protocol"},
 		{"strtoull", "allreduce,0x10,-1,ring,ll,4,1,8\n", []Rule{{AllReduce, 0, math.MaxUint64, Ring, nccl.LL, 4, 1, 8, -1, -1}}, "not a whole number"},
 		{"atoi", "allreduce,0,100,ring,ll,4c,1,8\n", []Rule{{AllReduce, 0, 100, Ring, nccl.LL, 4, 1, 8, -1, -1}}, "not an integer"},
-		{"CRLF", "allreduce,0,100,ring,ll,4,1,8\r\n", []Rule{{AllReduce, 0, 100, Ring, nccl.LL, 4, 1, 8, -1, -1}}, "not an integer"},
+		{"CRLF", "allreduce,0,100,ring,ll,4,1,8\r\n\r\nallreduce,101,200,ring,ll,4,1,8,1,0\r\n",
+			[]Rule{{AllReduce, 0, 100, Ring, nccl.LL, 4, 1, 8, -1, -1}, {AllReduce, 101, 200, Ring, nccl.LL, 4, 1, 8, 1, 0}}, ""},
 		{"a line of 255 and more is two", long, []Rule{{AllReduce, 0, 100, Ring, nccl.LL, 4, 1, 8, -1, -1}}, "longer than 255"},
 		{"zero channels", "allreduce,0,100,ring,ll,0,1,8\n", []Rule{{AllReduce, 0, 100, Ring, nccl.LL, 0, 1, 8, -1, -1}}, "channels 0"},
 	} {
