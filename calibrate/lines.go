@@ -127,9 +127,11 @@ func (h *hints) scan(line string, n int) bool {
 		last := m[len(m)-1]
 		h.benchmark, h.benchmarkLine = line[last[2]:last[3]], n
 		if strings.Contains(h.benchmark, "_perf") {
-			h.threads, h.gpus = perfRanks(strings.Fields(line[last[3]:]))
-			if h.gpus > 0 || h.threads > 0 {
-				h.gpusLine = n
+			// Only a line that gives them: the binary's own messages
+			// ("all_reduce_perf: libnl-3.so: no version information")
+			// name it too.
+			if t, g := perfRanks(strings.Fields(line[last[3]:])); t > 0 || g > 0 {
+				h.threads, h.gpus, h.gpusLine = t, g, n
 			}
 		}
 		found = true
