@@ -21,10 +21,10 @@ var (
 	ncclConcluded = regexp.MustCompile(`^#?\s*Collective test concluded:`)
 	ncclVersion   = regexp.MustCompile(`^(?:#\s*[a-z]*-?tests version\b|[a-z]+-tests version\s+v?\d)`)
 	ncclThreads   = regexp.MustCompile(`^#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)`)
-	ncclUsing     = regexp.MustCompile(`^#?\s*Using devices\s*$`)
+	ncclUsing     = regexp.MustCompile(`^(?:#\s*Using devices|Using devices\s*$)`)
 	ncclRank      = regexp.MustCompile(`^(?:#\s*Rank\s+(\d+)\b|Rank\s+(\d+)\s+(?:Group|Pid)\b)`)
 	ncclColumns   = regexp.MustCompile(`^(?:#\s*size\s+count\s+type\b|size\s+count\s+type\b.*\balgbw\b.*\bbusbw\b)`)
-	ncclEnd       = regexp.MustCompile(`^#?\s*(?:Out of bounds values|Avg bus bandwidth)\s*:`)
+	ncclEnd       = regexp.MustCompile(`^(?:#\s*(?:Out of bounds values|Avg bus bandwidth)|(?:Out of bounds values|Avg bus bandwidth)\s*:)`)
 	// ncclMarker is a line only nccl-tests' output has, for LogFormat.
 	ncclMarker = regexp.MustCompile(`^(?:#\s*(?:nThread\s+\d|Collective test starting|[a-z]*-?tests version|size\s+count\s+type\b)|nThread\s+\d+\s+nGpus\s+\d|size\s+count\s+type\b.*\balgbw\b.*\bbusbw\b)`)
 )
