@@ -60,37 +60,43 @@ func (s *Schedule) Run(ctx context.Context, l algos.Link, c algos.Call) error {
 func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error) {
 	l, s, es := r.l, r.s, r.dt.Size()
 	none := func() error { return nil }
-	r.bufs = map[byte]device.Buffer{}
+	r.bufs, r.alias = map[byte]device.Buffer{}, map[byte]alias{}
 	in, out, inIsSend := c.Send, c.Buf, true
+	inPlace := s.runsInPlace()
 	switch s.Coll {
 	case "allreduce":
 		in, total, inIsSend = c.Buf, c.Buf.Len()/es, false
-		if !s.InPlace {
+		if inPlace {
+			r.alias['o'] = alias{'i', 0}
+		} else {
 			out = l.Alloc(c.Buf.Len())
 			finish = func() error { return l.Copy(c.Buf, out) }
 		}
 	case "allgather":
 		total = c.Buf.Len() / es
-		if !s.OutOfPlace {
+		if inPlace {
 			in, inIsSend = c.Buf.Slice(l.Rank()*c.Send.Len(), c.Send.Len()), false
+			r.alias['i'] = alias{'o', l.Rank() * c.Send.Len() / es}
 			if err := l.Copy(in, c.Send); err != nil {
 				return 0, nil, err
 			}
 		}
 	case "reducescatter":
 		total = c.Send.Len() / es
-		if !s.OutOfPlace {
+		if inPlace {
 			in, inIsSend = r.copyOf(c.Send), false
 			out = in.Slice(l.Rank()*c.Buf.Len(), c.Buf.Len())
+			r.alias['o'] = alias{'i', l.Rank() * c.Buf.Len() / es}
 			finish = func() error { return l.Copy(c.Buf, out) }
 		}
 	case "alltoall":
 		total = c.Buf.Len() / es
-		if !s.OutOfPlace {
+		if inPlace {
 			if err := l.Copy(c.Buf, c.Send); err != nil {
 				return 0, nil, err
 			}
 			in, inIsSend = c.Buf, false
+			r.alias['o'] = alias{'i', 0}
 		}
 	default:
 		_, err := s.Collective()

@@ -109,8 +109,13 @@ func (s *Schedule) checkStep(g *GPU, tb *TB, j int) error {
 	if st.DepID < 0 {
 		return nil
 	}
-	if st.DepID >= len(g.TBs) || st.DepID == tb.ID {
-		return at("depid=%d: want another threadblock of gpu %d", st.DepID, g.ID)
+	if st.DepID >= len(g.TBs) {
+		return at("depid=%d: want a threadblock of gpu %d, 0 to %d", st.DepID, g.ID, len(g.TBs)-1)
+	}
+	if st.DepID == tb.ID && st.Deps >= j {
+		// The executor waits on the flag of threadblock depid, which
+		// only this threadblock's own later steps could set.
+		return at("depid=%d deps=%d: a step of its own threadblock that is not an earlier one: the executor would wait for it forever", st.DepID, st.Deps)
 	}
 	d := &g.TBs[st.DepID]
 	if st.Deps < 0 || st.Deps >= len(d.Steps) {

@@ -21,7 +21,9 @@ func (r *rank) signals() signals {
 	sig := signals{}
 	for d, tb := range r.g.TBs {
 		for _, st := range tb.Steps {
-			if st.DepID >= 0 {
+			// A step that depends on an earlier step of its own
+			// threadblock waits for nothing: that step is done.
+			if st.DepID >= 0 && st.DepID != d {
 				k := [2]int{st.DepID, d}
 				if !slices.Contains(sig[k], st.Deps) {
 					sig[k] = append(sig[k], st.Deps)
@@ -59,7 +61,7 @@ func (r *rank) runTB(ctx context.Context, t *tbRun, sig signals, empty device.Bu
 	for it := range r.iters {
 		for i := range t.tb.Steps {
 			st := &t.tb.Steps[i]
-			if st.DepID >= 0 {
+			if st.DepID >= 0 && st.DepID != me {
 				list := sig[[2]int{st.DepID, me}]
 				need := it*len(list) + slices.Index(list, st.Deps) + 1
 				for ; got[st.DepID] < need; got[st.DepID]++ {

@@ -16,8 +16,16 @@
 //     to NCCL; here an allreduce's chunks are cut as evenly as possible
 //     (the first ones an element longer, as the catalogue's ring cuts its
 //     blocks), and the other collectives are refused;
+//   - in place (an allreduce whose file says inplace="1", another
+//     collective whose file says outofplace="0"), i and o name one
+//     memory: the same for allreduce and alltoall, the rank's block of o
+//     for allgather's i, of i for reducescatter's o. Steps are run on the
+//     memory their chunks are, so that a step reading i and writing o
+//     reads what it is about to overwrite, as on the executor;
 //   - a threadblock runs its steps in order; a step with depid waits for
-//     step deps of threadblock depid of the same GPU;
+//     step deps of threadblock depid of the same GPU (depid its own
+//     threadblock: an earlier step, done already, so no wait; the
+//     executor would wait forever for a later one, which is refused);
 //   - s sends, r receives, rcs receives and sends on, rrs receives,
 //     reduces with src and sends the result, rrc receives and writes
 //     src op received into dst, rrcs does both, cpy copies, re reduces
@@ -48,10 +56,11 @@
 // its collective (a scenario's sweep names one as "msccl:file.xml"); RingAllreduce and the other exporters write the
 // catalogue's algorithms as schedules (WriteXML) for MSCCL and RCCL.
 //
-// TE-CCL's solutions (ParseTECCL; see teccl.go for the JSON read) become
-// MSCCL allgather schedules: per link, a threadblock that sends the
-// chunks of the solution's flows in the order of their epochs and one
-// that receives them, a chunk forwarded once it has arrived. The epochs
+// TE-CCL's allgather solutions (ParseTECCL; see teccl.go for the JSON
+// read; an alltoall solution is refused as such) become MSCCL allgather
+// schedules: per link, a threadblock that sends the chunks of the
+// solution's flows in the order of their epochs and one that receives
+// them, a chunk forwarded once it has arrived. The epochs
 // are not waited for, so on the network the solution was solved for the
 // schedule finishes no later than TE-CCL's finish time, and at it where
 // the network's model is TE-CCL's: on alpha-beta, a chain of sends one
@@ -71,8 +80,12 @@
 // data); copy; re (dst = the reduction of its sources); nop and flush.
 // What does not, refused naming the op: get and the read_* ops (a GPU
 // reading a peer's memory), the LL packet ops, res, the switch (NVLS)
-// ops and channels, and sem_acquire, sem_release and barrier (syncs
-// between threadblocks); and a threadblock exchanging with more than one
-// peer each way. UseFormat registers a file of any of the Formats (a
-// scenario's "teccl:file.json", "mscclpp:plan.json").
+// ops and channels, sem_acquire, sem_release and barrier (syncs
+// between threadblocks), and pipeline (a loop of ops over parts of the
+// chunks); a threadblock exchanging with more than one peer each way; and
+// the older camelCase plan format (inputChunks, ops with i_buff), refused
+// as such. A GPU's channel list may name a channel's type channel_type,
+// as current plans do and the executor reads, or type, as older ones do.
+// UseFormat registers a file of any of the Formats (a scenario's
+// "teccl:file.json", "mscclpp:plan.json").
 package schedule

@@ -13,8 +13,9 @@ import (
 // An MSCCL++ execution plan (microsoft/mscclpp's executor reads it; its
 // python/mscclpp/language writes it) is JSON: name, collective, protocol,
 // inplace, and per GPU (gpus[]) its id, input_chunks, output_chunks,
-// scratch_chunks, channels ([{type, connected_to: [peer, ...]}]: the
-// GPU's channels of each type, numbered in order), remote_buffers
+// scratch_chunks, channels ([{channel_type, connected_to: [peer, ...]}],
+// type for channel_type in older plans: the GPU's channels of each type,
+// numbered in order), remote_buffers
 // ([{rank, type}]) and threadblocks: each with its channels
 // ([{channel_type, channel_ids}], ids of the GPU's channels), its
 // remote_buffer_refs ([{access_channel_type, remote_buffer_ids}]) and ops,
@@ -34,7 +35,9 @@ import (
 //   - a signal with no put before it, and its wait, only order the two
 //     GPUs (a barrier): dropped, the Link's receives order the data;
 //   - copy is a copy, re (reduce) sets its dst_buff to the reduction of
-//     its src_buff (a copy of the first, then a reduce of each other);
+//     its src_buff (a copy of the first, then a reduce of each other; a
+//     source that is dst_buff's memory, as i and o are in place, is the
+//     one copied, which is then no copy at all);
 //   - nop and flush do nothing on the Link.
 //
 // What does not map, and is refused naming the op: get and the read_*
@@ -42,11 +45,13 @@ import (
 // express as a message the peer sends), the packet ops (ppkt, rppkt,
 // cpkt, tpkt, upkt, repkt, respkt: LL packets carry flags in the data),
 // res (reduce and put in one), the switch (NVLS) ops and channels
-// (gstore, glre, glres), and sem_acquire, sem_release and barrier (syncs
+// (gstore, glre, glres), sem_acquire, sem_release and barrier (syncs
 // between threadblocks of a GPU, which the Link's schedules express as
-// step dependencies, not semaphores). A threadblock must send to one peer
-// and receive from one (an MSCCL threadblock's send and recv), over the
-// same channel number.
+// step dependencies, not semaphores), and pipeline (a loop of the ops it
+// holds over parts of the chunks). The older camelCase format
+// (inputChunks, ops with i_buff and o_cids) is refused as such. A
+// threadblock must send to one peer and receive from one (an MSCCL
+// threadblock's send and recv), over the same channel number.
 
 type ppPlan struct {
 	Name       string  `json:"name"`
@@ -54,6 +59,9 @@ type ppPlan struct {
 	Protocol   string  `json:"protocol"`
 	InPlace    *bool   `json:"inplace"`
 	GPUs       []ppGPU `json:"gpus"`
+	// Colletive is how some older plans misspell collective: read only
+	// to refuse their format by name.
+	Colletive json.RawMessage `json:"colletive"`
 }
 
 type ppGPU struct {
@@ -61,6 +69,9 @@ type ppGPU struct {
 	In      int  `json:"input_chunks"`
 	Out     int  `json:"output_chunks"`
 	Scratch int  `json:"scratch_chunks"`
+	// CamelIn is the older camelCase format's inputChunks: read only to
+	// refuse that format by name.
+	CamelIn json.RawMessage `json:"inputChunks"`
 	TBs     []struct {
 		Ops      []ppOp `json:"ops"`
 		Channels []struct {
@@ -72,15 +83,24 @@ type ppGPU struct {
 			IDs  []int  `json:"remote_buffer_ids"`
 		} `json:"remote_buffer_refs"`
 	} `json:"threadblocks"`
-	Channels []struct {
-		Type string `json:"type"`
-		To   []int  `json:"connected_to"`
-	} `json:"channels"`
-	Remote []struct {
+	Channels []ppChannel `json:"channels"`
+	Remote   []struct {
 		Rank int    `json:"rank"`
 		Type string `json:"type"`
 	} `json:"remote_buffers"`
 }
+
+// ppChannel is an entry of a GPU's channels. Current plans name its type
+// channel_type, as the executor reads it
+// (src/core/executor/execution_plan.cc); earlier ones type. Both are
+// read, channel_type first.
+type ppChannel struct {
+	Type        string `json:"type"`
+	ChannelType string `json:"channel_type"`
+	To          []int  `json:"connected_to"`
+}
+
+func (ch ppChannel) typ() string { return cmp.Or(ch.ChannelType, ch.Type) }
 
 type ppOp struct {
 	Name        string    `json:"name"`
@@ -116,6 +136,7 @@ var ppRefused = map[string]string{
 	"sem_acquire": "semaphores between threadblocks",
 	"sem_release": "semaphores between threadblocks",
 	"barrier":     "a barrier between threadblocks",
+	"pipeline":    "a loop of the ops it holds over parts of the chunks (pipeline)",
 }
 
 // LoadMSCCLPP reads the MSCCL++ execution plan at path (see ParseMSCCLPP).
@@ -185,6 +206,9 @@ func (c *ppConv) errorf(path, format string, args ...any) error {
 
 func (c *ppConv) convert() (*Schedule, error) {
 	p := c.p
+	if err := c.camel(); err != nil {
+		return nil, err
+	}
 	coll := p.Collective
 	switch coll {
 	case "allreduce", "allgather", "reducescatter", "alltoall":
@@ -255,6 +279,27 @@ func (c *ppConv) convert() (*Schedule, error) {
 	return c.b.s, nil
 }
 
+// camel refuses the camelCase format of older MSCCL++ plans
+// (inputChunks, outputChunks, ops with i_buff, o_cids and ctype, some
+// with collective misspelt colletive): its ops and channels are laid out
+// differently, and read as the current format they would only give
+// misleading errors (no chunks, no collective).
+func (c *ppConv) camel() error {
+	path := ""
+	if c.p.Colletive != nil {
+		path = "colletive"
+	}
+	for i, g := range c.p.GPUs {
+		if path == "" && g.CamelIn != nil {
+			path = fmt.Sprintf("gpus[%d].inputChunks", i)
+		}
+	}
+	if path == "" {
+		return nil
+	}
+	return c.errorf(path, "the older camelCase MSCCL++ plan format (inputChunks, outputChunks, ops with i_buff and o_cids) is not supported: want a plan in the current format (input_chunks, output_chunks, ops with src_buff and dst_buff), as current MSCCL++ writes it")
+}
+
 // channel resolves index i of the threadblock's channels of type typ to
 // the connection it is: its peer and its number among the GPU's channels
 // of that type to that peer.
@@ -274,7 +319,7 @@ func (c *ppConv) channel(gi, t int, typ string, i int, path string) (ppConn, err
 	}
 	var peers []int // the GPU's channels of type typ, in order
 	for _, ch := range g.Channels {
-		if ch.Type == typ {
+		if ch.typ() == typ {
 			peers = append(peers, ch.To...)
 		}
 	}
@@ -499,20 +544,36 @@ func (c *ppConv) local(gi int, op ppOp, path string) ([]Step, error) {
 			steps = append(steps, step(Copy, src[i], dst[i]))
 		}
 	case op.Name == "re" && len(dst) == 1 && len(src) >= 1:
+		// dst = the reduction of the sources: a copy of the first, then a
+		// reduce of each other, unless a source is dst's memory (in
+		// place, i and o may be one), which is then the first.
 		d := dst[0]
+		var over []int // the sources that share memory with dst
+		same := -1     // the one that is dst's memory, if any
 		for i, s := range src {
 			if s.cnt != d.cnt {
 				return nil, c.errorf(path, "src_buff[%d] has %d chunks, dst_buff %d", i, s.cnt, d.cnt)
 			}
-			if i > 0 && s.b == d.b && s.off < d.off+d.cnt && d.off < s.off+s.cnt {
-				return nil, c.errorf(path, "src_buff[%d] overlaps dst_buff: the reduction would read what it wrote", i)
+			switch c.b.s.chunkOverlap(gi, s.b, s.off, d.b, d.off, d.cnt) {
+			case sameMem:
+				over, same = append(over, i), i
+			case partMem:
+				over = append(over, i)
 			}
 		}
-		if src[0] != d {
-			steps = append(steps, step(Copy, src[0], d))
+		first := 0
+		if len(over) == 1 && over[0] == same {
+			first = same
+		} else if len(over) > 1 || (len(over) == 1 && over[0] > 0) {
+			return nil, c.errorf(path, "src_buff[%d] overlaps dst_buff: the reduction would read what it wrote", over[len(over)-1])
 		}
-		for _, s := range src[1:] {
-			steps = append(steps, step(Reduce, s, d))
+		if same != first {
+			steps = append(steps, step(Copy, src[first], d))
+		}
+		for i, s := range src {
+			if i != first {
+				steps = append(steps, step(Reduce, s, d))
+			}
 		}
 	default:
 		return nil, c.errorf(path, "%s with %d src_buff and %d dst_buff chunks: want as many for copy, one dst_buff for re", op.Name, len(src), len(dst))

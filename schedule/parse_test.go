@@ -1,12 +1,14 @@
 package schedule_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nexar-go/nexar-go/schedule"
+	"github.com/nexar-go/nexar-go/simtest"
 )
 
 const good = `<algo name="t" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" inplace="1">
@@ -61,7 +63,16 @@ func TestParseErrors(t *testing.T) {
   <gpu id="1"`, `srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="3" deps="0" hasdep="0"/>
     </tb>
   </gpu>
-  <gpu id="1"`, "f.xml:5: gpu 0 tb 0 step 1 (rrc): depid=3: want another threadblock of gpu 0"},
+  <gpu id="1"`, "f.xml:5: gpu 0 tb 0 step 1 (rrc): depid=3: want a threadblock of gpu 0, 0 to 0"},
+		// A step may wait on an earlier step of its own threadblock (see
+		// TestOwnDependency), never on itself or a later one.
+		{"own step", `srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1"`, `srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="0" deps="1" hasdep="1"/>
+    </tb>
+  </gpu>
+  <gpu id="1"`, "f.xml:5: gpu 0 tb 0 step 1 (rrc): depid=0 deps=1: a step of its own threadblock that is not an earlier one: the executor would wait for it forever"},
 		{"deadlock", `<step s="0" type="s" srcbuf="i" srcoff="1"`, `<step s="0" type="nop" srcbuf="i" srcoff="1"`,
 			"f.xml: the schedule deadlocks:\n  gpu 0 tb 0 step 1 (rrc, line 5) waits for a message from gpu 1 on channel 0 that no step sends"},
 		{"unreceived", `<step s="1" type="rrc" srcbuf="i" srcoff="0"`, `<step s="1" type="nop" srcbuf="i" srcoff="0"`,
@@ -85,6 +96,49 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := schedule.Parse("f.xml", []byte(good)); err != nil {
 		t.Fatalf("the good file: %v", err)
+	}
+}
+
+// TestOwnDependency: a step whose depid is its own threadblock and whose
+// deps is an earlier step (msccl's ar_ll.xml has such steps) waits for
+// nothing, as on the executor, where its own earlier step has set the
+// flag it waits on: it is read, written back as it was, and runs with
+// the reference's data on both interpreters.
+func TestOwnDependency(t *testing.T) {
+	// A 2-GPU allreduce: send my chunk, receive and reduce the peer's,
+	// store it and send it back, receive mine; the last step depends on
+	// the first of its own threadblock. A second threadblock, waiting on
+	// the first too, makes the simulator run them as processes.
+	var text strings.Builder
+	text.WriteString(`<algo name="own" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" inplace="1">` + "\n")
+	for g := range 2 {
+		fmt.Fprintf(&text, `  <gpu id="%d" i_chunks="2" o_chunks="2" s_chunks="0">
+    <tb id="0" send="%[2]d" recv="%[2]d" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="%[1]d" dstbuf="i" dstoff="%[1]d" cnt="1" depid="-1" deps="-1" hasdep="1"/>
+      <step s="1" type="rrcs" srcbuf="i" srcoff="%[2]d" dstbuf="i" dstoff="%[2]d" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="r" srcbuf="i" srcoff="%[1]d" dstbuf="i" dstoff="%[1]d" cnt="1" depid="0" deps="0" hasdep="0"/>
+    </tb>
+    <tb id="1" send="-1" recv="-1" chan="0">
+      <step s="0" type="nop" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="0" depid="0" deps="0" hasdep="0"/>
+    </tb>
+  </gpu>
+`, g, 1-g)
+	}
+	text.WriteString("</algo>\n")
+	s := mustParse(t, text.String())
+	if st := s.GPUs[0].TBs[0].Steps[2]; st.DepID != 0 || st.Deps != 0 {
+		t.Fatalf("step 2 depends on tb %d step %d, want tb 0 step 0", st.DepID, st.Deps)
+	}
+	if back := mustParse(t, xmlOf(t, s)); back.GPUs[0].TBs[0].Steps[2].DepID != 0 {
+		t.Errorf("written back without its depid")
+	}
+	register(t, s, "own_dependency")
+	n := network(t)
+	for _, count := range []int{2, 7, 1000} {
+		if _, err := n.Simulate(simtest.Case{Collective: "allreduce", Algorithm: "own_dependency", World: 2, Bytes: 4 * count, Data: true}); err != nil {
+			t.Errorf("count %d: %v", count, err)
+		}
+		runRounds(t, n, s, "allreduce", 2, count)
 	}
 }
 

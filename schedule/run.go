@@ -40,6 +40,7 @@ type rank struct {
 	dt    device.DType
 	op    device.Op
 	bufs  map[byte]device.Buffer
+	alias map[byte]alias // the buffers that are part of another
 	y     layout
 	iters int
 	slice int // elements of a chunk per iteration, 0: whole chunks
@@ -57,10 +58,29 @@ type tbRun struct {
 	direct bool
 }
 
-// overlap reports whether a run of a and one of b share an element.
-func overlap(a, b []span) bool {
+// alias places a buffer in another's memory: its elements start at
+// element off of buffer of. A schedule run in place names one memory by
+// two letters (see Schedule.runsInPlace), so spans are compared as the
+// memory they are, never by letter.
+type alias struct {
+	of  byte
+	off int
+}
+
+// mem returns the span of memory sp is: of the buffer that holds it.
+func (r *rank) mem(sp span) span {
+	if a, ok := r.alias[sp.buf]; ok {
+		return span{a.of, a.off + sp.off, sp.len}
+	}
+	return sp
+}
+
+// overlap reports whether a run of a and one of b share memory.
+func (r *rank) overlap(a, b []span) bool {
 	for _, x := range a {
+		x = r.mem(x)
 		for _, y := range b {
+			y = r.mem(y)
 			if x.buf == y.buf && x.off < y.off+y.len && y.off < x.off+x.len {
 				return true
 			}
@@ -232,10 +252,11 @@ func (r *rank) postRecv(t *tbRun, st *Step, it int) []algos.Request {
 	}
 	direct := st.Type == Recv || st.Type == RecvCopySend
 	if st.Type == RecvReduceCopy || st.Type == RecvReduceCopySd {
-		// What arrives may land in dst itself where dst is not src:
+		// What arrives may land in dst itself where dst is not src's
+		// memory (in place, srcbuf i and dstbuf o may be one run):
 		// dst = received op src, reduced in place after the wait.
 		dst := r.pieces(st.DstBuf, st.DstOff, st.Cnt, it)
-		if !overlap(spans, dst) && sameLens(spans, dst) {
+		if !r.overlap(spans, dst) && sameLens(spans, dst) {
 			spans, direct = dst, true
 		}
 	}
@@ -305,7 +326,7 @@ func (r *rank) complete(t *tbRun) error {
 			err = r.l.Reduce(tmp, r.buffer(src[k]), r.dt, r.op)
 		case dst == nil:
 			err = r.l.Reduce(tmp, r.buffer(src[k]), r.dt, r.op)
-		case src[k] == dst[k]:
+		case r.mem(src[k]) == r.mem(dst[k]):
 			err = r.l.Reduce(r.buffer(dst[k]), tmp, r.dt, r.op)
 		default:
 			if err = r.sameLen(st, src[k], dst[k]); err == nil {

@@ -147,6 +147,63 @@ func (s *Schedule) multiplier() int {
 	return 1
 }
 
+// runsInPlace reports whether Run runs the schedule in place: an
+// allreduce whenever its file says inplace="1" (the output is then the
+// input), the other collectives only where theirs says outofplace="0"
+// (alltoall's output is its input; allgather's input is the rank's block
+// of its output, reducescatter's output the rank's block of its input,
+// as NCCL's in-place calls lay them out). In place the letters i and o
+// name the same memory, in whole or in part: the interpreter and the
+// readers compare the memory runs of chunks are, never their letters.
+func (s *Schedule) runsInPlace() bool {
+	if s.Coll == "allreduce" {
+		return s.InPlace
+	}
+	return !s.OutOfPlace
+}
+
+// memOverlap says how two runs of chunks share memory.
+type memOverlap int
+
+const (
+	noMem   memOverlap = iota // apart
+	partMem                   // in part
+	sameMem                   // the same memory
+)
+
+// chunkOverlap says how cnt chunks of gpu g's buffer a at aoff and as
+// many of its buffer b at boff share memory when the schedule runs (see
+// runsInPlace). It counts in NGPUs-ths of a chunk: in place, allgather's
+// input is the rank's block of its output and reducescatter's output the
+// rank's block of its input, which start at rank*nchunksperloop/ngpus
+// chunks, not always a whole chunk.
+func (s *Schedule) chunkOverlap(g int, a byte, aoff int, b byte, boff, cnt int) memOverlap {
+	n := s.NGPUs
+	at := func(buf byte, off int) (byte, int) {
+		if !s.runsInPlace() {
+			return buf, off * n
+		}
+		switch {
+		case buf == 'o' && (s.Coll == "allreduce" || s.Coll == "alltoall"):
+			return 'i', off * n
+		case buf == 'i' && s.Coll == "allgather":
+			return 'o', g*s.NChunksPerLoop + off*n
+		case buf == 'o' && s.Coll == "reducescatter":
+			return 'i', g*s.NChunksPerLoop + off*n
+		}
+		return buf, off * n
+	}
+	x, xo := at(a, aoff)
+	y, yo := at(b, boff)
+	switch {
+	case x != y || xo >= yo+cnt*n || yo >= xo+cnt*n:
+		return noMem
+	case xo == yo:
+		return sameMem
+	}
+	return partMem
+}
+
 func (s *Schedule) where(line int) string { return fmt.Sprintf("%s:%d", s.File, line) }
 
 // Fits reports whether a call with send and recv elements per rank (the

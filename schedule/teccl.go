@@ -64,6 +64,10 @@ type tecclJSON struct {
 	Finish *float64                                 `json:"4-Collective_Finish_Time"`
 	Demand map[string]map[string]map[string]float64 `json:"6-Demand_Met"`
 	Flows  []string                                 `json:"7-Flows"`
+	// TE-CCL writes an alltoall solution with these keys in place of
+	// 6-Demand_Met and 7-Flows: read only to name it in the error.
+	AlltoallFlows json.RawMessage `json:"6-Flows"`
+	AlltoallPaths json.RawMessage `json:"7-chunk paths"`
 }
 
 var flowRE = regexp.MustCompile(`^Chunk (\d+) from (\d+) traveled over (\d+)->(\d+) in epoch (\d+)(?: via switches (.+))?$`)
@@ -82,7 +86,9 @@ func LoadTECCL(path string) (*TECCL, error) {
 // every other GPU), and checks that every flow's sender holds its chunk
 // in an earlier epoch and that every GPU receives every chunk (a chunk
 // received again is marked Again). Other keys (8-Chunk paths) are not
-// read. An error names the file and the JSON path.
+// read. An alltoall solution (6-Flows and 7-chunk paths in place of
+// 6-Demand_Met and 7-Flows) is refused as such. An error names the file
+// and the JSON path.
 func ParseTECCL(file string, data []byte) (*TECCL, error) {
 	var j tecclJSON
 	if err := json.Unmarshal(data, &j); err != nil {
@@ -93,6 +99,8 @@ func ParseTECCL(file string, data []byte) (*TECCL, error) {
 		return fmt.Errorf("%s: %s: %s", file, path, fmt.Sprintf(format, args...))
 	}
 	switch {
+	case len(j.Demand) == 0 && (j.AlltoallFlows != nil || j.AlltoallPaths != nil):
+		return nil, fail("6-Flows", "a TE-CCL alltoall solution (6-Flows and 7-chunk paths, no 6-Demand_Met): TE-CCL alltoall solutions are not supported, only allgather ones")
 	case j.Epoch == nil || !(*j.Epoch > 0):
 		return nil, fail("1-Epoch_Duration", "want a positive number of seconds")
 	case j.Epochs == nil || *j.Epochs < 0:

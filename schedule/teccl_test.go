@@ -90,6 +90,17 @@ func TestTECCLErrors(t *testing.T) {
 	}
 }
 
+// TestTECCLAlltoall: an alltoall solution (6-Flows and 7-chunk paths in
+// place of 6-Demand_Met and 7-Flows, as TE-CCL writes it) is refused as
+// such, not as a solution that lacks 6-Demand_Met.
+func TestTECCLAlltoall(t *testing.T) {
+	_, err := schedule.LoadTECCL(filepath.Join("testdata", "teccl", "alltoall_2gpu_shape.json"))
+	want := "alltoall_2gpu_shape.json: 6-Flows: a TE-CCL alltoall solution (6-Flows and 7-chunk paths, no 6-Demand_Met): TE-CCL alltoall solutions are not supported"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
+	}
+}
+
 // TestTECCLAgain: a solution that carries a chunk to a GPU that has it
 // (as TE-CCL's may), through a switch, with the keys this reader does
 // not read, is read; the copy is moved into scratch and the data stays
