@@ -43,6 +43,9 @@ type Cluster struct {
 	// Channels, if positive, is the communicator's channel count as
 	// measured (nccl-tests' "N coll channels"), in place of the model's.
 	Channels int
+	// Algo and Proto are NCCL_ALGO and NCCL_PROTO as the runs set them
+	// ("" unset): see System.
+	Algo, Proto string
 }
 
 // CompCap returns the compute capability NCCL's tables index a
@@ -316,6 +319,7 @@ func (c Cluster) SystemNodes(ranks, nodes int) (System, error) {
 			s.Graphs[NVLSTree] = s.Graphs[NVLS]
 		}
 	}
+	s.Algo, s.Proto = c.Algo, c.Proto
 	if c.CollNet {
 		s.CollNet, s.CollNetChain = true, true
 		s.Graphs[CollNetDirect] = Graph{Channels: min(maxDirectArity+1, g), BwIntra: ringBw, BwInter: ringBw, TypeIntra: typeIntra, TypeInter: typeInter, SameChannels: true}

@@ -39,8 +39,10 @@
 // channels x threads x the protocol's threshold, the NVLS channel count
 // for NVLS) and threads.
 //
-// What is left at its default: the environment (NCCL_ALGO, NCCL_PROTO,
-// NCCL_NTHREADS, NCCL_THREAD_THRESHOLDS, NCCL_LL128_C2C), tuner plugins,
+// NCCL_ALGO and NCCL_PROTO are read as NCCL reads them (System.Algo and
+// Proto): the pairs they leave out are never chosen. What is left at its
+// default: the rest of the environment (NCCL_NTHREADS,
+// NCCL_THREAD_THRESHOLDS, NCCL_LL128_C2C), tuner plugins,
 // registered buffers (the CTA policy that may pick NVLS for them), the
 // CUDA 11.8 exception of LL128, and operations aggregated beyond
 // NCCL_MAX_DEV_WORK_BATCH_COLLS.

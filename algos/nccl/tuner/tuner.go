@@ -244,6 +244,11 @@ type System struct {
 	NetOffload bool
 	// Constants are the model's tables; nil is nccl.Constants230.
 	Constants *nccl.Constants
+	// Algo and Proto are NCCL_ALGO and NCCL_PROTO as the run sets them
+	// ("Ring,Tree", "^LL128", "allreduce:tree;allgather:ring"; "" unset),
+	// which limit the pairs the model may choose as NCCL's do (see
+	// parseEnables).
+	Algo, Proto string
 }
 
 // PATMode is NCCL_PAT_ENABLE.
@@ -305,6 +310,9 @@ func (s System) check() error {
 		return bad("compute capability %d..%d", s.MinCompCap, s.MaxCompCap)
 	case s.Channels < 0 || s.Channels > maxChannels || s.NVLSChannels < 0 || s.NVLSChannels > maxChannels:
 		return bad("%d channels, %d NVLS channels: want 0 to %d", s.Channels, s.NVLSChannels, maxChannels)
+	}
+	if _, err := parseEnables(s.Algo, s.Proto); err != nil {
+		return bad("%v", err)
 	}
 	for a, g := range s.Graphs {
 		if g.Channels < 0 || g.Channels > maxChannels || !(g.BwIntra >= 0) || !(g.BwInter >= 0) || !(g.LatencyInter >= 0) ||
@@ -800,23 +808,25 @@ func (in *tuneInputs) ringStepsLatency(coll Coll, p Protocol, nsteps int, intraL
 	return float32(nsteps-nInter)*intraLat + float32(nInter)*interLat
 }
 
-// disableUnsupported applies NCCL's enable rules, NCCL_PROTO and
-// NCCL_ALGO at their defaults, then what the system lacks: it zeroes the
-// bandwidth of NVLSTree on one node, of CollNet (and NVLS across nodes)
-// without CollNet, of CollNetChain without the plugin's chain, of
-// CollNetDirect without an NVSwitch, and of LL128 where the system
-// cannot run it.
+// disableUnsupported applies NCCL's enable rules: NCCL_PROTO and
+// NCCL_ALGO (System.Proto, System.Algo), then what the system lacks: it
+// zeroes the bandwidth of the pairs they leave out, of NVLSTree on one
+// node, of CollNet (and NVLS across nodes) without CollNet, of
+// CollNetChain without the plugin's chain, of CollNetDirect without an
+// NVSwitch, and of LL128 where the system cannot run it, unless
+// NCCL_PROTO names it.
 func (m *Model) disableUnsupported() {
 	s := &m.sys
+	en, _ := parseEnables(s.Algo, s.Proto) // checked by System.check
 	for coll := range NumColls {
 		for a := range NumAlgos {
-			disable := (s.Nodes == 1 && a == NVLSTree) ||
+			disable := en.algo[coll][a] == 0 || (s.Nodes == 1 && a == NVLSTree) ||
 				(!s.CollNet && (a == CollNetDirect || a == CollNetChain || (a == NVLS && s.Nodes > 1))) ||
 				(s.CollNet && a == CollNetChain && !s.CollNetChain) ||
 				(!s.NVSwitch && a == CollNetDirect)
 			for p := range Protocol(NumProtocols) {
-				enable := true
-				if p == nccl.LL128 {
+				enable := en.proto[coll][p] != 0
+				if en.proto[coll][p] == 2 { // LL128 by default
 					enable = s.ll128Enabled(a)
 				}
 				if !enable || disable {
