@@ -36,6 +36,10 @@ type Machine struct {
 	// per second, seconds); package algos/nccl lists the names it reads
 	// (nccl.Figures). nil or a missing name keeps the default.
 	Figures map[string]float64
+	// NCCLAlgo and NCCLProto are NCCL_ALGO and NCCL_PROTO as the runs set
+	// them ("" unset), which limit what NCCL's tuner may choose (package
+	// algos/nccl/tuner).
+	NCCLAlgo, NCCLProto string
 	// FLOPS is the rate at which one rank's device computes, in
 	// floating-point operations per second, for work given as FLOPs
 	// (Stream.ComputeFLOPs): the rate a program reaches, not necessarily

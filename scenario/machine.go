@@ -5,6 +5,7 @@ import (
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/algos/nccl"
+	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
 )
 
 // The machine keys of [network], any model, and its [network.nccl]
@@ -32,6 +33,8 @@ var machineKeys = []KeyInfo{
 	{"cpu", false, `the hosts' CPU vendor, which some of NCCL's figures depend on across nodes: "intel", "amd" or "arm" (default: unknown, read as intel)`},
 	{"channels", false, `the channel count NCCL builds on this machine (what its graph search finds: nccl-tests' INFO line "N coll channels"), which NCCL's algorithms use where a sweep sets no "channels" parameter (default: 1)`},
 	{"flops", false, `the rate of one GPU's compute for training steps ([workload]) given in FLOPs, such as "989TFLOP/s" (H100 SXM's dense BF16 peak; [workload] mfu takes a share of it); the presets give their GPU's peak`},
+	{"nccl_algo", false, `NCCL_ALGO as the runs set it, such as "Tree", "^NVLS" or "allreduce:ring;allgather:ring" (NCCL's syntax): what policy = "nccl" may choose (default: unset, every algorithm)`},
+	{"nccl_proto", false, `NCCL_PROTO as the runs set it, such as "Simple" or "^LL128" (NCCL's syntax): what policy = "nccl" may choose (default: unset)`},
 	{"ranks_per_node", false, `for models without a topology (alpha-beta, loggp, realnet): rank r is on node r / ranks_per_node, for algorithms that build their rings and trees over nodes (default: one node); on the flow model a rank's node is its device's NVLink domain`},
 }
 
@@ -97,6 +100,9 @@ func (c *checker) machine(t *table, topology bool) (*algos.Machine, int, bool) {
 		}
 		m.FLOPS, described = f, true
 	}
+	if !c.ncclEnv(t, m, &described) {
+		good = false
+	}
 	rpn, ok := t.integer("ranks_per_node", 0, 1, MaxWorld)
 	good = good && ok
 	if _, set := t.m["ranks_per_node"]; set && ok {
@@ -157,4 +163,27 @@ func (n *Network) MachineFor(world int) *algos.Machine {
 		m.Node[r] = r / n.RanksPerNode
 	}
 	return &m
+}
+
+// ncclEnv reads nccl_algo and nccl_proto into m, checked as NCCL reads
+// them, and reports whether they were good.
+func (c *checker) ncclEnv(t *table, m *algos.Machine, described *bool) bool {
+	algo, okA := t.str("nccl_algo", false, "", `NCCL_ALGO's value, such as "Tree"`)
+	proto, okP := t.str("nccl_proto", false, "", `NCCL_PROTO's value, such as "Simple"`)
+	if !okA || !okP {
+		return false
+	}
+	if err := tuner.CheckEnv(algo, ""); err != nil {
+		t.errorf(joinPath(t.path, "nccl_algo"), "%v", err)
+		return false
+	}
+	if err := tuner.CheckEnv("", proto); err != nil {
+		t.errorf(joinPath(t.path, "nccl_proto"), "%v", err)
+		return false
+	}
+	m.NCCLAlgo, m.NCCLProto = algo, proto
+	if algo != "" || proto != "" {
+		*described = true
+	}
+	return true
 }

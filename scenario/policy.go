@@ -154,7 +154,8 @@ func (n *Network) NCCLCluster() (tuner.Cluster, error) {
 	if err != nil {
 		return tuner.Cluster{}, err
 	}
-	c := tuner.Cluster{CompCap: tuner.CompCap(gen), CPUArch: arch, CPUVendor: vendor, Channels: m.Channels, NVSwitch: true}
+	c := tuner.Cluster{CompCap: tuner.CompCap(gen), CPUArch: arch, CPUVendor: vendor, Channels: m.Channels, NVSwitch: true,
+		Algo: m.NCCLAlgo, Proto: m.NCCLProto}
 	switch topo := n.Topology.(type) {
 	case sim.GPUCluster:
 		dom := topo.DomainGPUs

@@ -65,6 +65,34 @@ func TestPolicyKey(t *testing.T) {
 	}
 }
 
+// TestPolicyNCCLEnv: nccl_algo and nccl_proto limit what the nccl
+// policy chooses, as NCCL_ALGO and NCCL_PROTO limit NCCL; a value NCCL
+// would refuse is an error at its key.
+func TestPolicyNCCLEnv(t *testing.T) {
+	for _, c := range []struct {
+		env, want string
+	}{
+		{"", "nccl_nvls_tree"},
+		{`nccl_algo = "Tree"`, "nccl_tree_"},
+		{`nccl_algo = "ring"` + "\n" + `nccl_proto = "LL128"`, "nccl_ring_ll128"},
+		{`nccl_algo = "^NVLS,NVLSTree"`, "nccl_"},
+	} {
+		file := strings.Replace(policyFile("", `policy = "nccl"`), `preset = "dgx-h100"`, "preset = \"dgx-h100\"\n"+c.env, 1)
+		s, err := Parse("p.toml", []byte(file))
+		if err != nil {
+			t.Fatalf("%s: %v", c.env, err)
+		}
+		ch, err := s.Sweeps[0].Tuning.SelectFor(nil, "allreduce", 16, 1<<30, 1<<28)
+		if err != nil || !strings.HasPrefix(ch.Algorithm, c.want) || (c.env != "" && strings.Contains(ch.Algorithm, "nvls")) {
+			t.Errorf("%s: two DGX H100, 1 GiB: %+v, %v; want %s...", c.env, ch, err, c.want)
+		}
+	}
+	file := strings.Replace(policyFile("", `policy = "nccl"`), `preset = "dgx-h100"`, "preset = \"dgx-h100\"\nnccl_algo = \"Ring, Tree\"", 1)
+	if _, err := Parse("p.toml", []byte(file)); err == nil || !strings.Contains(err.Error(), `network.nccl_algo: NCCL_ALGO="Ring, Tree": unknown name " Tree"`) {
+		t.Errorf("a bad nccl_algo: %v", err)
+	}
+}
+
 func TestPolicyErrors(t *testing.T) {
 	for _, c := range []struct {
 		name, file string

@@ -47,6 +47,13 @@ func parseEnables(algo, proto string) (enables, error) {
 	return e, nil
 }
 
+// CheckEnv reports whether NCCL would take algo and proto as NCCL_ALGO
+// and NCCL_PROTO, and why not.
+func CheckEnv(algo, proto string) error {
+	_, err := parseEnables(algo, proto)
+	return err
+}
+
 // parseList applies the entries of s to the collectives' lists of
 // names, through set(collective, name, value).
 func parseList(s string, names []string, set func(c, i, v int)) error {
