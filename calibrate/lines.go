@@ -67,14 +67,56 @@ type hints struct {
 	// its command line does not give them), gpusLine that line: the
 	// ranks of a process where its output has no "# nThread" line.
 	threads, gpus, gpusLine int
-	// batch are a batch script's directives (#SBATCH), which hold for
-	// every run after them.
+	// env are the NCCL_ALGO and NCCL_PROTO a command line sets for its
+	// run ("-x NCCL_ALGO=Tree", "NCCL_ALGO=Tree ./all_reduce_perf").
+	env ncclEnv
+	// batch are a batch script's directives (#SBATCH) and its exports,
+	// which hold for every run after them.
 	batch batchHints
 }
 
 type batchHints struct {
 	procs, nodes, perNode int
 	from                  string
+	env                   ncclEnv // "export NCCL_ALGO=Tree"
+}
+
+// ncclEnv are the values of NCCL_ALGO and NCCL_PROTO lines set, and the
+// line that set each ("" and 0 where none did).
+type ncclEnv struct {
+	algo, proto         string
+	algoLine, protoLine int
+}
+
+// set takes the assignments of NCCL_ALGO and NCCL_PROTO in line n into e,
+// and reports whether there were any.
+func (e *ncclEnv) set(line string, n int) bool {
+	found := false
+	line = strings.ReplaceAll(line, ",NCCL_", " NCCL_") // srun --export's list
+	for _, m := range ncclAssign.FindAllStringSubmatch(line, -1) {
+		name, v := cmp.Or(m[1], m[6]), m[2]+m[3]+m[4]+m[5]+m[7]
+		if loc := nextAssign.FindStringIndex(m[4]); loc != nil {
+			v = m[4][:loc[0]] // "--export=ALL,NCCL_ALGO=Ring,Tree,NCCL_PROTO=Simple"
+		}
+		if name == "ALGO" {
+			e.algo, e.algoLine = v, n
+		} else {
+			e.proto, e.protoLine = v, n
+		}
+		found = true
+	}
+	return found
+}
+
+// over returns e with what o sets on top.
+func (e ncclEnv) over(o ncclEnv) ncclEnv {
+	if o.algoLine > 0 {
+		e.algo, e.algoLine = o.algo, o.algoLine
+	}
+	if o.protoLine > 0 {
+		e.proto, e.protoLine = o.proto, o.protoLine
+	}
+	return e
 }
 
 // next returns the hints that outlive a run: a batch script's.
@@ -108,6 +150,14 @@ var (
 	slurmTasks = regexp.MustCompile(`\bSLURM_(?:NTASKS|NPROCS)=(\d+)\b`)
 	// batchDirective is a batch script's directive.
 	batchDirective = regexp.MustCompile(`^#(?:SBATCH|PBS|FLUX:)\s+(.*)$`)
+	// ncclAssign finds NCCL_ALGO or NCCL_PROTO set on a command line or
+	// an export: "-x NCCL_ALGO=Tree" (Open MPI), "NCCL_ALGO=Tree
+	// ./all_reduce_perf", "export NCCL_PROTO='^LL128'",
+	// "--export=ALL,NCCL_ALGO=Ring" (srun), "-genv NCCL_ALGO Tree" (Hydra).
+	ncclAssign = regexp.MustCompile(`(?:^|[\s,'"])NCCL_(ALGO|PROTO)=(?:"([^"]*)"|'([^']*)'|([^\s'"]+)|())|-genv\s+NCCL_(ALGO|PROTO)\s+(\S+)`)
+	// nextAssign is where srun's --export list goes on past a bare
+	// value: ",NAME=".
+	nextAssign = regexp.MustCompile(`,[A-Z_][A-Z0-9_]*=`)
 	// utilityProgram finds, in a launcher's command line that names no
 	// benchmark, a program that only looks around ("mpirun -N 1 bash -c
 	// 'echo $(hostname)'", "srun nvidia-smi") before the benchmark's own
@@ -123,6 +173,13 @@ func isCommandLine(l string) bool { return launcherWord.MatchString(l) }
 // said anything.
 func (h *hints) scan(line string, n int) bool {
 	found := false
+	if strings.Contains(line, "NCCL_") {
+		if strings.HasPrefix(strings.TrimSpace(line), "export ") {
+			found = h.batch.env.set(line, n)
+		} else {
+			found = h.env.set(line, n)
+		}
+	}
 	if m := binaryName.FindAllStringSubmatchIndex(line, -1); m != nil {
 		last := m[len(m)-1]
 		h.benchmark, h.benchmarkLine = line[last[2]:last[3]], n

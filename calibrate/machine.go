@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
+	"github.com/nexar-go/nexar-go/algos/nccl/tuner"
 	"github.com/nexar-go/nexar-go/scenario"
 	"github.com/nexar-go/nexar-go/sweep"
 )
@@ -196,6 +197,18 @@ func machineNetwork(m Machine, p scenario.Preset, s Sample) (map[string]any, err
 	}
 	if s.NCCL != nil && s.NCCL.Channels > 0 {
 		keys["channels"] = int64(s.NCCL.Channels)
+	}
+	if s.NCCL != nil {
+		// NCCL_ALGO and NCCL_PROTO the run set limit NCCL's choice;
+		// a value this NCCL would refuse (an older release's "CollNet")
+		// is left out, and the choice is free.
+		algo, proto := s.NCCL.Env["NCCL_ALGO"], s.NCCL.Env["NCCL_PROTO"]
+		if algo != "" && tuner.CheckEnv(algo, "") == nil {
+			keys["nccl_algo"] = algo
+		}
+		if proto != "" && tuner.CheckEnv("", proto) == nil {
+			keys["nccl_proto"] = proto
+		}
 	}
 	return keys, nil
 }

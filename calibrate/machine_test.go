@@ -60,6 +60,33 @@ func TestPredictMachine(t *testing.T) {
 	}
 }
 
+// TestPredictMachineNCCLEnv: NCCL_ALGO and NCCL_PROTO a run set limit
+// what "auto" runs, as they limited NCCL; a value NCCL 2.30 would refuse
+// (an older release's "CollNet") leaves the choice free.
+func TestPredictMachineNCCLEnv(t *testing.T) {
+	ctx := context.Background()
+	m := Machine{Preset: "dgx-h100"}
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"NCCL_ALGO": "Tree"}, "nccl_tree_"},
+		{map[string]string{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple"}, "nccl_tree_simple("},
+		{map[string]string{"NCCL_PROTO": "LL"}, "nccl_ring_ll("},
+		{map[string]string{"NCCL_ALGO": "CollNet"}, "nccl_"},
+	} {
+		ss := machineSamples(16, 1<<20)
+		ss[0].NCCL = &NCCLInfo{Env: c.env}
+		pr, err := PredictMachine(ctx, m, ss, PredictOptions{MaxSimulated: -1, Jobs: 2})
+		if err != nil {
+			t.Fatalf("%v: %v", c.env, err)
+		}
+		if !strings.HasPrefix(pr[0].Ran, c.want) {
+			t.Errorf("%v: ran %s, want %s...", c.env, pr[0].Ran, c.want)
+		}
+	}
+}
+
 // TestFitMachine fits a machine to samples simulated on the same preset
 // with other NICs: it finds their bandwidth and latency again, and holds
 // NVLink's, which no sample inside one node shows.

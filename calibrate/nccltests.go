@@ -432,6 +432,7 @@ func (p *ncclReader) endRun() error {
 		return err
 	}
 	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from, NCCL: run.info.result()}
+	out.NCCL = p.withEnv(out.NCCL, run.hints.batch.env.over(run.hints.env), at)
 	if out.NCCL != nil && (run.elided || len(run.ranks) < world) && world > run.nThread*run.nGpus {
 		// The ranks not listed may be on other hosts (unless one
 		// process holds them all).
@@ -501,6 +502,32 @@ func (p *ncclReader) collective(run *ncclRun, at int) (coll, bench, benchmark st
 		return "", "", "", &LogError{p.log.File, at, fmt.Sprintf("benchmark %s (%s) is not one nexar-go models", found.name, found.from)}
 	}
 	return c, b, found.name, nil
+}
+
+// withEnv returns info with the NCCL_ALGO and NCCL_PROTO that command
+// lines or exports before the run set (env), where NCCL's own lines do
+// not say them (info nil: no NCCL lines), and notes each.
+func (p *ncclReader) withEnv(info *NCCLInfo, env ncclEnv, at int) *NCCLInfo {
+	for _, v := range []struct {
+		name, value string
+		line        int
+	}{{"NCCL_ALGO", env.algo, env.algoLine}, {"NCCL_PROTO", env.proto, env.protoLine}} {
+		if v.line == 0 {
+			continue
+		}
+		if info == nil {
+			info = &NCCLInfo{}
+		}
+		if _, said := info.Env[v.name]; said {
+			continue // NCCL's "set by environment" line
+		}
+		if info.Env == nil {
+			info.Env = map[string]string{}
+		}
+		info.Env[v.name] = v.value
+		p.log.note(at, "%s=%s, set at line %d, holds for this run: NCCL chooses only what it allows", v.name, v.value, v.line)
+	}
+	return info
 }
 
 // world is the run's world size and where it comes from.

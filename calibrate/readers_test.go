@@ -455,6 +455,26 @@ func TestHints(t *testing.T) {
 	if h.window != 32 || h.dtype != "mpi_float" {
 		t.Errorf("osu_bw flags: window %d, type %q", h.window, h.dtype)
 	}
+	// NCCL_ALGO and NCCL_PROTO as launchers and scripts set them.
+	for _, c := range []struct {
+		lines       []string
+		algo, proto string
+	}{
+		{[]string{"mpirun -np 2 -x NCCL_DEBUG=INFO -x NCCL_ALGO=Tree ./all_reduce_perf -g 1"}, "Tree", ""},
+		{[]string{"NCCL_PROTO=^LL128 NCCL_ALGO='Ring,Tree' ./all_reduce_perf"}, "Ring,Tree", "^LL128"},
+		{[]string{`export NCCL_ALGO="allreduce:ring;allgather:ring"`, "srun ./all_gather_perf"}, "allreduce:ring;allgather:ring", ""},
+		{[]string{"srun --export=ALL,NCCL_ALGO=Ring,Tree,NCCL_PROTO=Simple,FOO=1 ./all_reduce_perf"}, "Ring,Tree", "Simple"},
+		{[]string{"mpiexec -n 4 -genv NCCL_ALGO Tree ./all_reduce_perf"}, "Tree", ""},
+		{[]string{"NCCL INFO NCCL_ALGO set by environment to Ring"}, "", ""}, // NCCL's own line: read with its info
+	} {
+		var h hints
+		for i, l := range c.lines {
+			h.scan(cleanLine(l), i+1)
+		}
+		if env := h.batch.env.over(h.env); env.algo != c.algo || env.proto != c.proto {
+			t.Errorf("%q: NCCL_ALGO %q NCCL_PROTO %q, want %q %q", c.lines, env.algo, env.proto, c.algo, c.proto)
+		}
+	}
 	// nccl-tests' own -t and -g, as getopt reads them.
 	for line, want := range map[string][2]int{
 		"./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8":      {0, 8},
@@ -482,5 +502,22 @@ func TestHints(t *testing.T) {
 	}
 	if r := log.Runs[0]; r.World != 8 || r.Collective != "allreduce" {
 		t.Errorf("-g 8 without rank lines: %s on %d ranks (%s)", r.Collective, r.World, r.WorldFrom)
+	}
+	// NCCL_ALGO from the command line joins the run's NCCL lines, unless
+	// NCCL's own line says it.
+	for _, c := range []struct{ info, want string }{
+		{"", "Tree"},
+		{"h:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n", "Ring"},
+	} {
+		text := "mpirun -np 8 -x NCCL_ALGO=Tree ./build/all_reduce_perf -b 8 -e 64 -f 8\n" + c.info +
+			"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+			"           8             2     float     sum      -1    25.31    0.00    0.00      0    25.30    0.00    0.00      0\n"
+		log, err := ReadNCCLTests("env.log", strings.NewReader(text), LogOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info := log.Runs[0].NCCL; info == nil || info.Env["NCCL_ALGO"] != c.want || log.Samples()[0].NCCL.Env["NCCL_ALGO"] != c.want {
+			t.Errorf("%q: %+v, want NCCL_ALGO=%s", c.info, info, c.want)
+		}
 	}
 }
