@@ -1,7 +1,9 @@
 package calibrate
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,8 +17,13 @@ import (
 // choices). A field the log does not give is zero.
 type NCCLInfo struct {
 	// Version is NCCL's release, "2.26.2", from "NCCL version
-	// 2.26.2+cuda12.8".
+	// 2.26.2+cuda12.8", or RCCL's ("RCCL version : 2.27.7-HEAD"), and
+	// then RCCL is true.
 	Version string
+	RCCL    bool
+	// TunerPlugin is the tuner plugin NCCL used ("TUNER/Plugin: Using
+	// nccl_ofi_tuner"), "" for NCCL's own cost model.
+	TunerPlugin string
 	// GPU is the device the rank lines name ("NVIDIA H100 80GB HBM3"),
 	// the first if they name several; Hosts is the hosts they name, and
 	// HostsAtLeast says that the rank list was elided (nccl-tests cuts a
@@ -60,7 +67,9 @@ type NCCLChoice struct {
 	// Collective is the catalogue's collective, "" where the line does
 	// not name one (the run's, then).
 	Collective string
-	// Bytes is NCCL's count of the call's bytes: nccl-tests' size.
+	// Bytes is the call's size as nccl-tests counts it: the whole
+	// buffer of an allgather or reduce-scatter, whose choice lines
+	// count a rank's part (scaled by the communicator's ranks).
 	Bytes int
 	// Algorithm is the catalogue's algorithm that runs NCCL's choice
 	// ("nccl_ring_ll", "nccl_nvls_tree"), "" where the catalogue has none
@@ -81,13 +90,16 @@ func (c NCCLChoice) Variant() string {
 }
 
 var (
-	infoComm     = regexp.MustCompile(`NCCL INFO comm 0x[0-9a-f]+ rank \d+ n[Rr]anks (\d+)(?: nNodes (\d+))?(?: localRanks (\d+))?`)
+	infoComm = regexp.MustCompile(`NCCL INFO (?:ncclCommInit\w* )?comm 0x[0-9a-f]+ rank \d+ n[Rr]anks (\d+)(?: nNodes (\d+))?(?: localRanks (\d+))?`)
+	// infoTuner is a tuner plugin in use: "TUNER/Plugin: Using
+	// nccl_ofi_tuner (v3)", "Using tuner plugin example".
+	infoTuner    = regexp.MustCompile(`NCCL INFO (?:TUNER/Plugin: Using|Using tuner plugin:?) (\S+)`)
 	infoChannels = regexp.MustCompile(`NCCL INFO (\d+) coll channels,(?: (\d+) collnet channels,)?(?: (\d+) nvls channels,)?`)
 	infoRing     = regexp.MustCompile(`NCCL INFO Channel (\d+)/(\d+) :((?:\s+\d+)+)\s*$`)
 	infoTrees    = regexp.MustCompile(`NCCL INFO Trees((?:\s*\[\d+\]\s*\S+)+)`)
 	infoTree     = regexp.MustCompile(`\[(\d+)\]`)
 	infoEnv      = regexp.MustCompile(`NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+)`)
-	infoVersion  = regexp.MustCompile(`NCCL version (\d+\.\d+\.\d+)`)
+	infoVersion  = regexp.MustCompile(`(NCCL|RCCL) version :? ?(\d+\.\d+\.\d+)`)
 	// rankDevice reads nccl-tests' rank line past its rank: "... Pid
 	// 41000 on node01 device 0 [0x18] NVIDIA H100 80GB HBM3".
 	rankDevice = regexp.MustCompile(`\bon\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$`)
@@ -130,7 +142,7 @@ func (s *infoScanner) scanRank(line string) {
 // was one of NCCL's that the run keeps.
 func (s *infoScanner) scan(line string, n int) bool {
 	if m := infoVersion.FindStringSubmatch(line); m != nil {
-		s.info.Version, s.any = m[1], true
+		s.info.Version, s.info.RCCL, s.any = m[2], m[1] == "RCCL", true
 		return true
 	}
 	if !strings.Contains(line, "NCCL INFO") {
@@ -151,6 +163,8 @@ func (s *infoScanner) scan(line string, n int) bool {
 			s.info.Nodes = positive(m[2])
 			s.info.LocalRanks = positive(m[3])
 		}
+	case infoTuner.MatchString(line):
+		s.info.TunerPlugin = infoTuner.FindStringSubmatch(line)[1]
 	case infoChannels.MatchString(line):
 		m := infoChannels.FindStringSubmatch(line)
 		s.info.Channels = positive(m[1])
@@ -188,8 +202,9 @@ func (s *infoScanner) scan(line string, n int) bool {
 	return true
 }
 
-// result returns what the lines said, nil if nothing.
-func (s *infoScanner) result() *NCCLInfo {
+// result returns what the lines said, nil if nothing, of a run of world
+// ranks.
+func (s *infoScanner) result(world int) *NCCLInfo {
 	if !s.any {
 		return nil
 	}
@@ -204,17 +219,26 @@ func (s *infoScanner) result() *NCCLInfo {
 		// fails only on a reader's error, which a strings.Reader has not.
 		lg, _ := tuner.ParseLog(strings.NewReader(strings.Join(s.lines, "\n")))
 		if lg != nil {
+			ranks := cmp.Or(info.Ranks, world)
 			for _, c := range lg.Choices {
 				ch := NCCLChoice{Line: s.at[c.Line-1], Collective: c.Coll.Catalogue(), Bytes: c.Bytes,
 					Algorithm: tuner.CatalogueName(c.Algo, c.Proto)}
+				if (c.Coll == tuner.AllGather || c.Coll == tuner.ReduceScatter) && ranks > 0 && c.Bytes <= math.MaxInt/ranks {
+					// The choice line counts a rank's part (the task's
+					// count, enqueue.cc), nccl-tests the whole.
+					ch.Bytes *= ranks
+				}
 				if c.ChannelHi >= c.ChannelLo && c.ChannelLo >= 0 {
 					ch.Channels = c.ChannelHi - c.ChannelLo + 1
 				}
 				info.Choices = append(info.Choices, ch)
 			}
 			for _, t := range lg.Times {
-				info.Choices = append(info.Choices, NCCLChoice{Line: s.at[t.Line-1], Bytes: t.Bytes,
-					Algorithm: tuner.CatalogueName(t.Algo, t.Proto)})
+				ch := NCCLChoice{Line: s.at[t.Line-1], Bytes: t.Bytes, Algorithm: tuner.CatalogueName(t.Algo, t.Proto)}
+				if t.Named {
+					ch.Collective = t.Coll.Catalogue()
+				}
+				info.Choices = append(info.Choices, ch)
 			}
 			slices.SortStableFunc(info.Choices, func(a, b NCCLChoice) int { return a.Line - b.Line })
 		}
@@ -245,8 +269,14 @@ func (i *NCCLInfo) String() string {
 		return "no NCCL lines"
 	}
 	var parts []string
-	if i.Version != "" {
+	switch {
+	case i.Version != "" && i.RCCL:
+		parts = append(parts, "RCCL "+i.Version)
+	case i.Version != "":
 		parts = append(parts, "NCCL "+i.Version)
+	}
+	if i.TunerPlugin != "" {
+		parts = append(parts, "tuner plugin "+i.TunerPlugin)
 	}
 	switch {
 	case i.Nodes > 0:

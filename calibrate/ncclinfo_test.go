@@ -140,6 +140,53 @@ func TestNCCLInfoOfCorpus(t *testing.T) {
 	}
 }
 
+// TestNCCLInfoPublished: lines as public logs print them (NCCL 2.2x on
+// AWS p5 with the OFI tuner plugin, RCCL on Frontier and on a
+// workstation): RCCL's version, the tuner plugin, the communicator's
+// ranks of the "Init COMPLETE" line, the collective of older time lines,
+// and the choice lines' allgather bytes, a rank's part, as nccl-tests'
+// whole size.
+func TestNCCLInfoPublished(t *testing.T) {
+	lines := []string{
+		"TARS:829507:829507 [0] NCCL INFO Kernel version: 6.17.0-19-generic",
+		"TARS:829507:829507 [0] NCCL INFO RCCL version : 2.27.7-HEAD:0d2c4fd",
+		"gpu-dev-57704f5a:1793:1793 [0] NCCL INFO TUNER/Plugin: Could not find: libnccl-tuner.so",
+		"gpu-dev-57704f5a:1793:1793 [0] NCCL INFO TUNER/Plugin: Using nccl_ofi_tuner (v3)",
+		"gpu-dev-57704f5a:1800:1800 [7] NCCL INFO ncclCommInitRankConfig comm 0x55580bc0bab0 rank 7 nranks 8 cudaDev 7 nvmlDev 7 busId ca000 commId 0xf9c27b9b4212767e - Init COMPLETE",
+		"nid002664:106865:108086 [0] NCCL INFO ReduceScatter: 302006272 Bytes -> Algo 1 proto 2 time 3628.243652",
+		"NCCL INFO AllGather:    16 Bytes -> Algo RING  proto LL     channel{Lo..Hi}={0..0}",
+		"NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..7}",
+	}
+	var s infoScanner
+	for i, l := range lines {
+		s.scan(l, i+1)
+	}
+	info := s.result(64) // the run's world: the comm line's 8 wins
+	if info == nil || info.Version != "2.27.7" || !info.RCCL || info.TunerPlugin != "nccl_ofi_tuner" || info.Ranks != 8 {
+		t.Fatalf("%+v", info)
+	}
+	for _, c := range []struct {
+		coll  string
+		bytes int
+		want  string
+	}{
+		{"reduce_scatter", 302006272, "nccl_ring_simple"}, // the old time line: the total
+		{"allgather", 16 * 8, "nccl_ring_ll(channels=1)"},
+		{"allreduce", 1 << 20, "nccl_ring_ll128(channels=8)"},
+	} {
+		ch, ok := info.Choice(c.coll, c.bytes)
+		if !ok || ch.Variant() != c.want {
+			t.Errorf("%s %d B: %+v %t, want %s", c.coll, c.bytes, ch, ok, c.want)
+		}
+	}
+	if _, ok := info.Choice("allreduce", 302006272); ok {
+		t.Error("the reduce-scatter's time line answers for an allreduce")
+	}
+	if got := info.String(); !strings.Contains(got, "RCCL 2.27.7") || !strings.Contains(got, "tuner plugin nccl_ofi_tuner") {
+		t.Errorf("summary %q", got)
+	}
+}
+
 // FuzzNCCLInfo feeds lines to the reader of NCCL's lines: it must not
 // panic, and what it keeps must be consistent.
 func FuzzNCCLInfo(f *testing.F) {
@@ -155,7 +202,7 @@ func FuzzNCCLInfo(f *testing.F) {
 			s.scanRank(l)
 			s.scan(l, i+1)
 		}
-		info := s.result()
+		info := s.result(8)
 		if info == nil {
 			return
 		}

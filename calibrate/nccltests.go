@@ -431,8 +431,14 @@ func (p *ncclReader) endRun() error {
 	if err != nil {
 		return err
 	}
-	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from, NCCL: run.info.result()}
+	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from, NCCL: run.info.result(world)}
 	out.NCCL = p.withEnv(out.NCCL, run.hints.batch.env.over(run.hints.env), at)
+	if i := out.NCCL; i != nil && i.RCCL {
+		p.log.note(at, "RCCL %s: the nccl policy models NCCL's choice, not RCCL's own tuning", i.Version)
+	}
+	if i := out.NCCL; i != nil && i.TunerPlugin != "" {
+		p.log.note(at, "NCCL chose with the tuner plugin %s: the nccl policy models NCCL's own cost model, not the plugin's choices (the choices the log prints are kept)", i.TunerPlugin)
+	}
 	if out.NCCL != nil && (run.elided || len(run.ranks) < world) && world > run.nThread*run.nGpus {
 		// The ranks not listed may be on other hosts (unless one
 		// process holds them all).

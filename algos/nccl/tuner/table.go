@@ -109,7 +109,12 @@ type Log struct {
 
 // LogTime is one predicted time of a log.
 type LogTime struct {
-	Line  int
+	Line int
+	// Coll is the collective the line names ("ReduceScatter: 1048576
+	// Bytes -> Algo 1 ...", as RCCL and some releases print it), where
+	// Named.
+	Coll  Coll
+	Named bool
 	Bytes int
 	Algo  Algo
 	Proto Protocol
@@ -129,8 +134,8 @@ type LogChoice struct {
 }
 
 var (
-	reVersion = regexp.MustCompile(`NCCL version (\d+\.\d+\.\d+)`)
-	reTime    = regexp.MustCompile(`(\d+) Bytes -> Algo (\d+) proto (\d+) time (\d+(?:\.\d+)?)`)
+	reVersion = regexp.MustCompile(`(?:NCCL|RCCL) version :? ?(\d+\.\d+\.\d+)`)
+	reTime    = regexp.MustCompile(`(?:(\w+): +)?(\d+) Bytes -> Algo (\d+) proto (\d+) time (\d+(?:\.\d+)?)`)
 	reChoice  = regexp.MustCompile(`(\w+): +(\d+) Bytes -> Algo (\w+) +proto (\w+) +channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\}`)
 )
 
@@ -291,14 +296,18 @@ func printedColl(s string) (Coll, bool) {
 }
 
 func parseTime(m []string, line int) (LogTime, bool) {
-	b, err1 := strconv.Atoi(m[1])
-	a, err2 := strconv.Atoi(m[2])
-	p, err3 := strconv.Atoi(m[3])
-	t, err4 := strconv.ParseFloat(m[4], 64)
+	b, err1 := strconv.Atoi(m[2])
+	a, err2 := strconv.Atoi(m[3])
+	p, err3 := strconv.Atoi(m[4])
+	t, err4 := strconv.ParseFloat(m[5], 64)
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || a >= int(NumAlgos) || p >= NumProtocols {
 		return LogTime{}, false
 	}
-	return LogTime{Line: line, Bytes: b, Algo: Algo(a), Proto: Protocol(p), Time: t}, true
+	x := LogTime{Line: line, Bytes: b, Algo: Algo(a), Proto: Protocol(p), Time: t}
+	if m[1] != "" {
+		x.Coll, x.Named = printedColl(m[1])
+	}
+	return x, true
 }
 
 func parseChoice(m []string, line int) (LogChoice, bool) {
