@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/nexar-go/nexar-go/algos"
 	"github.com/nexar-go/nexar-go/device/cuda"
+	"github.com/nexar-go/nexar-go/realnet"
 	"github.com/nexar-go/nexar-go/results"
 	"github.com/nexar-go/nexar-go/staging"
 )
@@ -86,29 +86,22 @@ func (e *MissingDeviceError) Error() string {
 
 func (e *MissingDeviceError) Unwrap() error { return e.Err }
 
-// localRankVars are the variables through which launchers tell a process
-// its rank among the processes of its host: torchrun's, Slurm's and Open
-// MPI's (nexar-live run sets LOCAL_RANK too).
-var localRankVars = []string{"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"}
-
 // gpuOrdinal returns the GPU of a rank among the gpus of its host: its
-// local rank (the first of localRankVars that is set) modulo gpus, so that
-// the ranks of a host spread over its GPUs and share them when there are
-// more ranks than GPUs; 0 without a local rank (all ranks on one GPU when
-// there is one). It also says where the choice came from.
+// local rank (realnet.LocalRankFromEnv: that of the launcher
+// realnet.LaunchFromEnv picks, else the first of realnet.LocalRankVars
+// that is set) modulo gpus, so that the ranks of a host spread over its
+// GPUs and share them when there are more ranks than GPUs; 0 without a
+// local rank (all ranks on one GPU when there is one). It also says where
+// the choice came from.
 func gpuOrdinal(getenv func(string) string, gpus int) (int, string, error) {
-	for _, v := range localRankVars {
-		s := getenv(v)
-		if s == "" {
-			continue
-		}
-		local, err := strconv.Atoi(s)
-		if err != nil || local < 0 {
-			return 0, "", fmt.Errorf("%s=%q: want a local rank (a whole number, 0 or more)", v, s)
-		}
-		return local % gpus, fmt.Sprintf("%s=%d of %d GPU(s)", v, local, gpus), nil
+	local, v, err := realnet.LocalRankFromEnv(getenv)
+	if err != nil {
+		return 0, "", err
 	}
-	return 0, fmt.Sprintf("no local rank (%s): the first of %d GPU(s)", strings.Join(localRankVars, ", "), gpus), nil
+	if v == "" {
+		return 0, fmt.Sprintf("no local rank (%s): the first of %d GPU(s)", strings.Join(realnet.LocalRankVars, ", "), gpus), nil
+	}
+	return local % gpus, fmt.Sprintf("%s=%d of %d GPU(s)", v, local, gpus), nil
 }
 
 // rankDevice is where one rank's buffers live: nothing for host memory,

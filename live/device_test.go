@@ -49,7 +49,17 @@ func TestGPUOrdinal(t *testing.T) {
 		{map[string]string{"SLURM_LOCALID": "5"}, 2, 1, "SLURM_LOCALID=5", ""},        // Slurm
 		{map[string]string{"OMPI_COMM_WORLD_LOCAL_RANK": "2"}, 4, 2, "OMPI_COMM", ""}, // Open MPI
 		{map[string]string{"LOCAL_RANK": "1", "SLURM_LOCALID": "0"}, 4, 1, "LOCAL_RANK", ""},
+		// An MPI launcher's local rank over the SLURM_LOCALID of the srun
+		// that started its daemons; MPICH's, Intel MPI's, MVAPICH2's and
+		// Cray PMI's too.
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_RANK": "3", "SLURM_LOCALID": "0", "SLURM_PROCID": "0"}, 8, 3, "OMPI_COMM_WORLD_LOCAL_RANK=3", ""},
+		{map[string]string{"PMI_RANK": "6", "MPI_LOCALRANKID": "2", "MPI_LOCALNRANKS": "4"}, 8, 2, "MPI_LOCALRANKID=2", ""},
+		{map[string]string{"PMI_RANK": "6", "MPI_LOCALRANKID": "2", "SLURM_LOCALID": "0"}, 8, 2, "MPI_LOCALRANKID=2", ""},
+		{map[string]string{"MV2_COMM_WORLD_RANK": "3", "MV2_COMM_WORLD_LOCAL_RANK": "1"}, 8, 1, "MV2_COMM_WORLD_LOCAL_RANK=1", ""},
+		{map[string]string{"PMI_RANK": "5", "PMI_SIZE": "8", "PMI_LOCAL_RANK": "1", "SLURM_LOCALID": "0"}, 8, 1, "PMI_LOCAL_RANK=1", ""},
+		{nil, 2, 0, "MPI_LOCALRANKID", ""}, // the explanation lists every variable
 		{map[string]string{"LOCAL_RANK": "x"}, 4, 0, "", `LOCAL_RANK="x": want a local rank`},
+		{map[string]string{"MPI_LOCALRANKID": "-2"}, 4, 0, "", `MPI_LOCALRANKID="-2"`},
 		{map[string]string{"SLURM_LOCALID": "-1"}, 4, 0, "", `SLURM_LOCALID="-1"`},
 	}
 	for _, tt := range tests {

@@ -10,9 +10,11 @@ import (
 
 // deviceFlagHelp documents --device in the help of run and worker.
 const deviceFlagHelp = `  --device D           where each rank's buffers live: host (default) or cuda:
-                       the GPU of its local rank (LOCAL_RANK, SLURM_LOCALID or
-                       OMPI_COMM_WORLD_LOCAL_RANK, modulo the GPUs; the first
-                       GPU without one), every message staged through pinned
+                       the GPU of its local rank (its launcher's: LOCAL_RANK,
+                       OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+                       PMI_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, then
+                       SLURM_LOCALID; modulo the GPUs; the first GPU without
+                       one), every message staged through pinned
                        host memory, results checked on a host copy; without a
                        CUDA driver or a GPU the command exits with status 2
                        before any rank starts (NEXAR_CUDA_LIB names a driver

@@ -257,15 +257,23 @@ Examples:
 Runs one rank. Its rank, the world size and the rendezvous come from the
 environment, in this order of precedence:
 
-  torchrun   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-  mpirun     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (Open MPI), and NEXAR_SEED
-  mpiexec    PMI_RANK, PMI_SIZE (MPICH, Intel MPI), and NEXAR_SEED
-  mpirun_rsh MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE (MVAPICH2), and NEXAR_SEED
-  Slurm      SLURM_PROCID, SLURM_NTASKS, and NEXAR_SEED
   nexar      NEXAR_WORLD, NEXAR_SEED, NEXAR_RANK
+  torchrun   RANK and WORLD_SIZE (both), MASTER_ADDR, MASTER_PORT
+  mpirun     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (Open MPI), and NEXAR_SEED
+  mpiexec    PMI_RANK, PMI_SIZE (MPICH, Intel MPI, Cray PMI, srun --mpi=pmi2),
+             and NEXAR_SEED
+  mpirun_rsh MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE (MVAPICH2), and NEXAR_SEED
+  Slurm      SLURM_PROCID, SLURM_STEP_NUM_TASKS (else SLURM_NTASKS), and
+             NEXAR_SEED
 
-(an MPI launcher's variables win over Slurm's, which mpirun inside an
-allocation leaves from the srun that started its daemons)
+NEXAR_WORLD and NEXAR_RANK set by hand win over what a batch script or an
+salloc shell leaves; an MPI launcher's variables win over Slurm's, which
+mpirun inside an allocation leaves from the srun that started its daemons;
+Slurm counts only in a task srun started (SLURM_PROCID set). mpiexec
+-pmi-port (PMI_ID, PMI_PORT) gives no world size: set NEXAR_WORLD and
+NEXAR_RANK there. The local rank (--device cuda) comes from the same
+launcher: LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+PMI_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, then SLURM_LOCALID.
 
 NEXAR_SEED (host:port) overrides MASTER_ADDR:MASTER_PORT; rank 0 hosts the
 rendezvous there. NEXAR_CA, NEXAR_CERT and NEXAR_KEY name the cluster CA

@@ -2,8 +2,10 @@ package realnet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,8 +15,9 @@ import (
 // others. Clusters are started by the scheduler the site already has;
 // LaunchFromEnv reads what it leaves in the environment.
 type Launch struct {
-	// Launcher names the convention the values came from: "torchrun",
-	// "mpirun", "mpiexec", "mpirun_rsh", "slurm" or "nexar".
+	// Launcher names the convention the values came from: "nexar",
+	// "torchrun", "mpirun", "mpiexec", "mpirun_rsh", "srun (PMI)" (srun's
+	// PMI plugin's PMI_RANK and PMI_SIZE) or "slurm".
 	Launcher string
 	// Rank is this process's rank, or -1 for one the seed assigns.
 	Rank  int
@@ -39,60 +42,64 @@ type Launch struct {
 }
 
 // LaunchFromEnv reads a Launch from the environment through getenv
-// (os.Getenv in a real process). It recognises, in this order:
+// (os.Getenv in a real process). The first convention whose variables are
+// set decides, in this order:
 //
-//	torchrun:   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-//	mpirun:     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (Open MPI), and NEXAR_SEED
-//	mpiexec:    PMI_RANK, PMI_SIZE (MPICH, Intel MPI), and NEXAR_SEED
-//	mpirun_rsh: MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE (MVAPICH2), and NEXAR_SEED
-//	Slurm:      SLURM_PROCID, SLURM_NTASKS, and NEXAR_SEED
 //	nexar:      NEXAR_WORLD, NEXAR_SEED, and NEXAR_RANK if the rank is known
+//	torchrun:   RANK and WORLD_SIZE (both), MASTER_ADDR, MASTER_PORT
+//	mpirun:     OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (Open MPI), and NEXAR_SEED
+//	mpiexec:    PMI_RANK, PMI_SIZE (MPICH, Intel MPI, Cray PMI), and NEXAR_SEED
+//	mpirun_rsh: MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE (MVAPICH2), and NEXAR_SEED
+//	slurm:      SLURM_PROCID, SLURM_STEP_NUM_TASKS (else SLURM_NTASKS), and NEXAR_SEED
 //
-// NEXAR_SEED ("host:port") overrides MASTER_ADDR:MASTER_PORT. Rank 0 hosts
+// Variables set explicitly (NEXAR_WORLD) win over a launcher's, which a
+// process may inherit from a batch script or salloc shell. An MPI
+// launcher's variables win over Slurm's: mpirun and mpiexec inside an
+// allocation start their daemons with srun, and the ranks inherit the
+// daemons' SLURM_PROCID and SLURM_NTASKS. Slurm counts only where
+// SLURM_PROCID is set (salloc leaves SLURM_NTASKS without it), and the
+// world is the step's SLURM_STEP_NUM_TASKS: srun --preserve-env keeps the
+// job's SLURM_NTASKS. PMI_RANK and PMI_SIZE that agree with SLURM_PROCID
+// and the step's size are srun's PMI plugin's (--mpi=pmi2, cray_shasta):
+// Launcher is then "srun (PMI)". LaunchFromEnv refuses Hydra's PMI_PORT
+// mode (PMI_ID or PMI_PORT without PMI_RANK and PMI_SIZE), which gives no
+// world size, and a Kubeflow PyTorchJob's RANK and WORLD_SIZE for
+// PET_NPROC_PER_NODE > 1 in a process torchrun did not start (no
+// LOCAL_RANK or TORCHELASTIC_RUN_ID): there RANK is the pod's.
+//
+// NEXAR_SEED ("host:port") overrides MASTER_ADDR:MASTER_PORT (a MASTER_ADDR
+// in brackets, "[fd00::1]", is taken without them). Rank 0 hosts
 // the seed when ranks are known; NEXAR_HOST_SEED=1 or 0 overrides that
 // (a nexar job without ranks needs a seed run by ServeSeed). NEXAR_CA,
 // NEXAR_CERT and NEXAR_KEY name the credentials ({rank} in the last two
 // stands for the rank, for certificates issued per rank), and
 // NEXAR_TRUSTED_NETWORK=1 allows plaintext bulk transfers;
 // NEXAR_SPIN_READ sets Config.SpinRead; NEXAR_LOCAL_SOCKETS=0 sets
-// Config.NoLocalSockets.
+// Config.NoLocalSockets. LocalRankFromEnv reads the rank among the
+// processes of the host from the same launcher.
 func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 	la := Launch{
 		Rank: -1,
 		CA:   getenv("NEXAR_CA"), Cert: getenv("NEXAR_CERT"), Key: getenv("NEXAR_KEY"),
 		Seed: getenv("NEXAR_SEED"),
 	}
-	var rankVar, worldVar string
-	switch {
-	case getenv("RANK") != "" || getenv("WORLD_SIZE") != "":
-		la.Launcher, rankVar, worldVar = "torchrun", "RANK", "WORLD_SIZE"
-		if la.Seed == "" {
-			host, port := getenv("MASTER_ADDR"), getenv("MASTER_PORT")
-			if host == "" || port == "" {
-				return Launch{}, fmt.Errorf("realnet: torchrun environment without MASTER_ADDR and MASTER_PORT")
-			}
-			la.Seed = net.JoinHostPort(host, port)
-		}
-	// An MPI launcher's variables come before Slurm's: mpirun and
-	// mpiexec inside a Slurm allocation start their daemons with srun, and
-	// the ranks inherit the daemons' SLURM_PROCID and SLURM_NTASKS.
-	case getenv("OMPI_COMM_WORLD_RANK") != "" || getenv("OMPI_COMM_WORLD_SIZE") != "":
-		la.Launcher, rankVar, worldVar = "mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"
-	case getenv("PMI_RANK") != "" || getenv("PMI_SIZE") != "":
-		la.Launcher, rankVar, worldVar = "mpiexec", "PMI_RANK", "PMI_SIZE"
-	case getenv("MV2_COMM_WORLD_RANK") != "" || getenv("MV2_COMM_WORLD_SIZE") != "":
-		la.Launcher, rankVar, worldVar = "mpirun_rsh", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"
-	case getenv("SLURM_PROCID") != "" || getenv("SLURM_NTASKS") != "":
-		la.Launcher, rankVar, worldVar = "slurm", "SLURM_PROCID", "SLURM_NTASKS"
-	case getenv("NEXAR_WORLD") != "":
-		la.Launcher, worldVar = "nexar", "NEXAR_WORLD"
-		if getenv("NEXAR_RANK") != "" {
-			rankVar = "NEXAR_RANK"
-		}
-	default:
-		return Launch{}, fmt.Errorf("realnet: no launcher environment (torchrun, mpirun, mpiexec, Slurm or NEXAR_WORLD)")
+	p, err := pickLauncher(getenv)
+	if err != nil {
+		return Launch{}, err
 	}
-	var err error
+	la.Launcher = p.name
+	rankVar, worldVar := p.rank, p.world
+	if p.name == "torchrun" && la.Seed == "" {
+		host, port := getenv("MASTER_ADDR"), getenv("MASTER_PORT")
+		if host == "" || port == "" {
+			return Launch{}, fmt.Errorf("realnet: torchrun environment without MASTER_ADDR and MASTER_PORT")
+		}
+		// torchrun --master-addr=[fd00::1] passes the brackets on.
+		if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+			host = host[1 : len(host)-1]
+		}
+		la.Seed = net.JoinHostPort(host, port)
+	}
 	if la.World, err = envInt(getenv, worldVar); err != nil {
 		return Launch{}, err
 	}
@@ -148,6 +155,100 @@ func LaunchFromEnv(getenv func(string) string) (Launch, error) {
 		la.SpinRead = d
 	}
 	return la, nil
+}
+
+// launcher is the convention a process's place in the job comes from: its
+// name (Launch.Launcher), the variables of the rank ("" where the seed
+// assigns ranks) and of the world size, and those of the local rank.
+type launcher struct {
+	name        string
+	rank, world string
+	local       []string
+}
+
+// pickLauncher picks the convention of LaunchFromEnv: the first in its
+// order whose variables are set.
+func pickLauncher(getenv func(string) string) (launcher, error) {
+	set := func(names ...string) bool {
+		return slices.ContainsFunc(names, func(n string) bool { return getenv(n) != "" })
+	}
+	slurmWorld := "SLURM_NTASKS"
+	if set("SLURM_STEP_NUM_TASKS") {
+		slurmWorld = "SLURM_STEP_NUM_TASKS"
+	}
+	switch {
+	case set("NEXAR_WORLD"):
+		p := launcher{name: "nexar", world: "NEXAR_WORLD", local: []string{"LOCAL_RANK"}}
+		if set("NEXAR_RANK") {
+			p.rank = "NEXAR_RANK"
+		}
+		return p, nil
+	case set("RANK") && set("WORLD_SIZE"):
+		// A Kubeflow PyTorchJob with nprocPerNode > 1 gives each pod its
+		// node's rank as RANK and the count of all processes as
+		// WORLD_SIZE, for torchrun to start the processes from.
+		if n, err := strconv.Atoi(getenv("PET_NPROC_PER_NODE")); err == nil && n > 1 && !set("LOCAL_RANK", "TORCHELASTIC_RUN_ID") {
+			return launcher{}, fmt.Errorf("realnet: PET_NPROC_PER_NODE=%d without LOCAL_RANK or TORCHELASTIC_RUN_ID: RANK and WORLD_SIZE are a Kubeflow PyTorchJob pod's, for torchrun to start %d processes from; launch the worker with torchrun", n, n)
+		}
+		return launcher{"torchrun", "RANK", "WORLD_SIZE", []string{"LOCAL_RANK"}}, nil
+	case set("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
+		return launcher{"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", []string{"OMPI_COMM_WORLD_LOCAL_RANK"}}, nil
+	case set("PMI_RANK", "PMI_SIZE"):
+		if set("SLURM_PROCID") && getenv("SLURM_PROCID") == getenv("PMI_RANK") && getenv(slurmWorld) == getenv("PMI_SIZE") {
+			return launcher{"srun (PMI)", "PMI_RANK", "PMI_SIZE", []string{"PMI_LOCAL_RANK", "SLURM_LOCALID"}}, nil
+		}
+		return launcher{"mpiexec", "PMI_RANK", "PMI_SIZE", []string{"MPI_LOCALRANKID", "PMI_LOCAL_RANK"}}, nil
+	case set("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"):
+		return launcher{"mpirun_rsh", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", []string{"MV2_COMM_WORLD_LOCAL_RANK"}}, nil
+	case set("PMI_ID", "PMI_PORT"):
+		// Hydra's PMI_PORT mode (and nothing else: MVAPICH2 sets PMI_ID
+		// beside its own variables) tells a process its PMI_ID and
+		// where to ask for the rest.
+		return launcher{}, fmt.Errorf("realnet: PMI_ID=%q and PMI_PORT=%q without PMI_RANK and PMI_SIZE: Hydra's PMI_PORT mode (mpiexec -pmi-port) gives no world size; set NEXAR_WORLD and NEXAR_RANK, or launch with mpiexec's default -pmi-fd",
+			getenv("PMI_ID"), getenv("PMI_PORT"))
+	case set("SLURM_PROCID"):
+		// No local rank of its own: an MPI launcher's, where one is set
+		// in a process that lacks its rank variables, comes first.
+		return launcher{"slurm", "SLURM_PROCID", slurmWorld, nil}, nil
+	case set("RANK", "WORLD_SIZE"):
+		return launcher{}, fmt.Errorf("realnet: RANK=%q and WORLD_SIZE=%q: torchrun sets both; set both, or NEXAR_WORLD and NEXAR_RANK", getenv("RANK"), getenv("WORLD_SIZE"))
+	case set("SLURM_NTASKS"):
+		return launcher{}, fmt.Errorf("realnet: SLURM_NTASKS=%q without SLURM_PROCID: an allocation's shell or batch script, not a task of srun; start the worker with srun, or set NEXAR_WORLD and NEXAR_RANK", getenv("SLURM_NTASKS"))
+	}
+	return launcher{}, errors.New("realnet: no launcher environment (NEXAR_WORLD, torchrun, mpirun, mpiexec, mpirun_rsh or Slurm)")
+}
+
+// LocalRankVars are the variables through which launchers tell a process
+// its rank among the processes of its host: torchrun's (which nexar-live
+// run sets too), Open MPI's, Hydra's (MPICH, Intel MPI), Cray PMI's,
+// MVAPICH2's and Slurm's, in the order LocalRankFromEnv reads them.
+var LocalRankVars = []string{"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK",
+	"MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}
+
+// LocalRankFromEnv returns this process's rank among the processes of its
+// host, and the variable it read: the local rank of the launcher
+// LaunchFromEnv picks (torchrun's, an MPI launcher's, srun's PMI
+// plugin's), or, where that launcher sets none, the first of
+// LocalRankVars that is set (an MPI launcher's before the SLURM_LOCALID
+// its srun-started daemons leave); -1 and "" where none is. A value that
+// is not a whole number, 0 or more, is an error naming the variable.
+func LocalRankFromEnv(getenv func(string) string) (int, string, error) {
+	vars := LocalRankVars
+	if p, err := pickLauncher(getenv); err == nil {
+		vars = slices.Concat(p.local, LocalRankVars)
+	}
+	for _, v := range vars {
+		s := getenv(v)
+		if s == "" {
+			continue
+		}
+		local, err := strconv.Atoi(s)
+		if err != nil || local < 0 {
+			return -1, v, fmt.Errorf("realnet: %s=%q: want a local rank (a whole number, 0 or more)", v, s)
+		}
+		return local, v, nil
+	}
+	return -1, "", nil
 }
 
 // rankPlaceholder in NEXAR_CERT and NEXAR_KEY stands for the rank.

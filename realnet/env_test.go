@@ -140,3 +140,133 @@ func TestStartNamesMissingCredentials(t *testing.T) {
 		t.Errorf("Start without NEXAR_CA: %v", err)
 	}
 }
+
+// TestLaunchFromEnvPrecedence: environments of real launchers where
+// another convention's variables are set too (inherited from a batch
+// script, an salloc shell, the daemons an MPI launcher starts with srun,
+// or exported by the user), and the values they must give.
+func TestLaunchFromEnvPrecedence(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  func(string) string
+		want Launch
+	}{
+		// srun -E keeps the job's SLURM_NTASKS; the step's size is
+		// SLURM_STEP_NUM_TASKS (Slurm's env_array_for_step).
+		{"srun --preserve-env -n4 in a job of 16", envOf("SLURM_PROCID", "3", "SLURM_LOCALID", "3", "SLURM_NTASKS", "16", "SLURM_NPROCS", "16",
+			"SLURM_STEP_NUM_TASKS", "4", "NEXAR_SEED", "node01:29501"),
+			Launch{Launcher: "slurm", Rank: 3, World: 4, Seed: "node01:29501"}},
+		// Explicit NEXAR_WORLD and NEXAR_RANK win over what a batch
+		// step or an salloc shell leaves.
+		{"nexar in an sbatch batch step", envOf("SLURM_PROCID", "0", "SLURM_LOCALID", "0", "SLURM_NTASKS", "4",
+			"NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "127.0.0.1:29501"),
+			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "127.0.0.1:29501"}},
+		{"nexar in an salloc shell", envOf("SLURM_NTASKS", "4", "SLURM_JOB_NODELIST", "node[01-04]",
+			"NEXAR_WORLD", "2", "NEXAR_RANK", "1", "NEXAR_SEED", "127.0.0.1:29501"),
+			Launch{Launcher: "nexar", Rank: 1, World: 2, Seed: "127.0.0.1:29501"}},
+		{"nexar over torchrun's", envOf("RANK", "3", "WORLD_SIZE", "4", "MASTER_ADDR", "node1", "MASTER_PORT", "29500",
+			"NEXAR_WORLD", "2", "NEXAR_RANK", "0", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "nexar", Rank: 0, World: 2, Seed: "h:1", HostSeed: true}},
+		// WORLD_SIZE without RANK is a script's export, not torchrun's.
+		{"srun with an exported WORLD_SIZE", envOf("WORLD_SIZE", "8", "MASTER_ADDR", "node01", "MASTER_PORT", "29500",
+			"SLURM_PROCID", "5", "SLURM_NTASKS", "8", "SLURM_LOCALID", "1", "NEXAR_SEED", "node01:29501"),
+			Launch{Launcher: "slurm", Rank: 5, World: 8, Seed: "node01:29501"}},
+		{"torchrun, bracketed IPv6 master", envOf("RANK", "1", "WORLD_SIZE", "2", "MASTER_ADDR", "[fd00::1]", "MASTER_PORT", "29500"),
+			Launch{Launcher: "torchrun", Rank: 1, World: 2, Seed: "[fd00::1]:29500"}},
+		{"PyTorchJob nprocPerNode=4 under torchrun", envOf("RANK", "5", "LOCAL_RANK", "1", "WORLD_SIZE", "8", "TORCHELASTIC_RUN_ID", "job",
+			"MASTER_ADDR", "m-0", "MASTER_PORT", "23456", "PET_NPROC_PER_NODE", "4", "PET_NODE_RANK", "1"),
+			Launch{Launcher: "torchrun", Rank: 5, World: 8, Seed: "m-0:23456"}},
+		{"PyTorchJob nprocPerNode=1", envOf("RANK", "1", "WORLD_SIZE", "2", "MASTER_ADDR", "m-0", "MASTER_PORT", "23456", "PET_NPROC_PER_NODE", "1"),
+			Launch{Launcher: "torchrun", Rank: 1, World: 2, Seed: "m-0:23456"}},
+		// srun's PMI plugins set PMI_RANK and PMI_SIZE beside Slurm's.
+		{"srun --mpi=pmi2", envOf("PMI_RANK", "5", "PMI_SIZE", "8", "PMI_FD", "12", "PMI_JOBID", "77.0", "SLURM_PROCID", "5", "SLURM_NTASKS", "8", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "srun (PMI)", Rank: 5, World: 8, Seed: "h:1"}},
+		{"srun --mpi=cray_shasta", envOf("PMI_RANK", "5", "PMI_SIZE", "8", "PMI_LOCAL_RANK", "1", "SLURM_PROCID", "5", "SLURM_NTASKS", "8",
+			"SLURM_STEP_NUM_TASKS", "8", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "srun (PMI)", Rank: 5, World: 8, Seed: "h:1"}},
+		// mpirun_rsh sets PMI_ID beside its own variables.
+		{"MVAPICH2 with PMI_ID", envOf("PMI_ID", "3", "MV2_COMM_WORLD_RANK", "3", "MV2_COMM_WORLD_SIZE", "4", "MV2_COMM_WORLD_LOCAL_RANK", "1", "NEXAR_SEED", "h:1"),
+			Launch{Launcher: "mpirun_rsh", Rank: 3, World: 4, Seed: "h:1"}},
+	} {
+		got, err := LaunchFromEnv(c.env)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+}
+
+// TestLaunchFromEnvRefuses: environments that give no consistent place in
+// a world are refused with an error that says what to do, rather than
+// read as another launcher's.
+func TestLaunchFromEnvRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  func(string) string
+		want []string // in the error
+	}{
+		{"Hydra -pmi-port inside Slurm", envOf("PMI_PORT", "node01:41234", "PMI_ID", "6", "MPI_LOCALRANKID", "2",
+			"SLURM_PROCID", "1", "SLURM_NTASKS", "2", "SLURM_LOCALID", "0", "NEXAR_SEED", "h:1"),
+			[]string{"PMI_PORT mode", "no world size", "NEXAR_WORLD and NEXAR_RANK", "-pmi-fd"}},
+		{"Hydra -pmi-port", envOf("PMI_PORT", "node01:41234", "PMI_ID", "6", "NEXAR_SEED", "h:1"),
+			[]string{`PMI_ID="6"`, "PMI_PORT mode"}},
+		{"PyTorchJob nprocPerNode=4 without torchrun", envOf("RANK", "1", "WORLD_SIZE", "8", "MASTER_ADDR", "m-0", "MASTER_PORT", "23456",
+			"PET_NODE_RANK", "1", "PET_NNODES", "2", "PET_NPROC_PER_NODE", "4"),
+			[]string{"PET_NPROC_PER_NODE=4", "launch the worker with torchrun"}},
+		{"salloc shell", envOf("SLURM_NTASKS", "4", "NEXAR_SEED", "h:1"), []string{"SLURM_NTASKS=\"4\" without SLURM_PROCID", "srun"}},
+		{"RANK alone", envOf("RANK", "1", "MASTER_ADDR", "a", "MASTER_PORT", "1"), []string{`WORLD_SIZE=""`, "torchrun sets both"}},
+		{"srun with an exported WORLD_SIZE, no seed", envOf("WORLD_SIZE", "8", "MASTER_ADDR", "node01", "MASTER_PORT", "29500",
+			"SLURM_PROCID", "5", "SLURM_NTASKS", "8"), []string{"slurm environment without NEXAR_SEED"}},
+		{"srun step size outside", envOf("SLURM_PROCID", "5", "SLURM_NTASKS", "16", "SLURM_STEP_NUM_TASKS", "4", "NEXAR_SEED", "h:1"),
+			[]string{"SLURM_PROCID=5 outside a world of 4"}},
+		{"srun step size bad", envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "16", "SLURM_STEP_NUM_TASKS", "x", "NEXAR_SEED", "h:1"),
+			[]string{`SLURM_STEP_NUM_TASKS="x" is not an integer`}},
+	} {
+		_, err := LaunchFromEnv(c.env)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v; want an error with %q", c.name, err, w)
+			}
+		}
+	}
+}
+
+// TestLocalRankFromEnv: the local rank is the launcher's, as
+// LaunchFromEnv picks it, not one another launcher leaves (the srun that
+// started an MPI launcher's daemons).
+func TestLocalRankFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		env   func(string) string
+		local int
+		from  string
+	}{
+		{"none", envOf("RANK", "0"), -1, ""},
+		{"torchrun inside srun", envOf("RANK", "9", "WORLD_SIZE", "16", "LOCAL_RANK", "3", "SLURM_LOCALID", "0", "SLURM_PROCID", "1"), 3, "LOCAL_RANK"},
+		{"srun", envOf("SLURM_PROCID", "5", "SLURM_NTASKS", "8", "SLURM_LOCALID", "5"), 5, "SLURM_LOCALID"},
+		{"Open MPI mpirun in sbatch", envOf("OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_SIZE", "8", "OMPI_COMM_WORLD_LOCAL_RANK", "3",
+			"SLURM_LOCALID", "0", "SLURM_PROCID", "0", "SLURM_NTASKS", "2"), 3, "OMPI_COMM_WORLD_LOCAL_RANK"},
+		{"Open MPI over an exported LOCAL_RANK", envOf("OMPI_COMM_WORLD_RANK", "5", "OMPI_COMM_WORLD_SIZE", "8", "OMPI_COMM_WORLD_LOCAL_RANK", "1",
+			"LOCAL_RANK", "0"), 1, "OMPI_COMM_WORLD_LOCAL_RANK"},
+		{"Open MPI's local rank in a Slurm task", envOf("OMPI_COMM_WORLD_LOCAL_RANK", "3", "SLURM_LOCALID", "0", "SLURM_PROCID", "0", "SLURM_NTASKS", "2"),
+			3, "OMPI_COMM_WORLD_LOCAL_RANK"},
+		{"Hydra", envOf("PMI_RANK", "6", "PMI_SIZE", "8", "MPI_LOCALRANKID", "2", "MPI_LOCALNRANKS", "4"), 2, "MPI_LOCALRANKID"},
+		{"Hydra inside Slurm", envOf("PMI_RANK", "6", "PMI_SIZE", "8", "MPI_LOCALRANKID", "2", "SLURM_PROCID", "1", "SLURM_NTASKS", "2", "SLURM_LOCALID", "0"),
+			2, "MPI_LOCALRANKID"},
+		{"Hydra -pmi-port inside Slurm", envOf("PMI_PORT", "n:1", "PMI_ID", "6", "MPI_LOCALRANKID", "2", "SLURM_PROCID", "1", "SLURM_LOCALID", "0"),
+			2, "MPI_LOCALRANKID"},
+		{"MVAPICH2", envOf("MV2_COMM_WORLD_RANK", "3", "MV2_COMM_WORLD_SIZE", "4", "MV2_COMM_WORLD_LOCAL_RANK", "1"), 1, "MV2_COMM_WORLD_LOCAL_RANK"},
+		{"srun --mpi=cray_shasta", envOf("PMI_RANK", "5", "PMI_SIZE", "8", "PMI_LOCAL_RANK", "1", "SLURM_PROCID", "5", "SLURM_NTASKS", "8", "SLURM_LOCALID", "1"),
+			1, "PMI_LOCAL_RANK"},
+		{"srun --mpi=pmi2", envOf("PMI_RANK", "5", "PMI_SIZE", "8", "SLURM_PROCID", "5", "SLURM_NTASKS", "8", "SLURM_LOCALID", "1"), 1, "SLURM_LOCALID"},
+		{"nexar-live run", envOf("NEXAR_WORLD", "4", "NEXAR_RANK", "2", "LOCAL_RANK", "2"), 2, "LOCAL_RANK"},
+		{"nexar under srun", envOf("NEXAR_WORLD", "4", "NEXAR_RANK", "2", "SLURM_PROCID", "0", "SLURM_LOCALID", "2"), 2, "SLURM_LOCALID"},
+	} {
+		local, from, err := LocalRankFromEnv(c.env)
+		if err != nil || local != c.local || from != c.from {
+			t.Errorf("%s: %d from %q, %v; want %d from %q", c.name, local, from, err, c.local, c.from)
+		}
+	}
+	if _, _, err := LocalRankFromEnv(envOf("PMI_RANK", "0", "PMI_SIZE", "2", "MPI_LOCALRANKID", "-1")); err == nil || !strings.Contains(err.Error(), `MPI_LOCALRANKID="-1"`) {
+		t.Errorf("a negative local rank: %v", err)
+	}
+}
