@@ -38,6 +38,12 @@ type LogOptions struct {
 	Algorithm string
 	// World is the number of ranks of every run.
 	World int
+	// Nodes is the number of nodes (NVLink domains) every run of an
+	// nccl-tests log spans, over what its lines say (NCCL's comm line,
+	// the hosts of a full rank list): for logs that name none, launched
+	// from a hostfile. 0 takes the log's, else none (a GPU machine then
+	// fills its nodes in order).
+	Nodes int
 	// DType is the element type of runs whose log does not say (OSU's
 	// before version 7): nccl-tests' name ("float") or nexar-go's
 	// ("f32").

@@ -445,6 +445,15 @@ func (p *ncclReader) endRun() error {
 		out.NCCL.HostsAtLeast = true
 	}
 	nodes := out.NCCL.NodesOf(world)
+	if n := p.opt.Nodes; n > 0 {
+		if n > world {
+			return &LogError{p.log.File, at, fmt.Sprintf("%d nodes given for a run of %d ranks", n, world)}
+		}
+		if nodes > 0 && nodes != n {
+			p.log.note(at, "the log gives %d node(s); the nodes given, %d, are taken instead", nodes, n)
+		}
+		nodes = n
+	}
 	for _, row := range run.rows {
 		s := row.s
 		s.Collective, s.World, s.Params, s.Nodes, s.NCCL = coll, world, run.params, nodes, out.NCCL

@@ -521,3 +521,38 @@ func TestHints(t *testing.T) {
 		}
 	}
 }
+
+// TestReadNodes: LogOptions.Nodes gives the nodes of runs whose log does
+// not say, over what the log says (with a note), and no more than ranks.
+func TestReadNodes(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		nodes int
+		want  int
+		note  string
+		err   string
+	}{
+		{"nccl-allreduce.log", 0, 2, "", ""}, // its rank lines: two hosts
+		{"nccl-allreduce.log", 4, 4, "the log gives 2 node(s); the nodes given, 4, are taken instead", ""},
+		{"nccl-elided-ranks.log", 0, 0, "", ""}, // some hosts listed: unknown
+		{"nccl-elided-ranks.log", 16, 16, "", ""},
+		{"nccl-allreduce.log", 9, 0, "", "9 nodes given for a run of 8 ranks"},
+	} {
+		log, err := ReadFile(filepath.Join("testdata", c.file), FormatNCCLTests, LogOptions{Nodes: c.nodes})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s --nodes %d: %v, want %q", c.file, c.nodes, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := log.Samples()[0].Nodes; got != c.want {
+			t.Errorf("%s --nodes %d: %d node(s), want %d", c.file, c.nodes, got, c.want)
+		}
+		if c.note != "" && !strings.Contains(strings.Join(log.Notes, "\n"), c.note) {
+			t.Errorf("%s --nodes %d: no note %q in %q", c.file, c.nodes, c.note, log.Notes)
+		}
+	}
+}

@@ -243,6 +243,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.StringVar(&f.log.Collective, "collective", "", "benchmark of runs a log does not name")
 	f.algorithms = fs.String("algorithm", "", "algorithm(s) the logs' library ran, comma-separated: the best-fitting is reported")
 	fs.IntVar(&f.log.World, "world", 0, "number of ranks of every run (OSU logs do not say)")
+	fs.IntVar(&f.log.Nodes, "nodes", 0, "with --preset: number of nodes every nccl-tests run spans (logs without NCCL's comm line or a full rank list do not say)")
 	fs.StringVar(&f.log.DType, "dtype", "", "element type of runs whose log does not say")
 	fs.BoolVar(&f.log.InPlace, "in-place", false, "fit nccl-tests' in-place times rather than out-of-place")
 	f.minBytes = fs.Int("min-bytes", 0, "leave out samples below this size")

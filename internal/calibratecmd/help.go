@@ -151,6 +151,10 @@ Flags:
                      all_reduce_perf, osu_allreduce), osu_latency, osu_bw, ...
   --algorithm A,B    algorithm(s) the logs' library ran
   --world N          number of ranks of every run
+  --nodes N          with --preset: nodes every nccl-tests run spans, for
+                     logs that do not say (no NCCL comm line, no full rank
+                     list: a hostfile's launch); else its ranks fill the
+                     machine's nodes in order
   --dtype T          element type of runs whose log does not say
   --in-place         nccl-tests' in-place times instead of out-of-place
   --min-bytes N      leave out smaller samples
