@@ -98,6 +98,10 @@ func (e *ncclEnv) set(line string, n int) bool {
 		if loc := nextAssign.FindStringIndex(m[4]); loc != nil {
 			v = m[4][:loc[0]] // "--export=ALL,NCCL_ALGO=Ring,Tree,NCCL_PROTO=Simple"
 		}
+		v = strings.TrimRight(v, ",.;")
+		if v == "" || strings.ContainsAny(v, "$`") {
+			continue // "echo NCCL_ALGO=$NCCL_ALGO", "grep NCCL_ALGO=": no value
+		}
 		if name == "ALGO" {
 			e.algo, e.algoLine = v, n
 		} else {
@@ -154,15 +158,17 @@ var (
 	// an export: "-x NCCL_ALGO=Tree" (Open MPI), "NCCL_ALGO=Tree
 	// ./all_reduce_perf", "export NCCL_PROTO='^LL128'",
 	// "--export=ALL,NCCL_ALGO=Ring" (srun), "-genv NCCL_ALGO Tree" (Hydra).
-	ncclAssign = regexp.MustCompile(`(?:^|[\s,'"])NCCL_(ALGO|PROTO)=(?:"([^"]*)"|'([^']*)'|([^\s'"]+)|())|-genv\s+NCCL_(ALGO|PROTO)\s+(\S+)`)
+	ncclAssign = regexp.MustCompile(`(?:^|[\s,'"=])NCCL_(ALGO|PROTO)=(?:"([^"]*)"|'([^']*)'|([^\s'"]+)|())|-genv\s+NCCL_(ALGO|PROTO)\s+(\S+)`)
 	// nextAssign is where srun's --export list goes on past a bare
 	// value: ",NAME=".
 	nextAssign = regexp.MustCompile(`,[A-Z_][A-Z0-9_]*=`)
 	// utilityProgram finds, in a launcher's command line that names no
 	// benchmark, a program that only looks around ("mpirun -N 1 bash -c
 	// 'echo $(hostname)'", "srun nvidia-smi") before the benchmark's own
-	// launch: its counts are not the benchmark's.
-	utilityProgram = regexp.MustCompile(`(?:^|[\s/'"])(?:(?:ba|z|c|tc)?sh\s+-c|hostname|nvidia-smi|rocm-smi|echo|printenv|uname|date|sleep|true|cat|ls|ibstat|ibv_devinfo|ulimit|nproc|lscpu|free|df|modprobe|mkdir|rm|cp|scp|rsync)(?:\s|$)`)
+	// launch: its counts are not the benchmark's. A shell's -c counts as
+	// one only when its command is such a program: a wrapper of the
+	// benchmark ("bash -c \", its command on the next line) is a launch.
+	utilityProgram = regexp.MustCompile(`(?:^|[\s/'"])(?:(?:ba|z|c|tc)?sh\s+-c\s+['"]\s*)?(?:hostname|nvidia-smi|rocm-smi|echo|printenv|uname|date|sleep|true|cat|ls|ibstat|ibv_devinfo|ulimit|nproc|lscpu|free|df|modprobe|mkdir|rm|cp|scp|rsync)(?:\s|$|['";])`)
 )
 
 // isCommandLine reports whether l runs a launcher: a line after which a
@@ -173,10 +179,14 @@ func isCommandLine(l string) bool { return launcherWord.MatchString(l) }
 // said anything.
 func (h *hints) scan(line string, n int) bool {
 	found := false
-	if strings.Contains(line, "NCCL_") {
-		if strings.HasPrefix(strings.TrimSpace(line), "export ") {
+	if t := strings.TrimSpace(line); strings.Contains(t, "NCCL_") {
+		// Only where a shell sets it: an export, an assignment that
+		// starts the line (a command's prefix, or env's listing), a
+		// launch or the benchmark's command line; not prose.
+		switch {
+		case strings.HasPrefix(t, "export "):
 			found = h.batch.env.set(line, n)
-		} else {
+		case strings.HasPrefix(t, "NCCL_") || strings.HasPrefix(t, "$ ") || launcherWord.MatchString(t) || binaryName.MatchString(t):
 			found = h.env.set(line, n)
 		}
 	}
@@ -231,10 +241,14 @@ func (h *hints) scan(line string, n int) bool {
 		procs = nodes * perNode
 	}
 	// The last launch counts: one that gives no count of its own starts
-	// what Slurm's environment or the batch directives say.
-	h.procs, h.procsFrom = procs, ""
-	if procs > 0 {
-		h.procsFrom = describeLine(n, line)
+	// what Slurm's environment or the batch directives say. A line that
+	// only names a launcher ("mpirun noticed that process rank 3 ...",
+	// "mpirun (Open MPI) 4.1.5") launches nothing.
+	if procs > 0 || launches(line[loc[3]:]) {
+		h.procs, h.procsFrom = procs, ""
+		if procs > 0 {
+			h.procsFrom = describeLine(n, line)
+		}
 	}
 	if f.dtype != "" {
 		h.dtype = f.dtype
@@ -243,6 +257,17 @@ func (h *hints) scan(line string, n int) bool {
 		h.window = f.window
 	}
 	return true
+}
+
+// launches reports whether what follows a launcher's name is a launch:
+// a flag, a benchmark, or a line continued on the next.
+func launches(rest string) bool {
+	for _, f := range strings.Fields(rest) {
+		if strings.HasPrefix(f, "-") || f == "\\" {
+			return true
+		}
+	}
+	return binaryName.MatchString(rest) || strings.HasSuffix(strings.TrimSpace(rest), "\\")
 }
 
 // flags are what a launcher's command line says.

@@ -441,6 +441,11 @@ func TestHints(t *testing.T) {
 		{[]string{"#SBATCH -N 2", "#SBATCH --ntasks-per-node=4", "srun -N 2 --ntasks-per-node=1 nvidia-smi -L", "srun ./osu_allreduce"}, 8, "osu_allreduce"},
 		{[]string{"SLURM_NTASKS=32", "mpirun -np 4 ./all_reduce_perf", "srun ./all_reduce_perf"}, 32, "all_reduce_perf"},
 		{[]string{"mpirun -np 4 env NCCL_DEBUG=INFO ./all_reduce_perf -g 1"}, 4, "all_reduce_perf"},
+		// A wrapper of the benchmark is its launch; messages naming the
+		// launcher launch nothing.
+		{[]string{"srun -N 16 --ntasks-per-node=4 --mpi=pmix bash -c \\", `   "./all_gather_perf -b 1M -e 1G -f 4"`}, 64, "all_gather_perf"},
+		{[]string{`srun -n 8 sh -c "$NCCL_TESTS/build/${T}_perf -b 8"`}, 8, ""},
+		{[]string{"$ mpirun -np 64 ./all_gather_perf -b 8", "mpirun noticed that process rank 3 with PID 0 on node n1 exited on signal 9", "mpirun (Open MPI) 4.1.5", "mpirun prints the output below"}, 64, "all_gather_perf"},
 	} {
 		var h hints
 		for i, l := range c.lines {
@@ -466,6 +471,11 @@ func TestHints(t *testing.T) {
 		{[]string{"srun --export=ALL,NCCL_ALGO=Ring,Tree,NCCL_PROTO=Simple,FOO=1 ./all_reduce_perf"}, "Ring,Tree", "Simple"},
 		{[]string{"mpiexec -n 4 -genv NCCL_ALGO Tree ./all_reduce_perf"}, "Tree", ""},
 		{[]string{"NCCL INFO NCCL_ALGO set by environment to Ring"}, "", ""}, // NCCL's own line: read with its info
+		{[]string{"srun --export=NCCL_ALGO=Tree ./all_reduce_perf -b 8"}, "Tree", ""},
+		{[]string{"NCCL_ALGO=Ring,Tree", "NCCL_PROTO=Simple"}, "Ring,Tree", "Simple"}, // env's listing
+		{[]string{"We compare against NCCL_ALGO=Tree, which is slower."}, "", ""},     // prose
+		{[]string{"echo NCCL_ALGO=$NCCL_ALGO", "env | grep NCCL_ALGO="}, "", ""},      // no value
+		{[]string{"export NCCL_ALGO=Tree", "env | grep NCCL_ALGO=", "srun ./all_reduce_perf"}, "Tree", ""},
 	} {
 		var h hints
 		for i, l := range c.lines {
