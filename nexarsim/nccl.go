@@ -58,6 +58,11 @@ func (f *ncclFlags) list() []string {
 	if f.Threads > 0 || f.GPUs > 0 {
 		l = append(l, "-t/-g")
 	}
+	for _, n := range f.Ignored() {
+		if n != "-t" && n != "-g" {
+			l = append(l, n) // with a scenario file: refused as the others
+		}
+	}
 	return l
 }
 
@@ -88,7 +93,7 @@ func (f *ncclFlags) scenario(file string, stderr io.Writer) (*scenario.Scenario,
 			return nil, nil, nil, err
 		}
 		worlds = []int{w}
-	case perProcess > 1:
+	case f.Threads > 0 || f.GPUs > 0:
 		worlds = []int{perProcess} // one process, as nccl-tests without mpirun
 	default:
 		return nil, nil, nil, fmt.Errorf("missing --world N (ranks: 8, 2,4,8 or 2..64 x2), which mpirun -np gives nccl-tests; or -g (GPUs of one process), or --preset with --nodes")

@@ -57,6 +57,7 @@ func TestRunFromPublishedFlags(t *testing.T) {
 	}{
 		{[]string{"-b8", "-e64K", "-f8", "-g", "4", "-G", "1", "-z", "0"}, 4, "-G, -z change nothing here"},
 		{[]string{"-b", "8", "-e", "64K", "-f", "8", "--world", "2", "-t", "2", "-g", "2"}, 8, "--world 2 processes make [8] ranks"},
+		{[]string{"-b", "8", "-e", "64K", "-f", "8", "-g", "1", "-z", "0"}, 1, "-z change nothing here"},
 	} {
 		out := t.TempDir()
 		args := append([]string{"run"}, c.args...)

@@ -95,7 +95,7 @@ func (p *Program) ParseCmd(cmd string, fs *flag.FlagSet, args []string, stdout, 
 
 // ParseArgs parses flags that may come before, between or after the
 // positional arguments, which it returns; everything after "--" is
-// positional. A one-letter flag may carry its value glued to it, as
+// positional. A one-letter flag may carry a number glued to it, as
 // getopt's do in the command lines of nccl-tests and MPI ("-f2",
 // "-e128M"). It returns flag.ErrHelp for -h and --help.
 func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
@@ -118,21 +118,33 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// splitGlued splits each "-Xvalue" of args whose X is a one-letter flag
-// of fs that takes a value and whose "Xvalue" (up to an "=") is no flag
-// of fs, into "-X" and "value"; up to "--", after which all is
-// positional.
+// splitGlued splits each "-Xdigits..." of args whose X is a one-letter
+// flag of fs that takes a value and whose "Xdigits..." (up to an "=") is
+// no flag of fs, into "-X" and "digits...": getopt's glued numbers, as
+// nccl-tests' and MPI's command lines write them ("-f2", "-e128M"). An
+// argument that is the value of the flag before it ("--out -results")
+// stays whole, and so does everything after "--".
 func splitGlued(fs *flag.FlagSet, args []string) []string {
 	var out []string
+	value := false // args[i] is the value of the flag before it
 	for i, a := range args {
-		if a == "--" {
-			if out == nil {
-				return args
+		if value || a == "--" || len(a) < 2 || a[0] != '-' {
+			if a == "--" && !value {
+				if out == nil {
+					return args
+				}
+				return append(out, args[i:]...)
 			}
-			return append(out, args[i:]...)
+			value = false
+			if out != nil {
+				out = append(out, a)
+			}
+			continue
 		}
-		name, _, _ := strings.Cut(a[min(len(a), 1):], "=")
-		if len(a) > 2 && a[0] == '-' && a[1] != '-' && a[2] != '=' && fs.Lookup(name) == nil {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if f := fs.Lookup(name); f != nil {
+			value = !hasValue && !isBoolFlag(f)
+		} else if a[1] != '-' && len(a) > 2 && a[2] >= '0' && a[2] <= '9' {
 			if f := fs.Lookup(a[1:2]); f != nil && !isBoolFlag(f) {
 				if out == nil {
 					out = append([]string{}, args[:i]...)

@@ -62,7 +62,10 @@ func TestParseArgsGlued(t *testing.T) {
 		{[]string{"-f2", "-e128M", "x"}, "f=2 e=128M np=0 q=false [x]"},
 		{[]string{"-f", "2", "-e=1G"}, "f=2 e=1G np=0 q=false []"},
 		{[]string{"-np", "4", "-f=3"}, "f=3 e= np=4 q=false []"},
-		{[]string{"-np=4", "-np=5"}, "f=0 e= np=5 q=false []"}, // not -n p=4
+		{[]string{"-np=4", "-np=5"}, "f=0 e= np=5 q=false []"},     // not -n p=4
+		{[]string{"-e", "-f2", "x"}, "f=0 e=-f2 np=0 q=false [x]"}, // a value, whole
+		{[]string{"--e", "-f2", "-f3"}, "f=3 e=-f2 np=0 q=false []"},
+		{[]string{"-q", "-f2"}, "f=2 e= np=0 q=true []"}, // a bool takes no value
 		{[]string{"-q", "--", "-f2"}, "f=0 e= np=0 q=true [-f2]"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -81,7 +84,7 @@ func TestParseArgsGlued(t *testing.T) {
 	}
 	// A glued value on a flag that takes none, or on no flag, is still
 	// an error.
-	for _, a := range []string{"-qx", "-np8"} {
+	for _, a := range []string{"-qx", "-np8", "-fx"} { // glued: numbers only
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.Bool("q", false, "")
 		fs.Int("np", 0, "")
