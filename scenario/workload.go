@@ -240,6 +240,9 @@ func (r *workloadReader) readAICBModel(name string) bool {
 		return false
 	}
 	r.w.AICB, r.w.Model = a, "aicb "+name
+	if len(a.Ignored) > 0 {
+		r.w.Model += " (header keys skipped, as SimAI skips them: " + strings.Join(a.Ignored, ", ") + ")"
+	}
 	s := a.Spec()
 	r.base.Layers, r.base.Layout, r.base.MicroBatches = s.Layers, s.Layout, s.MicroBatches
 	if a.PP > 1 {

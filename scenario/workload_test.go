@@ -63,7 +63,7 @@ func TestWorkloadParse(t *testing.T) {
 
 func TestWorkloadAICB(t *testing.T) {
 	dir := t.TempDir()
-	aicb := "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 pp: 1 ga: 2 all_gpus: 8\n1\nl\t-1\t1000\tALLREDUCE\t4096\t2000\tNONE\t0\t500\tALLREDUCE\t8192\t100\n"
+	aicb := "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 pp: 1 ga: 2 all_gpus: 8 mode: 1\n1\nl\t-1\t1000\tALLREDUCE\t4096\t2000\tNONE\t0\t500\tALLREDUCE\t8192\t100\n"
 	if err := os.WriteFile(filepath.Join(dir, "w.txt"), []byte(aicb), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +79,9 @@ func TestWorkloadAICB(t *testing.T) {
 	p := s.Workload.Points[0].Spec
 	if p.TP != 2 || p.DP != 4 || p.MicroBatches != 2 || len(p.Layers) != 1 || p.Layers[0].Explicit == nil {
 		t.Errorf("spec from the AICB file: %+v", p)
+	}
+	if !strings.Contains(s.Workload.Model, "header keys skipped, as SimAI skips them: mode") {
+		t.Errorf("model %q does not name the key skipped", s.Workload.Model)
 	}
 }
 

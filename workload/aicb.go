@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nexar-go/nexar-go/internal/textdist"
 )
 
 // AICB is a workload file of SimAI's AICB (github.com/aliyun/aicb, read
@@ -68,6 +70,10 @@ func (e *AICBError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.L
 // maxAICBLayers bounds the layer count a file may declare, so that a bad
 // count cannot make the reader allocate without limit.
 const maxAICBLayers = 1 << 20
+
+// aicbKeys are the header's keys this reader knows.
+var aicbKeys = []string{"model_parallel_NPU_group", "ep", "expert_parallel_npu_group", "pp", "vpp", "ga", "all_gpus",
+	"checkpoints", "checkpoint_initiates", "pp_comm"}
 
 var aicbPolicies = []string{"HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "DATA", "MICRO"}
 
@@ -174,7 +180,14 @@ func (a *AICB) header(words []string) error {
 		p, ok := ints[key]
 		if !ok {
 			// SimAI skips the keys it does not know (AICB's inference
-			// files write mode:, for one), and so does this reader.
+			// files write mode:, for one), and so does this reader, but
+			// for a likely misspelling of one it knows, which SimAI
+			// would skip too, silently changing the run.
+			for _, k := range aicbKeys {
+				if strings.EqualFold(key, k) || len(key) > 3 && textdist.Edit(strings.ToLower(key), strings.ToLower(k)) <= 2 {
+					return fmt.Errorf("unknown header key %q; did you mean %q?", words[i-1], k+":")
+				}
+			}
 			a.Ignored = append(a.Ignored, key)
 			continue
 		}

@@ -60,6 +60,8 @@ func TestReadAICBErrors(t *testing.T) {
 		{"FOO model_parallel_NPU_group: 2\n1\n" + layer, ":1: unknown policy"},
 		{"HYBRID_TRANSFORMER model_parallel_NPU_group: x\n", ":1: header model_parallel_NPU_group"},
 		{"HYBRID_TRANSFORMER pp:\n", ":1: header key \"pp\" has no value"},
+		{"HYBRID_TRANSFORMER all_gpu: 32\n1\n" + layer, `:1: unknown header key "all_gpu:"; did you mean "all_gpus:"?`},
+		{"HYBRID_TRANSFORMER model_parallel_npu_group: 8\n1\n" + layer, `did you mean "model_parallel_NPU_group:"?`},
 		{head + "two\n", ":2: layer count"},
 		{head + "2\n" + layer, ":3: the file ends after 1 of its 2 layers"},
 		{head + "1\n" + layer + layer, ":4: more lines"},
