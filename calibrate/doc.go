@@ -10,8 +10,8 @@
 // Log: its Runs, each a table of one collective (or point-to-point
 // benchmark) on one set of ranks, with its Samples; and Notes, which say
 // what was read differently from how it stands or not at all, and why.
-// ReadNCCLTests, ReadOSU and ReadResults read one format each; LogFormat
-// guesses which. The readers look through what launchers and documents
+// ReadNCCLTests, ReadNCCLTestsJSON (nccl-tests' -J report), ReadOSU and
+// ReadResults read one format each; LogFormat guesses which. The readers look through what launchers and documents
 // add (Open MPI's --tag-output and Slurm's --label prefixes, indentation,
 // quote markers, library and shell lines), read each run of a file on its
 // own (its collective from its header, command line or binary name; its

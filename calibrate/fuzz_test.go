@@ -88,6 +88,15 @@ func FuzzReadNCCLTests(f *testing.F) {
 	})
 }
 
+func FuzzReadNCCLTestsJSON(f *testing.F) {
+	corpus(f, "*.json", func(b []byte) { f.Add(b, uint8(0)) })
+	f.Add([]byte(`{"version":3,"args":["x/all_gather_perf"],"config":{"nthreads":2,"devices":[{"hostname":"a"}]},"results":[{"size":8,"type":"int8","root":"-1","in_place":{"cpu_time":2}}]}`), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, flags uint8) {
+		log, err := ReadNCCLTestsJSON("fuzz", data, options(flags))
+		checkRead(t, log, err)
+	})
+}
+
 func FuzzReadOSU(f *testing.F) {
 	for _, p := range []string{"osu*"} {
 		corpus(f, p, func(b []byte) { f.Add(b, uint8(0x42)) })

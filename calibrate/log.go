@@ -21,6 +21,7 @@ const (
 	FormatResults   = "results"    // a results.csv of nexar-live or nexar-sim
 	FormatNCCLTests = "nccl-tests" // the output of nccl-tests (all_reduce_perf, ...) and its forks
 	FormatOSU       = "osu"        // the output of the OSU micro-benchmarks
+	// FormatNCCLTestsJSON (nccltestsjson.go) is nccl-tests' -J report.
 )
 
 // LogOptions fill in what a measurement file does not say. Where the
@@ -115,7 +116,7 @@ func (l *Log) note(n int, format string, args ...any) {
 func Read(file string, data []byte, format string, opt LogOptions) (*Log, error) {
 	if format == "" {
 		if format = LogFormat(data); format == "" {
-			return nil, fmt.Errorf("%s: neither a results.csv, an nccl-tests log nor an OSU log (give the format)", file)
+			return nil, fmt.Errorf("%s: neither a results.csv, an nccl-tests log or JSON report nor an OSU log (give the format)", file)
 		}
 	}
 	switch format {
@@ -125,8 +126,10 @@ func Read(file string, data []byte, format string, opt LogOptions) (*Log, error)
 		return ReadNCCLTests(file, bytes.NewReader(data), opt)
 	case FormatOSU:
 		return ReadOSU(file, bytes.NewReader(data), opt)
+	case FormatNCCLTestsJSON:
+		return ReadNCCLTestsJSON(file, data, opt)
 	}
-	return nil, fmt.Errorf("format %q: want %s, %s or %s", format, FormatResults, FormatNCCLTests, FormatOSU)
+	return nil, fmt.Errorf("format %q: want %s, %s, %s or %s", format, FormatResults, FormatNCCLTests, FormatNCCLTestsJSON, FormatOSU)
 }
 
 // ReadFile reads the measurement file at path (see Read).
@@ -157,13 +160,17 @@ func scanLines(file string, r io.Reader, read func(line string, n int) error) er
 }
 
 // LogFormat guesses the format of a measurement file from its lines:
-// FormatResults, FormatNCCLTests, FormatOSU, or "" when it is none of
-// them. A results.csv is known by its header, which names the columns
+// FormatResults, FormatNCCLTests, FormatNCCLTestsJSON (an object with
+// nccl-tests' report's version, config and results), FormatOSU, or ""
+// when it is none of them. A results.csv is known by its header, which names the columns
 // results.Read needs, in any order; in a log, launchers' prefixes,
 // indentation and quote markers are looked through, and a file of bare
 // rows of numbers (an OSU log whose "#" lines were lost) is taken for
 // OSU's.
 func LogFormat(data []byte) string {
+	if isNCCLReport(data) {
+		return FormatNCCLTestsJSON
+	}
 	if head, _, _ := bytes.Cut(data, []byte("\n")); bytes.Contains(head, []byte(",")) {
 		if _, err := results.Read(bytes.NewReader(head), results.ColDType); err == nil {
 			return FormatResults

@@ -93,6 +93,12 @@ func TestReadCorpus(t *testing.T) {
 		{"nccl-hash-stripped.md", LogOptions{Collective: "allreduce"}, []wantRun{{"allreduce", "ring", 4, 8}},
 			[]wantSample{{0, 8, device.F32, 30.07}, {-1, 16 << 20, device.F32, 344.87}},
 			[]string{"nccl-hash-stripped.md:21: 1 row(s) cut short"}},
+		// nccl-tests' own JSON report (-J): 4 processes of 2 GPUs, one
+		// result wrong; NCCL_ALGO in its env.
+		{"nccl-tests-report.json", LogOptions{}, []wantRun{{"allreduce", "ring", 8, 8}},
+			[]wantSample{{0, 1024, device.F32, 21.93}, {-1, 64 << 20, device.F32, 806.99}},
+			[]string{"1 result(s) whose results were wrong (nwrong above 0) left out (results 3)"}},
+		{"nccl-tests-report.json", LogOptions{InPlace: true}, []wantRun{{"allreduce", "ring", 8, 9}}, nil, nil},
 		// The multi-node allreduce of the bandwidth check.
 		{"nccl-multinode-allreduce.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 32}},
 			[]wantSample{{-1, 16 << 30, device.F32, 172596}}, nil},
@@ -230,7 +236,14 @@ func TestReadErrors(t *testing.T) {
 		{FormatResults, "collective,world\n", LogOptions{}, `log:1: the header has no "algorithm" column`},
 		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,x,8,f32,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "world": "x" is not a whole number; want a number of ranks`},
 		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,2,8,f99,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "dtype": `},
-		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log nor an OSU log"},
+		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log or JSON report nor an OSU log"},
+		{FormatNCCLTestsJSON, "{", LogOptions{}, "log: not nccl-tests' JSON report"},
+		{FormatNCCLTestsJSON, `{"version":3,"results":[]}`, LogOptions{}, "log: config, results: missing"},
+		{FormatNCCLTestsJSON, `{"version":3,"config":{"devices":[{}]},"results":[]}`, LogOptions{}, "log: args[0]: the report names no binary: give the collective"},
+		{FormatNCCLTestsJSON, `{"version":3,"args":["./hypercube_perf"],"config":{"devices":[{}]},"results":[]}`, LogOptions{}, `log: args[0]: benchmark "hypercube_perf" is not one nexar-go models`},
+		{FormatNCCLTestsJSON, `{"version":3,"args":["./all_reduce_perf"],"config":{"devices":[]},"results":[]}`, LogOptions{}, "log: config.devices: 0 ranks: give the world size"},
+		{FormatNCCLTestsJSON, `{"version":3,"args":["./all_reduce_perf"],"config":{"devices":[{},{}]},"results":[{"size":8,"count":3,"type":"quux","out_of_place":{"time":3}}]}`, LogOptions{}, `log: results[0]: type "quux"`},
+		{FormatNCCLTestsJSON, `{"version":3,"args":["./all_reduce_perf"],"config":{"devices":[{},{}]},"results":[{"size":8,"count":2,"type":"float","out_of_place":null}]}`, LogOptions{}, "log: results: no result with a time"},
 	} {
 		_, err := Read("log", []byte(c.in), c.format, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -365,6 +378,7 @@ func TestLogFormat(t *testing.T) {
 		"all_reduce_perf-2node-old.log": FormatNCCLTests,
 		"nccl-bandwidth-only.log":       FormatNCCLTests,
 		"nccl-hash-stripped.md":         FormatNCCLTests,
+		"nccl-tests-report.json":        FormatNCCLTestsJSON,
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {

@@ -54,6 +54,11 @@ MEASUREMENTS are files of these kinds, told apart by their lines (or
                started it, its world size from the "#  Rank" lines (the
                highest rank, where the list is elided) or nThread x nGpus x
                the processes of mpirun -np / srun. Out-of-place times.
+  nccl-tests-json
+               nccl-tests' own JSON report (all_reduce_perf -J FILE.json,
+               nccl-tests 2.17 and later): its binary, processes x nthreads
+               x ngpus, hosts, NCCL's release and NCCL_* environment, and
+               each result's out-of-place time.
   osu          the output of the OSU micro-benchmarks, one or a suite:
                osu_allreduce and the other collectives (with or without -f),
                osu_latency, osu_bw and osu_bibw as point-to-point samples;
@@ -146,7 +151,8 @@ Flags:
                      (default 5)
   --out FILE         write the calibrated scenario to FILE
   --name NAME        the scenario's name (default "calibrated")
-  --format F         results, nccl-tests or osu, for every file
+  --format F         results, nccl-tests, nccl-tests-json or osu, for every
+                     file
   --collective C     benchmark of runs a log does not name: allreduce (or
                      all_reduce_perf, osu_allreduce), osu_latency, osu_bw, ...
   --algorithm A,B    algorithm(s) the logs' library ran
