@@ -1,8 +1,8 @@
 // Package calibrate turns measured times of collectives into the
 // parameters of a network model the simulator runs: the logs of
-// nccl-tests and the OSU micro-benchmarks that a cluster's owner already
-// has, or the results of nexar-live. It is what `nexar-sim calibrate`
-// and `nexar-live calibrate` run.
+// nccl-tests, the OSU micro-benchmarks and the Intel MPI Benchmarks that
+// a cluster's owner already has, or the results of nexar-live. It is what
+// `nexar-sim calibrate` and `nexar-live calibrate` run.
 //
 // # Reading
 //
@@ -10,8 +10,9 @@
 // Log: its Runs, each a table of one collective (or point-to-point
 // benchmark) on one set of ranks, with its Samples; and Notes, which say
 // what was read differently from how it stands or not at all, and why.
-// ReadNCCLTests, ReadNCCLTestsJSON (nccl-tests' -J report), ReadOSU and
-// ReadResults read one format each; LogFormat guesses which. The readers look through what launchers and documents
+// ReadNCCLTests, ReadNCCLTestsJSON (nccl-tests' -J report), ReadOSU,
+// ReadIMB (the Intel MPI Benchmarks) and ReadResults read one format
+// each; LogFormat guesses which. The readers look through what launchers and documents
 // add (Open MPI's --tag-output and Slurm's --label prefixes, indentation,
 // quote markers, library and shell lines), read each run of a file on its
 // own (its collective from its header, command line or binary name; its

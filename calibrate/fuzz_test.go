@@ -97,6 +97,15 @@ func FuzzReadNCCLTestsJSON(f *testing.F) {
 	})
 }
 
+func FuzzReadIMB(f *testing.F) {
+	corpus(f, "imb*", func(b []byte) { f.Add(b, uint8(0)) })
+	f.Add([]byte("# Benchmarking Multi-Bcast\n# #processes = 4\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n8 10 1 2 3\n"), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, flags uint8) {
+		log, err := ReadIMB("fuzz", bytes.NewReader(data), options(flags))
+		checkRead(t, log, err)
+	})
+}
+
 func FuzzReadOSU(f *testing.F) {
 	for _, p := range []string{"osu*"} {
 		corpus(f, p, func(b []byte) { f.Add(b, uint8(0x42)) })

@@ -21,7 +21,8 @@ const (
 	FormatResults   = "results"    // a results.csv of nexar-live or nexar-sim
 	FormatNCCLTests = "nccl-tests" // the output of nccl-tests (all_reduce_perf, ...) and its forks
 	FormatOSU       = "osu"        // the output of the OSU micro-benchmarks
-	// FormatNCCLTestsJSON (nccltestsjson.go) is nccl-tests' -J report.
+	// FormatNCCLTestsJSON (nccltestsjson.go) is nccl-tests' -J report,
+	// FormatIMB (imb.go) the Intel MPI Benchmarks' output.
 )
 
 // LogOptions fill in what a measurement file does not say. Where the
@@ -116,7 +117,7 @@ func (l *Log) note(n int, format string, args ...any) {
 func Read(file string, data []byte, format string, opt LogOptions) (*Log, error) {
 	if format == "" {
 		if format = LogFormat(data); format == "" {
-			return nil, fmt.Errorf("%s: neither a results.csv, an nccl-tests log or JSON report nor an OSU log (give the format)", file)
+			return nil, fmt.Errorf("%s: neither a results.csv, an nccl-tests log or JSON report, an OSU log nor an IMB log (give the format)", file)
 		}
 	}
 	switch format {
@@ -128,8 +129,10 @@ func Read(file string, data []byte, format string, opt LogOptions) (*Log, error)
 		return ReadOSU(file, bytes.NewReader(data), opt)
 	case FormatNCCLTestsJSON:
 		return ReadNCCLTestsJSON(file, data, opt)
+	case FormatIMB:
+		return ReadIMB(file, bytes.NewReader(data), opt)
 	}
-	return nil, fmt.Errorf("format %q: want %s, %s, %s or %s", format, FormatResults, FormatNCCLTests, FormatNCCLTestsJSON, FormatOSU)
+	return nil, fmt.Errorf("format %q: want %s, %s, %s, %s or %s", format, FormatResults, FormatNCCLTests, FormatNCCLTestsJSON, FormatOSU, FormatIMB)
 }
 
 // ReadFile reads the measurement file at path (see Read).
@@ -161,8 +164,8 @@ func scanLines(file string, r io.Reader, read func(line string, n int) error) er
 
 // LogFormat guesses the format of a measurement file from its lines:
 // FormatResults, FormatNCCLTests, FormatNCCLTestsJSON (an object with
-// nccl-tests' report's version, config and results), FormatOSU, or ""
-// when it is none of them. A results.csv is known by its header, which names the columns
+// nccl-tests' report's version, config and results), FormatOSU,
+// FormatIMB, or "" when it is none of them. A results.csv is known by its header, which names the columns
 // results.Read needs, in any order; in a log, launchers' prefixes,
 // indentation and quote markers are looked through, and a file of bare
 // rows of numbers (an OSU log whose "#" lines were lost) is taken for
@@ -187,6 +190,8 @@ func LogFormat(data []byte) string {
 			return FormatOSU
 		case ncclMarker.MatchString(l):
 			return FormatNCCLTests
+		case imbMarker.MatchString(l):
+			return FormatIMB
 		}
 		if m := binaryName.FindStringSubmatch(l); m != nil {
 			if strings.HasPrefix(m[1], "osu_") {

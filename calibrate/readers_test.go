@@ -99,6 +99,13 @@ func TestReadCorpus(t *testing.T) {
 			[]wantSample{{0, 1024, device.F32, 21.93}, {-1, 64 << 20, device.F32, 806.99}},
 			[]string{"1 result(s) whose results were wrong (nwrong above 0) left out (results 3)"}},
 		{"nccl-tests-report.json", LogOptions{InPlace: true}, []wantRun{{"allreduce", "ring", 8, 9}}, nil, nil},
+		// IMB-MPI1: PingPong, Allreduce and Allgather on 4 then 8
+		// processes (#bytes a rank's block: times the world), the
+		// barrier; Allgatherv skipped.
+		{"imb-mpi1.log", LogOptions{}, []wantRun{{"pt2pt", "latency", 2, 13}, {"allreduce", "ring", 4, 12}, {"allreduce", "ring", 8, 12},
+			{"allgather", "ring", 4, 12}, {"allgather", "ring", 8, 12}, {"barrier", "dissemination", 4, 1}, {"barrier", "dissemination", 8, 1}},
+			[]wantSample{{0, 0, device.U8, 1.50}, {20, 16 << 10, device.F32, 6.41}, {38, 16, device.U8, 3.02}},
+			[]string{"Allgatherv skipped: a vector collective"}},
 		// The multi-node allreduce of the bandwidth check.
 		{"nccl-multinode-allreduce.log", LogOptions{}, []wantRun{{"allreduce", "ring", 16, 32}},
 			[]wantSample{{-1, 16 << 30, device.F32, 172596}}, nil},
@@ -236,8 +243,12 @@ func TestReadErrors(t *testing.T) {
 		{FormatResults, "collective,world\n", LogOptions{}, `log:1: the header has no "algorithm" column`},
 		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,x,8,f32,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "world": "x" is not a whole number; want a number of ranks`},
 		{FormatResults, strings.Join(results.SimColumns, ",") + "\nallreduce,ring,2,8,f99,1e-5,0,0,,sum,1,0,0,0,0\n", LogOptions{}, `log:2: column "dtype": `},
-		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log or JSON report nor an OSU log"},
+		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log or JSON report, an OSU log nor an IMB log"},
 		{FormatNCCLTestsJSON, "{", LogOptions{}, "log: not nccl-tests' JSON report"},
+		{FormatIMB, "hello\n", LogOptions{}, "log:1: no IMB results"},
+		{FormatIMB, "# Benchmarking Allreduce\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n 0 1000 1 2 1.5\n", LogOptions{}, `log:1: Allreduce: no "# #processes = N" line`},
+		{FormatIMB, "# MPI_Datatype for reductions : MPI_COMPLEX\n# Benchmarking Allreduce\n# #processes = 2\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n 0 1000 1 2 1.5\n", LogOptions{}, "log:2: datatype MPI_COMPLEX has no nexar-go dtype"},
+		{FormatIMB, "# Benchmarking Allreduce\n# #processes = 2\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n 0 1000 1 2 x\n", LogOptions{}, `log:4: t_avg[usec] "x": want a number of microseconds`},
 		{FormatNCCLTestsJSON, `{"version":3,"results":[]}`, LogOptions{}, "log: config, results: missing"},
 		{FormatNCCLTestsJSON, `{"version":3,"config":{"devices":[{}]},"results":[]}`, LogOptions{}, "log: args[0]: the report names no binary: give the collective"},
 		{FormatNCCLTestsJSON, `{"version":3,"args":["./hypercube_perf"],"config":{"devices":[{}]},"results":[]}`, LogOptions{}, `log: args[0]: benchmark "hypercube_perf" is not one nexar-go models`},
@@ -379,6 +390,7 @@ func TestLogFormat(t *testing.T) {
 		"nccl-bandwidth-only.log":       FormatNCCLTests,
 		"nccl-hash-stripped.md":         FormatNCCLTests,
 		"nccl-tests-report.json":        FormatNCCLTestsJSON,
+		"imb-mpi1.log":                  FormatIMB,
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {

@@ -239,7 +239,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	f.folds = fs.Int("folds", 5, "with several models: the folds of the cross-validation that ranks them")
 	f.out = fs.String("out", "", "write the calibrated scenario file here")
 	f.name = fs.String("name", "calibrated", "name of the calibrated scenario")
-	f.format = fs.String("format", "", `input format: "results", "nccl-tests", "nccl-tests-json" or "osu" (default: guessed per file)`)
+	f.format = fs.String("format", "", `input format: "results", "nccl-tests", "nccl-tests-json", "osu" or "imb" (default: guessed per file)`)
 	fs.StringVar(&f.log.Collective, "collective", "", "benchmark of runs a log does not name")
 	f.algorithms = fs.String("algorithm", "", "algorithm(s) the logs' library ran, comma-separated: the best-fitting is reported")
 	fs.IntVar(&f.log.World, "world", 0, "number of ranks of every run (OSU logs do not say)")

@@ -67,6 +67,12 @@ MEASUREMENTS are files of these kinds, told apart by their lines (or
                before a run (mpirun -np, srun -n), or give --world. Rows
                whose "#" lines were lost read when the benchmark is named
                by a command line, the file's name or --collective.
+  imb          the output of the Intel MPI Benchmarks' IMB-MPI1: each
+               "# Benchmarking NAME" table on its "# #processes = N" (IMB
+               runs each benchmark on 2, 4, ... processes) read on its own,
+               the collectives' t_avg, PingPong's t as a latency; the
+               vector, non-blocking and multi-pair benchmarks skipped and
+               named.
   results      a results.csv of nexar-live (or nexar-sim); nexar-live's
                records the transport thresholds its ranks used
 
@@ -151,8 +157,8 @@ Flags:
                      (default 5)
   --out FILE         write the calibrated scenario to FILE
   --name NAME        the scenario's name (default "calibrated")
-  --format F         results, nccl-tests, nccl-tests-json or osu, for every
-                     file
+  --format F         results, nccl-tests, nccl-tests-json, osu or imb, for
+                     every file
   --collective C     benchmark of runs a log does not name: allreduce (or
                      all_reduce_perf, osu_allreduce), osu_latency, osu_bw, ...
   --algorithm A,B    algorithm(s) the logs' library ran
