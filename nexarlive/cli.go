@@ -94,7 +94,20 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 
 // registerNet registers the flags of the transport and the timeout.
 func (m *measureFlags) registerNet(fs *flag.FlagSet) {
-	fs.DurationVar(&m.timeout, "timeout", 2*time.Minute, "how long one collective may wait for its peers")
+	m.timeout = 2 * time.Minute
+	fs.Func("timeout", "how long one collective may wait for its peers (a duration; a bare number is seconds, as nccl-tests' --timeout)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			// nccl-tests' -T/--timeout is whole seconds.
+			n, nerr := strconv.Atoi(v)
+			if nerr != nil {
+				return fmt.Errorf("%q: want a duration such as 2m, or seconds", v)
+			}
+			d = time.Duration(n) * time.Second
+		}
+		m.timeout = d
+		return nil
+	})
 	m.thresholds = algos.DefaultThresholds()
 	fs.Func("bulk-threshold", `size from which messages take the TCP bulk path; "off" never (default `+algos.FormatBulkThreshold(algos.DefaultBulkThreshold)+`)`, func(v string) error {
 		n, err := algos.ParseBulkThreshold(v)

@@ -87,7 +87,8 @@ var measureFlagsHelp = `  --warmup W           untimed iterations before the tim
                        there); with --timing loop the iterations are not timed
                        one by one, and all three are the loop's mean
   --timeout D          how long a collective may wait for its peers before
-                       it fails naming them (default 2m)
+                       it fails naming them (default 2m); a bare number is
+                       seconds, as nccl-tests' --timeout
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
                        beside QUIC (default ` + algos.FormatBulkThreshold(algos.DefaultBulkThreshold) + `; "off": QUIC only)
   --eager-threshold S  send every message over TCP: below S bytes eagerly

@@ -15,7 +15,7 @@ func TestRunFromFlags(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runCLI("run", "--np", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "-c", "1",
-		"--algorithms", "ring,recursive_doubling", "--out", out, "--timeout", "30s")
+		"--algorithms", "ring,recursive_doubling", "--out", out, "--timeout", "30") // seconds, as nccl-tests
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -37,6 +37,7 @@ func TestFlagsUsage(t *testing.T) {
 		{[]string{"run", "--np", "2", "-b", "8", "../live/examples/loopback-ci.toml", "--out", "x"}, "leave out -b"},
 		{[]string{"run", "--np", "2", "-b", "6", "-e", "6", "--out", "x"}, "-b/-e/-f/-i: 6: not a multiple"},
 		{[]string{"run", "--np", "2", "-d", "quad", "--out", "x"}, "-d quad"},
+		{[]string{"run", "--np", "2", "-b", "8", "--timeout", "1m30", "--out", "x"}, `"1m30": want a duration such as 2m, or seconds`},
 	} {
 		code, stdout, stderr := runCLI(c.args...)
 		if code != exitUsage || !strings.Contains(stdout+stderr, c.want) {
