@@ -63,6 +63,9 @@ type hints struct {
 	// dtype is an OSU -T/--type value, window an OSU -W value.
 	dtype  string
 	window int
+	// nodes are the nodes the last launch spans (srun -N, or its
+	// processes over those a node), 0 where it does not say.
+	nodes int
 	// threads and gpus are an nccl-tests binary's own -t and -g (0 where
 	// its command line does not give them), gpusLine that line: the
 	// ranks of a process where its output has no "# nThread" line.
@@ -126,6 +129,15 @@ func (e ncclEnv) over(o ncclEnv) ncclEnv {
 // next returns the hints that outlive a run: a batch script's.
 func (h hints) next() hints { return hints{batch: h.batch} }
 
+// nodeCount is the number of nodes the hints give: the launch's, else
+// the batch directives'; 0 if they do not say.
+func (h hints) nodeCount() int {
+	if h.nodes > 0 {
+		return h.nodes
+	}
+	return h.batch.nodes
+}
+
 // processes is the number of processes the hints give, 0 if they do
 // not, and where it comes from.
 func (h hints) processes() (int, string) {
@@ -148,8 +160,10 @@ var (
 	// forks) and OSU in a line: "./build/all_reduce_perf",
 	// "osu_allreduce".
 	binaryName = regexp.MustCompile(`(?:^|[\s/'"=])((?:[a-z0-9]+_)*[a-z0-9]+_perf(?:_mpi)?|osu_[a-z0-9_]+)\b`)
-	// launcherWord finds a launcher in a command line.
-	launcherWord = regexp.MustCompile(`(?:^|[\s/'"])(mpirun|mpiexec|orterun|prterun|srun|aprun|flux\s+(?:run|submit))(?:\s|$)`)
+	// launcherWord finds a launcher in a command line, with the suffix of
+	// a distribution's name for it ("mpirun.mpich", "mpiexec.hydra",
+	// "mpirun.openmpi").
+	launcherWord = regexp.MustCompile(`(?:^|[\s/'"])(mpirun|mpiexec|orterun|prterun|srun|aprun|flux\s+(?:run|submit))((?:\.[A-Za-z0-9_]+)?)(?:\s|$)`)
 	// slurmTasks is Slurm's environment, as job scripts print it.
 	slurmTasks = regexp.MustCompile(`\bSLURM_(?:NTASKS|NPROCS)=(\d+)\b`)
 	// batchDirective is a batch script's directive.
@@ -231,10 +245,11 @@ func (h *hints) scan(line string, n int) bool {
 	if loc == nil {
 		return found
 	}
-	if !binaryName.MatchString(line) && utilityProgram.MatchString(line[loc[3]:]) {
+	rest := line[loc[5]:] // past the launcher's name and suffix
+	if !binaryName.MatchString(line) && utilityProgram.MatchString(rest) {
 		return found // not the benchmark's launch
 	}
-	f := launcherFlags(strings.Fields(line[loc[2]:loc[3]])[0], strings.Fields(line[loc[3]:]))
+	f := launcherFlags(strings.Fields(line[loc[2]:loc[3]])[0], strings.Fields(rest))
 	procs := f.procs
 	if procs == 0 && (f.nodes > 0 || f.perNode > 0) {
 		nodes, perNode := cmp.Or(f.nodes, h.batch.nodes), cmp.Or(f.perNode, h.batch.perNode)
@@ -244,10 +259,15 @@ func (h *hints) scan(line string, n int) bool {
 	// what Slurm's environment or the batch directives say. A line that
 	// only names a launcher ("mpirun noticed that process rank 3 ...",
 	// "mpirun (Open MPI) 4.1.5") launches nothing.
-	if procs > 0 || launches(line[loc[3]:]) {
+	if procs > 0 || launches(rest) {
 		h.procs, h.procsFrom = procs, ""
 		if procs > 0 {
 			h.procsFrom = describeLine(n, line)
+		}
+		// Its nodes: srun's -N, or processes over those a node.
+		h.nodes = f.nodes
+		if perNode := cmp.Or(f.perNode, h.batch.perNode); h.nodes == 0 && procs > 0 && perNode > 0 && procs%perNode == 0 {
+			h.nodes = procs / perNode
 		}
 	}
 	if f.dtype != "" {

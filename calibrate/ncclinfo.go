@@ -91,6 +91,9 @@ func (c NCCLChoice) Variant() string {
 
 var (
 	infoComm = regexp.MustCompile(`NCCL INFO (?:ncclCommInit\w* )?comm 0x[0-9a-f]+ rank \d+ n[Rr]anks (\d+)(?: nNodes (\d+))?(?: localRanks (\d+))?`)
+	// libraryVersion is the library's version code on nccl-tests' (and
+	// rccl-tests') version line: "nccl-library=22703".
+	libraryVersion = regexp.MustCompile(`[nr]ccl-library=(\d+)`)
 	// infoTuner is a tuner plugin in use: "TUNER/Plugin: Using
 	// nccl_ofi_tuner (v3)", "Using tuner plugin example".
 	infoTuner    = regexp.MustCompile(`NCCL INFO (?:TUNER/Plugin: Using|Using tuner plugin:?) (\S+)`)
@@ -136,6 +139,22 @@ func (s *infoScanner) scanRank(line string) {
 		s.info.GPU = m[2]
 	}
 	s.any = true
+}
+
+// scanTestsVersion reads nccl-tests' (or rccl-tests') version line: "#
+// nccl-tests version 2.13.10 nccl-headers=21903 nccl-library=21903", "#
+// rccl-tests version 2.17.9 rccl-headers=22803 rccl-library=22707",
+// "rccl-tests: Version develop:...": the library's release where no
+// NCCL line gives it, and whether it is RCCL.
+func (s *infoScanner) scanTestsVersion(line string) {
+	if strings.Contains(strings.ToLower(line), "rccl") {
+		s.info.RCCL, s.any = true, true
+	}
+	if m := libraryVersion.FindStringSubmatch(line); m != nil && s.info.Version == "" {
+		if v := positive(m[1]); v >= 20900 {
+			s.info.Version, s.any = fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100), true
+		}
+	}
 }
 
 // scan reads a line that is not nccl-tests' own, and reports whether it
@@ -274,6 +293,8 @@ func (i *NCCLInfo) String() string {
 		parts = append(parts, "RCCL "+i.Version)
 	case i.Version != "":
 		parts = append(parts, "NCCL "+i.Version)
+	case i.RCCL:
+		parts = append(parts, "RCCL")
 	}
 	if i.TunerPlugin != "" {
 		parts = append(parts, "tuner plugin "+i.TunerPlugin)

@@ -92,7 +92,7 @@ func TestNCCLInfoOfCorpus(t *testing.T) {
 		version                string
 		hosts, channels, rings int
 	}{
-		{"nccl-prompt-truncated.log", "", 1, 32, 1},
+		{"nccl-prompt-truncated.log", "2.16.2", 1, 32, 1}, // nccl-tests' nccl-library=21602
 		{"nccl-tag-output.log", "2.18.5", 2, 0, 0},
 		{"public/nccl-tests-309-xe9680-h100-2nodes-all_reduce_perf.log", "2.26.2", 2, 0, 0},
 		{"public/nccl-tests-309-ib400-h100-8nodes-all_reduce_perf.log", "", 8, 0, 0},

@@ -19,7 +19,7 @@ import (
 var (
 	ncclStart     = regexp.MustCompile(`^#?\s*Collective test starting:\s*(\S+?)(?:\s+\(algorithm (.+), (\d+) ranks\))?\s*$`)
 	ncclConcluded = regexp.MustCompile(`^#?\s*Collective test concluded:`)
-	ncclVersion   = regexp.MustCompile(`^(?:#\s*[a-z]*-?tests version\b|[a-z]+-tests version\s+v?\d)`)
+	ncclVersion   = regexp.MustCompile(`^(?:#\s*[a-z]*-?tests version\b|[a-z]+-tests version\s+v?\d|#?\s*[a-z]+-tests: Version\b)`)
 	ncclThreads   = regexp.MustCompile(`^#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)`)
 	ncclUsing     = regexp.MustCompile(`^(?:#\s*Using devices|Using devices\s*$)`)
 	ncclRank      = regexp.MustCompile(`^(?:#\s*Rank\s+(\d+)\b|Rank\s+(\d+)\s+(?:Group|Pid)\b)`)
@@ -117,6 +117,9 @@ type ncclRun struct {
 	headerLine int
 	closed     bool
 	rows       []ncclRow
+	// inPlaceOnly is set by a banner over the header that names in-place
+	// times alone (rccl-tests -O 0): its one time column is those.
+	inPlaceOnly bool
 }
 
 // ncclRow is a row read, waiting for its run's collective and world.
@@ -174,7 +177,13 @@ func (p *ncclReader) readLine(l string, n int) error {
 		}
 		return nil
 	case ncclVersion.MatchString(l):
-		_, err := p.begin(true)
+		// nccl-tests' "# nccl-tests version" begins a run; rccl-tests'
+		// "rccl-tests: Version develop:..." comes after its nThread line,
+		// in the run that line began.
+		run, err := p.begin(strings.HasPrefix(l, "#"))
+		if err == nil {
+			run.info.scanTestsVersion(l)
+		}
 		return err
 	case ncclThreads.MatchString(l):
 		m := ncclThreads.FindStringSubmatch(l)
@@ -229,6 +238,9 @@ func (p *ncclReader) readLine(l string, n int) error {
 	if strings.HasPrefix(l, "#") {
 		if p.run != nil && p.run.cols == nil && isElision(l) {
 			p.run.elided = true
+		}
+		if p.run != nil && p.run.cols == nil && strings.Contains(l, "in-place") && !strings.Contains(l, "out-of-place") {
+			p.run.inPlaceOnly = true // rccl-tests -O 0: one group of columns, in-place
 		}
 		if batchDirective.MatchString(l) {
 			return p.hint(l)
@@ -350,6 +362,9 @@ func (p *ncclReader) readRow(f []string) error {
 			}
 		}
 	}
+	if run.inPlaceOnly && inPlaceCol < 0 {
+		inPlaceCol = timeCol // the one time column is in-place
+	}
 	col, which := timeCol, "out-of-place time"
 	if p.opt.InPlace {
 		col, which = inPlaceCol, "in-place time"
@@ -434,7 +449,7 @@ func (p *ncclReader) endRun() error {
 	out := Run{Line: run.line, Benchmark: benchmark, Collective: coll, World: world, WorldFrom: from, NCCL: run.info.result(world)}
 	out.NCCL = p.withEnv(out.NCCL, run.hints.batch.env.over(run.hints.env), at)
 	if i := out.NCCL; i != nil && i.RCCL {
-		p.log.note(at, "RCCL %s: the nccl policy models NCCL's choice, not RCCL's own tuning", i.Version)
+		p.log.note(at, "%s: the nccl policy models NCCL's choice, not RCCL's own tuning", strings.TrimSpace("RCCL "+i.Version))
 	}
 	if i := out.NCCL; i != nil && i.TunerPlugin != "" {
 		p.log.note(at, "NCCL chose with the tuner plugin %s: the nccl policy models NCCL's own cost model, not the plugin's choices (the choices the log prints are kept)", i.TunerPlugin)
@@ -445,6 +460,12 @@ func (p *ncclReader) endRun() error {
 		out.NCCL.HostsAtLeast = true
 	}
 	nodes := out.NCCL.NodesOf(world)
+	if n := run.hints.nodeCount(); nodes == 0 && n > 0 && n <= world {
+		nodes = n // srun --nodes, #SBATCH --nodes
+	}
+	if run.inPlaceOnly && !p.opt.InPlace {
+		p.log.note(at, "the table holds in-place times only (rccl-tests -O 0): read as the run's times")
+	}
 	if n := p.opt.Nodes; n > 0 {
 		if n > world {
 			return &LogError{p.log.File, at, fmt.Sprintf("%d nodes given for a run of %d ranks", n, world)}

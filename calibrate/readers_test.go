@@ -472,6 +472,9 @@ func TestHints(t *testing.T) {
 		{[]string{"srun -N 16 --ntasks-per-node=4 --mpi=pmix bash -c \\", `   "./all_gather_perf -b 1M -e 1G -f 4"`}, 64, "all_gather_perf"},
 		{[]string{`srun -n 8 sh -c "$NCCL_TESTS/build/${T}_perf -b 8"`}, 8, ""},
 		{[]string{"$ mpirun -np 64 ./all_gather_perf -b 8", "mpirun noticed that process rank 3 with PID 0 on node n1 exited on signal 9", "mpirun (Open MPI) 4.1.5", "mpirun prints the output below"}, 64, "all_gather_perf"},
+		// A distribution's name for its launcher.
+		{[]string{"mpirun.mpich -np 16 -env LD_LIBRARY_PATH=/opt/rocm/lib ./build/all_reduce_perf -b 8"}, 16, "all_reduce_perf"},
+		{[]string{"mpiexec.hydra -n 4 ./all_reduce_perf"}, 4, "all_reduce_perf"},
 	} {
 		var h hints
 		for i, l := range c.lines {
@@ -485,6 +488,20 @@ func TestHints(t *testing.T) {
 	h.scan("mpirun -np 2 osu_bw -W 32 -T mpi_float", 1)
 	if h.window != 32 || h.dtype != "mpi_float" {
 		t.Errorf("osu_bw flags: window %d, type %q", h.window, h.dtype)
+	}
+	// The nodes of a launch.
+	for line, want := range map[string]int{
+		"srun --nodes=4 --ntasks-per-node=8 ./all_gather_perf":      4,
+		"mpirun -np 64 --map-by ppr:4:node ./all_gather_perf -b 8":  16,
+		"mpirun -np 8 ./all_gather_perf":                            0,
+		"srun -N 2 bash -c \"nvidia-smi -L\"":                       0, // a look around
+		"mpirun.openmpi -np 16 --npernode 8 ./all_reduce_perf -g 1": 2,
+	} {
+		var h hints
+		h.scan(line, 1)
+		if got := h.nodeCount(); got != want {
+			t.Errorf("%q: %d node(s), want %d", line, got, want)
+		}
 	}
 	// NCCL_ALGO and NCCL_PROTO as launchers and scripts set them.
 	for _, c := range []struct {
@@ -538,6 +555,28 @@ func TestHints(t *testing.T) {
 	}
 	if r := log.Runs[0]; r.World != 8 || r.Collective != "allreduce" {
 		t.Errorf("-g 8 without rank lines: %s on %d ranks (%s)", r.Collective, r.World, r.WorldFrom)
+	}
+	// rccl-tests: its version after the nThread line, RCCL's release from
+	// rccl-library, a table of in-place times only (-O 0).
+	rccl := "mpirun -np 2 ./build/all_reduce_perf -b 1M -e 4M -f 4 -O 0\n" +
+		"# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n" +
+		"rccl-tests: Version develop:ae3e635 rccl-headers=22803 rccl-library=22707\n" +
+		"#                                                              in-place\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong\n" +
+		"     1048576        262144     float     sum      -1    40.10   26.15   26.15      0\n" +
+		"     4194304       1048576     float     sum      -1    61.30   68.42   68.42      0\n"
+	for _, inPlace := range []bool{false, true} {
+		log, err := ReadNCCLTests("rccl.log", strings.NewReader(rccl), LogOptions{InPlace: inPlace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := log.Runs[0]
+		if r.World != 2 || len(r.Samples) != 2 || r.Samples[1].Time != 61.30e-6 || r.NCCL == nil || !r.NCCL.RCCL || r.NCCL.Version != "2.27.7" {
+			t.Errorf("rccl-tests, in place %t: %+v %+v", inPlace, r, r.NCCL)
+		}
+		if note := strings.Join(log.Notes, "\n"); inPlace == strings.Contains(note, "in-place times only") || !strings.Contains(note, "RCCL 2.27.7") {
+			t.Errorf("rccl-tests, in place %t: notes %q", inPlace, log.Notes)
+		}
 	}
 	// NCCL_ALGO from the command line joins the run's NCCL lines, unless
 	// NCCL's own line says it.
