@@ -25,18 +25,22 @@ var (
 	imbType       = regexp.MustCompile(`^#\s*MPI_Datatype\s*:\s*(\S+)`)
 	// imbMarker is a line only IMB's output has, for LogFormat.
 	imbMarker = regexp.MustCompile(`^#\s*(?:Intel\(R\) MPI Benchmarks|Benchmarking\s+\S+\s*$|#processes\s*=)`)
+	// imbRelease is the banner's release: "Intel(R) MPI Benchmarks
+	// 2021.7, MPI-1 part".
+	imbRelease = regexp.MustCompile(`Intel\(R\) MPI Benchmarks (\d{4})`)
 )
 
 // imbCollectives are IMB-MPI1's collectives as the catalogue names them,
 // and whether IMB's #bytes is one rank's block (allgather, gather,
-// scatter) or the block to each rank (alltoall), which are multiplied by
-// the world size into nccl-tests' convention, the whole buffer.
+// scatter, and reduce_scatter's result since IMB 2019) or the block to
+// each rank (alltoall), which are multiplied by the world size into
+// nccl-tests' convention, the whole buffer.
 var imbCollectives = map[string]struct {
 	coll    string
 	perRank bool
 }{
-	"allreduce": {"allreduce", false}, "reduce": {"reduce", false}, "reduce_scatter": {"reduce_scatter", false},
-	"reduce_scatter_block": {"reduce_scatter", false}, "bcast": {"broadcast", false}, "barrier": {"barrier", false},
+	"allreduce": {"allreduce", false}, "reduce": {"reduce", false}, "reduce_scatter": {"reduce_scatter", true},
+	"reduce_scatter_block": {"reduce_scatter", true}, "bcast": {"broadcast", false}, "barrier": {"barrier", false},
 	"allgather": {"allgather", true}, "gather": {"gather", true}, "scatter": {"scatter", true}, "alltoall": {"alltoall", true},
 }
 
@@ -48,8 +52,10 @@ var imbCollectives = map[string]struct {
 // latency sample (t, half a round trip). The element type is the
 // header's "MPI_Datatype for reductions" (MPI_FLOAT by default) for the
 // reductions, bytes for the others. IMB's #bytes is one rank's block for
-// allgather, gather and scatter and the block to each rank for alltoall:
-// they are multiplied by the world size, into nccl-tests' whole buffer.
+// allgather, gather, scatter and reduce_scatter (the whole vector before
+// IMB 2019) and the block to each rank for alltoall: they are multiplied
+// by the world size, into nccl-tests' whole buffer. Sizes IMB did not
+// time (time-out, out-of-mem) are left out with a note.
 // The benchmarks nexar-go does not model (the vector collectives,
 // PingPing, Sendrecv, Exchange, Uniband, Biband, several groups at once)
 // are skipped, and a note names each. opt.World overrides the processes
@@ -73,6 +79,7 @@ type imbReader struct {
 	opt                   LogOptions
 	line                  int
 	reduceType, otherType string
+	release               int // the banner's year, 0 if none
 	run                   *imbRun
 }
 
@@ -83,7 +90,7 @@ type imbRun struct {
 	perRank          bool
 	cols             []string
 	rows             []osuRow
-	cut              []int
+	cut, failed      []int
 }
 
 func (p *imbReader) readLine(l string, n int) error {
@@ -102,6 +109,9 @@ func (p *imbReader) readLine(l string, n int) error {
 			run.skip = "several groups of processes at once (-multi)"
 		}
 		p.run = run
+		return nil
+	case imbRelease.MatchString(l):
+		p.release, _ = strconv.Atoi(imbRelease.FindStringSubmatch(l)[1])
 		return nil
 	case imbReduceType.MatchString(l):
 		p.reduceType = imbReduceType.FindStringSubmatch(l)[1]
@@ -124,6 +134,14 @@ func (p *imbReader) readLine(l string, n int) error {
 		return nil
 	}
 	if strings.HasPrefix(l, "#") || run.cols == nil {
+		return nil
+	}
+	if !isCount(f[0]) {
+		run.cols = nil // not a row: the table is over (a command, a launcher's message)
+		return nil
+	}
+	if len(f) > 1 && (strings.HasPrefix(f[1], "time-out") || strings.HasPrefix(f[1], "out-of-mem") || strings.HasPrefix(f[1], "int-overflow")) {
+		run.failed = append(run.failed, n) // IMB gave up on this size
 		return nil
 	}
 	if len(f) < len(run.cols) {
@@ -214,7 +232,8 @@ func (p *imbReader) endRun() error {
 		default:
 			s.Algorithm, s.Assumed = defaultAlgorithm(run.coll), true
 		}
-		if run.perRank {
+		// Reduce_scatter's #bytes was the whole vector until IMB 2018.
+		if run.perRank && !(run.name == "Reduce_scatter" && p.release > 0 && p.release < 2019) {
 			s.Bytes *= world
 		}
 		if run.coll == "barrier" {
@@ -227,6 +246,9 @@ func (p *imbReader) endRun() error {
 	}
 	if len(run.cut) > 0 {
 		p.log.note(run.cut[0], "%d row(s) cut short left out (lines %s)", len(run.cut), lineList(run.cut))
+	}
+	if len(run.failed) > 0 {
+		p.log.note(run.failed[0], "%d size(s) IMB did not time (time-out, out-of-mem, int-overflow) left out (lines %s)", len(run.failed), lineList(run.failed))
 	}
 	p.log.Runs = append(p.log.Runs, out)
 	return nil

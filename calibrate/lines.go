@@ -64,8 +64,10 @@ type hints struct {
 	dtype  string
 	window int
 	// nodes are the nodes the last launch spans (srun -N, or its
-	// processes over those a node), 0 where it does not say.
-	nodes int
+	// processes over those a node), 0 where it does not say;
+	// launchedByMPI is whether an MPI launcher (not srun) made it.
+	nodes         int
+	launchedByMPI bool
 	// threads and gpus are an nccl-tests binary's own -t and -g (0 where
 	// its command line does not give them), gpusLine that line: the
 	// ranks of a process where its output has no "# nThread" line.
@@ -130,9 +132,10 @@ func (e ncclEnv) over(o ncclEnv) ncclEnv {
 func (h hints) next() hints { return hints{batch: h.batch} }
 
 // nodeCount is the number of nodes the hints give: the launch's, else
-// the batch directives'; 0 if they do not say.
+// the batch directives' for a launch by srun (an MPI launcher fills a
+// node's slots before the next); 0 if they do not say.
 func (h hints) nodeCount() int {
-	if h.nodes > 0 {
+	if h.nodes > 0 || h.launchedByMPI {
 		return h.nodes
 	}
 	return h.batch.nodes
@@ -265,7 +268,8 @@ func (h *hints) scan(line string, n int) bool {
 			h.procsFrom = describeLine(n, line)
 		}
 		// Its nodes: srun's -N, or processes over those a node.
-		h.nodes = f.nodes
+		launcher := strings.Fields(line[loc[2]:loc[3]])[0]
+		h.nodes, h.launchedByMPI = f.nodes, launcher != "srun" && launcher != "flux"
 		if perNode := cmp.Or(f.perNode, h.batch.perNode); h.nodes == 0 && procs > 0 && perNode > 0 && procs%perNode == 0 {
 			h.nodes = procs / perNode
 		}

@@ -87,6 +87,9 @@ var mpiTypes = map[string]device.DType{
 	"LONG": device.I64, "UNSIGNED_LONG": device.U64, "LONG_LONG": device.I64, "LONG_LONG_INT": device.I64,
 	"FLOAT": device.F32, "DOUBLE": device.F64, "INT8_T": device.I8, "INT16_T": device.I16, "INT32_T": device.I32,
 	"INT64_T": device.I64, "UINT8_T": device.U8, "UINT16_T": device.U16, "UINT32_T": device.U32, "UINT64_T": device.U64,
+	// The MPI 4.x extensions IMB-MPI1's -red_data_type float16 and
+	// bfloat16 print.
+	"MPIX_C_FLOAT16": device.F16, "MPIX_C_BF16": device.BF16,
 }
 
 // mpiDType is the dtype of an MPI datatype name, with or without its

@@ -229,6 +229,7 @@ func (p *ncclReader) readLine(l string, n int) error {
 			}
 			run.benchmark, run.algorithm, run.world, run.params = prev.benchmark, prev.algorithm, prev.world, prev.params
 			run.hints, run.nThread, run.nGpus, run.ranks, run.maxRank, run.elided = prev.hints, prev.nThread, prev.nGpus, prev.ranks, prev.maxRank, prev.elided
+			run.inPlaceOnly = prev.inPlaceOnly
 			p.log.note(p.line, "a second table with no header lines of its own: read as the run of line %d again", prev.line)
 		}
 		run.cols = strings.Fields(strings.TrimPrefix(l, "#"))
@@ -460,8 +461,8 @@ func (p *ncclReader) endRun() error {
 		out.NCCL.HostsAtLeast = true
 	}
 	nodes := out.NCCL.NodesOf(world)
-	if n := run.hints.nodeCount(); nodes == 0 && n > 0 && n <= world {
-		nodes = n // srun --nodes, #SBATCH --nodes
+	if n := run.hints.nodeCount(); nodes == 0 && n > 0 && n <= world/max(run.nThread*run.nGpus, 1) {
+		nodes = n // srun --nodes, #SBATCH --nodes: no more than its processes
 	}
 	if run.inPlaceOnly && !p.opt.InPlace {
 		p.log.note(at, "the table holds in-place times only (rccl-tests -O 0): read as the run's times")

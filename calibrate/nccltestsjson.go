@@ -3,7 +3,10 @@ package calibrate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -34,6 +37,7 @@ type ncclConfig struct {
 	// Devices has one entry for each process, its first rank's.
 	Devices []struct {
 		Rank       int    `json:"rank"`
+		Group      int    `json:"group"`
 		Hostname   string `json:"hostname"`
 		DeviceInfo string `json:"device_info"`
 	} `json:"devices"`
@@ -50,20 +54,48 @@ type ncclResult struct {
 }
 
 type ncclTiming struct {
-	Time    *float64 `json:"time"`
-	CPUTime *float64 `json:"cpu_time"`
-	NWrong  *float64 `json:"nwrong"`
+	Time    *reportFloat `json:"time"`
+	CPUTime *reportFloat `json:"cpu_time"`
+	NWrong  *reportFloat `json:"nwrong"`
+}
+
+// reportFloat is a number of the report, which writes a NaN or an
+// infinity as a string ("nan", "inf"): then not ok.
+type reportFloat struct {
+	v  float64
+	ok bool
+}
+
+func (f *reportFloat) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		f.v, f.ok = 0, false
+		return nil
+	}
+	if err := json.Unmarshal(b, &f.v); err != nil {
+		return err
+	}
+	f.ok = !math.IsNaN(f.v) && !math.IsInf(f.v, 0)
+	return nil
 }
 
 // isNCCLReport reports whether data is nccl-tests' JSON report: an object
-// with its version, results and config.
+// with its version, results and config, or one cut short that began as
+// one (its keys, in the writer's order), so that its reader says why.
 func isNCCLReport(data []byte) bool {
 	t := bytes.TrimSpace(data)
 	if len(t) == 0 || t[0] != '{' {
 		return false
 	}
 	var r ncclReport
-	return json.Unmarshal(t, &r) == nil && r.Version != nil && r.Results != nil && r.Config != nil
+	if json.Unmarshal(t, &r) == nil {
+		return r.Version != nil && r.Results != nil && r.Config != nil
+	}
+	head := t[:min(len(t), 4096)]
+	return bytes.Contains(head, []byte(`"version"`)) && bytes.Contains(t, []byte(`"nccl_version"`))
 }
 
 // ReadNCCLTestsJSON reads nccl-tests' JSON report (FormatNCCLTestsJSON):
@@ -83,7 +115,11 @@ func isNCCLReport(data []byte) bool {
 func ReadNCCLTestsJSON(file string, data []byte, opt LogOptions) (*Log, error) {
 	var r ncclReport
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: not nccl-tests' JSON report: %v", file, err)
+		why := err.Error()
+		if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(why, "unexpected end of JSON input") {
+			why += " (a report cut short: nccl-tests writes it as it runs, and the run did not finish)"
+		}
+		return nil, fmt.Errorf("%s: not nccl-tests' JSON report: %s", file, why)
 	}
 	fail := func(key, format string, args ...any) error {
 		return fmt.Errorf("%s: %s: %s", file, key, fmt.Sprintf(format, args...))
@@ -116,6 +152,12 @@ func ReadNCCLTestsJSON(file string, data []byte, opt LogOptions) (*Log, error) {
 		nodes = n
 	}
 	var missing, wrong []int
+	for _, res := range r.Results {
+		if t := res.OutOfPlace; t != nil && t.Time == nil && t.CPUTime != nil {
+			log.note(1, "the times are CPU times (-C 1): the time to enqueue each collective, not to complete it")
+			break
+		}
+	}
 	for i, res := range r.Results {
 		s, ok, err := reportSample(res, opt.InPlace)
 		key := fmt.Sprintf("results[%d]", i)
@@ -147,7 +189,7 @@ func ReadNCCLTestsJSON(file string, data []byte, opt LogOptions) (*Log, error) {
 	for _, c := range []struct {
 		idx []int
 		why string
-	}{{missing, "without the time asked for (null)"}, {wrong, "whose results were wrong (nwrong above 0)"}} {
+	}{{missing, "without the time asked for (null or nan)"}, {wrong, "whose results were wrong (nwrong above 0)"}} {
 		if len(c.idx) > 0 {
 			log.note(1, "%d result(s) %s left out (results %s)", len(c.idx), c.why, lineList(c.idx))
 		}
@@ -179,8 +221,17 @@ func reportCollective(binary string, opt LogOptions) (coll, bench string, err er
 // reportWorld is the report's world size and where it comes from.
 func reportWorld(c *ncclConfig, opt LogOptions, log *Log) (int, string, error) {
 	perProcess := max(c.NThreads, 1) * max(c.NGPUs, 1)
-	world := len(c.Devices) * perProcess
-	from := fmt.Sprintf("%d process(es) (config.devices) x nThread %d x nGpus %d", len(c.Devices), max(c.NThreads, 1), max(c.NGPUs, 1))
+	procs := 0 // of the first group: NCCL_TESTS_SPLIT makes several communicators
+	for _, d := range c.Devices {
+		if d.Group == c.Devices[0].Group {
+			procs++
+		}
+	}
+	world := procs * perProcess
+	from := fmt.Sprintf("%d process(es) (config.devices) x nThread %d x nGpus %d", procs, max(c.NThreads, 1), max(c.NGPUs, 1))
+	if procs < len(c.Devices) {
+		log.note(1, "the report's %d processes run %d-process communicators (NCCL_TESTS_SPLIT): its world is one's", len(c.Devices), procs)
+	}
 	if opt.World > 0 {
 		if world > 0 && world != opt.World {
 			log.note(1, "the report gives %d ranks (%s); the world size given, %d, is taken instead", world, from, opt.World)
@@ -272,13 +323,13 @@ func reportSample(res ncclResult, inPlace bool) (Sample, bool, error) {
 	if us == nil {
 		us = t.CPUTime
 	}
-	if us == nil {
+	if us == nil || !us.ok {
 		return s, false, nil
 	}
-	if t.NWrong != nil && *t.NWrong > 0 {
+	if t.NWrong != nil && t.NWrong.ok && t.NWrong.v > 0 {
 		s.Time = -1
 		return s, true, nil
 	}
-	s.Time = *us * 1e-6
+	s.Time = us.v * 1e-6
 	return s, true, nil
 }

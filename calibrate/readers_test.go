@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -246,6 +247,7 @@ func TestReadErrors(t *testing.T) {
 		{"", "name = \"x\"\n[network]\n", LogOptions{}, "neither a results.csv, an nccl-tests log or JSON report, an OSU log nor an IMB log"},
 		{FormatNCCLTestsJSON, "{", LogOptions{}, "log: not nccl-tests' JSON report"},
 		{FormatIMB, "hello\n", LogOptions{}, "log:1: no IMB results"},
+		{FormatNCCLTestsJSON, `{"version":3,"args":["./all_reduce_perf"],"nccl_version":22703,"config":{"devices":[{}]},"results":[{"size":8`, LogOptions{}, "a report cut short"},
 		{FormatIMB, "# Benchmarking Allreduce\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n 0 1000 1 2 1.5\n", LogOptions{}, `log:1: Allreduce: no "# #processes = N" line`},
 		{FormatIMB, "# MPI_Datatype for reductions : MPI_COMPLEX\n# Benchmarking Allreduce\n# #processes = 2\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n 0 1000 1 2 1.5\n", LogOptions{}, "log:2: datatype MPI_COMPLEX has no nexar-go dtype"},
 		{FormatIMB, "# Benchmarking Allreduce\n# #processes = 2\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n 0 1000 1 2 x\n", LogOptions{}, `log:4: t_avg[usec] "x": want a number of microseconds`},
@@ -495,10 +497,14 @@ func TestHints(t *testing.T) {
 		"mpirun -np 64 --map-by ppr:4:node ./all_gather_perf -b 8":  16,
 		"mpirun -np 8 ./all_gather_perf":                            0,
 		"srun -N 2 bash -c \"nvidia-smi -L\"":                       0, // a look around
+		"#SBATCH --nodes=4\nmpirun -np 8 ./all_reduce_perf":         0, // Open MPI fills a node first
+		"#SBATCH --nodes=4\nsrun -n 8 ./all_reduce_perf":            4,
 		"mpirun.openmpi -np 16 --npernode 8 ./all_reduce_perf -g 1": 2,
 	} {
 		var h hints
-		h.scan(line, 1)
+		for i, l := range strings.Split(line, "\n") {
+			h.scan(l, i+1)
+		}
 		if got := h.nodeCount(); got != want {
 			t.Errorf("%q: %d node(s), want %d", line, got, want)
 		}
@@ -629,5 +635,69 @@ func TestReadNodes(t *testing.T) {
 		if c.note != "" && !strings.Contains(strings.Join(log.Notes, "\n"), c.note) {
 			t.Errorf("%s --nodes %d: no note %q in %q", c.file, c.nodes, c.note, log.Notes)
 		}
+	}
+}
+
+// TestReadIMBPublishedRows: what IMB prints in a table besides timings
+// (a size it gave up on, a command after the table) is not a timing;
+// reduce_scatter's #bytes is a rank's block since IMB 2019; the MPI 4
+// half-precision types of -red_data_type.
+func TestReadIMBPublishedRows(t *testing.T) {
+	head := func(release string) string {
+		return "#    Intel(R) MPI Benchmarks " + release + ", MPI-1 part\n" +
+			"# MPI_Datatype                   :   MPI_BYTE \n# MPI_Datatype for reductions    :   MPIX_C_BF16\n"
+	}
+	table := "# Benchmarking Reduce_scatter \n# #processes = 4 \n" +
+		"       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n" +
+		"         1024         1000         3.00         3.20         3.10\n" +
+		"      2097152 time-out.; Time limit (secs_per_sample * msg_sizes_list_len) is over; use -time to increase it\n" +
+		"      4194304 out-of-mem.; needed X=   1.234 GB; use flag \"-mem X\" to set maximum memory\n" +
+		"$ mpirun -np 4 ./IMB-MPI1 Barrier\n" +
+		"# Benchmarking Barrier \n# #processes = 4 \n" +
+		" #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n" +
+		"         1000         5.00         5.50         5.20\n" +
+		"srun: error: node12: task 3: Exited with exit code 1\n"
+	for _, c := range []struct {
+		release string
+		bytes   int
+	}{{"2021.7", 4096}, {"2018", 1024}} {
+		log, err := Read("imb.log", []byte(head(c.release)+table), FormatIMB, LogOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.release, err)
+		}
+		ss := log.Samples()
+		if len(ss) != 2 || ss[0].Bytes != c.bytes || ss[0].DType != device.BF16 || math.Abs(ss[0].Time-3.1e-6) > 1e-12 || ss[1].Collective != "barrier" || math.Abs(ss[1].Time-5.2e-6) > 1e-12 {
+			t.Errorf("IMB %s: %+v", c.release, ss)
+		}
+		if note := strings.Join(log.Notes, "\n"); !strings.Contains(note, "2 size(s) IMB did not time") {
+			t.Errorf("IMB %s: notes %q", c.release, log.Notes)
+		}
+	}
+}
+
+// TestReadNCCLTestsJSONEdges: a time the report writes as "nan" is no
+// time; NCCL_TESTS_SPLIT's groups make communicators of one group's
+// processes; CPU times are named; a report cut short is still known.
+func TestReadNCCLTestsJSONEdges(t *testing.T) {
+	dev := func(g int) string { return fmt.Sprintf(`{"rank":0,"group":%d,"hostname":"h","device_info":"GPU"}`, g) }
+	report := `{"version":3,"args":["./all_reduce_perf"],"nccl_version":22703,"config":{"nthreads":1,"ngpus":1,"devices":[` +
+		dev(0) + "," + dev(1) + "," + dev(0) + "," + dev(1) + `]},"results":[` +
+		`{"size":8,"count":2,"type":"float","redop":"sum","root":"    -1","out_of_place":{"cpu_time":"nan","alg_bw":0,"bus_bw":0,"nwrong":null}},` +
+		`{"size":64,"count":16,"type":"float","redop":"sum","root":"    -1","out_of_place":{"cpu_time":12.5,"alg_bw":0,"bus_bw":0,"nwrong":0}}]}`
+	if got := LogFormat([]byte(report)); got != FormatNCCLTestsJSON {
+		t.Fatalf("LogFormat: %q", got)
+	}
+	log, err := Read("r.json", []byte(report), "", LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := log.Samples()
+	note := strings.Join(log.Notes, "\n")
+	if len(ss) != 1 || ss[0].World != 2 || math.Abs(ss[0].Time-12.5e-6) > 1e-12 || !strings.Contains(note, "NCCL_TESTS_SPLIT") ||
+		!strings.Contains(note, "CPU times") || !strings.Contains(note, "null or nan") {
+		t.Errorf("%+v\n%s", ss, note)
+	}
+	if got := LogFormat([]byte(report[:len(report)/2])); got != FormatNCCLTestsJSON {
+		t.Errorf("LogFormat of a report cut short: %q", got)
 	}
 }
