@@ -95,15 +95,20 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // registerNet registers the flags of the transport and the timeout.
 func (m *measureFlags) registerNet(fs *flag.FlagSet) {
 	m.timeout = 2 * time.Minute
-	fs.Func("timeout", "how long one collective may wait for its peers (a duration; a bare number is seconds, as nccl-tests' --timeout)", func(v string) error {
+	fs.Func("timeout", "how long one collective may wait for its peers (a duration; a bare number is seconds, as nccl-tests' --timeout, whose 0 keeps the default)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err == nil && n == 0:
+			return nil // nccl-tests' "no timeout": the default, a bound on a hang
+		case err == nil && n > 0 && n <= 1e7:
+			m.timeout = time.Duration(n) * time.Second // nccl-tests' whole seconds
+			return nil
+		case err == nil:
+			return fmt.Errorf("%q: want seconds from 0 to 10000000", v)
+		}
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			// nccl-tests' -T/--timeout is whole seconds.
-			n, nerr := strconv.Atoi(v)
-			if nerr != nil {
-				return fmt.Errorf("%q: want a duration such as 2m, or seconds", v)
-			}
-			d = time.Duration(n) * time.Second
+			return fmt.Errorf("%q: want a duration such as 2m, or seconds", v)
 		}
 		m.timeout = d
 		return nil

@@ -88,7 +88,8 @@ var measureFlagsHelp = `  --warmup W           untimed iterations before the tim
                        one by one, and all three are the loop's mean
   --timeout D          how long a collective may wait for its peers before
                        it fails naming them (default 2m); a bare number is
-                       seconds, as nccl-tests' --timeout
+                       seconds, as nccl-tests' --timeout (whose 0, no limit,
+                       keeps the default)
   --bulk-threshold S   messages of S bytes or more take the TCP bulk path
                        beside QUIC (default ` + algos.FormatBulkThreshold(algos.DefaultBulkThreshold) + `; "off": QUIC only)
   --eager-threshold S  send every message over TCP: below S bytes eagerly

@@ -38,6 +38,8 @@ func TestFlagsUsage(t *testing.T) {
 		{[]string{"run", "--np", "2", "-b", "6", "-e", "6", "--out", "x"}, "-b/-e/-f/-i: 6: not a multiple"},
 		{[]string{"run", "--np", "2", "-d", "quad", "--out", "x"}, "-d quad"},
 		{[]string{"run", "--np", "2", "-b", "8", "--timeout", "1m30", "--out", "x"}, `"1m30": want a duration such as 2m, or seconds`},
+		{[]string{"run", "--np", "2", "-b", "8", "--timeout", "99999999999", "--out", "x"}, `want seconds from 0 to 10000000`},
+		{[]string{"run", "--np", "0", "-b", "8", "--timeout", "0", "--out", "x"}, "--np 0: want at least 1 rank"}, // 0 taken
 	} {
 		code, stdout, stderr := runCLI(c.args...)
 		if code != exitUsage || !strings.Contains(stdout+stderr, c.want) {
