@@ -227,10 +227,8 @@ func (p *imbReader) endRun() error {
 		switch {
 		case run.coll == PointToPoint:
 			s.Algorithm = PingPong
-		case p.opt.Algorithm != "":
-			s.Algorithm, s.Assumed = p.opt.Algorithm, true
 		default:
-			s.Algorithm, s.Assumed = defaultAlgorithm(run.coll), true
+			s.Algorithm, s.Assumed = p.opt.assumedAlgorithm(run.coll), true
 		}
 		// Reduce_scatter's #bytes was the whole vector until IMB 2018.
 		if run.perRank && !(run.name == "Reduce_scatter" && p.release > 0 && p.release < 2019) {

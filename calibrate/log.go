@@ -255,6 +255,15 @@ func fromFileName(file string) string {
 	return ""
 }
 
+// assumedAlgorithm is what a benchmark of collective is taken to have
+// run where its log does not say: the one given, else defaultAlgorithm.
+func (o LogOptions) assumedAlgorithm(collective string) string {
+	if o.Algorithm != "" {
+		return o.Algorithm
+	}
+	return defaultAlgorithm(collective)
+}
+
 // defaultAlgorithm is what a benchmark of collective is taken to have
 // run when nobody says: the ring where the collective has one (what NCCL
 // and MPI libraries use for large messages), else the catalogue's first.

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/nexar-go/nexar-go/device"
@@ -98,4 +99,43 @@ func mpiDType(name string) (device.DType, bool) {
 	n := strings.ToUpper(strings.TrimSuffix(strings.TrimSpace(name), "."))
 	dt, ok := mpiTypes[strings.TrimPrefix(n, "MPI_")]
 	return dt, ok
+}
+
+// resultDType is the dtype of a result's type name as nccl-tests prints
+// it; a type nexar-go has not (f8e4m3) is one of the same size, its
+// size over its count, which times alike.
+func resultDType(name string, size, count int64) (device.DType, error) {
+	dt, ok := logDType(name)
+	if !ok && count > 0 && size%count == 0 {
+		dt, ok = sameSizeDType(int(size / count))
+	}
+	if !ok {
+		return 0, fmt.Errorf("type %q: want an element type (float, half, bfloat16, int8, ...)", name)
+	}
+	return dt, nil
+}
+
+// resultOp is the op of a result's redop as nccl-tests prints it: none
+// (a collective that reduces nothing), avg and the pre-multiplied sums
+// move and add as a sum does.
+func resultOp(name string) (device.Op, error) {
+	op := strings.ToLower(strings.TrimSpace(name))
+	switch op {
+	case "none", "avg", "premulsum", "mulsum", "":
+		op = "sum" // what the network does is a sum's
+	}
+	o, err := device.ParseOp(op)
+	if err != nil {
+		return 0, fmt.Errorf("redop %q: want sum, prod, min, max, avg or none", name)
+	}
+	return o, nil
+}
+
+// ncclRelease is NCCL's release of its version code: NCCL_VERSION(X,Y,Z)
+// is X*10000+Y*100+Z from 2.9, X*1000+Y*100+Z before.
+func ncclRelease(code int) string {
+	if code >= 20900 {
+		return fmt.Sprintf("%d.%d.%d", code/10000, code/100%100, code%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", code/1000, code/100%10, code%100)
 }

@@ -152,7 +152,7 @@ func (s *infoScanner) scanTestsVersion(line string) {
 	}
 	if m := libraryVersion.FindStringSubmatch(line); m != nil && s.info.Version == "" {
 		if v := positive(m[1]); v >= 20900 {
-			s.info.Version, s.any = fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100), true
+			s.info.Version, s.any = ncclRelease(v), true
 		}
 	}
 }

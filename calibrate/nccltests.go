@@ -324,26 +324,12 @@ func (p *ncclReader) readRow(f []string) error {
 				count = n
 			}
 		case "type":
-			dt, ok := logDType(f[i])
-			if !ok {
-				// A type nexar-go has not (f8e4m3): one of the same
-				// size times alike.
-				if count > 0 && size%count == 0 {
-					dt, ok = sameSizeDType(int(size / count))
-				}
-				if !ok {
-					return &LogError{p.log.File, p.line, fmt.Sprintf("type %q: want an element type (float, half, bfloat16, int8, ...)", f[i])}
-				}
+			if s.DType, err = resultDType(f[i], size, count); err != nil {
+				return &LogError{p.log.File, p.line, err.Error()}
 			}
-			s.DType = dt
 		case "redop":
-			op := strings.ToLower(f[i])
-			switch op {
-			case "none", "avg", "premulsum", "mulsum":
-				op = "sum" // what the network does is a sum's
-			}
-			if s.Op, err = device.ParseOp(op); err != nil {
-				return &LogError{p.log.File, p.line, fmt.Sprintf("redop %q: want sum, prod, min, max, avg or none", f[i])}
+			if s.Op, err = resultOp(f[i]); err != nil {
+				return &LogError{p.log.File, p.line, err.Error()}
 			}
 		case "root":
 			n, err := strconv.Atoi(f[i])
@@ -485,10 +471,8 @@ func (p *ncclReader) endRun() error {
 			s.Algorithm = bench
 		case run.algorithm != "" && p.opt.Algorithm == "":
 			s.Algorithm = run.algorithm
-		case p.opt.Algorithm != "":
-			s.Algorithm, s.Assumed = p.opt.Algorithm, true
 		default:
-			s.Algorithm, s.Assumed = defaultAlgorithm(coll), true
+			s.Algorithm, s.Assumed = p.opt.assumedAlgorithm(coll), true
 		}
 		if err := checkSample(&s); err != nil {
 			return &LogError{p.log.File, row.line, err.Error()}

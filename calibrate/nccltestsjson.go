@@ -176,10 +176,8 @@ func ReadNCCLTestsJSON(file string, data []byte, opt LogOptions) (*Log, error) {
 		switch {
 		case coll == PointToPoint:
 			s.Algorithm = bench
-		case opt.Algorithm != "":
-			s.Algorithm, s.Assumed = opt.Algorithm, true
 		default:
-			s.Algorithm, s.Assumed = defaultAlgorithm(coll), true
+			s.Algorithm, s.Assumed = opt.assumedAlgorithm(coll), true
 		}
 		if err := checkSample(&s); err != nil {
 			return nil, fail(key, "%v", err)
@@ -250,12 +248,7 @@ func reportInfo(r *ncclReport) *NCCLInfo {
 	info := &NCCLInfo{}
 	any := false
 	if v := r.NCCLVersion; v > 0 {
-		// NCCL_VERSION(X,Y,Z): X*10000+Y*100+Z from 2.9, X*1000+Y*100+Z before.
-		if v >= 20900 {
-			info.Version = fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100)
-		} else {
-			info.Version = fmt.Sprintf("%d.%d.%d", v/1000, v/100%10, v%100)
-		}
+		info.Version = ncclRelease(v)
 		any = true
 	}
 	var hosts []string
@@ -292,22 +285,12 @@ func reportSample(res ncclResult, inPlace bool) (Sample, bool, error) {
 		return s, false, fmt.Errorf("size: want a number of bytes")
 	}
 	s.Bytes = int(*res.Size)
-	dt, ok := logDType(res.Type)
-	if !ok && res.Count > 0 && *res.Size%res.Count == 0 {
-		dt, ok = sameSizeDType(int(*res.Size / res.Count))
-	}
-	if !ok {
-		return s, false, fmt.Errorf("type %q: want an element type (float, half, bfloat16, int8, ...)", res.Type)
-	}
-	s.DType = dt
-	op := strings.ToLower(strings.TrimSpace(res.Redop))
-	switch op {
-	case "none", "avg", "premulsum", "mulsum", "":
-		op = "sum" // what the network does is a sum's
-	}
 	var err error
-	if s.Op, err = device.ParseOp(op); err != nil {
-		return s, false, fmt.Errorf("redop %q: want sum, prod, min, max, avg or none", res.Redop)
+	if s.DType, err = resultDType(res.Type, *res.Size, res.Count); err != nil {
+		return s, false, err
+	}
+	if s.Op, err = resultOp(res.Redop); err != nil {
+		return s, false, err
 	}
 	if root, err := strconv.Atoi(strings.TrimSpace(res.Root)); err == nil {
 		s.Root = max(root, 0)

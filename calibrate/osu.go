@@ -332,10 +332,8 @@ func (p *osuReader) endRun() error {
 				}
 				s.Time = per / (row.value * 1e6)
 			}
-		case p.opt.Algorithm != "":
-			s.Algorithm, s.Assumed = p.opt.Algorithm, true
 		default:
-			s.Algorithm, s.Assumed = defaultAlgorithm(coll), true
+			s.Algorithm, s.Assumed = p.opt.assumedAlgorithm(coll), true
 		}
 		switch coll {
 		case "allgather", "gather", "scatter", "alltoall":
