@@ -66,9 +66,7 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 	switch s.Coll {
 	case "allreduce":
 		in, total, inIsSend = c.Buf, c.Buf.Len()/es, false
-		if inPlace {
-			r.alias['o'] = alias{'i', 0}
-		} else {
+		if !inPlace {
 			out = l.Alloc(c.Buf.Len())
 			finish = func() error { return l.Copy(c.Buf, out) }
 		}
@@ -76,7 +74,6 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 		total = c.Buf.Len() / es
 		if inPlace {
 			in, inIsSend = c.Buf.Slice(l.Rank()*c.Send.Len(), c.Send.Len()), false
-			r.alias['i'] = alias{'o', l.Rank() * c.Send.Len() / es}
 			if err := l.Copy(in, c.Send); err != nil {
 				return 0, nil, err
 			}
@@ -86,7 +83,6 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 		if inPlace {
 			in, inIsSend = r.copyOf(c.Send), false
 			out = in.Slice(l.Rank()*c.Buf.Len(), c.Buf.Len())
-			r.alias['o'] = alias{'i', l.Rank() * c.Buf.Len() / es}
 			finish = func() error { return l.Copy(c.Buf, out) }
 		}
 	case "alltoall":
@@ -96,11 +92,19 @@ func (r *rank) buffers(c algos.Call) (total int, finish func() error, err error)
 				return 0, nil, err
 			}
 			in, inIsSend = c.Buf, false
-			r.alias['o'] = alias{'i', 0}
 		}
 	default:
 		_, err := s.Collective()
 		return 0, nil, err
+	}
+	for _, b := range []byte{'i', 'o'} {
+		if home, rankBlock, ok := s.inPlaceHome(b); ok {
+			off := 0
+			if rankBlock { // the smaller buffer is the rank's block of the larger
+				off = l.Rank() * min(c.Send.Len(), c.Buf.Len()) / es
+			}
+			r.alias[b] = alias{home, off}
+		}
 	}
 	if inIsSend && r.writes('i') {
 		// The schedule writes its input: never the caller's send buffer.

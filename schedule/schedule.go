@@ -162,6 +162,25 @@ func (s *Schedule) runsInPlace() bool {
 	return !s.OutOfPlace
 }
 
+// inPlaceHome says where buffer buf lives when the schedule runs in place
+// (runsInPlace): in buffer home, as the whole of it (allreduce's and
+// alltoall's o is i) or as the rank's block of it (allgather's i of o,
+// reducescatter's o of i); ok is false where buf is memory of its own.
+func (s *Schedule) inPlaceHome(buf byte) (home byte, rankBlock, ok bool) {
+	if !s.runsInPlace() {
+		return 0, false, false
+	}
+	switch {
+	case buf == 'o' && (s.Coll == "allreduce" || s.Coll == "alltoall"):
+		return 'i', false, true
+	case buf == 'i' && s.Coll == "allgather":
+		return 'o', true, true
+	case buf == 'o' && s.Coll == "reducescatter":
+		return 'i', true, true
+	}
+	return 0, false, false
+}
+
 // memOverlap says how two runs of chunks share memory.
 type memOverlap int
 
@@ -180,18 +199,14 @@ const (
 func (s *Schedule) chunkOverlap(g int, a byte, aoff int, b byte, boff, cnt int) memOverlap {
 	n := s.NGPUs
 	at := func(buf byte, off int) (byte, int) {
-		if !s.runsInPlace() {
-			return buf, off * n
-		}
+		home, rankBlock, ok := s.inPlaceHome(buf)
 		switch {
-		case buf == 'o' && (s.Coll == "allreduce" || s.Coll == "alltoall"):
-			return 'i', off * n
-		case buf == 'i' && s.Coll == "allgather":
-			return 'o', g*s.NChunksPerLoop + off*n
-		case buf == 'o' && s.Coll == "reducescatter":
-			return 'i', g*s.NChunksPerLoop + off*n
+		case !ok:
+			return buf, off * n
+		case rankBlock:
+			return home, g*s.NChunksPerLoop + off*n
 		}
-		return buf, off * n
+		return home, off * n
 	}
 	x, xo := at(a, aoff)
 	y, yo := at(b, boff)
