@@ -58,12 +58,13 @@ func (f *ncclFlags) list() []string {
 	if f.Threads > 0 || f.GPUs > 0 {
 		l = append(l, "-t/-g")
 	}
-	for _, n := range f.Ignored() {
-		if n != "-t" && n != "-g" {
-			l = append(l, n) // with a scenario file: refused as the others
-		}
-	}
-	return l
+	return append(l, f.gpuOnly()...) // with a scenario file: refused as the others
+}
+
+// gpuOnly names the nccl-tests flags given that change nothing here: the
+// ignored ones but -t and -g, which make a process's ranks.
+func (f *ncclFlags) gpuOnly() []string {
+	return slices.DeleteFunc(slices.Clone(f.Ignored()), func(n string) bool { return n == "-t" || n == "-g" })
 }
 
 func (f *ncclFlags) given() bool { return len(f.list()) > 0 }
@@ -98,8 +99,7 @@ func (f *ncclFlags) scenario(file string, stderr io.Writer) (*scenario.Scenario,
 	default:
 		return nil, nil, nil, fmt.Errorf("missing --world N (ranks: 8, 2,4,8 or 2..64 x2), which mpirun -np gives nccl-tests; or -g (GPUs of one process), or --preset with --nodes")
 	}
-	ig := slices.DeleteFunc(slices.Clone(f.Ignored()), func(n string) bool { return n == "-t" || n == "-g" })
-	if len(ig) > 0 {
+	if ig := f.gpuOnly(); len(ig) > 0 {
 		fmt.Fprintf(stderr, "nexar-sim: note: %s change nothing here: they say how nccl-tests runs on GPUs\n", strings.Join(ig, ", "))
 	}
 	data := "phantom"
