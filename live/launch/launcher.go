@@ -125,14 +125,14 @@ const DefaultSpinRead = 50 * time.Microsecond
 // from the launcher's own environment: realnet.LaunchFromEnv and
 // realnet.LocalRankFromEnv read them, and would take an inherited one
 // over, or beside, the ones the launcher sets.
-var launchVars = []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+var launchVars = slices.Concat([]string{"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
 	"TORCHELASTIC_RUN_ID", "PET_NPROC_PER_NODE",
-	"SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID",
-	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-	"PMI_RANK", "PMI_SIZE", "PMI_ID", "PMI_PORT", "PMI_LOCAL_RANK", "MPI_LOCALRANKID",
-	"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK",
+	"SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS",
+	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+	"PMI_RANK", "PMI_SIZE", "PMI_ID", "PMI_PORT",
+	"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
 	"NEXAR_WORLD", "NEXAR_RANK", "NEXAR_SEED", "NEXAR_HOST_SEED", "NEXAR_CA", "NEXAR_CERT", "NEXAR_KEY",
-	"NEXAR_TRUSTED_NETWORK", "NEXAR_LOCAL_SOCKETS", StatusFDEnv}
+	"NEXAR_TRUSTED_NETWORK", "NEXAR_LOCAL_SOCKETS", StatusFDEnv}, realnet.LocalRankVars)
 
 func workerEnv(base []string, vars map[string]string) []string {
 	out := make([]string, 0, len(base)+len(vars))
