@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,4 +93,27 @@ func TestParseArgsGlued(t *testing.T) {
 			t.Errorf("%s: no error", a)
 		}
 	}
+}
+
+// FuzzParseArgs: any command line parses or fails without panicking, and
+// the glued numbers it splits invent no positional argument.
+func FuzzParseArgs(f *testing.F) {
+	for _, s := range []string{"-f2 -e128M x", "-np 4 -f=3", "-e -f2 -- -f3", "-q -qx", "--out -results -r -1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.Int("f", 0, "")
+		fs.String("e", "", "")
+		fs.Int("np", 0, "")
+		fs.Bool("q", false, "")
+		args := strings.Fields(line)
+		pos, err := ParseArgs(fs, args)
+		if err != nil {
+			return
+		}
+		if len(pos) > len(args) {
+			t.Fatalf("%q: %d positional arguments from %d", args, len(pos), len(args))
+		}
+	})
 }
